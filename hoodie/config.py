@@ -1,0 +1,209 @@
+"""Write configuration: what a caller asks for, checked once, in Hudi's option names.
+
+Every option a user can set arrives here, either as a first-class field or as a raw `hoodie.*`
+key. Unknown and malformed keys fail with the list of supported ones, so a typo never silently
+falls back to a default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .exceptions import InvalidConfigError
+from .properties import COPY_ON_WRITE, MERGE_ON_READ
+
+MB = 1024 * 1024
+
+
+def _positive_int(key: str, value: str) -> int:
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        number = -1
+    if number <= 0:
+        raise InvalidConfigError(f"option '{key}' must be a positive integer, got {value!r}")
+    return number
+
+
+def _non_negative_int(key: str, value: str) -> int:
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise InvalidConfigError(f"option '{key}' must be an integer >= 0, got {value!r}")
+    return number
+
+
+def _boolean(key: str, value: str) -> bool:
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise InvalidConfigError(f"option '{key}' must be true or false, got {value!r}")
+    return text == "true"
+
+
+def _choice(*choices: str):
+    def check(key: str, value: str) -> str:
+        text = str(value).strip().lower()
+        if text not in choices:
+            raise InvalidConfigError(
+                f"option '{key}' must be one of {', '.join(choices)}, got {value!r}"
+            )
+        return text
+
+    return check
+
+
+def _index_type(key: str, value: str) -> str:
+    text = str(value).strip().upper()
+    if text != "SIMPLE":
+        raise InvalidConfigError(
+            f"option '{key}'={value!r} is not supported yet; supported: SIMPLE"
+        )
+    return text
+
+
+# key -> (attribute on WriteConfig, parser, description for error messages and docs)
+SUPPORTED_OPTIONS = {
+    "hoodie.parquet.max.file.size": ("max_file_size", _positive_int, "bytes, default 125829120"),
+    "hoodie.parquet.small.file.limit": (
+        "small_file_limit",
+        _non_negative_int,
+        "bytes, default 104857600; 0 turns small-file filling off",
+    ),
+    "hoodie.copyonwrite.record.size.estimate": (
+        "record_size_estimate",
+        _positive_int,
+        "bytes per record before any commit tells, default 1024",
+    ),
+    "hoodie.parquet.compression.codec": (
+        "compression",
+        _choice("snappy", "gzip", "zstd", "lz4", "brotli", "uncompressed", "none"),
+        "default snappy",
+    ),
+    "hoodie.upsert.shuffle.parallelism": (
+        "parallelism",
+        _non_negative_int,
+        "Spark partitions for tagging, default 0 = Spark's default",
+    ),
+    "hoodie.index.type": ("index_type", _index_type, "SIMPLE (default)"),
+    "hoodie.datasource.write.hive_style_partitioning": (
+        "hive_style_partitioning",
+        _boolean,
+        "write partition folders as col=value, default false",
+    ),
+    "hoodie.datasource.write.partitionpath.urlencode": (
+        "url_encode_partition_path",
+        _boolean,
+        "URL-encode partition values in folder names, default false",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class WriteConfig:
+    """How to write one batch: the table's identity plus tuning options."""
+
+    table_name: str
+    record_key_fields: tuple[str, ...]
+    partition_fields: tuple[str, ...] = ()
+    precombine_field: str | None = None
+    table_type: str = COPY_ON_WRITE
+    hive_style_partitioning: bool = False
+    url_encode_partition_path: bool = False
+    database: str = "default"
+    max_file_size: int = 120 * MB
+    small_file_limit: int = 100 * MB
+    record_size_estimate: int = 1024
+    compression: str = "snappy"
+    parallelism: int = 0
+    index_type: str = "SIMPLE"
+    options: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not self.table_name:
+            raise InvalidConfigError("a table name is required")
+        if not self.record_key_fields:
+            raise InvalidConfigError(
+                f"table '{self.table_name}': record_key is required (a column or list of columns)"
+            )
+        if self.table_type not in (COPY_ON_WRITE, MERGE_ON_READ):
+            raise InvalidConfigError(
+                f"table type must be {COPY_ON_WRITE} or {MERGE_ON_READ}, got {self.table_type!r}"
+            )
+        for name in (*self.record_key_fields, *self.partition_fields):
+            if not isinstance(name, str) or not name.strip():
+                raise InvalidConfigError(
+                    f"table '{self.table_name}': column names must be non-empty strings, "
+                    f"got {name!r}"
+                )
+        if self.small_file_limit >= self.max_file_size:
+            raise InvalidConfigError(
+                f"hoodie.parquet.small.file.limit ({self.small_file_limit}) must be smaller than "
+                f"hoodie.parquet.max.file.size ({self.max_file_size})"
+            )
+
+    @classmethod
+    def build(
+        cls,
+        table_name: str,
+        record_key: str | list[str] | tuple[str, ...],
+        partition_path: str | list[str] | tuple[str, ...] | None = None,
+        precombine_field: str | None = None,
+        *,
+        table_type: str = COPY_ON_WRITE,
+        hive_style_partitioning: bool | None = None,
+        options: Mapping[str, object] | None = None,
+        database: str = "default",
+    ) -> WriteConfig:
+        """Build from user-facing values, parsing `options` (raw `hoodie.*` keys)."""
+        parsed = parse_options(options or {})
+        if hive_style_partitioning is not None:
+            declared = parsed.get("hive_style_partitioning")
+            if declared is not None and declared != hive_style_partitioning:
+                raise InvalidConfigError(
+                    "hive_style_partitioning and option "
+                    "'hoodie.datasource.write.hive_style_partitioning' disagree "
+                    f"({hive_style_partitioning} vs {declared}); set only one"
+                )
+            parsed["hive_style_partitioning"] = hive_style_partitioning
+        return cls(
+            table_name=table_name,
+            record_key_fields=as_field_tuple(record_key),
+            partition_fields=as_field_tuple(partition_path),
+            precombine_field=precombine_field or None,
+            table_type=table_type,
+            database=database,
+            options={str(k): str(v) for k, v in (options or {}).items()},
+            **parsed,
+        )
+
+
+def as_field_tuple(value: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    """A column list from `'a'`, `'a,b'` or `['a', 'b']`."""
+    if value is None or value == "" or value == []:
+        return ()
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    if isinstance(value, (list, tuple)):
+        out = []
+        for item in value:
+            if not isinstance(item, str):
+                raise InvalidConfigError(f"column names must be strings, got {item!r}")
+            out.append(item.strip())
+        return tuple(out)
+    raise InvalidConfigError(f"expected a column name or list of names, got {value!r}")
+
+
+def parse_options(options: Mapping[str, object]) -> dict[str, object]:
+    parsed: dict[str, object] = {}
+    for key, value in options.items():
+        if key not in SUPPORTED_OPTIONS:
+            supported = "\n".join(
+                f"  {name}: {desc}" for name, (_, _, desc) in sorted(SUPPORTED_OPTIONS.items())
+            )
+            raise InvalidConfigError(f"unknown option '{key}'. Supported options:\n{supported}")
+        attr, parser, _ = SUPPORTED_OPTIONS[key]
+        parsed[attr] = parser(key, value)
+    return parsed

@@ -1,0 +1,47 @@
+"""Every error the core raises on purpose.
+
+Each class names one failure a caller can act on. Messages name the table, option, column or
+instant involved and say how to fix it, because they surface verbatim in `dbt run` output.
+"""
+
+from __future__ import annotations
+
+
+class HoodieError(Exception):
+    """Base class: catch this to handle any deliberate failure of the core."""
+
+
+class TableNotFoundError(HoodieError):
+    """No `.hoodie/hoodie.properties` under the given base path."""
+
+
+class TableExistsError(HoodieError):
+    """Creating a table where one already exists."""
+
+
+class UnsupportedTableError(HoodieError):
+    """A table whose version, layout or type this implementation does not read or write."""
+
+
+class InvalidConfigError(HoodieError):
+    """A write or table option that is unknown, malformed or contradicts the table."""
+
+
+class SchemaError(HoodieError):
+    """The incoming data lacks a configured column, or its types cannot be written."""
+
+
+class NullRecordKeyError(HoodieError):
+    """Some incoming rows have a null record key; nothing was written."""
+
+
+class DuplicateRecordKeyError(HoodieError):
+    """Two incoming rows share a record key and no precombine field decides between them."""
+
+
+class TimelineError(HoodieError):
+    """The timeline is in a state the requested action cannot proceed from."""
+
+
+class CommitError(HoodieError):
+    """A write could not be completed; the instant stays inflight and readers ignore it."""

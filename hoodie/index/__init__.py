@@ -1,0 +1,1 @@
+"""Indexes: tagging incoming records with the file group that already holds their key."""

@@ -1,0 +1,164 @@
+"""Commit metadata: the JSON that a completed write instant holds.
+
+Field names and shapes follow Apache Hudi's `HoodieCommitMetadata` / `HoodieWriteStat` so that
+Hudi and hudi-rs read what we write, and we read theirs. Unknown fields are kept on read.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SCHEMA_KEY = "schema"
+
+
+@dataclass
+class WriteStat:
+    """What one write handle did to one file group in one instant."""
+
+    file_id: str
+    partition_path: str
+    path: str | None  # relative to the base path
+    prev_commit: str = "null"
+    num_writes: int = 0
+    num_deletes: int = 0
+    num_update_writes: int = 0
+    num_inserts: int = 0
+    total_write_bytes: int = 0
+    file_size_in_bytes: int = 0
+    total_write_errors: int = 0
+    total_log_records: int = 0
+    total_log_files_compacted: int = 0
+    total_log_size_compacted: int = 0
+    total_updated_records_compacted: int = 0
+    total_log_blocks: int = 0
+    total_corrupt_log_block: int = 0
+    total_rollback_blocks: int = 0
+    base_file: str | None = None  # merge-on-read: the base file a log file belongs to
+    log_files: list[str] | None = None
+    log_version: int | None = None
+    log_offset: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _JSON_NAMES = {
+        "file_id": "fileId",
+        "partition_path": "partitionPath",
+        "path": "path",
+        "prev_commit": "prevCommit",
+        "num_writes": "numWrites",
+        "num_deletes": "numDeletes",
+        "num_update_writes": "numUpdateWrites",
+        "num_inserts": "numInserts",
+        "total_write_bytes": "totalWriteBytes",
+        "file_size_in_bytes": "fileSizeInBytes",
+        "total_write_errors": "totalWriteErrors",
+        "total_log_records": "totalLogRecords",
+        "total_log_files_compacted": "totalLogFilesCompacted",
+        "total_log_size_compacted": "totalLogSizeCompacted",
+        "total_updated_records_compacted": "totalUpdatedRecordsCompacted",
+        "total_log_blocks": "totalLogBlocks",
+        "total_corrupt_log_block": "totalCorruptLogBlock",
+        "total_rollback_blocks": "totalRollbackBlocks",
+        "base_file": "baseFile",
+        "log_files": "logFiles",
+        "log_version": "logVersion",
+        "log_offset": "logOffset",
+    }
+
+    def to_json_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "fileId": self.file_id,
+            "path": self.path,
+            "cdcStats": None,
+            "prevCommit": self.prev_commit,
+        }
+        for attr, name in self._JSON_NAMES.items():
+            if name in out:
+                continue
+            value = getattr(self, attr)
+            if value is None and attr in {"base_file", "log_files", "log_version", "log_offset"}:
+                continue
+            out[name] = value
+        out.setdefault("tempPath", None)
+        out.setdefault("minEventTime", None)
+        out.setdefault("maxEventTime", None)
+        out.setdefault("runtimeStats", None)
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_json_dict(cls, data: dict[str, Any], partition_path: str) -> WriteStat:
+        kwargs: dict[str, Any] = {}
+        by_json = {v: k for k, v in cls._JSON_NAMES.items()}
+        extra = {}
+        for key, value in data.items():
+            if key in by_json:
+                kwargs[by_json[key]] = value
+            else:
+                extra[key] = value
+        kwargs.setdefault("file_id", "")
+        kwargs["partition_path"] = kwargs.get("partition_path") or partition_path
+        kwargs.setdefault("path", None)
+        kwargs["prev_commit"] = str(kwargs.get("prev_commit") or "null")
+        return cls(extra=extra, **kwargs)
+
+
+@dataclass
+class CommitMetadata:
+    """`HoodieCommitMetadata` (also the body of replace commits, with the replaced file ids)."""
+
+    partition_to_write_stats: dict[str, list[WriteStat]] = field(default_factory=dict)
+    operation_type: str = "UPSERT"
+    compacted: bool = False
+    extra_metadata: dict[str, str] = field(default_factory=dict)
+    partition_to_replace_file_ids: dict[str, list[str]] | None = None
+
+    @property
+    def schema(self) -> str | None:
+        return self.extra_metadata.get(SCHEMA_KEY) or None
+
+    def write_stats(self) -> list[WriteStat]:
+        return [s for stats in self.partition_to_write_stats.values() for s in stats]
+
+    def add(self, stat: WriteStat) -> None:
+        self.partition_to_write_stats.setdefault(stat.partition_path, []).append(stat)
+
+    def total(self, attr: str) -> int:
+        return sum(getattr(s, attr) or 0 for s in self.write_stats())
+
+    def to_json(self) -> str:
+        body: dict[str, Any] = {
+            "partitionToWriteStats": {
+                p: [s.to_json_dict() for s in stats]
+                for p, stats in self.partition_to_write_stats.items()
+            },
+            "compacted": self.compacted,
+            "extraMetadata": dict(self.extra_metadata),
+            "operationType": self.operation_type,
+        }
+        if self.partition_to_replace_file_ids is not None:
+            body["partitionToReplaceFileIds"] = self.partition_to_replace_file_ids
+        return json.dumps(body, indent=2)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> CommitMetadata:
+        if not text or not text.strip():
+            return cls()
+        data = json.loads(text)
+        stats = {
+            partition: [WriteStat.from_json_dict(s, partition) for s in (entries or [])]
+            for partition, entries in (data.get("partitionToWriteStats") or {}).items()
+        }
+        return cls(
+            partition_to_write_stats=stats,
+            operation_type=data.get("operationType") or "UNKNOWN",
+            compacted=bool(data.get("compacted")),
+            extra_metadata=dict(data.get("extraMetadata") or {}),
+            partition_to_replace_file_ids=data.get("partitionToReplaceFileIds"),
+        )
+
+
+def stat_as_dict(stat: WriteStat) -> dict[str, Any]:
+    """A plain dict for moving stats between Spark tasks and the driver."""
+    return asdict(stat)

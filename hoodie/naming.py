@@ -1,0 +1,71 @@
+"""File names Hudi gives data files, and the partition metadata file.
+
+A base file is `<fileId>_<writeToken>_<instant>.parquet`: the file group it belongs to, the
+task attempt that wrote it, and the instant that made it. The name alone tells a reader which
+file group and version a file is, with no other index.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+
+BASE_FILE_EXTENSION = ".parquet"
+PARTITION_METADATA_FILE = ".hoodie_partition_metadata"
+DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+_BASE_FILE_RE = re.compile(r"^(?P<file_id>.+)_(?P<token>\d+-\d+-\d+)_(?P<instant>\d+)\.parquet$")
+_LOG_FILE_RE = re.compile(
+    r"^\.(?P<file_id>.+)_(?P<base_instant>\d+)\.(?P<ext>log|archive)\.(?P<version>\d+)"
+    r"(?:_(?P<token>\d+-\d+-\d+))?$"
+)
+
+
+def new_file_id() -> str:
+    """A new file group id: a UUID plus Hudi's `-0` suffix (the file group's first split)."""
+    return f"{uuid.uuid4()}-0"
+
+
+def write_token(task_partition: int, stage: int, attempt: int) -> str:
+    return f"{task_partition}-{stage}-{attempt}"
+
+
+def base_file_name(file_id: str, token: str, instant: str) -> str:
+    return f"{file_id}_{token}_{instant}{BASE_FILE_EXTENSION}"
+
+
+@dataclass(frozen=True)
+class BaseFileName:
+    file_id: str
+    write_token: str
+    instant: str
+
+
+@dataclass(frozen=True)
+class LogFileName:
+    file_id: str
+    base_instant: str
+    version: int
+    write_token: str | None
+
+
+def parse_base_file_name(name: str) -> BaseFileName | None:
+    match = _BASE_FILE_RE.match(name)
+    if not match:
+        return None
+    return BaseFileName(match["file_id"], match["token"], match["instant"])
+
+
+def parse_log_file_name(name: str) -> LogFileName | None:
+    match = _LOG_FILE_RE.match(name)
+    if not match or match["ext"] != "log":
+        return None
+    return LogFileName(
+        match["file_id"], match["base_instant"], int(match["version"]), match["token"]
+    )
+
+
+def partition_metadata_text(instant: str, depth: int) -> str:
+    """Contents of `.hoodie_partition_metadata` (Java properties, as Hudi writes it)."""
+    return f"#partition metadata\ncommitTime={instant}\npartitionDepth={depth}\n"

@@ -1,0 +1,254 @@
+"""`hoodie.properties`: the table's identity, in Java's `.properties` syntax.
+
+Apache Hudi writes this file with `java.util.Properties.store`, so `:` and `=` in values are
+backslash-escaped and the file starts with comment lines. We read any such file and write one
+that Java's loader reads back identically.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from .exceptions import UnsupportedTableError
+
+# Keys, named as Hudi names them.
+TABLE_NAME = "hoodie.table.name"
+TABLE_TYPE = "hoodie.table.type"
+TABLE_VERSION = "hoodie.table.version"
+TIMELINE_LAYOUT_VERSION = "hoodie.timeline.layout.version"
+DATABASE_NAME = "hoodie.database.name"
+RECORD_KEY_FIELDS = "hoodie.table.recordkey.fields"
+PARTITION_FIELDS = "hoodie.table.partition.fields"
+PRECOMBINE_FIELD = "hoodie.table.precombine.field"
+KEY_GENERATOR_CLASS = "hoodie.table.keygenerator.class"
+HIVE_STYLE_PARTITIONING = "hoodie.datasource.write.hive_style_partitioning"
+URL_ENCODE_PARTITIONING = "hoodie.datasource.write.partitionpath.urlencode"
+DROP_PARTITION_COLUMNS = "hoodie.datasource.write.drop.partition.columns"
+BASE_FILE_FORMAT = "hoodie.table.base.file.format"
+POPULATE_META_FIELDS = "hoodie.populate.meta.fields"
+ARCHIVELOG_FOLDER = "hoodie.archivelog.folder"
+PAYLOAD_CLASS = "hoodie.compaction.payload.class"
+RECORD_MERGER_STRATEGY = "hoodie.compaction.record.merger.strategy"
+CREATE_SCHEMA = "hoodie.table.create.schema"
+TABLE_CHECKSUM = "hoodie.table.checksum"
+METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
+
+COPY_ON_WRITE = "COPY_ON_WRITE"
+MERGE_ON_READ = "MERGE_ON_READ"
+SUPPORTED_TABLE_VERSION = 6
+SUPPORTED_LAYOUT_VERSION = 1
+
+SIMPLE_KEYGEN = "org.apache.hudi.keygen.SimpleKeyGenerator"
+COMPLEX_KEYGEN = "org.apache.hudi.keygen.ComplexKeyGenerator"
+NON_PARTITIONED_KEYGEN = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
+TIMESTAMP_KEYGEN = "org.apache.hudi.keygen.TimestampBasedKeyGenerator"
+CUSTOM_KEYGEN = "org.apache.hudi.keygen.CustomKeyGenerator"
+DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+OVERWRITE_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+
+
+def loads(text: str) -> dict[str, str]:
+    """Parse Java `.properties` text (comments, `=`/`:` separators, escapes, continuations)."""
+    result: dict[str, str] = {}
+    logical: list[str] = []
+    pending = ""
+    for raw in text.splitlines():
+        line = raw.lstrip() if not pending else raw.lstrip()
+        if not pending and (not line or line[0] in "#!"):
+            continue
+        # An odd number of trailing backslashes continues the line.
+        trailing = len(line) - len(line.rstrip("\\"))
+        if trailing % 2 == 1:
+            pending += line[:-1]
+            continue
+        logical.append(pending + line)
+        pending = ""
+    if pending:
+        logical.append(pending)
+    for line in logical:
+        key, value = _split_key_value(line)
+        result[_unescape(key)] = _unescape(value)
+    return result
+
+
+def _split_key_value(line: str) -> tuple[str, str]:
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch in "=: \t\f":
+            break
+        i += 1
+    key = line[:i]
+    rest = line[i:].lstrip(" \t\f")
+    if rest[:1] in ("=", ":") and (i >= len(line) or line[i] in " \t\f=:"):
+        rest = rest[1:].lstrip(" \t\f")
+    return key, rest
+
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _unescape(text: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch != "\\" or i + 1 == len(text):
+            out.append(ch)
+            i += 1
+            continue
+        nxt = text[i + 1]
+        if nxt == "u" and i + 6 <= len(text):
+            out.append(chr(int(text[i + 2 : i + 6], 16)))
+            i += 6
+            continue
+        out.append(_ESCAPES.get(nxt, nxt))
+        i += 2
+    return "".join(out)
+
+
+def _escape(text: str, *, is_key: bool) -> str:
+    out: list[str] = []
+    for i, ch in enumerate(text):
+        if ch in "\\=:#!":
+            out.append("\\" + ch)
+        elif ch == " " and (is_key or i == 0):
+            out.append("\\ ")
+        elif ch in "\t\n\r\f":
+            out.append("\\" + {"\t": "t", "\n": "n", "\r": "r", "\f": "f"}[ch])
+        elif ord(ch) < 0x20 or ord(ch) > 0x7E:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def dumps(props: dict[str, str], comment: str | None = None) -> str:
+    """Render properties the way `Properties.store` does, with a timestamp comment first."""
+    now = datetime.now(timezone.utc)
+    lines = []
+    if comment:
+        lines.append("#" + comment)
+    lines.append("#" + now.strftime("%a %b %d %H:%M:%S UTC %Y"))
+    for key in sorted(props):
+        lines.append(f"{_escape(key, is_key=True)}={_escape(props[key], is_key=False)}")
+    return "\n".join(lines) + "\n"
+
+
+def table_checksum(database: str, table_name: str) -> int:
+    """Hudi's `hoodie.table.checksum`: CRC32 of `<database>.<table>`, guarding renames."""
+    return zlib.crc32(f"{database}.{table_name}".encode())
+
+
+def _csv(value: str | None) -> tuple[str, ...]:
+    if not value:
+        return ()
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def _bool(value: str | None, default: bool) -> bool:
+    if value is None or value == "":
+        return default
+    return value.strip().lower() == "true"
+
+
+@dataclass(frozen=True)
+class TableProperties:
+    """The typed view of `hoodie.properties` that writers and readers decide on."""
+
+    name: str
+    table_type: str
+    record_key_fields: tuple[str, ...]
+    partition_fields: tuple[str, ...] = ()
+    precombine_field: str | None = None
+    key_generator_class: str = SIMPLE_KEYGEN
+    hive_style_partitioning: bool = False
+    url_encode_partition_path: bool = False
+    populate_meta_fields: bool = True
+    database: str = "default"
+    table_version: int = SUPPORTED_TABLE_VERSION
+    timeline_layout_version: int = SUPPORTED_LAYOUT_VERSION
+    create_schema: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_merge_on_read(self) -> bool:
+        return self.table_type == MERGE_ON_READ
+
+    @property
+    def is_partitioned(self) -> bool:
+        return bool(self.partition_fields)
+
+    @classmethod
+    def from_dict(cls, props: dict[str, str]) -> TableProperties:
+        known = {
+            TABLE_NAME, TABLE_TYPE, RECORD_KEY_FIELDS, PARTITION_FIELDS, PRECOMBINE_FIELD,
+            KEY_GENERATOR_CLASS, HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING,
+            POPULATE_META_FIELDS, DATABASE_NAME, TABLE_VERSION, TIMELINE_LAYOUT_VERSION,
+            CREATE_SCHEMA,
+        }  # fmt: skip
+        table_version = int(props.get(TABLE_VERSION, "0") or 0)
+        layout = int(props.get(TIMELINE_LAYOUT_VERSION, "1") or 1)
+        if table_version != SUPPORTED_TABLE_VERSION or layout != SUPPORTED_LAYOUT_VERSION:
+            raise UnsupportedTableError(
+                f"table '{props.get(TABLE_NAME)}' has hoodie.table.version={table_version} and "
+                f"timeline layout {layout}; only table version 6 with timeline layout 1 "
+                "(Apache Hudi 0.12 to 0.15) is supported"
+            )
+        # Hudi stores a partition field with a key generator type as `field:TYPE`.
+        partition_fields = tuple(f.split(":")[0] for f in _csv(props.get(PARTITION_FIELDS)))
+        return cls(
+            name=props.get(TABLE_NAME, ""),
+            table_type=props.get(TABLE_TYPE, COPY_ON_WRITE).upper(),
+            record_key_fields=_csv(props.get(RECORD_KEY_FIELDS)),
+            partition_fields=partition_fields,
+            precombine_field=props.get(PRECOMBINE_FIELD) or None,
+            key_generator_class=props.get(KEY_GENERATOR_CLASS) or _default_keygen(partition_fields),
+            hive_style_partitioning=_bool(props.get(HIVE_STYLE_PARTITIONING), False),
+            url_encode_partition_path=_bool(props.get(URL_ENCODE_PARTITIONING), False),
+            populate_meta_fields=_bool(props.get(POPULATE_META_FIELDS), True),
+            database=props.get(DATABASE_NAME, "default") or "default",
+            table_version=table_version,
+            timeline_layout_version=layout,
+            create_schema=props.get(CREATE_SCHEMA),
+            extra={k: v for k, v in props.items() if k not in known},
+        )
+
+    def to_dict(self) -> dict[str, str]:
+        props = dict(self.extra)
+        props.update(
+            {
+                TABLE_NAME: self.name,
+                TABLE_TYPE: self.table_type,
+                TABLE_VERSION: str(self.table_version),
+                TIMELINE_LAYOUT_VERSION: str(self.timeline_layout_version),
+                DATABASE_NAME: self.database,
+                RECORD_KEY_FIELDS: ",".join(self.record_key_fields),
+                KEY_GENERATOR_CLASS: self.key_generator_class,
+                HIVE_STYLE_PARTITIONING: str(self.hive_style_partitioning).lower(),
+                URL_ENCODE_PARTITIONING: str(self.url_encode_partition_path).lower(),
+                POPULATE_META_FIELDS: str(self.populate_meta_fields).lower(),
+                BASE_FILE_FORMAT: "PARQUET",
+                ARCHIVELOG_FOLDER: "archived",
+                DROP_PARTITION_COLUMNS: "false",
+                TABLE_CHECKSUM: str(table_checksum(self.database, self.name)),
+            }
+        )
+        if self.partition_fields:
+            props[PARTITION_FIELDS] = ",".join(self.partition_fields)
+        if self.precombine_field:
+            props[PRECOMBINE_FIELD] = self.precombine_field
+        if self.create_schema:
+            props[CREATE_SCHEMA] = self.create_schema
+        return props
+
+
+def _default_keygen(partition_fields: tuple[str, ...]) -> str:
+    if not partition_fields:
+        return NON_PARTITIONED_KEYGEN
+    return SIMPLE_KEYGEN if len(partition_fields) == 1 else COMPLEX_KEYGEN

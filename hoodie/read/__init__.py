@@ -1,0 +1,1 @@
+"""Read path: the `hoodie` Spark data source and snapshot reading of base files."""

@@ -1,0 +1,163 @@
+"""All file-system access of the core, through `pyarrow.fs`.
+
+Local disks, HDFS and object stores all come through one small class so the rules that make a
+commit safe (write a temporary file, then rename; create only if absent) live in one place.
+The class pickles by URI, so Spark tasks rebuild it on the executors.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import uuid
+from dataclasses import dataclass
+
+import pyarrow.fs as pafs
+
+
+def _normalize(base_uri: str) -> str:
+    if "://" not in base_uri and not base_uri.startswith("file:"):
+        return os.path.abspath(base_uri)
+    if base_uri.startswith("file:"):
+        path = base_uri[len("file:") :]
+        while path.startswith("//"):
+            path = path[1:]
+        return os.path.abspath(path)
+    return base_uri.rstrip("/")
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One listed file: its path relative to the table base path, and its size."""
+
+    relative_path: str
+    size: int
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.relative_path)
+
+    @property
+    def parent(self) -> str:
+        return posixpath.dirname(self.relative_path)
+
+
+class Storage:
+    """A table's base path on some file system; every path argument is relative to it."""
+
+    def __init__(self, base_uri: str):
+        self.base_uri = _normalize(base_uri)
+        self.fs, self.base_path = pafs.FileSystem.from_uri(
+            self.base_uri if "://" in self.base_uri else "file://" + self.base_uri
+        )
+        self.base_path = self.base_path.rstrip("/") or "/"
+
+    def __reduce__(self):
+        return (Storage, (self.base_uri,))
+
+    def __repr__(self) -> str:
+        return f"Storage({self.base_uri!r})"
+
+    @property
+    def is_local(self) -> bool:
+        return isinstance(self.fs, pafs.LocalFileSystem)
+
+    def full_path(self, relative: str = "") -> str:
+        """The path as `pyarrow.fs` wants it."""
+        return posixpath.join(self.base_path, relative) if relative else self.base_path
+
+    def uri(self, relative: str = "") -> str:
+        """The path as Spark and other engines want it (a URI with a scheme)."""
+        if self.is_local:
+            return "file://" + self.full_path(relative)
+        return posixpath.join(self.base_uri, relative) if relative else self.base_uri
+
+    # -- reading -------------------------------------------------------------------------------
+    def exists(self, relative: str) -> bool:
+        return self.fs.get_file_info(self.full_path(relative)).type != pafs.FileType.NotFound
+
+    def read_bytes(self, relative: str) -> bytes:
+        with self.fs.open_input_stream(self.full_path(relative)) as stream:
+            return stream.read()
+
+    def read_text(self, relative: str) -> str:
+        return self.read_bytes(relative).decode("utf-8")
+
+    def size(self, relative: str) -> int:
+        return self.fs.get_file_info(self.full_path(relative)).size or 0
+
+    def list_files(self, relative: str = "", *, recursive: bool = False) -> list[FileInfo]:
+        """Files (not folders) under a folder; empty when the folder does not exist."""
+        selector = pafs.FileSelector(
+            self.full_path(relative), allow_not_found=True, recursive=recursive
+        )
+        prefix = self.base_path.rstrip("/") + "/"
+        out = []
+        for info in self.fs.get_file_info(selector):
+            if info.type == pafs.FileType.File:
+                out.append(FileInfo(info.path[len(prefix) :], info.size or 0))
+        return out
+
+    def list_dirs(self, relative: str = "") -> list[str]:
+        selector = pafs.FileSelector(self.full_path(relative), allow_not_found=True)
+        prefix = self.base_path.rstrip("/") + "/"
+        return [
+            info.path[len(prefix) :]
+            for info in self.fs.get_file_info(selector)
+            if info.type == pafs.FileType.Directory
+        ]
+
+    # -- writing -------------------------------------------------------------------------------
+    def makedirs(self, relative: str) -> None:
+        self.fs.create_dir(self.full_path(relative), recursive=True)
+
+    def write_bytes(self, relative: str, data: bytes) -> None:
+        parent = posixpath.dirname(relative)
+        if parent:
+            self.makedirs(parent)
+        with self.fs.open_output_stream(self.full_path(relative)) as stream:
+            stream.write(data)
+
+    def write_atomic(self, relative: str, data: bytes) -> None:
+        """Write so that readers see either no file or the whole file, never a part of it."""
+        parent = posixpath.dirname(relative)
+        tmp = posixpath.join(parent, f".{posixpath.basename(relative)}.{uuid.uuid4().hex}.tmp")
+        self.write_bytes(tmp, data)
+        try:
+            self.fs.move(self.full_path(tmp), self.full_path(relative))
+        except Exception:
+            self.delete(tmp)
+            raise
+
+    def create_if_absent(self, relative: str, data: bytes) -> bool:
+        """Atomically create a file only if none exists; False when one already did.
+
+        On local disks this is `O_EXCL`; object stores get the best their pyarrow file system
+        offers (a later issue adds conditional writes for concurrent writers).
+        """
+        if self.is_local:
+            path = self.full_path(relative)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                return False
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            return True
+        if self.exists(relative):
+            return False
+        self.write_bytes(relative, data)
+        return True
+
+    def delete(self, relative: str) -> None:
+        try:
+            self.fs.delete_file(self.full_path(relative))
+        except FileNotFoundError:
+            pass
+
+    def delete_dir(self, relative: str = "") -> None:
+        try:
+            self.fs.delete_dir(self.full_path(relative))
+        except FileNotFoundError:
+            pass

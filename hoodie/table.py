@@ -1,0 +1,129 @@
+"""`HoodieTable`: open or create a table and reach its timeline, files and schema.
+
+This is the entry point of the Python API (`hoodie.HoodieTable`) and what the dbt adapter
+calls. It holds no state beyond the table's identity: every call reloads the timeline, so one
+object can be kept across writes, by this process or others.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from . import properties as props
+from .exceptions import TableExistsError, TableNotFoundError
+from .fs_view import FileSystemView
+from .metadata import CommitMetadata
+from .schema import from_avro_schema
+from .storage import Storage
+from .timeline import METAFOLDER, Instant, Timeline
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from .config import WriteConfig
+    from .write.client import WriteResult
+
+PROPERTIES_FILE = posixpath.join(METAFOLDER, "hoodie.properties")
+
+
+class HoodieTable:
+    def __init__(self, storage: Storage, properties: props.TableProperties):
+        self.storage = storage
+        self.properties = properties
+
+    def __repr__(self) -> str:
+        return f"HoodieTable({self.properties.name!r}, {self.storage.base_uri!r})"
+
+    @property
+    def base_uri(self) -> str:
+        return self.storage.base_uri
+
+    @property
+    def name(self) -> str:
+        return self.properties.name
+
+    # -- opening -------------------------------------------------------------------------------
+    @staticmethod
+    def exists(base_uri: str) -> bool:
+        return Storage(base_uri).exists(PROPERTIES_FILE)
+
+    @classmethod
+    def open(cls, base_uri: str) -> HoodieTable:
+        storage = Storage(base_uri)
+        if not storage.exists(PROPERTIES_FILE):
+            raise TableNotFoundError(
+                f"no Hudi table at '{storage.base_uri}' (missing {PROPERTIES_FILE})"
+            )
+        loaded = props.loads(storage.read_text(PROPERTIES_FILE))
+        return cls(storage, props.TableProperties.from_dict(loaded))
+
+    @classmethod
+    def create(cls, base_uri: str, properties: props.TableProperties) -> HoodieTable:
+        """Lay out `.hoodie/` and write `hoodie.properties`; the timeline starts empty."""
+        storage = Storage(base_uri)
+        if storage.exists(PROPERTIES_FILE):
+            raise TableExistsError(f"a Hudi table already exists at '{storage.base_uri}'")
+        for folder in (".temp", "archived", ".aux", ".schema"):
+            storage.makedirs(posixpath.join(METAFOLDER, folder))
+        text = props.dumps(properties.to_dict(), comment="Properties saved by dbt-hoodie")
+        if not storage.create_if_absent(PROPERTIES_FILE, text.encode()):
+            raise TableExistsError(f"a Hudi table already exists at '{storage.base_uri}'")
+        return cls(storage, properties)
+
+    @classmethod
+    def for_write(cls, base_uri: str, config: WriteConfig) -> HoodieTable:
+        """Open the table at `base_uri`, creating it from the config when there is none."""
+        from .write.client import table_properties_for
+
+        if cls.exists(base_uri):
+            return cls.open(base_uri)
+        return cls.create(base_uri, table_properties_for(config))
+
+    # -- metadata ------------------------------------------------------------------------------
+    def timeline(self) -> Timeline:
+        return Timeline.load(self.storage)
+
+    def file_system_view(self, as_of: str | None = None) -> FileSystemView:
+        return FileSystemView(self.storage, self.timeline(), as_of)
+
+    def commit_metadata(self, instant: Instant) -> CommitMetadata:
+        return CommitMetadata.from_json(
+            self.storage.read_bytes(posixpath.join(METAFOLDER, instant.file_name))
+        )
+
+    def latest_commit_metadata(self) -> tuple[Instant, CommitMetadata] | None:
+        for instant in reversed(self.timeline().completed.write_timeline.instants):
+            return instant, self.commit_metadata(instant)
+        return None
+
+    def schema(self) -> pa.Schema | None:
+        """The latest writer schema (without meta columns), or None for a table with no commits."""
+        for instant in reversed(self.timeline().completed.write_timeline.instants):
+            avro = self.commit_metadata(instant).schema
+            if avro:
+                return from_avro_schema(avro)
+        if self.properties.create_schema:
+            return from_avro_schema(self.properties.create_schema)
+        return None
+
+    # -- writing and reading (Spark) -----------------------------------------------------------
+    def upsert(self, df: DataFrame, config: WriteConfig) -> WriteResult:
+        from .write.client import WriteClient
+
+        return WriteClient(self, config).upsert(df)
+
+    def delete(self, df: DataFrame, config: WriteConfig) -> WriteResult:
+        """Delete the keys present in `df` (it needs the record key and partition columns)."""
+        from .write.client import WriteClient
+
+        return WriteClient(self, config).delete(df)
+
+    def read(self, spark: SparkSession) -> DataFrame:
+        """The latest snapshot as a Spark DataFrame (through the `hoodie` data source)."""
+        from .read.datasource import register
+
+        register(spark)
+        return spark.read.format("hoodie").load(self.base_uri)

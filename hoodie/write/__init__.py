@@ -1,0 +1,1 @@
+"""Write path: preparing records, planning file groups, write handles and committing."""

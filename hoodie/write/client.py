@@ -1,0 +1,469 @@
+"""The write client: one upsert, from a Spark DataFrame to a completed instant.
+
+Hudi's three steps, with the driver only planning and committing:
+1. prepare: compute each record's key and partition path (Spark columns), refuse null keys;
+2. tag: the index finds the file group already holding each key (a Spark join);
+3. write: a planner packs inserts into small or new file groups, then one Spark task per file
+   group writes its new version; the driver collects their write stats and completes the
+   instant. Until that last file rename, readers see the previous snapshot.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import time
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from ..config import WriteConfig
+from ..exceptions import (
+    CommitError,
+    HoodieError,
+    InvalidConfigError,
+    NullRecordKeyError,
+    SchemaError,
+)
+from ..index.simple import LOCATION, tag_location
+from ..keygen import KeyGenerator
+from ..metadata import CommitMetadata, WriteStat
+from ..naming import PARTITION_METADATA_FILE, parse_base_file_name, partition_metadata_text
+from ..properties import COPY_ON_WRITE, TableProperties
+from ..schema import (
+    IS_DELETED,
+    META_COLUMNS,
+    PARTITION_PATH,
+    RECORD_KEY,
+    avro_type_of,
+    data_schema,
+    normalize_schema,
+    to_avro_schema,
+)
+from ..table import HoodieTable
+from ..timeline import METAFOLDER, Action, Instant, State, new_instant_time
+from .merge_handle import STAT_SCHEMA, TARGET, CopyOnWriteHandle, FileGroupTarget
+from .planner import WorkloadProfile, plan_inserts
+
+log = logging.getLogger(__name__)
+_BUCKET_POINT = "__hoodie_bucket_point"
+_HASH_RANGE = 2_147_483_647
+
+
+@dataclass
+class WriteResult:
+    """What a completed write did, for logs, dbt's run results and tests."""
+
+    instant: str
+    operation: str
+    metadata: CommitMetadata
+    seconds: float
+    partitions: list[str] = field(default_factory=list)
+
+    @property
+    def num_inserts(self) -> int:
+        return self.metadata.total("num_inserts")
+
+    @property
+    def num_updates(self) -> int:
+        return self.metadata.total("num_update_writes")
+
+    @property
+    def num_deletes(self) -> int:
+        return self.metadata.total("num_deletes")
+
+    @property
+    def files_written(self) -> int:
+        return len(self.metadata.write_stats())
+
+    @property
+    def bytes_written(self) -> int:
+        return self.metadata.total("total_write_bytes")
+
+    def summary(self) -> str:
+        return (
+            f"{self.operation.lower()} {self.instant}: {self.num_inserts} inserted, "
+            f"{self.num_updates} updated, {self.num_deletes} deleted in "
+            f"{self.files_written} file(s)"
+        )
+
+
+def table_properties_for(config: WriteConfig) -> TableProperties:
+    keygen = KeyGenerator(config.record_key_fields, config.partition_fields)
+    return TableProperties(
+        name=config.table_name,
+        table_type=config.table_type,
+        record_key_fields=config.record_key_fields,
+        partition_fields=config.partition_fields,
+        precombine_field=config.precombine_field,
+        key_generator_class=keygen.class_name,
+        hive_style_partitioning=config.hive_style_partitioning,
+        url_encode_partition_path=config.url_encode_partition_path,
+        database=config.database,
+        extra={
+            "hoodie.table.timeline.timezone": "UTC",
+            "hoodie.compaction.payload.class": "org.apache.hudi.common.model."
+            + ("DefaultHoodieRecordPayload" if config.precombine_field else
+               "OverwriteWithLatestAvroPayload"),
+        },  # fmt: skip
+    )
+
+
+class WriteClient:
+    def __init__(self, table: HoodieTable, config: WriteConfig):
+        self.table = table
+        self.config = config
+        self._check_matches_table()
+        self.keygen = KeyGenerator(
+            config.record_key_fields,
+            config.partition_fields,
+            hive_style_partitioning=table.properties.hive_style_partitioning,
+            url_encode=table.properties.url_encode_partition_path,
+        )
+
+    def _check_matches_table(self) -> None:
+        """A write must agree with the table's identity: keys and partitioning never change."""
+        props, cfg = self.table.properties, self.config
+        pairs = [
+            ("record_key", props.record_key_fields, cfg.record_key_fields),
+            ("partition_path", props.partition_fields, cfg.partition_fields),
+            ("precombine_field", props.precombine_field, cfg.precombine_field),
+        ]
+        for name, stored, wanted in pairs:
+            if stored != wanted:
+                raise InvalidConfigError(
+                    f"table '{props.name}' at {self.table.base_uri} was created with "
+                    f"{name}={_show(stored)}, but this write asks for {name}={_show(wanted)}. "
+                    "A table's keys cannot change: restore the setting, or rebuild the table "
+                    "(dbt: --full-refresh)"
+                )
+        if props.table_type != COPY_ON_WRITE:
+            raise InvalidConfigError(
+                f"table '{props.name}' is {props.table_type}; this write client writes "
+                "COPY_ON_WRITE tables"
+            )
+        if cfg.hive_style_partitioning != props.hive_style_partitioning:
+            raise InvalidConfigError(
+                f"table '{props.name}' was created with hive_style_partitioning="
+                f"{str(props.hive_style_partitioning).lower()}; it cannot change"
+            )
+
+    # -- public operations ---------------------------------------------------------------------
+    def upsert(self, df: DataFrame) -> WriteResult:
+        return self._write(df, operation="UPSERT")
+
+    def delete(self, df: DataFrame) -> WriteResult:
+        return self._write(df.withColumn(IS_DELETED, F.lit(True)), operation="DELETE")
+
+    # -- the pipeline --------------------------------------------------------------------------
+    def _write(self, df: DataFrame, operation: str) -> WriteResult:
+        started = time.monotonic()
+        spark = df.sparkSession
+        schema = self._writer_schema(df, operation)
+        timeline = self.table.timeline()
+        instant = Instant(
+            new_instant_time(after=timeline.last_timestamp()), Action.COMMIT, State.REQUESTED
+        )
+        prepared = self._prepare(df).persist()
+        tagged = None
+        partitions: list[str] = []
+        self._transition(instant, b"")
+        try:
+            partitions = self._check_keys_and_partitions(prepared)
+            view = self.table.file_system_view()
+            base_files = view.latest_base_files(self._existing(partitions))
+            parallelism = self.config.parallelism or spark.conf.get(
+                "spark.sql.shuffle.partitions", "200"
+            )
+            tagged = tag_location(spark, prepared, self.table.storage, base_files, int(parallelism))
+            # A delete of a key the table does not hold has nothing to do.
+            tagged = tagged.filter(~(F.coalesce(F.col(IS_DELETED), F.lit(False))
+                                     & F.col(LOCATION).isNull())).persist()  # fmt: skip
+            profile = self._profile(tagged)
+            by_file = {(f.partition_path, f.file_id): f for f in base_files}
+            buckets = plan_inserts(
+                profile,
+                {p: [f for f in base_files if f.partition_path == p] for p in partitions},
+                max_file_size=self.config.max_file_size,
+                small_file_limit=self.config.small_file_limit,
+                average_record_size=self._average_record_size(),
+            )
+            targets = {}
+            for partition, groups in profile.updates.items():
+                for file_id in groups:
+                    base = by_file[(partition, file_id)]
+                    targets[file_id] = FileGroupTarget(
+                        partition, file_id, base.relative_path, base.instant
+                    )
+            for bucket in buckets:
+                base = bucket.base_file
+                targets[bucket.file_id] = FileGroupTarget(
+                    bucket.partition_path,
+                    bucket.file_id,
+                    base.relative_path if base else None,
+                    base.instant if base else None,
+                )
+            planned = CommitMetadata(operation_type=operation)
+            for target in targets.values():
+                planned.add(WriteStat(target.file_id, target.partition_path, None,
+                                      prev_commit=target.previous_instant or "null"))  # fmt: skip
+            instant = self._transition(instant.with_state(State.INFLIGHT),
+                                       planned.to_json().encode())  # fmt: skip
+            self._write_partition_metadata(instant.timestamp, profile.partitions)
+            stats = self._write_file_groups(tagged, buckets, targets, instant.timestamp, schema)
+            metadata = CommitMetadata(
+                operation_type=operation,
+                extra_metadata={"schema": to_avro_schema(schema, self.table.name)},
+            )
+            for stat in stats:
+                metadata.add(stat)
+            self._finalize(instant.timestamp, metadata)
+            self._transition(instant.with_state(State.COMPLETED), metadata.to_json().encode())
+        except BaseException as error:
+            self._abort(instant, partitions)
+            if isinstance(error, HoodieError):
+                raise
+            unwrapped = _hoodie_error_in(error)
+            if unwrapped is not None:
+                raise unwrapped from error
+            raise CommitError(
+                f"write {instant.timestamp} to table '{self.table.name}' failed and was undone "
+                f"(readers still see the previous snapshot): {error}"
+            ) from error
+        finally:
+            prepared.unpersist()
+            if tagged is not None:
+                tagged.unpersist()
+        result = WriteResult(
+            instant.timestamp, operation, metadata, time.monotonic() - started, partitions
+        )
+        log.info("%s", result.summary())
+        return result
+
+    def _writer_schema(self, df: DataFrame, operation: str) -> pa.Schema:
+        """The user columns of the new table version, checked against the table's schema."""
+        columns = df.columns
+        needed = [*self.config.record_key_fields, *self.config.partition_fields]
+        if self.config.precombine_field:
+            needed.append(self.config.precombine_field)
+        for name in needed:
+            if name not in columns:
+                raise SchemaError(
+                    f"table '{self.table.name}': column '{name}' is configured as a key, "
+                    f"partition or precombine field but is not in the data. Columns: "
+                    f"{', '.join(columns)}"
+                )
+        if IS_DELETED in columns and dict(df.dtypes)[IS_DELETED] != "boolean":
+            raise SchemaError(
+                f"table '{self.table.name}': column '{IS_DELETED}' must be boolean, "
+                f"got {dict(df.dtypes)[IS_DELETED]}"
+            )
+        incoming = normalize_schema(
+            data_schema(to_arrow_schema(df.drop(*[c for c in META_COLUMNS if c in columns]).schema))
+        )
+        current = self.table.schema()
+        if operation == "DELETE":
+            if current is None:
+                return incoming
+            return current
+        if current is not None:
+            _check_evolution(self.table.name, current, incoming)
+        return incoming
+
+    def _prepare(self, df: DataFrame) -> DataFrame:
+        existing_meta = [c for c in META_COLUMNS if c in df.columns]
+        if existing_meta:
+            df = df.drop(*existing_meta)
+        if IS_DELETED not in df.columns:
+            df = df.withColumn(IS_DELETED, F.lit(False))
+        return df.withColumns(
+            {
+                RECORD_KEY: F.when(~self.keygen.record_key_is_missing(), self.keygen.record_key()),
+                PARTITION_PATH: self.keygen.partition_path(),
+            }
+        )
+
+    def _check_keys_and_partitions(self, prepared: DataFrame) -> list[str]:
+        rows = (
+            prepared.groupBy(PARTITION_PATH)
+            .agg(F.count_if(F.col(RECORD_KEY).isNull()).alias("nulls"))
+            .collect()
+        )
+        nulls = sum(r["nulls"] for r in rows)
+        if nulls:
+            fields = ", ".join(self.config.record_key_fields)
+            raise NullRecordKeyError(
+                f"table '{self.table.name}': {nulls} row(s) have a null or empty record key "
+                f"(column(s): {fields}); nothing was written. Filter or fill them in the model"
+            )
+        return sorted(r[PARTITION_PATH] for r in rows)
+
+    def _existing(self, partitions: list[str]) -> list[str]:
+        return [p for p in partitions if self.table.storage.exists(
+            posixpath.join(p, PARTITION_METADATA_FILE))]  # fmt: skip
+
+    def _profile(self, tagged: DataFrame) -> WorkloadProfile:
+        profile = WorkloadProfile()
+        for row in tagged.groupBy(PARTITION_PATH, LOCATION).count().collect():
+            profile.add(row[PARTITION_PATH], row[LOCATION], row["count"])
+        return profile
+
+    def _average_record_size(self) -> int:
+        """Bytes per record of the latest commit that wrote any, as Hudi's size estimate."""
+        timeline = self.table.timeline().completed.write_timeline
+        for instant in reversed(timeline.instants[-10:]):
+            meta = self.table.commit_metadata(instant)
+            records = meta.total("num_writes")
+            written = meta.total("total_write_bytes")
+            if records > 0 and written > 0:
+                return max(1, written // records)
+        return self.config.record_size_estimate
+
+    def _write_file_groups(self, tagged, buckets, targets, instant: str, schema) -> list[WriteStat]:
+        spark = tagged.sparkSession
+        if not targets:
+            return []
+        if buckets:
+            ranges = spark.createDataFrame(
+                [(b.partition_path, b.file_id, b.lower, b.upper) for b in buckets],
+                f"{PARTITION_PATH} string, __bucket string, __lower double, __upper double",
+            )
+            point = F.pmod(F.xxhash64(F.col(RECORD_KEY)), F.lit(_HASH_RANGE)) / F.lit(
+                float(_HASH_RANGE)
+            )
+            inserts = (
+                tagged.filter(F.col(LOCATION).isNull())
+                .withColumn(_BUCKET_POINT, point)
+                .join(
+                    F.broadcast(ranges),
+                    on=[
+                        tagged[PARTITION_PATH] == ranges[PARTITION_PATH],
+                        F.col(_BUCKET_POINT) >= ranges["__lower"],
+                        F.col(_BUCKET_POINT) < ranges["__upper"],
+                    ],
+                )
+                .select(tagged["*"], F.col("__bucket").alias(TARGET))
+            )
+            updates = tagged.filter(F.col(LOCATION).isNotNull()).withColumn(TARGET, F.col(LOCATION))
+            assigned = updates.unionByName(inserts)
+        else:
+            assigned = tagged.withColumn(TARGET, F.col(LOCATION))
+        handle = CopyOnWriteHandle(
+            storage=self.table.storage,
+            instant=instant,
+            targets=targets,
+            data_schema=schema,
+            record_key_fields=self.config.record_key_fields,
+            precombine_field=self.config.precombine_field,
+            compression=self.config.compression,
+        )
+        assigned = assigned.drop(LOCATION)
+        rows = assigned.groupBy(TARGET).applyInArrow(_as_function(handle), STAT_SCHEMA).collect()
+        return [_stat_from_json(r["stat"]) for r in rows]
+
+    # -- timeline and files --------------------------------------------------------------------
+    def _transition(self, instant: Instant, content: bytes) -> Instant:
+        path = posixpath.join(METAFOLDER, instant.file_name)
+        if instant.state is State.REQUESTED:
+            if not self.table.storage.create_if_absent(path, content):
+                raise CommitError(f"instant {instant.timestamp} already exists on the timeline")
+        else:
+            self.table.storage.write_atomic(path, content)
+        return instant
+
+    def _write_partition_metadata(self, instant: str, partitions: list[str]) -> None:
+        depth = len(self.config.partition_fields)
+        for partition in partitions:
+            path = posixpath.join(partition, PARTITION_METADATA_FILE)
+            if not self.table.storage.exists(path):
+                self.table.storage.create_if_absent(
+                    path, partition_metadata_text(instant, depth).encode()
+                )
+
+    def _finalize(self, instant: str, metadata: CommitMetadata) -> None:
+        """Delete files of this instant no write stat names (from retried or duplicate tasks)."""
+        named = {s.path for s in metadata.write_stats()}
+        for partition in metadata.partition_to_write_stats:
+            for info in self.table.storage.list_files(partition):
+                parsed = parse_base_file_name(info.name)
+                if parsed and parsed.instant == instant and info.relative_path not in named:
+                    self.table.storage.delete(info.relative_path)
+
+    def _abort(self, instant: Instant, partitions: list[str]) -> None:
+        """Undo a failed write: its data files and its pending instant files go."""
+        storage = self.table.storage
+        try:
+            for partition in partitions:
+                for info in storage.list_files(partition):
+                    parsed = parse_base_file_name(info.name)
+                    if parsed and parsed.instant == instant.timestamp:
+                        storage.delete(info.relative_path)
+            for state in (State.INFLIGHT, State.REQUESTED):
+                storage.delete(posixpath.join(METAFOLDER, instant.with_state(state).file_name))
+        except Exception:  # pragma: no cover - best effort; the instant stays inflight
+            log.exception("could not undo failed write %s", instant.timestamp)
+
+
+def _as_function(handle):
+    """PySpark inspects the UDF's argument count, which a callable object's `self` confuses."""
+
+    def write_file_group(key, table):
+        return handle(key, table)
+
+    return write_file_group
+
+
+def _stat_from_json(text: str) -> WriteStat:
+    import json
+
+    return WriteStat(**json.loads(text))
+
+
+def _show(value) -> str:
+    if isinstance(value, tuple):
+        return "[" + ", ".join(value) + "]" if value else "(none)"
+    return str(value) if value else "(none)"
+
+
+# Type changes Hudi's schema evolution allows on write, as Avro type names.
+_WIDENINGS = {("int", "long"), ("int", "float"), ("int", "double"), ("long", "float"),
+              ("long", "double"), ("float", "double")}  # fmt: skip
+
+
+def _check_evolution(table: str, current: pa.Schema, incoming: pa.Schema) -> None:
+    """New columns are fine; a dropped column or a narrowing type change would lose data.
+
+    Types are compared as Hudi records them (Avro), so Spark's smallint and int, which both
+    become Avro int, count as the same type.
+    """
+    missing = [f.name for f in current if f.name not in incoming.names]
+    if missing:
+        raise SchemaError(
+            f"table '{table}': the data lacks column(s) {', '.join(missing)} that the table has. "
+            "Writing would drop them: add them back to the model (select null as ...)"
+        )
+    for f in current:
+        old, new = avro_type_of(f), avro_type_of(incoming.field(f.name))
+        if old == new or (old, new) in _WIDENINGS:
+            continue
+        raise SchemaError(
+            f"table '{table}': column '{f.name}' changes type from {f.type} to "
+            f"{incoming.field(f.name).type}; only widening (int -> bigint, float -> double) is "
+            "allowed. Cast it in the model"
+        )
+
+
+def _hoodie_error_in(error: BaseException) -> HoodieError | None:
+    """A HoodieError raised inside a Spark task arrives as text in a Spark exception."""
+    from .. import exceptions
+
+    text = str(error)
+    for name in ("DuplicateRecordKeyError", "SchemaError", "NullRecordKeyError"):
+        marker = f"{name}: "
+        if marker in text:
+            message = text.split(marker, 1)[1].split("\n", 1)[0].strip()
+            return getattr(exceptions, name)(message)
+    return None

@@ -1,0 +1,255 @@
+"""The copy-on-write write handle: one Spark task writes one new version of one file group.
+
+Hudi has a create handle (new file group) and a merge handle (existing file group). Both are
+one function here: read the previous base file if there is one, let each incoming record
+replace, delete or add to what is stored, and write the result as a new base file with the
+same file id. Stored records keep their commit time and sequence number (that is how
+incremental queries know what changed); every record gets the new file's name.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import asdict, dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..exceptions import DuplicateRecordKeyError
+from ..metadata import WriteStat
+from ..naming import base_file_name, write_token
+from ..schema import (
+    FILE_NAME,
+    IS_DELETED,
+    META_COLUMNS,
+    RECORD_KEY,
+    data_schema,
+)
+from ..storage import Storage
+
+TARGET = "__hoodie_target"  # the file id a record is written to
+STAT_SCHEMA = "stat string"
+MIN_KEY_FOOTER = b"hoodie_min_record_key"
+MAX_KEY_FOOTER = b"hoodie_max_record_key"
+
+
+@dataclass(frozen=True)
+class FileGroupTarget:
+    partition_path: str
+    file_id: str
+    previous_base_file: str | None  # relative path of the version being replaced
+    previous_instant: str | None
+
+
+def _task_token() -> str:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    if context is None:
+        return write_token(0, 0, 0)
+    return write_token(context.partitionId(), context.stageId(), context.attemptNumber())
+
+
+def _task_partition() -> int:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return context.partitionId() if context is not None else 0
+
+
+def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Columns of `schema`, in its order and types; columns the table lacks become null."""
+    columns = []
+    for field in schema:
+        if field.name in table.column_names:
+            columns.append(table.column(field.name).cast(field.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, field.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _is_true(column) -> pa.Array:
+    return pc.fill_null(column, False)
+
+
+def _greater_equal(incoming, stored) -> pa.Array:
+    """Per row: does the incoming ordering value win? Nulls lose to any value."""
+    result = pc.greater_equal(incoming, stored)
+    result = pc.if_else(pc.is_null(stored), True, result)
+    result = pc.if_else(pc.and_(pc.is_null(incoming), pc.is_valid(stored)), False, result)
+    return pc.fill_null(result, True)
+
+
+@dataclass
+class CopyOnWriteHandle:
+    """Picklable: Spark ships it to the tasks of `groupBy(TARGET).applyInArrow(...)`."""
+
+    storage: Storage
+    instant: str
+    targets: dict[str, FileGroupTarget]
+    data_schema: pa.Schema  # user columns of the new version, in order
+    record_key_fields: tuple[str, ...]
+    precombine_field: str | None
+    compression: str
+
+    def __call__(self, key: tuple, incoming: pa.Table) -> pa.Table:
+        target = self.targets[key[0].as_py() if hasattr(key[0], "as_py") else key[0]]
+        incoming = self._deduplicate(incoming)
+        stored = self._read_previous(target)
+        output, stat = self._merge(target, incoming, stored)
+        self._write(target, output, stat)
+        return pa.table({"stat": [json.dumps(asdict(stat))]})
+
+    # -- steps ---------------------------------------------------------------------------------
+    def _deduplicate(self, incoming: pa.Table) -> pa.Table:
+        """One record per key: the one with the largest precombine value."""
+        keys = incoming.column(RECORD_KEY)
+        if pc.count_distinct(keys).as_py() == incoming.num_rows:
+            return incoming
+        if self.precombine_field is None:
+            counts = incoming.group_by(RECORD_KEY).aggregate([(RECORD_KEY, "count")])
+            dupes = counts.filter(pc.greater(counts.column(f"{RECORD_KEY}_count"), 1))
+            raise DuplicateRecordKeyError(
+                f"{dupes.num_rows} record key(s) appear more than once in the batch, e.g. "
+                f"{dupes.column(RECORD_KEY)[0].as_py()!r} (record key: "
+                f"{', '.join(self.record_key_fields)}). Set precombine_field to choose the "
+                "latest row per key, or deduplicate in the model"
+            )
+        # Null ordering values lose: sort on "has a value" before the value itself.
+        ranked = incoming.append_column(
+            "__has_order", pc.is_valid(incoming.column(self.precombine_field))
+        )
+        order = pc.sort_indices(
+            ranked,
+            sort_keys=[
+                (RECORD_KEY, "ascending"),
+                ("__has_order", "ascending"),
+                (self.precombine_field, "ascending"),
+            ],
+        )
+        ordered = incoming.take(order)
+        sorted_keys = ordered.column(RECORD_KEY).combine_chunks()
+        n = ordered.num_rows
+        # Keep the last row of each run of equal keys.
+        is_last = pc.not_equal(sorted_keys.slice(0, n - 1), sorted_keys.slice(1))
+        keep = pa.concat_arrays([is_last, pa.array([True])])
+        return ordered.filter(keep)
+
+    def _read_previous(self, target: FileGroupTarget) -> pa.Table | None:
+        if target.previous_base_file is None:
+            return None
+        return pq.read_table(
+            self.storage.full_path(target.previous_base_file), filesystem=self.storage.fs
+        )
+
+    def _merge(self, target: FileGroupTarget, incoming: pa.Table, stored: pa.Table | None):
+        token = _task_token()
+        file_name = base_file_name(target.file_id, token, self.instant)
+        relative = posixpath.join(target.partition_path, file_name)
+        deleted = (
+            _is_true(incoming.column(IS_DELETED))
+            if IS_DELETED in incoming.column_names
+            else pa.array([False] * incoming.num_rows)
+        )
+        in_keys = incoming.column(RECORD_KEY)
+        stat = WriteStat(
+            file_id=target.file_id,
+            partition_path=target.partition_path,
+            path=relative,
+            prev_commit=target.previous_instant or "null",
+        )
+        if stored is None or stored.num_rows == 0:
+            exists = pa.array([False] * incoming.num_rows)
+            kept = None
+        else:
+            stored_keys = stored.column(RECORD_KEY)
+            exists = pc.is_in(in_keys, value_set=stored_keys.combine_chunks())
+            wins = self._incoming_wins(incoming, stored, exists)
+            # Incoming records that lose to a stored one with a larger ordering value are dropped.
+            incoming, deleted, exists = (
+                incoming.filter(wins),
+                deleted.filter(wins),
+                exists.filter(wins),
+            )
+            replaced = incoming.column(RECORD_KEY).combine_chunks()
+            kept = stored.filter(pc.invert(pc.is_in(stored_keys, value_set=replaced)))
+            stat.prev_commit = target.previous_instant or "null"
+
+        live = pc.invert(deleted)
+        stat.num_deletes = pc.sum(pc.and_(deleted, exists)).as_py() or 0
+        stat.num_update_writes = pc.sum(pc.and_(live, exists)).as_py() or 0
+        stat.num_inserts = pc.sum(pc.and_(live, pc.invert(exists))).as_py() or 0
+        new_rows = incoming.filter(live)
+        new_rows = new_rows.take(pc.sort_indices(new_rows, [(RECORD_KEY, "ascending")]))
+
+        partition = _task_partition()
+        schema = data_schema(self.data_schema)
+        fresh = _conform(new_rows, schema)
+        n = fresh.num_rows
+        seqnos = pa.array([f"{self.instant}_{partition}_{i}" for i in range(n)], pa.string())
+        fresh_meta = [
+            pa.array([self.instant] * n, pa.string()),
+            seqnos,
+            new_rows.column(RECORD_KEY).cast(pa.string()),
+            pa.array([target.partition_path] * n, pa.string()),
+            pa.array([file_name] * n, pa.string()),
+        ]
+        full_schema = pa.schema(
+            [pa.field(name, pa.string()) for name in META_COLUMNS] + list(schema)
+        )
+        parts = [pa.Table.from_arrays(fresh_meta + fresh.columns, schema=full_schema)]
+        if kept is not None and kept.num_rows:
+            old = _conform(kept, full_schema)
+            old = old.set_column(
+                META_COLUMNS.index(FILE_NAME),
+                pa.field(FILE_NAME, pa.string()),
+                pa.array([file_name] * old.num_rows, pa.string()),
+            )
+            parts.insert(0, old)
+        output = pa.concat_tables(parts)
+        stat.num_writes = output.num_rows
+        return output, stat
+
+    def _incoming_wins(self, incoming: pa.Table, stored: pa.Table, exists) -> pa.Array:
+        """Per incoming record: does it replace the stored one (DefaultHoodieRecordPayload)?"""
+        if self.precombine_field is None or not pc.any(exists).as_py():
+            return pa.array([True] * incoming.num_rows)
+        pairs = incoming.select([RECORD_KEY, self.precombine_field]).join(
+            stored.select([RECORD_KEY, self.precombine_field]).rename_columns(
+                [RECORD_KEY, "__stored"]
+            ),
+            keys=RECORD_KEY,
+            join_type="left outer",
+        )
+        # Join output order is not the input order: map the verdict back by key.
+        verdict = _greater_equal(
+            pairs.column(self.precombine_field),
+            pairs.column("__stored").cast(pairs.schema.field(self.precombine_field).type),
+        )
+        losers = pairs.column(RECORD_KEY).filter(pc.invert(verdict))
+        if len(losers) == 0:
+            return pa.array([True] * incoming.num_rows)
+        return pc.invert(pc.is_in(incoming.column(RECORD_KEY), value_set=losers.combine_chunks()))
+
+    def _write(self, target: FileGroupTarget, output: pa.Table, stat: WriteStat) -> None:
+        metadata = dict(output.schema.metadata or {})
+        if output.num_rows:
+            bounds = pc.min_max(output.column(RECORD_KEY))
+            metadata[MIN_KEY_FOOTER] = bounds["min"].as_py().encode()
+            metadata[MAX_KEY_FOOTER] = bounds["max"].as_py().encode()
+        output = output.replace_schema_metadata(metadata)
+        if target.partition_path:
+            self.storage.makedirs(target.partition_path)
+        codec = "none" if self.compression in ("uncompressed", "none") else self.compression
+        pq.write_table(
+            output,
+            self.storage.full_path(stat.path),
+            filesystem=self.storage.fs,
+            compression=codec,
+        )
+        size = self.storage.size(stat.path)
+        stat.total_write_bytes = size
+        stat.file_size_in_bytes = size
+

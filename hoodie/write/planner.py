@@ -1,0 +1,87 @@
+"""Planning where inserts go: small file groups first, then new ones, none past the size cap.
+
+Updates have no choice (they go to the file group that holds their key). Inserts are packed
+into each partition's small file groups (base file under `hoodie.parquet.small.file.limit`)
+up to `hoodie.parquet.max.file.size`, and the rest are spread evenly over as few new file groups
+as fit. Sizes come from the average record size of the last commit, as Hudi estimates them.
+Each bucket gets a slice of [0, 1); a record's key hash picks the slice, so the assignment is
+deterministic and needs no shuffle of its own.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..fs_view import BaseFile
+from ..naming import new_file_id
+
+
+@dataclass(frozen=True)
+class InsertBucket:
+    partition_path: str
+    file_id: str
+    records: int
+    lower: float  # share of the partition's inserts, as a [lower, upper) slice of [0, 1)
+    upper: float
+    base_file: BaseFile | None  # set when the bucket fills an existing small file group
+
+
+@dataclass
+class WorkloadProfile:
+    """What the batch does per partition: updates per file group, and a count of inserts."""
+
+    updates: dict[str, dict[str, int]] = field(default_factory=dict)  # partition -> fid -> n
+    inserts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, partition: str, file_id: str | None, count: int) -> None:
+        if file_id is None:
+            self.inserts[partition] = self.inserts.get(partition, 0) + count
+        else:
+            self.updates.setdefault(partition, {})[file_id] = count
+
+    @property
+    def partitions(self) -> list[str]:
+        return sorted(set(self.updates) | set(self.inserts))
+
+
+def plan_inserts(
+    profile: WorkloadProfile,
+    small_files: dict[str, list[BaseFile]],
+    *,
+    max_file_size: int,
+    small_file_limit: int,
+    average_record_size: int,
+) -> list[InsertBucket]:
+    average_record_size = max(1, average_record_size)
+    per_new_file = max(1, max_file_size // average_record_size)
+    buckets: list[InsertBucket] = []
+    for partition in sorted(profile.inserts):
+        total = profile.inserts[partition]
+        if total <= 0:
+            continue
+        remaining = total
+        sized: list[tuple[str, int, BaseFile | None]] = []
+        candidates = sorted(
+            (f for f in small_files.get(partition, []) if f.size < small_file_limit),
+            key=lambda f: f.size,
+        )
+        for small in candidates:
+            if remaining <= 0:
+                break
+            capacity = (max_file_size - small.size) // average_record_size
+            take = min(capacity, remaining)
+            if take > 0:
+                sized.append((small.file_id, take, small))
+                remaining -= take
+        if remaining > 0:
+            count = math.ceil(remaining / per_new_file)
+            share, extra = divmod(remaining, count)
+            for i in range(count):
+                sized.append((new_file_id(), share + (1 if i < extra else 0), None))
+        lower = 0.0
+        for i, (file_id, records, base_file) in enumerate(sized):
+            upper = 1.0 if i == len(sized) - 1 else lower + records / total
+            buckets.append(InsertBucket(partition, file_id, records, lower, upper, base_file))
+            lower = upper
+    return buckets
