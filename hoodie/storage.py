@@ -161,3 +161,20 @@ class Storage:
             self.fs.delete_dir(self.full_path(relative))
         except FileNotFoundError:
             pass
+
+    def swap_in(self, other_uri: str) -> None:
+        """Replace this base path's contents with the folder at `other_uri` (same file system).
+
+        The old folder is moved aside first and deleted only after the new one is in place, so
+        a failure midway leaves one complete table under one of the two names.
+        """
+        other = Storage(other_uri)
+        aside = f"{self.base_path}.replaced-{uuid.uuid4().hex[:8]}"
+        self.fs.move(self.base_path, aside)
+        try:
+            self.fs.move(other.base_path, self.base_path)
+        except Exception:
+            self.fs.move(aside, self.base_path)
+            raise
+        self.fs.delete_dir(aside)
+

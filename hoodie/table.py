@@ -8,6 +8,7 @@ object can be kept across writes, by this process or others.
 from __future__ import annotations
 
 import posixpath
+import uuid
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -120,6 +121,37 @@ class HoodieTable:
         from .write.client import WriteClient
 
         return WriteClient(self, config).delete(df)
+
+    def overwrite(self, df: DataFrame, config: WriteConfig) -> WriteResult:
+        """Replace the table's contents with `df` (dbt's --full-refresh).
+
+        With the same keys this is one `insert_overwrite_table` replace commit, so history and
+        time travel survive. A config that changes the table's keys or partitioning needs a
+        new table: it is built beside this one and swapped in only once it is complete.
+        """
+        from .write.client import WriteClient, table_properties_for
+
+        wanted = table_properties_for(config)
+        same_identity = (
+            wanted.record_key_fields == self.properties.record_key_fields
+            and wanted.partition_fields == self.properties.partition_fields
+            and wanted.precombine_field == self.properties.precombine_field
+            and wanted.table_type == self.properties.table_type
+            and wanted.hive_style_partitioning == self.properties.hive_style_partitioning
+        )
+        if same_identity:
+            return WriteClient(self, config).insert_overwrite_table(df)
+        staging_uri = f"{self.base_uri}.rebuild-{uuid.uuid4().hex[:8]}"
+        staged = HoodieTable.create(staging_uri, wanted)
+        try:
+            result = WriteClient(staged, config).upsert(df)
+        except BaseException:
+            staged.storage.delete_dir()
+            raise
+        self.storage.swap_in(staging_uri)
+        opened = HoodieTable.open(self.base_uri)
+        self.properties = opened.properties
+        return result
 
     def read(self, spark: SparkSession) -> DataFrame:
         """The latest snapshot as a Spark DataFrame (through the `hoodie` data source)."""

@@ -22,10 +22,18 @@ from ..storage import Storage
 from ..table import HoodieTable
 
 SOURCE_NAME = "hoodie"
+# Spark hands a catalog table's Python data source no options, only the stored schema: the
+# table's base path travels as metadata of its first (meta) column.
+BASE_PATH_METADATA = "hoodie.base.path"
 
 
-def _path(options) -> str:
+def _path(options, schema: StructType | None = None) -> str:
     path = options.get("path")
+    if not path and schema is not None:
+        for struct_field in schema.fields:
+            path = (struct_field.metadata or {}).get(BASE_PATH_METADATA)
+            if path:
+                break
     if not path:
         raise InvalidConfigError(
             "the hoodie data source needs the table's base path: "
@@ -59,7 +67,7 @@ class HoodieDataSource(DataSource):
         return from_arrow_schema(snapshot_arrow_schema(HoodieTable.open(_path(self.options))))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return SnapshotReader(_path(self.options), schema)
+        return SnapshotReader(_path(self.options, schema), schema)
 
 
 class SnapshotReader(DataSourceReader):
@@ -94,6 +102,14 @@ def read_base_file(storage: Storage, relative: str, schema: pa.Schema):
             else:
                 arrays.append(pa.nulls(batch.num_rows, field.type))
         yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def catalog_schema(table: HoodieTable) -> StructType:
+    """The schema to store with a catalog table: the snapshot's, carrying the base path."""
+    schema = from_arrow_schema(snapshot_arrow_schema(table))
+    first = schema.fields[0]
+    first.metadata = {**(first.metadata or {}), BASE_PATH_METADATA: table.storage.uri()}
+    return schema
 
 
 def register(spark) -> None:

@@ -49,6 +49,7 @@ from .merge_handle import STAT_SCHEMA, TARGET, CopyOnWriteHandle, FileGroupTarge
 from .planner import WorkloadProfile, plan_inserts
 
 log = logging.getLogger(__name__)
+INSERT_OVERWRITE_TABLE = "INSERT_OVERWRITE_TABLE"
 _BUCKET_POINT = "__hoodie_bucket_point"
 _HASH_RANGE = 2_147_483_647
 
@@ -158,14 +159,25 @@ class WriteClient:
     def delete(self, df: DataFrame) -> WriteResult:
         return self._write(df.withColumn(IS_DELETED, F.lit(True)), operation="DELETE")
 
+    def insert_overwrite_table(self, df: DataFrame) -> WriteResult:
+        """Replace the table's contents with `df` in one replace commit.
+
+        Every current file group is listed as replaced and the rows go to new file groups, so
+        readers switch from the old contents to the new at the commit, and time travel to
+        earlier instants still finds the old files (until cleaning removes them).
+        """
+        return self._write(df, operation=INSERT_OVERWRITE_TABLE)
+
     # -- the pipeline --------------------------------------------------------------------------
     def _write(self, df: DataFrame, operation: str) -> WriteResult:
         started = time.monotonic()
         spark = df.sparkSession
         schema = self._writer_schema(df, operation)
+        overwrite = operation == INSERT_OVERWRITE_TABLE
         timeline = self.table.timeline()
+        action = Action.REPLACE_COMMIT if overwrite else Action.COMMIT
         instant = Instant(
-            new_instant_time(after=timeline.last_timestamp()), Action.COMMIT, State.REQUESTED
+            new_instant_time(after=timeline.last_timestamp()), action, State.REQUESTED
         )
         prepared = self._prepare(df).persist()
         tagged = None
@@ -174,7 +186,13 @@ class WriteClient:
         try:
             partitions = self._check_keys_and_partitions(prepared)
             view = self.table.file_system_view()
-            base_files = view.latest_base_files(self._existing(partitions))
+            replaced: dict[str, list[str]] = {}
+            if overwrite:
+                for group in view.file_groups():
+                    replaced.setdefault(group.partition_path, []).append(group.file_id)
+                base_files = []
+            else:
+                base_files = view.latest_base_files(self._existing(partitions))
             parallelism = self.config.parallelism or spark.conf.get(
                 "spark.sql.shuffle.partitions", "200"
             )
@@ -206,7 +224,10 @@ class WriteClient:
                     base.relative_path if base else None,
                     base.instant if base else None,
                 )
-            planned = CommitMetadata(operation_type=operation)
+            planned = CommitMetadata(
+                operation_type=operation,
+                partition_to_replace_file_ids=replaced if overwrite else None,
+            )
             for target in targets.values():
                 planned.add(WriteStat(target.file_id, target.partition_path, None,
                                       prev_commit=target.previous_instant or "null"))  # fmt: skip
@@ -217,6 +238,7 @@ class WriteClient:
             metadata = CommitMetadata(
                 operation_type=operation,
                 extra_metadata={"schema": to_avro_schema(schema, self.table.name)},
+                partition_to_replace_file_ids=replaced if overwrite else None,
             )
             for stat in stats:
                 metadata.add(stat)
@@ -269,7 +291,7 @@ class WriteClient:
             if current is None:
                 return incoming
             return current
-        if current is not None:
+        if current is not None and operation != INSERT_OVERWRITE_TABLE:
             _check_evolution(self.table.name, current, incoming)
         return incoming
 

@@ -1,0 +1,84 @@
+"""The `type: hoodie` profile: dbt-spark's session method with the session spelled out.
+
+Only `schema` is required. The session is in-process (`method: session`) on a local or
+cluster `master`, or a Spark Connect session when `remote` is set.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from dbt.adapters.spark.connections import SparkConnectionMethod, SparkCredentials
+from dbt_common.exceptions import DbtRuntimeError
+
+_MASTER = re.compile(r"^(local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[.+\]|spark://.+|yarn|k8s://.+|mesos://.+)$")
+_REMOTE = re.compile(r"^(sc://.+|local(\[(\*|\d+)\])?)$")
+DEFAULT_MASTER = "local[*]"
+
+
+@dataclass
+class HoodieCredentials(SparkCredentials):
+    method: SparkConnectionMethod = SparkConnectionMethod.SESSION  # type: ignore[assignment]
+    host: str | None = "session"
+    master: str | None = None
+    remote: str | None = None
+    warehouse_dir: str | None = None
+    metastore_dir: str | None = None
+    spark_conf: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def __pre_deserialize__(cls, data: Any) -> Any:
+        data = super().__pre_deserialize__(data)
+        data.setdefault("method", "session")
+        data.setdefault("host", "session")
+        return data
+
+    def __post_init__(self) -> None:
+        if self.method != SparkConnectionMethod.SESSION:
+            raise DbtRuntimeError(
+                f"hoodie profile: method '{self.method}' is not supported; use method: session "
+                "(the default), with `master` for a cluster or `remote` for Spark Connect"
+            )
+        if self.master is not None and self.remote is not None:
+            raise DbtRuntimeError(
+                "hoodie profile: set either `master` (an in-process session) or `remote` "
+                "(a Spark Connect URL), not both"
+            )
+        if self.master is not None and not _MASTER.match(str(self.master)):
+            raise DbtRuntimeError(
+                f"hoodie profile: master '{self.master}' is not a Spark master URL; use e.g. "
+                "local[*], local[4], spark://host:7077, yarn or k8s://https://host:443"
+            )
+        if self.remote is not None and not _REMOTE.match(str(self.remote)):
+            raise DbtRuntimeError(
+                f"hoodie profile: remote '{self.remote}' is not a Spark Connect URL; use e.g. "
+                "sc://host:15002 or local[2] (a local Spark Connect server)"
+            )
+        if not isinstance(self.spark_conf, dict):
+            raise DbtRuntimeError("hoodie profile: spark_conf must be a map of Spark settings")
+        merged = {str(k): str(v) for k, v in self.spark_conf.items()}
+        for key, value in (self.server_side_parameters or {}).items():
+            if key in merged and merged[key] != str(value):
+                raise DbtRuntimeError(
+                    f"hoodie profile: '{key}' is set to '{merged[key]}' in spark_conf and to "
+                    f"'{value}' in server_side_parameters (its alias); set it once"
+                )
+            merged[str(key)] = str(value)
+        self.spark_conf = merged
+        self.server_side_parameters = dict(merged)
+        super().__post_init__()
+        # The parent forces ANSI off through server_side_parameters; keep both maps equal.
+        self.spark_conf.update(self.server_side_parameters)
+
+    @property
+    def type(self) -> str:
+        return "hoodie"
+
+    @property
+    def unique_field(self) -> str:
+        return self.remote or self.master or DEFAULT_MASTER
+
+    def _connection_keys(self) -> tuple[str, ...]:
+        return ("method", "schema", "master", "remote", "warehouse_dir", "metastore_dir")

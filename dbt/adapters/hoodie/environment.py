@@ -1,0 +1,85 @@
+"""The Spark session a dbt run works in: built once per process from the profile.
+
+dbt-spark's session cursor calls `SparkSession.builder.getOrCreate()` on every statement; we
+build the session once, with the warehouse, metastore and time zone the profile implies, and
+hand every cursor that same object, so a Spark Connect session works exactly like a local one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from .credentials import HoodieCredentials
+
+_lock = threading.Lock()
+_sessions: dict[tuple, SparkSession] = {}
+
+
+def project_root() -> str:
+    """The dbt project folder (where relative profile paths are anchored)."""
+    try:
+        from dbt.flags import get_flags
+
+        project_dir = getattr(get_flags(), "PROJECT_DIR", None)
+    except Exception:  # pragma: no cover - flags are unset outside a dbt invocation
+        project_dir = None
+    return os.path.abspath(project_dir or os.getcwd())
+
+
+def resolve_dir(path: str | None, default: str) -> str:
+    if "://" in (path or ""):
+        return path  # type: ignore[return-value]
+    return os.path.abspath(os.path.join(project_root(), path or default))
+
+
+def session_conf(creds: HoodieCredentials) -> dict[str, str]:
+    warehouse = resolve_dir(creds.warehouse_dir, "spark-warehouse")
+    metastore = resolve_dir(creds.metastore_dir, "metastore")
+    conf = {
+        "spark.app.name": "dbt-hoodie",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.ansi.enabled": "false",
+        "spark.sql.warehouse.dir": warehouse,
+        "spark.sql.catalogImplementation": "hive",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.hadoop.javax.jdo.option.ConnectionURL": (
+            f"jdbc:derby:;databaseName={os.path.join(metastore, 'metastore_db')};create=true"
+        ),
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={metastore}",
+    }
+    conf.update(creds.spark_conf)
+    return conf
+
+
+def spark_session(creds: HoodieCredentials) -> SparkSession:
+    """The process's session for these credentials, created on first use."""
+    from pyspark.sql import SparkSession
+
+    from hoodie.read.datasource import register
+
+    conf = session_conf(creds)
+    key = (creds.remote, creds.master, tuple(sorted(conf.items())))
+    with _lock:
+        session = _sessions.get(key)
+        if session is not None:
+            return session
+        # Python workers must run this interpreter, the one with dbt-hoodie installed.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if creds.remote:
+            builder = SparkSession.builder.remote(creds.remote)
+        else:
+            if "://" not in conf["spark.sql.warehouse.dir"]:
+                os.makedirs(conf["spark.sql.warehouse.dir"], exist_ok=True)
+            builder = SparkSession.builder.master(creds.master or "local[*]").enableHiveSupport()
+        for name, value in conf.items():
+            builder = builder.config(name, value)
+        session = builder.getOrCreate()
+        register(session)
+        _sessions[key] = session
+        return session

@@ -1,0 +1,146 @@
+"""`HoodieAdapter`: dbt-spark's adapter plus the few hooks the lake materializations call.
+
+The Jinja materializations do no data work themselves: they pass the model's SQL and config
+here, and these hooks hand a DataFrame to the core (`hoodie`), then register the table in the
+Spark catalog so `ref()` and plain Spark SQL read the latest snapshot.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbt.adapters.base import available
+from dbt.adapters.contracts.connection import AdapterResponse
+from dbt.adapters.spark.column import SparkColumn
+from dbt.adapters.spark.impl import SparkAdapter
+from dbt_common.exceptions import CompilationError, DbtRuntimeError
+
+from hoodie import HoodieTable
+from hoodie.exceptions import HoodieError, InvalidConfigError
+from hoodie.properties import COPY_ON_WRITE
+from hoodie.read.datasource import BASE_PATH_METADATA, SOURCE_NAME, catalog_schema
+from hoodie.schema import META_COLUMNS
+from hoodie.storage import Storage
+
+from .connections import HoodieConnectionManager
+from .model_config import model_settings
+
+LAKE_MATERIALIZATIONS = ("cow_upsert", "mor_upsert")
+
+
+class HoodieAdapter(SparkAdapter):
+    ConnectionManager = HoodieConnectionManager
+
+    @classmethod
+    def type(cls) -> str:
+        return "hoodie"
+
+    # -- introspection: Hudi's meta columns are the table's business, not the model's --------
+    def parse_columns_from_information(self, relation) -> list[SparkColumn]:
+        columns = super().parse_columns_from_information(relation)
+        return [c for c in columns if c.name not in META_COLUMNS]
+
+    def parse_describe_extended(self, relation, raw_rows) -> list[SparkColumn]:
+        columns = super().parse_describe_extended(relation, raw_rows)
+        return [c for c in columns if c.name not in META_COLUMNS]
+
+    # -- hooks for the materializations --------------------------------------------------------
+    def _spark(self):
+        return HoodieConnectionManager.spark(self.connections.get_thread_connection())
+
+    @available
+    def hoodie_is_lake_table(self, relation) -> bool:
+        """Is this catalog relation a table of our `hoodie` data source?"""
+        information = getattr(relation, "information", None) or ""
+        return f"Provider: {SOURCE_NAME}" in information
+
+    @available
+    def hoodie_upsert(
+        self,
+        relation,
+        sql: str,
+        model_name: str,
+        config: dict[str, Any],
+        table_type: str = COPY_ON_WRITE,
+        full_refresh: bool = False,
+    ) -> AdapterResponse:
+        """Upsert the model's rows into its lake table, then (re)register it in the catalog."""
+        spark = self._spark()
+        warehouse = spark.conf.get("spark.sql.warehouse.dir")
+        settings = model_settings(
+            model_name,
+            config,
+            table_type=table_type,
+            schema=relation.schema,
+            alias=relation.identifier,
+            warehouse_dir=warehouse,
+        )
+        cfg = settings.write_config
+        try:
+            df = spark.sql(sql)
+            exists = HoodieTable.exists(settings.base_uri)
+            if exists and full_refresh:
+                result = HoodieTable.open(settings.base_uri).overwrite(df, cfg)
+            else:
+                result = HoodieTable.for_write(settings.base_uri, cfg).upsert(df, cfg)
+        except InvalidConfigError as exc:
+            raise CompilationError(f"Model '{model_name}': {exc}") from exc
+        except HoodieError as exc:
+            raise DbtRuntimeError(f"Model '{model_name}': {exc}") from exc
+        self._register(relation, settings.base_uri)
+        rows = result.num_inserts + result.num_updates + result.num_deletes
+        return AdapterResponse(_message=result.summary(), code=result.operation, rows_affected=rows)
+
+    def _register(self, relation, base_uri: str) -> None:
+        """Point a catalog table at the lake table; recreate it when schema or path moved on.
+
+        The catalog table is external (it has a path), so dropping it never touches the files.
+        """
+        spark = self._spark()
+        wanted = catalog_schema(HoodieTable.open(base_uri))
+        name = f"{relation.schema}.{relation.identifier}"
+        quoted = f"`{relation.schema}`.`{relation.identifier}`"
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS `{relation.schema}`")
+        if spark.catalog.tableExists(name):
+            current = spark.table(quoted).schema
+            if current.fieldNames() == wanted.fieldNames() and (
+                current.fields[0].metadata.get(BASE_PATH_METADATA)
+                == wanted.fields[0].metadata[BASE_PATH_METADATA]
+            ):
+                return
+            spark.sql(f"DROP TABLE {quoted}")
+        spark.catalog.createTable(
+            name, path=Storage(base_uri).uri(), source=SOURCE_NAME, schema=wanted
+        )
+
+    @available
+    def hoodie_table_path(self, relation, model_name: str, config: dict[str, Any]) -> str:
+        spark = self._spark()
+        return model_settings(
+            model_name,
+            config,
+            table_type=COPY_ON_WRITE,
+            schema=relation.schema,
+            alias=relation.identifier,
+            warehouse_dir=spark.conf.get("spark.sql.warehouse.dir"),
+        ).base_uri
+
+    @available
+    def hoodie_timeline(self, relation, model_name: str, config: dict[str, Any]) -> list[dict]:
+        """The table's instants, newest last (the `hoodie_timeline` operation prints them)."""
+        table = HoodieTable.open(self.hoodie_table_path(relation, model_name, config))
+        rows = []
+        for instant in table.timeline():
+            written = ""
+            if instant.is_completed and instant.action.value in ("commit", "replacecommit"):
+                meta = table.commit_metadata(instant)
+                written = meta.total("num_writes")
+            rows.append(
+                {
+                    "instant": instant.timestamp,
+                    "action": instant.action.value,
+                    "state": instant.state.name,
+                    "rows_written": written,
+                }
+            )
+        return rows

@@ -1,0 +1,95 @@
+"""From a model's `config(...)` to a core `WriteConfig`: aliases, checks and the table path.
+
+Users arrive from dbt (`unique_key`, `partition_by`) and from Hudi (`recordKey`,
+`preCombineField`); each config accepts all its spellings, and two spellings that disagree are
+an error rather than a silent pick.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Any
+
+from dbt_common.exceptions import CompilationError
+
+from hoodie.config import WriteConfig, as_field_tuple
+from hoodie.exceptions import InvalidConfigError
+
+ALIASES = {
+    "record_key": ("record_key", "unique_key", "recordKey", "primaryKey"),
+    "partition_path": ("partition_path", "partition_by", "partitionPath"),
+    "precombine_field": ("precombine_field", "preCombineField"),
+}
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    write_config: WriteConfig
+    base_uri: str
+
+
+def _pick(model: str, config: dict[str, Any], name: str) -> Any:
+    given = {alias: config.get(alias) for alias in ALIASES[name] if config.get(alias) is not None}
+    if not given:
+        return None
+    normalized = {
+        alias: as_field_tuple(value) if name != "precombine_field" else str(value)
+        for alias, value in given.items()
+    }
+    distinct = set(normalized.values())
+    if len(distinct) > 1:
+        listed = " and ".join(f"{alias}={given[alias]!r}" for alias in given)
+        raise CompilationError(
+            f"Model '{model}': {listed} are aliases of '{name}' with different values; "
+            "set only one of them"
+        )
+    return next(iter(given.values()))
+
+
+def model_settings(
+    model: str,
+    config: dict[str, Any],
+    *,
+    table_type: str,
+    schema: str,
+    alias: str,
+    warehouse_dir: str,
+) -> ModelSettings:
+    materialized = config.get("materialized")
+    record_key = _pick(model, config, "record_key")
+    if record_key is None or as_field_tuple(record_key) == ():
+        raise CompilationError(
+            f"Model '{model}' (materialized='{materialized}') needs a record key: add "
+            "record_key='<column>' (or a list of columns) to its config"
+        )
+    options = config.get("options") or {}
+    if not isinstance(options, dict):
+        raise CompilationError(
+            f"Model '{model}': config 'options' must be a map of hoodie.* settings, "
+            f"got {options!r}"
+        )
+    hive_style = config.get("hive_style_partitioning")
+    if hive_style is not None and not isinstance(hive_style, bool):
+        raise CompilationError(
+            f"Model '{model}': hive_style_partitioning must be true or false, got {hive_style!r}"
+        )
+    try:
+        write_config = WriteConfig.build(
+            table_name=alias,
+            record_key=record_key,
+            partition_path=_pick(model, config, "partition_path"),
+            precombine_field=_pick(model, config, "precombine_field"),
+            table_type=table_type,
+            hive_style_partitioning=hive_style,
+            options=options,
+            database=schema,
+        )
+    except InvalidConfigError as exc:
+        raise CompilationError(f"Model '{model}': {exc}") from exc
+    location_root = config.get("location_root")
+    if location_root:
+        base_uri = posixpath.join(str(location_root).rstrip("/"), alias)
+    else:
+        base_uri = posixpath.join(warehouse_dir.rstrip("/"), f"{schema}.db", alias)
+    return ModelSettings(write_config, base_uri)

@@ -1,0 +1,36 @@
+"""Shared fixtures: one local SparkSession per test process."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    """A local SparkSession for the whole test process (no Hive support)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    root = tmp_path_factory.mktemp("spark")
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("hoodie-tests")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.default.parallelism", "4")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.ansi.enabled", "false")
+        .config("spark.driver.memory", "2g")
+        .config("spark.sql.warehouse.dir", str(root / "warehouse"))
+        .config("spark.local.dir", str(root / "local"))
+        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={root / 'derby'}")
+        .config("spark.log.level", "WARN")
+        .getOrCreate()
+    )
+    yield session
+    session.stop()

@@ -1,0 +1,109 @@
+"""Local storage: atomic writes, exclusive creates, listings, pickling."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from hoodie.storage import FileInfo, Storage
+
+
+@pytest.fixture
+def storage(tmp_path):
+    return Storage(str(tmp_path))
+
+
+def test_base_uri_forms(tmp_path):
+    for uri in (str(tmp_path), f"file://{tmp_path}", f"file:{tmp_path}", f"{tmp_path}/"):
+        storage = Storage(uri)
+        assert storage.base_uri == str(tmp_path)
+        assert storage.base_path == str(tmp_path)
+        assert storage.is_local
+        assert storage.uri("a/b") == f"file://{tmp_path}/a/b"
+        assert storage.full_path() == str(tmp_path)
+
+
+def test_write_atomic_creates_and_replaces(storage, tmp_path):
+    storage.write_atomic("a/b/file.txt", b"one")
+    assert (tmp_path / "a" / "b" / "file.txt").read_bytes() == b"one"
+    storage.write_atomic("a/b/file.txt", b"two")
+    assert storage.read_bytes("a/b/file.txt") == b"two"
+    assert storage.read_text("a/b/file.txt") == "two"
+    # No temporary file is left behind.
+    assert sorted(p.name for p in (tmp_path / "a" / "b").iterdir()) == ["file.txt"]
+
+
+def test_write_atomic_top_level(storage, tmp_path):
+    storage.write_atomic("top.json", b"{}")
+    assert [p.name for p in tmp_path.iterdir()] == ["top.json"]
+
+
+def test_create_if_absent(storage, tmp_path):
+    assert storage.create_if_absent(".hoodie/1.commit.requested", b"first") is True
+    assert storage.create_if_absent(".hoodie/1.commit.requested", b"second") is False
+    assert (tmp_path / ".hoodie" / "1.commit.requested").read_bytes() == b"first"
+    assert storage.exists(".hoodie/1.commit.requested")
+
+
+def test_create_if_absent_after_write(storage):
+    storage.write_bytes("x", b"data")
+    assert storage.create_if_absent("x", b"other") is False
+    assert storage.read_bytes("x") == b"data"
+
+
+def test_exists_size_delete(storage):
+    assert not storage.exists("nope")
+    storage.write_bytes("d/f.bin", b"12345")
+    assert storage.exists("d/f.bin")
+    assert storage.exists("d")
+    assert storage.size("d/f.bin") == 5
+    storage.delete("d/f.bin")
+    assert not storage.exists("d/f.bin")
+    storage.delete("d/f.bin")  # deleting a missing file is fine
+    storage.delete_dir("d")
+    assert not storage.exists("d")
+    storage.delete_dir("d")
+
+
+def test_list_files_relative_paths(storage):
+    storage.write_bytes("top.txt", b"1")
+    storage.write_bytes("p1/a.parquet", b"22")
+    storage.write_bytes("p1/sub/b.parquet", b"333")
+    storage.write_bytes(".hoodie/hoodie.properties", b"4444")
+    storage.makedirs("empty/dir")
+
+    top = storage.list_files()
+    assert top == [FileInfo("top.txt", 1)]
+    assert sorted(storage.list_files("p1"), key=lambda f: f.relative_path) == [
+        FileInfo("p1/a.parquet", 2)
+    ]
+    everything = sorted(storage.list_files("", recursive=True), key=lambda f: f.relative_path)
+    assert everything == [
+        FileInfo(".hoodie/hoodie.properties", 4),
+        FileInfo("p1/a.parquet", 2),
+        FileInfo("p1/sub/b.parquet", 3),
+        FileInfo("top.txt", 1),
+    ]
+    sub = storage.list_files("p1/sub")[0]
+    assert (sub.name, sub.parent, sub.size) == ("b.parquet", "p1/sub", 3)
+    assert storage.list_files("missing") == []
+    assert sorted(storage.list_dirs()) == [".hoodie", "empty", "p1"]
+    assert storage.list_dirs("p1") == ["p1/sub"]
+    assert storage.list_dirs("missing") == []
+
+
+def test_storage_pickles(storage, tmp_path):
+    storage.write_bytes("f", b"x")
+    clone = pickle.loads(pickle.dumps(storage))
+    assert isinstance(clone, Storage)
+    assert clone.base_uri == storage.base_uri == str(tmp_path)
+    assert clone.base_path == storage.base_path
+    assert clone.read_bytes("f") == b"x"
+    assert repr(clone) == f"Storage({str(tmp_path)!r})"
+
+
+def test_storage_pickles_from_file_uri(tmp_path):
+    storage = Storage(f"file://{tmp_path}")
+    clone = pickle.loads(pickle.dumps(storage))
+    assert clone.base_uri == str(tmp_path)
