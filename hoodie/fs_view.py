@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from .metadata import CommitMetadata
-from .naming import PARTITION_METADATA_FILE, parse_base_file_name, parse_log_file_name
+from .naming import is_partition_metadata, parse_base_file_name, parse_log_file_name
 from .storage import FileInfo, Storage
 from .timeline import METAFOLDER, Action, Timeline
 
@@ -103,7 +103,7 @@ class FileSystemView:
 
     def partitions(self) -> list[str]:
         """Partition paths holding a `.hoodie_partition_metadata` file ('' if unpartitioned)."""
-        found = {f.parent for f in self._all_files if f.name == PARTITION_METADATA_FILE}
+        found = {f.parent for f in self._all_files if is_partition_metadata(f.name)}
         return sorted(found)
 
     def file_groups(self, partitions: list[str] | None = None) -> list[FileGroup]:

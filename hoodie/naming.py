@@ -13,6 +13,12 @@ from dataclasses import dataclass
 
 BASE_FILE_EXTENSION = ".parquet"
 PARTITION_METADATA_FILE = ".hoodie_partition_metadata"
+# With hoodie.partition.metafile.use.base.format, Hudi writes `.hoodie_partition_metadata.parquet`.
+PARTITION_METADATA_PREFIX = PARTITION_METADATA_FILE
+
+
+def is_partition_metadata(name: str) -> bool:
+    return name == PARTITION_METADATA_FILE or name.startswith(PARTITION_METADATA_FILE + ".")
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 _BASE_FILE_RE = re.compile(r"^(?P<file_id>.+)_(?P<token>\d+-\d+-\d+)_(?P<instant>\d+)\.parquet$")

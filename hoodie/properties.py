@@ -109,7 +109,8 @@ def _unescape(text: str) -> str:
             continue
         out.append(_ESCAPES.get(nxt, nxt))
         i += 2
-    return "".join(out)
+    # `\\uD83D\\uDE00` arrives as two surrogates: join them into the one character.
+    return "".join(out).encode("utf-16", "surrogatepass").decode("utf-16")
 
 
 def _escape(text: str, *, is_key: bool) -> str:
@@ -122,7 +123,10 @@ def _escape(text: str, *, is_key: bool) -> str:
         elif ch in "\t\n\r\f":
             out.append("\\" + {"\t": "t", "\n": "n", "\r": "r", "\f": "f"}[ch])
         elif ord(ch) < 0x20 or ord(ch) > 0x7E:
-            out.append(f"\\u{ord(ch):04X}")
+            # Java escapes UTF-16 code units: characters past U+FFFF become surrogate pairs.
+            units = ch.encode("utf-16-be")
+            for i in range(0, len(units), 2):
+                out.append(f"\\u{int.from_bytes(units[i : i + 2], 'big'):04X}")
         else:
             out.append(ch)
     return "".join(out)

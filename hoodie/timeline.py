@@ -12,7 +12,7 @@ import enum
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from functools import cached_property
 
 from .storage import Storage
@@ -153,6 +153,7 @@ class Timeline:
         return self.filter(lambda i: i.timestamp <= timestamp)
 
 
+_MAX_CLOCK_WAIT = timedelta(seconds=2)
 _clock_lock = threading.Lock()
 _last_issued = ""
 
@@ -166,6 +167,12 @@ def new_instant_time(after: str | None = None) -> str:
     global _last_issued
     with _clock_lock:
         floor = max(after or "", _last_issued)
+        if floor and instant_to_datetime(floor) > datetime.now(timezone.utc) + _MAX_CLOCK_WAIT:
+            # The table's clock runs ahead of ours (Hudi writes local time by default): order
+            # after its last instant instead of waiting hours for our clock to catch up.
+            later = instant_to_datetime(floor) + timedelta(milliseconds=1)
+            _last_issued = later.strftime(INSTANT_FORMAT) + f"{later.microsecond // 1000:03d}"
+            return _last_issued
         while True:
             now = datetime.now(timezone.utc)
             stamp = now.strftime(INSTANT_FORMAT) + f"{now.microsecond // 1000:03d}"

@@ -31,7 +31,12 @@ from ..exceptions import (
 from ..index.simple import LOCATION, tag_location
 from ..keygen import KeyGenerator
 from ..metadata import CommitMetadata, WriteStat
-from ..naming import PARTITION_METADATA_FILE, parse_base_file_name, partition_metadata_text
+from ..naming import (
+    PARTITION_METADATA_FILE,
+    is_partition_metadata,
+    parse_base_file_name,
+    partition_metadata_text,
+)
 from ..properties import COPY_ON_WRITE, TableProperties
 from ..schema import (
     IS_DELETED,
@@ -324,8 +329,12 @@ class WriteClient:
         return sorted(r[PARTITION_PATH] for r in rows)
 
     def _existing(self, partitions: list[str]) -> list[str]:
-        return [p for p in partitions if self.table.storage.exists(
-            posixpath.join(p, PARTITION_METADATA_FILE))]  # fmt: skip
+        """The partitions among these that the table already has."""
+        storage = self.table.storage
+        return [
+            p for p in partitions
+            if any(is_partition_metadata(f.name) for f in storage.list_files(p))
+        ]  # fmt: skip
 
     def _profile(self, tagged: DataFrame) -> WorkloadProfile:
         profile = WorkloadProfile()

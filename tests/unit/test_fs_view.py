@@ -207,12 +207,6 @@ def test_merge_on_read_partitioned(sample_table):
     assert len(view.latest_base_files()) == 3
 
 
-@pytest.mark.xfail(
-    reason="FileSystemView.partitions only recognises '.hoodie_partition_metadata', not the "
-    "'.hoodie_partition_metadata.parquet' Hudi 0.12+ writes with "
-    "hoodie.partition.metafile.use.base.format=true",
-    strict=True,
-)
 def test_partitions_with_base_format_partition_metafile(cow):
     (cow / "30" / ".hoodie_partition_metadata").rename(
         cow / "30" / ".hoodie_partition_metadata.parquet"

@@ -113,21 +113,11 @@ def test_dumps_escapes_separators_and_starts_with_comments():
     assert text.endswith("\n")
 
 
-@pytest.mark.xfail(
-    reason="properties._escape writes a non-BMP character as \\u + 5 hex digits "
-    "(e.g. \\u1F600) instead of a UTF-16 surrogate pair, so loads() reads it back wrong",
-    strict=True,
-)
 def test_dumps_loads_round_trip_non_bmp_character():
     props = {"k": "smile \U0001f600"}
     assert P.loads(P.dumps(props)) == props
 
 
-@pytest.mark.xfail(
-    reason="properties._unescape decodes each \\uXXXX on its own, leaving a Java surrogate "
-    "pair (\\uD83D\\uDE00) as two lone surrogates instead of one character",
-    strict=True,
-)
 def test_loads_java_surrogate_pair():
     assert P.loads("k=\\uD83D\\uDE00\n") == {"k": "\U0001f600"}
 

@@ -1,0 +1,44 @@
+# dbt-hoodie developer commands. `make demo` and `make test` work from a fresh clone.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+# Spark's Python workers must run the interpreter that has dbt-hoodie installed.
+export PYSPARK_PYTHON := $(abspath $(BIN)/python)
+# compat mode puts the checkout on sys.path, so PySpark's static data source lookup
+# (top-level `pyspark_*` modules) finds `pyspark_hoodie` in an editable install too.
+EDITABLE := --config-settings editable_mode=compat
+
+.PHONY: demo test lint bench wheel java clean
+
+java:
+	@bash .ci/ensure-java.sh
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip "setuptools>=68" wheel
+
+$(VENV)/.base: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install -q -e . $(EDITABLE)
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.base pyproject.toml
+	$(BIN)/python -m pip install -q -e ".[dev]" $(EDITABLE)
+	touch $@
+
+demo: java $(VENV)/.base
+	$(BIN)/python sample_project/run_demo.py
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check .
+
+test: java $(VENV)/.dev lint
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+bench: java $(VENV)/.dev
+	$(BIN)/python bench/upsert_cow.py
+
+wheel: $(VENV)/.dev
+	$(BIN)/python -m build --wheel --outdir dist .
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info sample_project/target sample_project/lake sample_project/metastore

@@ -1,0 +1,55 @@
+"""Runs several dbt commands in one process (one JVM) and reports what happened as JSON.
+
+Usage: python dbt_driver.py <project_dir> <plan.json> <out.json>
+The plan is {"commands": [[...dbt args...], ...], "tables": ["schema.table", ...]}. For each
+command the report holds success and the error text; for each table, its rows (user columns).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def main() -> None:
+    project_dir, plan_path, out_path = sys.argv[1:4]
+    from dbt.cli.main import dbtRunner
+
+    with open(plan_path) as handle:
+        plan = json.load(handle)
+    report = {"commands": [], "tables": {}}
+    for args in plan["commands"]:
+        result = dbtRunner().invoke(
+            [*args, "--project-dir", project_dir, "--profiles-dir", project_dir]
+        )
+        messages = []
+        if result.result is not None and hasattr(result.result, "results"):
+            messages = [str(getattr(r, "message", "")) for r in result.result.results]
+        report["commands"].append(
+            {
+                "args": args,
+                "success": result.success,
+                "error": str(result.exception) if result.exception else "",
+                "messages": messages,
+            }
+        )
+    if plan.get("tables"):
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.builder.getOrCreate()
+        for name in plan["tables"]:
+            if not spark.catalog.tableExists(name):
+                report["tables"][name] = {"columns": [], "rows": [], "missing": True}
+                continue
+            df = spark.table(name)
+            user = [c for c in df.columns if not c.startswith("_hoodie_")]
+            report["tables"][name] = {
+                "columns": df.columns,
+                "rows": [r.asDict() for r in df.select(user).collect()],
+            }
+    with open(out_path, "w") as handle:
+        json.dump(report, handle, default=str)
+
+
+if __name__ == "__main__":
+    main()
