@@ -21,15 +21,18 @@ class DbtProject:
         self.lake = root / "lake"
         (root / "models").mkdir(parents=True)
         (root / "seeds").mkdir()
-        (root / "dbt_project.yml").write_text(textwrap.dedent("""\
+        (root / "dbt_project.yml").write_text(
+            textwrap.dedent("""\
             name: functional
             version: "1.0"
             config-version: 2
             profile: functional
             vars:
               batch: 1
-            """))
-        (root / "profiles.yml").write_text(textwrap.dedent(f"""\
+            """)
+        )
+        (root / "profiles.yml").write_text(
+            textwrap.dedent(f"""\
             functional:
               target: test
               outputs:
@@ -42,20 +45,23 @@ class DbtProject:
                   spark_conf:
                     spark.sql.shuffle.partitions: "2"
                     spark.ui.enabled: "false"
-            """))
+            """)
+        )
 
     def write(self, relative: str, text: str) -> None:
         path = self.root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text))
 
-    def run(self, commands: list[list[str]], tables: list[str] = ()) -> dict:
+    def run(
+        self, commands: list[list[str]], tables: list[str] = (), python: str = sys.executable
+    ) -> dict:
         plan = self.root / "plan.json"
         out = self.root / "report.json"
         plan.write_text(json.dumps({"commands": commands, "tables": list(tables)}))
-        env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+        env = dict(os.environ, PYSPARK_PYTHON=python)
         proc = subprocess.run(
-            [sys.executable, str(DRIVER), str(self.root), str(plan), str(out)],
+            [python, str(DRIVER), str(self.root), str(plan), str(out)],
             cwd=self.root,
             env=env,
             capture_output=True,

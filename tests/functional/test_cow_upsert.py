@@ -144,3 +144,26 @@ def test_bad_configs_fail_with_clear_errors(dbt_project):
     for model in ("missing_column", "null_keys"):
         assert not list((warehouse / model / ".hoodie").glob("*.commit"))
         assert not list((warehouse / model).glob("**/*.parquet"))
+
+
+def test_full_refresh_replaces_contents_and_keeps_history(dbt_project):
+    dbt_project.write("seeds/raw.csv", SEED)
+    dbt_project.write("seeds/schema.yml", SEED_CONFIG)
+    dbt_project.write("models/payments.sql", PARTITIONED)
+    report = dbt_project.run(
+        [
+            ["seed"],
+            ["run", "--vars", "{batch: 1}"],
+            ["run", "--full-refresh", "--vars", "{batch: 2}"],
+        ],
+        tables=["func.payments"],
+    )
+    assert [c["success"] for c in report["commands"]] == [True, True, True], report["commands"]
+    rows = _rows(report, "func.payments", "id")
+    # Only batch 2's rows (the delete of 3 has nothing to delete in a fresh table).
+    assert [(r["id"], r["ts"], r["was_incremental"]) for r in rows] == [
+        (2, 2, False), (4, 0, False), (5, 2, False),
+    ]  # fmt: skip
+    hoodie_dir = dbt_project.root / "warehouse" / "func.db" / "payments" / ".hoodie"
+    assert len(list(hoodie_dir.glob("*.commit"))) == 1
+    assert len(list(hoodie_dir.glob("*.replacecommit"))) == 1

@@ -1,0 +1,69 @@
+"""The built wheel is a working adapter, and PySpark finds the data source on its own."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+READER = Path(__file__).with_name("read_without_registration.py")
+
+MODEL = """\
+{{ config(materialized='cow_upsert', record_key='id', partition_path='part') }}
+select id, concat('v', {{ var('batch') }}) as v, cast(id % 2 as string) as part
+from range(0, {{ 2 + var('batch') }}) as r
+"""
+
+
+def _sh(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    proc = subprocess.run(list(args), capture_output=True, text=True, timeout=900, **kwargs)
+    assert proc.returncode == 0, f"{args}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+def _count_without_registration(python: str, base: Path) -> int:
+    proc = _sh(python, str(READER), str(base), env=dict(os.environ, PYSPARK_PYTHON=python))
+    return int(proc.stdout.split("ROWS", 1)[1].split()[0])
+
+
+def test_wheel_in_a_clean_venv(dbt_project, tmp_path):
+    dist, venv = tmp_path / "dist", tmp_path / "venv"
+    _sh(sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist),
+        str(ROOT))  # fmt: skip
+    wheel = next(dist.glob("dbt_hoodie-*.whl"))
+    _sh(sys.executable, "-m", "venv", str(venv))
+    python = str(venv / "bin" / "python")
+    _sh(python, "-m", "pip", "install", "-q", str(wheel))
+    # The installed package, not this checkout, is what the venv imports.
+    where = _sh(python, "-c", "import hoodie, dbt.include.hoodie as i; print(hoodie.__file__, "
+                "i.PACKAGE_PATH)", cwd=tmp_path).stdout  # fmt: skip
+    assert str(venv) in where and str(ROOT) not in where
+    include = Path(where.split()[1])
+    assert (include / "macros" / "materializations" / "cow_upsert.sql").is_file()
+
+    dbt_project.write("models/numbers.sql", MODEL)
+    report = dbt_project.run(
+        [["run", "--vars", "{batch: 1}"], ["run", "--vars", "{batch: 2}"]],
+        tables=["func.numbers"],
+        python=python,
+    )
+    assert [c["success"] for c in report["commands"]] == [True, True], report["commands"]
+    rows = sorted((r["id"], r["v"]) for r in report["tables"]["func.numbers"]["rows"])
+    assert rows == [(0, "v2"), (1, "v2"), (2, "v2"), (3, "v2")]
+
+    base = dbt_project.root / "warehouse" / "func.db" / "numbers"
+    assert _count_without_registration(python, base) == 4
+
+
+def test_editable_install_registers_the_source_statically(tmp_path, spark):
+    from hoodie import HoodieTable, WriteConfig
+
+    cfg = WriteConfig.build("static", record_key="id")
+    table = HoodieTable.for_write(str(tmp_path / "static"), cfg)
+    table.upsert(spark.createDataFrame([(1,), (2,), (3,)], "id int"), cfg)
+    assert _count_without_registration(sys.executable, tmp_path / "static") == 3
