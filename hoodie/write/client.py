@@ -28,6 +28,7 @@ from ..exceptions import (
     NullRecordKeyError,
     SchemaError,
 )
+from ..fs_view import BaseFile
 from ..index.simple import LOCATION, tag_location
 from ..keygen import KeyGenerator
 from ..metadata import CommitMetadata, WriteStat
@@ -206,29 +207,7 @@ class WriteClient:
             tagged = tagged.filter(~(F.coalesce(F.col(IS_DELETED), F.lit(False))
                                      & F.col(LOCATION).isNull())).persist()  # fmt: skip
             profile = self._profile(tagged)
-            by_file = {(f.partition_path, f.file_id): f for f in base_files}
-            buckets = plan_inserts(
-                profile,
-                {p: [f for f in base_files if f.partition_path == p] for p in partitions},
-                max_file_size=self.config.max_file_size,
-                small_file_limit=self.config.small_file_limit,
-                average_record_size=self._average_record_size(),
-            )
-            targets = {}
-            for partition, groups in profile.updates.items():
-                for file_id in groups:
-                    base = by_file[(partition, file_id)]
-                    targets[file_id] = FileGroupTarget(
-                        partition, file_id, base.relative_path, base.instant
-                    )
-            for bucket in buckets:
-                base = bucket.base_file
-                targets[bucket.file_id] = FileGroupTarget(
-                    bucket.partition_path,
-                    bucket.file_id,
-                    base.relative_path if base else None,
-                    base.instant if base else None,
-                )
+            buckets, targets = self._plan(profile, base_files, partitions)
             planned = CommitMetadata(
                 operation_type=operation,
                 partition_to_replace_file_ids=replaced if overwrite else None,
@@ -269,6 +248,32 @@ class WriteClient:
         )
         log.info("%s", result.summary())
         return result
+
+    def _plan(self, profile: WorkloadProfile, base_files: list[BaseFile], partitions: list[str]):
+        """Insert buckets, and the file group every record goes to with its current base file."""
+        buckets = plan_inserts(
+            profile,
+            {p: [f for f in base_files if f.partition_path == p] for p in partitions},
+            max_file_size=self.config.max_file_size,
+            small_file_limit=self.config.small_file_limit,
+            average_record_size=self._average_record_size(),
+        )
+        by_file = {(f.partition_path, f.file_id): f for f in base_files}
+        targets: dict[str, FileGroupTarget] = {}
+        for partition, groups in profile.updates.items():
+            for file_id in groups:
+                base = by_file[(partition, file_id)]
+                targets[file_id] = FileGroupTarget(partition, file_id, base.relative_path,
+                                                   base.instant)  # fmt: skip
+        for bucket in buckets:
+            base = bucket.base_file
+            targets[bucket.file_id] = FileGroupTarget(
+                bucket.partition_path,
+                bucket.file_id,
+                base.relative_path if base else None,
+                base.instant if base else None,
+            )
+        return buckets, targets
 
     def _writer_schema(self, df: DataFrame, operation: str) -> pa.Schema:
         """The user columns of the new table version, checked against the table's schema."""

@@ -46,6 +46,15 @@ where batch <= {{ var('batch') }} group by name
 """
 
 
+# A plain dbt-spark `table` model: shows dbt-spark's materializations still work, and what
+# dbt's column introspection sees of the lake table.
+COLUMNS = """\
+{{ config(materialized='table') }}
+{% set cols = adapter.get_columns_in_relation(ref('payments')) if execute else [] %}
+select '{{ cols | map(attribute="name") | join(",") }}' as names
+"""
+
+
 def _rows(report, table, key):
     return sorted(report["tables"][table]["rows"], key=lambda r: r[key])
 
@@ -55,6 +64,7 @@ def test_cow_upsert_model_runs_twice(dbt_project):
     dbt_project.write("seeds/schema.yml", SEED_CONFIG)
     dbt_project.write("models/payments.sql", PARTITIONED)
     dbt_project.write("models/names.sql", UNPARTITIONED)
+    dbt_project.write("models/payment_columns.sql", COLUMNS)
     report = dbt_project.run(
         [
             ["seed"],
@@ -62,7 +72,7 @@ def test_cow_upsert_model_runs_twice(dbt_project):
             ["run", "--vars", "{batch: 2}"],
             ["run-operation", "hoodie_timeline", "--args", "{model: payments}"],
         ],
-        tables=["func.payments", "func.names"],
+        tables=["func.payments", "func.names", "func.payment_columns"],
     )
     for command in report["commands"]:
         assert command["success"], command
@@ -86,6 +96,8 @@ def test_cow_upsert_model_runs_twice(dbt_project):
         "_hoodie_commit_time",
         "_hoodie_commit_seqno",
     ]
+    introspected = report["tables"]["func.payment_columns"]["rows"][0]["names"]
+    assert introspected == "id,name,amount,ts,day,_hoodie_is_deleted,was_incremental"
     names = _rows(report, "func.names", "name")
     assert [(r["name"], r["versions"]) for r in names] == [
         ("alice", 1), ("bob", 2), ("carol", 2), ("dave", 2), ("erin", 1),

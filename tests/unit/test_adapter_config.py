@@ -1,0 +1,122 @@
+"""The profile (`type: hoodie`) and model config resolution: aliases, defaults, clear errors."""
+
+from __future__ import annotations
+
+import pytest
+from dbt_common.exceptions import CompilationError, DbtRuntimeError
+
+from dbt.adapters.hoodie.credentials import HoodieCredentials
+from dbt.adapters.hoodie.model_config import model_settings
+
+
+def creds(**kwargs) -> HoodieCredentials:
+    return HoodieCredentials.from_dict({"schema": "analytics", **kwargs})
+
+
+def test_only_schema_is_required():
+    c = creds()
+    assert c.type == "hoodie"
+    assert str(c.method) == "session"
+    assert c.unique_field == "local[*]"
+    assert c.spark_conf["spark.sql.ansi.enabled"] == "false"
+
+
+def test_server_side_parameters_is_an_alias_of_spark_conf():
+    c = creds(server_side_parameters={"spark.sql.shuffle.partitions": "3"})
+    assert c.spark_conf["spark.sql.shuffle.partitions"] == "3"
+    with pytest.raises(DbtRuntimeError, match="set it once"):
+        creds(
+            spark_conf={"spark.sql.shuffle.partitions": "2"},
+            server_side_parameters={"spark.sql.shuffle.partitions": "3"},
+        )
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"master": "localhost"}, "master 'localhost' is not a Spark master URL"),
+        ({"remote": "http://x"}, "remote 'http://x' is not a Spark Connect URL"),
+        ({"master": "local[2]", "remote": "sc://h:15002"}, "not both"),
+        ({"method": "thrift", "host": "h"}, "method 'thrift' is not supported"),
+    ],
+)
+def test_bad_profiles_name_the_key(kwargs, message):
+    with pytest.raises(Exception, match=message):
+        creds(**kwargs)
+
+
+def test_valid_masters_and_remotes():
+    for master in ("local", "local[4]", "local[*]", "spark://h:7077", "yarn", "k8s://https://h"):
+        assert creds(master=master).unique_field == master
+    assert creds(remote="sc://host:15002").unique_field == "sc://host:15002"
+
+
+def settings(config, **kwargs):
+    base = {"materialized": "cow_upsert"}
+    return model_settings(
+        "orders",
+        {**base, **config},
+        table_type="COPY_ON_WRITE",
+        schema=kwargs.get("schema", "analytics"),
+        alias="orders",
+        warehouse_dir="/wh",
+    )
+
+
+@pytest.mark.parametrize("alias", ["record_key", "unique_key", "recordKey", "primaryKey"])
+def test_record_key_aliases(alias):
+    assert settings({alias: "id"}).write_config.record_key_fields == ("id",)
+
+
+def test_partition_and_precombine_aliases_and_lists():
+    s = settings({"unique_key": ["a", "b"], "partition_by": "d", "preCombineField": "ts"})
+    assert s.write_config.record_key_fields == ("a", "b")
+    assert s.write_config.partition_fields == ("d",)
+    assert s.write_config.precombine_field == "ts"
+    assert settings(
+        {"record_key": "id", "partitionPath": ["y", "m"]}
+    ).write_config.partition_fields == ("y", "m")
+
+
+def test_agreeing_aliases_are_fine_and_disagreeing_ones_fail():
+    assert settings({"record_key": "id", "unique_key": ["id"]}).write_config.record_key_fields == (
+        "id",
+    )
+    with pytest.raises(
+        CompilationError, match=r"Model 'orders': record_key='id' and unique_key='x'"
+    ):
+        settings({"record_key": "id", "unique_key": "x"})
+
+
+def test_missing_record_key_names_the_model():
+    with pytest.raises(
+        CompilationError, match=r"Model 'orders' \(materialized='cow_upsert'\) needs a record key"
+    ):
+        settings({})
+
+
+def test_location():
+    assert settings({"record_key": "id"}).base_uri == "/wh/analytics.db/orders"
+    assert (
+        settings({"record_key": "id", "location_root": "s3://bucket/lake/"}).base_uri
+        == "s3://bucket/lake/orders"
+    )
+
+
+def test_options_are_validated():
+    s = settings(
+        {
+            "record_key": "id",
+            "options": {
+                "hoodie.parquet.max.file.size": "1000000",
+                "hoodie.parquet.small.file.limit": "0",
+            },
+        }
+    )
+    assert s.write_config.max_file_size == 1_000_000
+    with pytest.raises(CompilationError, match="unknown option 'hoodie.nope'"):
+        settings({"record_key": "id", "options": {"hoodie.nope": "1"}})
+    with pytest.raises(CompilationError, match="must be a map"):
+        settings({"record_key": "id", "options": ["x"]})
+    with pytest.raises(CompilationError, match="hive_style_partitioning must be true or false"):
+        settings({"record_key": "id", "hive_style_partitioning": "yes"})
