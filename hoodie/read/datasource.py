@@ -76,7 +76,7 @@ class SnapshotReader(DataSourceReader):
     def __init__(self, path: str, schema: StructType):
         table = HoodieTable.open(path)
         self.storage = table.storage
-        self.arrow_schema = to_arrow_schema(schema)
+        self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
         self.files = [f.relative_path for f in table.file_system_view().latest_base_files()]
 
     def partitions(self) -> list[InputPartition]:

@@ -218,7 +218,9 @@ class WriteClient:
             instant = self._transition(instant.with_state(State.INFLIGHT),
                                        planned.to_json().encode())  # fmt: skip
             self._write_partition_metadata(instant.timestamp, profile.partitions)
-            stats = self._write_file_groups(tagged, buckets, targets, instant.timestamp, schema)
+            stats = self._write_file_groups(
+                tagged, buckets, targets, instant.timestamp, schema, operation
+            )
             metadata = CommitMetadata(
                 operation_type=operation,
                 extra_metadata={"schema": to_avro_schema(schema, self.table.name)},
@@ -279,7 +281,7 @@ class WriteClient:
         """The user columns of the new table version, checked against the table's schema."""
         columns = df.columns
         needed = [*self.config.record_key_fields, *self.config.partition_fields]
-        if self.config.precombine_field:
+        if self.config.precombine_field and operation != "DELETE":
             needed.append(self.config.precombine_field)
         for name in needed:
             if name not in columns:
@@ -293,9 +295,9 @@ class WriteClient:
                 f"table '{self.table.name}': column '{IS_DELETED}' must be boolean, "
                 f"got {dict(df.dtypes)[IS_DELETED]}"
             )
-        incoming = normalize_schema(
-            data_schema(to_arrow_schema(df.drop(*[c for c in META_COLUMNS if c in columns]).schema))
-        )
+        spark_schema = df.drop(*[c for c in META_COLUMNS if c in columns]).schema
+        # Spark hands timestamps to Arrow in the session time zone; we store them as UTC.
+        incoming = normalize_schema(data_schema(to_arrow_schema(spark_schema, timezone="UTC")))
         current = self.table.schema()
         if operation == "DELETE":
             if current is None:
@@ -358,7 +360,9 @@ class WriteClient:
                 return max(1, written // records)
         return self.config.record_size_estimate
 
-    def _write_file_groups(self, tagged, buckets, targets, instant: str, schema) -> list[WriteStat]:
+    def _write_file_groups(
+        self, tagged, buckets, targets, instant: str, schema, operation: str
+    ) -> list[WriteStat]:
         spark = tagged.sparkSession
         if not targets:
             return []
@@ -393,8 +397,10 @@ class WriteClient:
             targets=targets,
             data_schema=schema,
             record_key_fields=self.config.record_key_fields,
-            precombine_field=self.config.precombine_field,
+            # Hudi's delete operation removes keys whatever their ordering value.
+            precombine_field=None if operation == "DELETE" else self.config.precombine_field,
             compression=self.config.compression,
+            allow_duplicate_keys=operation == "DELETE",
         )
         assigned = assigned.drop(LOCATION)
         rows = assigned.groupBy(TARGET).applyInArrow(_as_function(handle), STAT_SCHEMA).collect()

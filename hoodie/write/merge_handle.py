@@ -93,6 +93,7 @@ class CopyOnWriteHandle:
     record_key_fields: tuple[str, ...]
     precombine_field: str | None
     compression: str
+    allow_duplicate_keys: bool = False  # deletes: naming a key twice is harmless
 
     def __call__(self, key: tuple, incoming: pa.Table) -> pa.Table:
         target = self.targets[key[0].as_py() if hasattr(key[0], "as_py") else key[0]]
@@ -108,6 +109,10 @@ class CopyOnWriteHandle:
         keys = incoming.column(RECORD_KEY)
         if pc.count_distinct(keys).as_py() == incoming.num_rows:
             return incoming
+        if self.allow_duplicate_keys:
+            first = incoming.append_column("__row", pa.array(range(incoming.num_rows)))
+            keep = first.group_by(RECORD_KEY).aggregate([("__row", "min")])
+            return incoming.take(keep.column("__row_min"))
         if self.precombine_field is None:
             counts = incoming.group_by(RECORD_KEY).aggregate([(RECORD_KEY, "count")])
             dupes = counts.filter(pc.greater(counts.column(f"{RECORD_KEY}_count"), 1))

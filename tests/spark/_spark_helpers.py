@@ -10,7 +10,9 @@ from hoodie import HoodieTable
 from hoodie.naming import parse_base_file_name
 
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-BASE_FILE_RE = re.compile(rf"^(?P<file_id>{UUID}-0)_(?P<token>\d+-\d+-\d+)_(?P<instant>\d{{17}})\.parquet$")
+BASE_FILE_RE = re.compile(
+    rf"^(?P<file_id>{UUID}-0)_(?P<token>\d+-\d+-\d+)_(?P<instant>\d{{17}})\.parquet$"
+)
 META = (
     "_hoodie_commit_time",
     "_hoodie_commit_seqno",

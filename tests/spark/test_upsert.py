@@ -12,6 +12,7 @@ import json
 import os
 from types import SimpleNamespace
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from _spark_helpers import (
@@ -316,23 +317,29 @@ def test_latest_base_files_match_snapshot(history):
     assert len({(f.partition_path, f.file_id) for f in latest}) == len(latest)
 
 
+def test_hudi_rs_reads_the_evolved_table(history):
+    hudi = pytest.importorskip("hudi")
+    got = pa.Table.from_batches(hudi.HudiTable(history.path).read()).to_pylist()
+    assert {r["_hoodie_record_key"]: r for r in got} == history.snaps[5]
+
+
 # -- complex keys ------------------------------------------------------------------------------
 def test_complex_record_key(spark, tmp_path):
     path = str(tmp_path / "complex")
     cfg = WriteConfig.build("complex", record_key=["a", "b"], partition_path="dt")
     table = HoodieTable.for_write(path, cfg)
-    schema = "a int, b string, dt string, v string"
-    table.upsert(
-        spark.createDataFrame([(1, "x", A, "v1"), (2, None, A, "v2"), (3, "", A, "v3")], schema),
-        cfg,
-    )
-    result = table.upsert(spark.createDataFrame([(1, "x", A, "v1b"), (1, "y", A, "new")], schema), cfg)
-    assert (result.num_updates, result.num_inserts) == (1, 1)
+    rows = [(1, "x", A, "v1"), (1, "y", A, "v2"), (2, None, A, "v3"), (3, "", B, "v4")]
+    result = table.upsert(spark.createDataFrame(rows, "a int, b string, dt string, v string"), cfg)
+    assert result.num_inserts == 4
     snap = snapshot(table, spark)
-    assert set(snap) == {"a:1,b:x", "a:1,b:y", "a:2,b:__null__", "a:3,b:__empty__"}
-    assert snap["a:1,b:x"]["v"] == "v1b"
-    assert snap["a:1,b:y"]["v"] == "new"
+    assert {k: v["v"] for k, v in snap.items()} == {
+        "a:1,b:x": "v1",
+        "a:1,b:y": "v2",
+        "a:2,b:__null__": "v3",  # Hudi's markers for null and empty key parts
+        "a:3,b:__empty__": "v4",
+    }
     assert snap["a:2,b:__null__"]["b"] is None
+    assert snap["a:3,b:__empty__"]["_hoodie_partition_path"] == B
     props = read_properties(path)
     assert props["hoodie.table.recordkey.fields"] == "a,b"
     assert props["hoodie.table.keygenerator.class"] == "org.apache.hudi.keygen.ComplexKeyGenerator"
@@ -399,12 +406,6 @@ def test_data_types_round_trip(spark, typed):
         assert got == record, key
 
 
-@pytest.mark.xfail(
-    reason="BUG: WriteClient._writer_schema (hoodie/write/client.py) and SnapshotReader "
-    "(hoodie/read/datasource.py) call pyspark's to_arrow_schema() without timezone=, which "
-    "asserts for TimestampType: any timestamp column fails with a bare AssertionError",
-    strict=True,
-)
 def test_timestamp_column_round_trip(spark, tmp_path):
     path = str(tmp_path / "ts")
     cfg = WriteConfig.build("ts_table", record_key="id")
@@ -508,7 +509,9 @@ def test_dropping_a_column_is_refused(spark, plain):
 
 def test_hive_style_partitioning(spark, tmp_path):
     path = str(tmp_path / "hive")
-    cfg = WriteConfig.build("hive", record_key="id", partition_path="dt", hive_style_partitioning=True)
+    cfg = WriteConfig.build(
+        "hive", record_key="id", partition_path="dt", hive_style_partitioning=True
+    )
     table = HoodieTable.for_write(path, cfg)
     df = spark.createDataFrame([(1, A), (2, B), (3, None)], "id int, dt string")
     table.upsert(df, cfg)
@@ -575,18 +578,6 @@ def deletable(spark, tmp_path_factory):
     return SimpleNamespace(path=path, cfg=cfg, table=table)
 
 
-def test_delete_with_ordering_value(spark, deletable):
-    keys = spark.createDataFrame([(3, A, 10)], "id int, dt string, ts bigint")
-    result = deletable.table.delete(keys, deletable.cfg)
-    assert result.num_deletes == 1
-    assert "3" not in snapshot(deletable.table, spark)
-
-
-@pytest.mark.xfail(
-    reason="BUG: HoodieTable.delete is documented to need only the record key and partition "
-    "columns, but WriteClient._writer_schema requires the precombine column too (SchemaError)",
-    strict=True,
-)
 def test_delete_with_only_key_and_partition_columns(spark, deletable):
     keys = spark.createDataFrame([(1, A)], "id int, dt string")
     result = deletable.table.delete(keys, deletable.cfg)
@@ -594,12 +585,6 @@ def test_delete_with_only_key_and_partition_columns(spark, deletable):
     assert "1" not in snapshot(deletable.table, spark)
 
 
-@pytest.mark.xfail(
-    reason="BUG: HoodieTable.delete (operation DELETE) is ordered by the precombine field like "
-    "a soft delete: a key whose stored ts is larger than the delete row's is not deleted. "
-    "Hudi's delete operation removes the keys unconditionally",
-    strict=True,
-)
 def test_delete_is_unconditional(spark, deletable):
     keys = spark.createDataFrame([(2, A, 0)], "id int, dt string, ts bigint")
     result = deletable.table.delete(keys, deletable.cfg)
