@@ -42,6 +42,8 @@ PHASES = {
     "_prepare": "driver: builds the key columns (lazy)",
     "tag_location": "driver: builds the index join (lazy)",
     "DataFrame.persist": "driver: marks prepared/tagged for caching",
+    "DataFrame.unpersist": "driver: drops the caches at the end",
+    "DataFrame.filter": "driver: builds filters (lazy)",
 }
 _timings: dict[str, float] = defaultdict(float)
 
@@ -81,9 +83,15 @@ class TimedHandle(CopyOnWriteHandle):
         t = _time.perf_counter()
         self._write(target, output, stat)
         steps["write_parquet"] = _time.perf_counter() - t
-        record = {"pid": _os.getpid(), "file_id": target.file_id, "incoming": rows_in,
-                  "stored": 0 if stored is None else stored.num_rows,
-                  "written": output.num_rows, "end": _time.time(), **steps}  # fmt: skip
+        record = {
+            "pid": _os.getpid(),
+            "file_id": target.file_id,
+            "incoming": rows_in,
+            "stored": 0 if stored is None else stored.num_rows,
+            "written": output.num_rows,
+            "end": _time.time(),
+            **steps,
+        }
         log = _pp.join(_pp.dirname(self.storage.base_path), "task_timings.jsonl")
         with open(log, "a") as handle:
             handle.write(_json.dumps(record) + "\n")
@@ -94,9 +102,18 @@ class TimedHandle(CopyOnWriteHandle):
 
 def install() -> None:
     wc = client_mod.WriteClient
-    for name in ("_writer_schema", "_check_keys_and_partitions", "_profile",
-                 "_average_record_size", "_transition", "_write_partition_metadata",
-                 "_write_file_groups", "_finalize", "__init__", "_prepare"):  # fmt: skip
+    for name in (
+        "_writer_schema",
+        "_check_keys_and_partitions",
+        "_profile",
+        "_average_record_size",
+        "_transition",
+        "_write_partition_metadata",
+        "_write_file_groups",
+        "_finalize",
+        "__init__",
+        "_prepare",
+    ):
         setattr(wc, name, _timed(name, getattr(wc, name)))
     client_mod.plan_inserts = _timed("plan_inserts", client_mod.plan_inserts)
     original_view = client_mod.HoodieTable.file_system_view
@@ -108,6 +125,8 @@ def install() -> None:
     except ImportError:  # pragma: no cover - pyspark 3
         from pyspark.sql import DataFrame
     DataFrame.persist = _timed("DataFrame.persist", DataFrame.persist)
+    DataFrame.unpersist = _timed("DataFrame.unpersist", DataFrame.unpersist)
+    DataFrame.filter = _timed("DataFrame.filter", DataFrame.filter)
 
 
 def report(label: str, total: float, task_log: Path) -> dict:
@@ -128,11 +147,71 @@ def report(label: str, total: float, task_log: Path) -> dict:
             for step in ("deduplicate", "read_previous", "merge", "write_parquet"):
                 sums[step] += t[step]
         in_handle = sum(sums.values())
-        print(f"  file-group tasks: {len(tasks)} in {len({t['pid'] for t in tasks})} worker(s); "
-              f"handle time summed over tasks {in_handle:.2f}s (2 run at a time)")  # fmt: skip
+        print(
+            f"  file-group tasks: {len(tasks)} in {len({t['pid'] for t in tasks})} worker(s); "
+            f"handle time summed over tasks {in_handle:.2f}s (2 run at a time)"
+        )
         for step, seconds in sums.items():
             print(f"    {step:<16}{seconds:8.2f}s")
     return {"total": total, "phases": phases, "tasks": tasks}
+
+
+def baselines(spark, table, rows, partitions, updates, inserts) -> dict:
+    """Costs of pieces of the upsert on their own, to compare with the phases above."""
+    from pyspark.sql import functions as F
+
+    from hoodie.index.simple import existing_keys
+    from hoodie.schema import PARTITION_PATH, RECORD_KEY
+
+    def clock(label, action):
+        t0 = time.perf_counter()
+        action()
+        seconds = time.perf_counter() - t0
+        print(f"  {label:<62}{seconds:8.2f}s")
+        return seconds
+
+    base_files = table.file_system_view().latest_base_files()
+    paths = [table.storage.uri(f.relative_path) for f in base_files]
+    print("\nbaselines (not part of any upsert):")
+    return {
+        "generate_initial_input_noop": clock(
+            f"generate the {rows:,}-row initial input (noop sink)",
+            lambda: (
+                bench.initial_rows(spark, rows, partitions)
+                .write.format("noop")
+                .mode("overwrite")
+                .save()
+            ),
+        ),
+        "generate_batch_input_noop": clock(
+            f"generate the {updates + inserts:,}-row batch input (noop sink)",
+            lambda: (
+                bench.batch_rows(spark, rows, partitions, updates, inserts)
+                .write.format("noop")
+                .mode("overwrite")
+                .save()
+            ),
+        ),
+        "index_key_scan_python": clock(
+            f"index key scan, hoodie's Python mapInArrow reader ({len(base_files)} files)",
+            lambda: (
+                existing_keys(spark, table.storage, base_files, 8)
+                .write.format("noop")
+                .mode("overwrite")
+                .save()
+            ),
+        ),
+        "index_key_scan_spark_parquet": clock(
+            "same keys via spark.read.parquet + _metadata.file_name",
+            lambda: (
+                spark.read.parquet(*paths)
+                .select(RECORD_KEY, PARTITION_PATH, F.col("_metadata.file_name"))
+                .write.format("noop")
+                .mode("overwrite")
+                .save()
+            ),
+        ),
+    }
 
 
 def main() -> int:
@@ -155,15 +234,23 @@ def main() -> int:
     path = workdir / "table"
     task_log = workdir / "task_timings.jsonl"
     spark = bench.build_spark(args.master)
-    out = {"rows": rows, "partitions": partitions, "updates": updates, "inserts": inserts,
-           "load_average_before": os.getloadavg()}  # fmt: skip
+    out = {
+        "rows": rows,
+        "partitions": partitions,
+        "updates": updates,
+        "inserts": inserts,
+        "load_average_before": os.getloadavg(),
+    }
     try:
-        cfg = WriteConfig.build("bench", record_key="id", partition_path="part",
-                                precombine_field="ts")  # fmt: skip
+        cfg = WriteConfig.build(
+            "bench", record_key="id", partition_path="part", precombine_field="ts"
+        )
         table = HoodieTable.for_write(str(path), cfg)
+        load = bench.initial_rows(spark, rows, partitions)
         t0 = time.perf_counter()
-        table.upsert(bench.initial_rows(spark, rows, partitions), cfg)
+        table.upsert(load, cfg)
         out["initial_load"] = report("initial load", time.perf_counter() - t0, task_log)
+        out["baselines"] = baselines(spark, table, rows, partitions, updates, inserts)
         batch = bench.batch_rows(spark, rows, partitions, updates, inserts)
         t0 = time.perf_counter()
         table.upsert(batch, cfg)

@@ -45,13 +45,24 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows of the initial table")
     parser.add_argument("--partitions", type=int, default=10, help="table partitions (p00, ...)")
-    parser.add_argument("--update-fraction", type=float, default=0.1,
-                        help="share of existing rows the measured batch updates")
-    parser.add_argument("--insert-fraction", type=float, default=0.1,
-                        help="new rows in the measured batch, as a share of --rows")
+    parser.add_argument(
+        "--update-fraction",
+        type=float,
+        default=0.1,
+        help="share of existing rows the measured batch updates",
+    )
+    parser.add_argument(
+        "--insert-fraction",
+        type=float,
+        default=0.1,
+        help="new rows in the measured batch, as a share of --rows",
+    )
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="JSON results file")
-    parser.add_argument("--workdir", default=None,
-                        help="where the table goes (default: a temporary folder, removed after)")
+    parser.add_argument(
+        "--workdir",
+        default=None,
+        help="where the table goes (default: a temporary folder, removed after)",
+    )
     parser.add_argument("--master", default="local[2]", help="Spark master")
     parser.add_argument("--keep", action="store_true", help="keep the table after the run")
     args = parser.parse_args(argv)
@@ -82,7 +93,7 @@ def repo_commit() -> str | None:
         head = (git / "HEAD").read_text().strip()
         if not head.startswith("ref: "):
             return head
-        ref = head[len("ref: "):]
+        ref = head[len("ref: ") :]
         if (git / ref).exists():
             return (git / ref).read_text().strip()
         packed = git / "packed-refs"
@@ -122,23 +133,31 @@ def rows_for(ids, partitions: int, version: int):
     categories = F.array(*[F.lit(c) for c in CATEGORIES])
     return ids.select(
         id_.alias("id"),
-        F.concat(F.lit("p"), F.lpad(F.pmod(id_, F.lit(partitions)).cast("string"), width, "0"))
-        .alias("part"),
+        F.concat(
+            F.lit("p"), F.lpad(F.pmod(id_, F.lit(partitions)).cast("string"), width, "0")
+        ).alias("part"),
         (F.lit(BASE_TS) + id_ + F.lit(version)).alias("ts"),
         F.concat(F.lit("customer-"), id_.cast("string")).alias("name"),
-        F.element_at(categories, (F.pmod(id_ * 7 + version, F.lit(len(CATEGORIES))) + 1)
-                     .cast("int")).alias("category"),
+        F.element_at(
+            categories, (F.pmod(id_ * 7 + version, F.lit(len(CATEGORIES))) + 1).cast("int")
+        ).alias("category"),
         (F.pmod(id_ * 37 + version * 11, F.lit(100_000)) / F.lit(100.0)).alias("amount"),
         (F.pmod(id_, F.lit(1000)) + F.lit(version * 1000)).cast("int").alias("quantity"),
-        F.date_add(F.lit(BASE_DATE), F.pmod(id_, F.lit(365)).cast("int") + F.lit(version))
-        .alias("event_date"),
+        F.date_add(F.lit(BASE_DATE), F.pmod(id_, F.lit(365)).cast("int") + F.lit(version)).alias(
+            "event_date"
+        ),
         ((F.pmod(id_, F.lit(3)) == 0) != F.lit(version == 1)).alias("is_active"),
         (F.pmod(id_ * 13 + version * 7, F.lit(10_000_000)) / F.lit(100))
-        .cast("decimal(12,2)").alias("price"),
+        .cast("decimal(12,2)")
+        .alias("price"),
         F.sqrt(id_.cast("double") + F.lit(version)).alias("score"),
-        F.concat(F.lit(f"v{version} note for "), id_.cast("string"), F.lit(" / "),
-                 F.sha1(id_.cast("string")).substr(1, 12)).alias("note"),
-    )  # fmt: skip
+        F.concat(
+            F.lit(f"v{version} note for "),
+            id_.cast("string"),
+            F.lit(" / "),
+            F.sha1(id_.cast("string")).substr(1, 12),
+        ).alias("note"),
+    )
 
 
 def update_stride(rows: int) -> int:
@@ -193,20 +212,26 @@ def run(args: argparse.Namespace) -> dict:
     load_before = os.getloadavg()
     session_started = time.perf_counter()
     spark = build_spark(args.master)
-    print(f"spark {spark.version} session up in {time.perf_counter() - session_started:.1f}s",
-          flush=True)  # fmt: skip
+    print(
+        f"spark {spark.version} session up in {time.perf_counter() - session_started:.1f}s",
+        flush=True,
+    )
     try:
-        cfg = WriteConfig.build("bench", record_key="id", partition_path="part",
-                                precombine_field="ts")  # fmt: skip
+        cfg = WriteConfig.build(
+            "bench", record_key="id", partition_path="part", precombine_field="ts"
+        )
         table = HoodieTable.for_write(str(path), cfg)
 
         # 1. initial load: one upsert into the empty table
         print(f"initial load: {rows:,} rows into {partitions} partitions ...", flush=True)
+        load = initial_rows(spark, rows, partitions)  # lazy: building the plan is not timed
         t0 = time.perf_counter()
-        initial = table.upsert(initial_rows(spark, rows, partitions), cfg)
+        initial = table.upsert(load, cfg)
         initial_seconds = time.perf_counter() - t0
-        print(f"  {initial.summary()}; {initial_seconds:.2f}s "
-              f"({rows / initial_seconds:,.0f} rows/s)", flush=True)  # fmt: skip
+        print(
+            f"  {initial.summary()}; {initial_seconds:.2f}s ({rows / initial_seconds:,.0f} rows/s)",
+            flush=True,
+        )
 
         # 2. the measured batch: updates + inserts as one DataFrame, one upsert
         batch = batch_rows(spark, rows, partitions, updates, inserts)
@@ -215,8 +240,11 @@ def run(args: argparse.Namespace) -> dict:
         result = table.upsert(batch, cfg)
         upsert_seconds = time.perf_counter() - t0
         upserted = updates + inserts
-        print(f"  {result.summary()}; {upsert_seconds:.2f}s "
-              f"({upserted / upsert_seconds:,.0f} rows/s)", flush=True)  # fmt: skip
+        print(
+            f"  {result.summary()}; {upsert_seconds:.2f}s "
+            f"({upserted / upsert_seconds:,.0f} rows/s)",
+            flush=True,
+        )
 
         # 3. verification (not timed as part of the upsert)
         t0 = time.perf_counter()
@@ -239,12 +267,17 @@ def run(args: argparse.Namespace) -> dict:
         if new_ts != updates:
             problems.append(f"{new_ts} rows carry the updated ts, expected {updates}")
         if (result.num_updates, result.num_inserts) != (updates, inserts):
-            problems.append(f"commit reports {result.num_updates} updates / "
-                            f"{result.num_inserts} inserts, expected {updates} / {inserts}")  # fmt: skip
+            problems.append(
+                f"commit reports {result.num_updates} updates / "
+                f"{result.num_inserts} inserts, expected {updates} / {inserts}"
+            )
         if initial.num_inserts != rows:
             problems.append(f"initial load inserted {initial.num_inserts}, expected {rows}")
-        print(f"verify: {count:,} rows, {new_ts:,} updated ({verify_seconds:.1f}s): "
-              + ("OK" if not problems else "FAILED"), flush=True)  # fmt: skip
+        print(
+            f"verify: {count:,} rows, {new_ts:,} updated ({verify_seconds:.1f}s): "
+            + ("OK" if not problems else "FAILED"),
+            flush=True,
+        )
 
         mem = memory_total_bytes()
         load_after = os.getloadavg()

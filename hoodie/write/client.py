@@ -205,8 +205,14 @@ class WriteClient:
             tagged = tag_location(spark, prepared, self.table.storage, base_files, int(parallelism))
             # A delete of a key the table does not hold has nothing to do.
             tagged = tagged.filter(~(F.coalesce(F.col(IS_DELETED), F.lit(False))
-                                     & F.col(LOCATION).isNull())).persist()  # fmt: skip
-            profile = self._profile(tagged)
+                                     & F.col(LOCATION).isNull()))  # fmt: skip
+            if base_files:
+                # Tagging joined in stored keys: cache its result, which replaces the input's.
+                tagged = tagged.persist()
+                profile = self._profile(tagged)
+                prepared.unpersist()
+            else:
+                profile = self._profile(tagged)  # nothing stored: `prepared` is the cache
             buckets, targets = self._plan(profile, base_files, partitions)
             planned = CommitMetadata(
                 operation_type=operation,
@@ -402,7 +408,8 @@ class WriteClient:
             compression=self.config.compression,
             allow_duplicate_keys=operation == "DELETE",
         )
-        assigned = assigned.drop(LOCATION)
+        # One shuffle partition per file group, so file groups are written in parallel.
+        assigned = assigned.drop(LOCATION).repartition(len(targets), TARGET)
         rows = assigned.groupBy(TARGET).applyInArrow(_as_function(handle), STAT_SCHEMA).collect()
         return [_stat_from_json(r["stat"]) for r in rows]
 

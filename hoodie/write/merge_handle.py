@@ -97,6 +97,11 @@ class CopyOnWriteHandle:
 
     def __call__(self, key: tuple, incoming: pa.Table) -> pa.Table:
         target = self.targets[key[0].as_py() if hasattr(key[0], "as_py") else key[0]]
+        # Spark may send strings as large_string; keys are compared with stored plain strings.
+        position = incoming.schema.get_field_index(RECORD_KEY)
+        incoming = incoming.set_column(
+            position, RECORD_KEY, incoming.column(RECORD_KEY).cast(pa.string())
+        )
         incoming = self._deduplicate(incoming)
         stored = self._read_previous(target)
         output, stat = self._merge(target, incoming, stored)

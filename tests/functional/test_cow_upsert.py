@@ -49,6 +49,7 @@ where batch <= {{ var('batch') }} group by name
 # A plain dbt-spark `table` model: shows dbt-spark's materializations still work, and what
 # dbt's column introspection sees of the lake table.
 COLUMNS = """\
+-- depends_on: {{ ref('payments') }}
 {{ config(materialized='table') }}
 {% set cols = adapter.get_columns_in_relation(ref('payments')) if execute else [] %}
 select '{{ cols | map(attribute="name") | join(",") }}' as names
