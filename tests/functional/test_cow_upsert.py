@@ -64,7 +64,13 @@ def test_cow_upsert_model_runs_twice(dbt_project):
     dbt_project.write("seeds/raw.csv", SEED)
     dbt_project.write("seeds/schema.yml", SEED_CONFIG)
     dbt_project.write("models/payments.sql", PARTITIONED)
-    dbt_project.write("models/names.sql", UNPARTITIONED)
+    custom_root = dbt_project.root / "custom_lake"
+    dbt_project.write(
+        "models/names.sql",
+        UNPARTITIONED.replace(
+            "unique_key='name'", f"unique_key='name', location_root='{custom_root}'"
+        ),
+    )
     dbt_project.write("models/payment_columns.sql", COLUMNS)
     report = dbt_project.run(
         [
@@ -103,6 +109,10 @@ def test_cow_upsert_model_runs_twice(dbt_project):
     assert [(r["name"], r["versions"]) for r in names] == [
         ("alice", 1), ("bob", 2), ("carol", 2), ("dave", 2), ("erin", 1),
     ]  # fmt: skip
+
+    # location_root puts the table at <location_root>/<alias>.
+    assert (custom_root / "names" / ".hoodie" / "hoodie.properties").is_file()
+    assert not (dbt_project.root / "warehouse" / "func.db" / "names").exists()
 
     # On disk: a real Hudi table under <warehouse>/<schema>.db/<alias>, read by hudi-rs.
     base = Path(dbt_project.root / "warehouse" / "func.db" / "payments")
