@@ -1,30 +1,37 @@
 """The `hoodie` Spark data source: `spark.read.format("hoodie").load(path)` and catalog tables.
 
-Planning (which files make up the snapshot) happens once, in the reader's constructor on the
-driver; each Spark task then reads its base files with pyarrow and hands Arrow batches to
-Spark. PySpark finds this source without registration through the top-level
-`pyspark_hoodie` module; `register()` covers sessions whose workers cannot see it.
+Planning (which file slices a query reads) happens once on the driver; each Spark task then
+reads, and for merge-on-read merges, one file slice with pyarrow and hands Arrow batches to
+Spark. Options follow Hudi's names (see `hoodie.read.options`). PySpark finds this source
+without registration through the top-level `pyspark_hoodie` module; `register()` covers
+sessions whose workers cannot see it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 
 import pyarrow as pa
-import pyarrow.parquet as pq
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
 from ..exceptions import InvalidConfigError
 from ..schema import META_SCHEMA, normalize_schema
-from ..storage import Storage
 from ..table import HoodieTable
+from .options import ReadOptions
+from .partition_filter import PartitionMatcher
+from .planner import FileSplit, plan_read
+from .slice_reader import SliceReadSpec, read_slice
 
 SOURCE_NAME = "hoodie"
 # Spark hands a catalog table's Python data source no options, only the stored schema: the
 # table's base path travels as metadata of its first (meta) column.
 BASE_PATH_METADATA = "hoodie.base.path"
+# Partition pruning takes Spark's filters, which PySpark only hands over with
+# spark.sql.python.filterPushdown.enabled=true (and refuses a reader that asks for them
+# otherwise), so it is opt-in per read. The dbt adapter's session turns both on.
+PUSHDOWN_OPTION = "hoodie.read.filter.pushdown"
 
 
 def _path(options, schema: StructType | None = None) -> str:
@@ -47,15 +54,12 @@ def snapshot_arrow_schema(table: HoodieTable) -> pa.Schema:
     return pa.schema(list(META_SCHEMA) + list(normalize_schema(data)))
 
 
-@dataclass
-class BaseFileSplit(InputPartition):
-    """A Spark input partition: base files read by one task."""
+class SliceSplit(InputPartition):
+    """A Spark input partition: one file slice."""
 
-    paths: list[str]
-
-    def __init__(self, paths: list[str]):
-        super().__init__(paths)
-        self.paths = paths
+    def __init__(self, split: FileSplit):
+        super().__init__(split)
+        self.split = split
 
 
 class HoodieDataSource(DataSource):
@@ -67,48 +71,71 @@ class HoodieDataSource(DataSource):
         return from_arrow_schema(snapshot_arrow_schema(HoodieTable.open(_path(self.options))))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return SnapshotReader(_path(self.options, schema), schema)
+        path = _path(self.options, schema)
+        pushdown = str(self.options.get(PUSHDOWN_OPTION, "")).lower() == "true" or any(
+            (f.metadata or {}).get(PUSHDOWN_OPTION) == "true" for f in schema.fields
+        )
+        reader_class = PartitionPruningReader if pushdown else HoodieReader
+        return reader_class(path, schema, ReadOptions.parse(self.options))
 
 
-class SnapshotReader(DataSourceReader):
-    """Reads the latest committed base file of every file group (copy-on-write snapshot)."""
+class HoodieReader(DataSourceReader):
+    """Plans on the driver (in `partitions()`), reads one file slice per Spark task."""
 
-    def __init__(self, path: str, schema: StructType):
+    def __init__(self, path: str, schema: StructType, options: ReadOptions):
         table = HoodieTable.open(path)
-        self.storage = table.storage
-        self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
-        self.files = [f.relative_path for f in table.file_system_view().latest_base_files()]
+        self.table = table
+        self.options = options
+        self.partition_filters: list[Filter] = []
+        arrow_schema = to_arrow_schema(schema, timezone="UTC")
+        ordering = table.properties.precombine_field
+        self.spec = SliceReadSpec(
+            storage=table.storage,
+            schema=arrow_schema,
+            record_key_fields=table.properties.record_key_fields,
+            ordering_field=ordering if ordering in arrow_schema.names else None,
+            valid_instants=frozenset(),
+        )
 
     def partitions(self) -> list[InputPartition]:
-        if not self.files:
-            return [BaseFileSplit([])]
-        return [BaseFileSplit([path]) for path in self.files]
+        matcher = PartitionMatcher.for_table(self.table, self.spec.schema, self.partition_filters)
+        plan = plan_read(self.table, self.options, matcher)
+        valid = self.table.timeline().completed.write_timeline
+        if plan.as_of is not None:
+            valid = valid.before_or_at(plan.as_of)
+        self.spec = replace(
+            self.spec,
+            valid_instants=frozenset(valid.timestamps()),
+            merge_logs=plan.merge_logs,
+            commit_time_range=plan.commit_time_range,
+        )
+        if not plan.splits:
+            return [SliceSplit(FileSplit("", "", None))]
+        return [SliceSplit(split) for split in plan.splits]
 
-    def read(self, partition: BaseFileSplit):
-        for relative in partition.paths:
-            yield from read_base_file(self.storage, relative, self.arrow_schema)
+    def read(self, partition: SliceSplit):
+        yield from read_slice(self.spec, partition.split)
 
 
-def read_base_file(storage: Storage, relative: str, schema: pa.Schema):
-    """Arrow batches of one base file, conformed to `schema` (missing columns read as null)."""
-    parquet = pq.ParquetFile(storage.full_path(relative), filesystem=storage.fs)
-    present = set(parquet.schema_arrow.names)
-    columns = [f.name for f in schema if f.name in present]
-    for batch in parquet.iter_batches(columns=columns, batch_size=65536):
-        arrays = []
-        for field in schema:
-            if field.name in present:
-                arrays.append(batch.column(field.name).cast(field.type))
-            else:
-                arrays.append(pa.nulls(batch.num_rows, field.type))
-        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+class PartitionPruningReader(HoodieReader):
+    """Also takes Spark's filters to skip partitions (needs spark.sql.python.filterPushdown)."""
+
+    def pushFilters(self, filters: list[Filter]):
+        for item in filters:
+            if PartitionMatcher.usable(item, self.table.properties.partition_fields):
+                self.partition_filters.append(item)
+            yield item  # Spark still evaluates every filter on the rows we return
 
 
 def catalog_schema(table: HoodieTable) -> StructType:
     """The schema to store with a catalog table: the snapshot's, carrying the base path."""
     schema = from_arrow_schema(snapshot_arrow_schema(table))
     first = schema.fields[0]
-    first.metadata = {**(first.metadata or {}), BASE_PATH_METADATA: table.storage.uri()}
+    first.metadata = {
+        **(first.metadata or {}),
+        BASE_PATH_METADATA: table.storage.uri(),
+        PUSHDOWN_OPTION: "true",
+    }
     return schema
 
 

@@ -48,6 +48,8 @@ def session_conf(creds: HoodieCredentials) -> dict[str, str]:
         "spark.sql.warehouse.dir": warehouse,
         "spark.sql.catalogImplementation": "hive",
         "spark.ui.showConsoleProgress": "false",
+        # Lets the `hoodie` source prune partitions from filters (see hoodie.read.datasource).
+        "spark.sql.python.filterPushdown.enabled": "true",
         "spark.hadoop.javax.jdo.option.ConnectionURL": (
             f"jdbc:derby:;databaseName={os.path.join(metastore, 'metastore_db')};create=true"
         ),

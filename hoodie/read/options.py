@@ -1,0 +1,135 @@
+"""Read options, in Hudi's names, checked before any file is opened.
+
+The same table answers three questions: what is true now (snapshot), what was true at an
+instant (time travel, `as.of.instant`), and what changed in a range of instants (incremental).
+Read-optimized skips merge-on-read log files. A typo in an option name must not silently turn
+a time-travel read into a read of today's data, so unknown options are errors.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from ..exceptions import InvalidConfigError
+
+QUERY_TYPE = "hoodie.datasource.query.type"
+AS_OF_INSTANT = "as.of.instant"
+BEGIN_INSTANT = "hoodie.datasource.read.begin.instanttime"
+END_INSTANT = "hoodie.datasource.read.end.instanttime"
+
+SNAPSHOT = "snapshot"
+READ_OPTIMIZED = "read_optimized"
+INCREMENTAL = "incremental"
+QUERY_TYPES = (SNAPSHOT, READ_OPTIMIZED, INCREMENTAL)
+
+# Options Spark itself passes along, and our pushdown switch (read by the data source).
+_PASSED_BY_SPARK = {"path", "paths", "hoodie.read.filter.pushdown"}
+SUPPORTED = {
+    QUERY_TYPE: "snapshot (default) | read_optimized | incremental",
+    AS_OF_INSTANT: "time travel: yyyyMMddHHmmssSSS, 'yyyy-MM-dd HH:mm:ss' or yyyy-MM-dd",
+    BEGIN_INSTANT: "incremental: changes after this instant (exclusive)",
+    END_INSTANT: "incremental: changes up to this instant (inclusive), default latest",
+}
+
+_DIGITS = re.compile(r"^\d{8,17}$")
+_TEXT_FORMATS = ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
+
+
+def normalize_instant(value: str, option: str) -> str:
+    """An instant time `yyyyMMddHHmmssSSS` from any of the accepted spellings.
+
+    Shorter digit strings are padded with zeros (`20261120` is the start of that day), as
+    Hudi does, so they compare correctly with full instant times.
+    """
+    text = str(value).strip()
+    if _DIGITS.match(text):
+        padded = text.ljust(17, "0")
+        try:
+            datetime.strptime(padded[:14], "%Y%m%d%H%M%S")
+        except ValueError:
+            pass
+        else:
+            return padded
+    for fmt in _TEXT_FORMATS:
+        try:
+            moment = datetime.strptime(text, fmt).replace(tzinfo=timezone.utc)
+        except ValueError:
+            continue
+        return moment.strftime("%Y%m%d%H%M%S") + f"{moment.microsecond // 1000:03d}"
+    raise InvalidConfigError(
+        f"option '{option}'={value!r} is not an instant: use yyyyMMddHHmmssSSS "
+        "(e.g. 20261120103000000), 'yyyy-MM-dd HH:mm:ss' or yyyy-MM-dd (UTC)"
+    )
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    query_type: str = SNAPSHOT
+    as_of_instant: str | None = None
+    begin_instant: str | None = None
+    end_instant: str | None = None
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> ReadOptions:
+        given = {str(k): str(v) for k, v in options.items() if v is not None}
+        unknown = sorted(
+            k for k in given if k.lower() not in _PASSED_BY_SPARK and k not in SUPPORTED
+        )
+        if unknown:
+            listed = "\n".join(f"  {name}: {desc}" for name, desc in SUPPORTED.items())
+            raise InvalidConfigError(
+                f"unknown read option(s) {', '.join(repr(k) for k in unknown)}. "
+                f"Supported options:\n{listed}"
+            )
+        query_type = given.get(QUERY_TYPE, SNAPSHOT).strip().lower()
+        if query_type not in QUERY_TYPES:
+            raise InvalidConfigError(
+                f"option '{QUERY_TYPE}'={given[QUERY_TYPE]!r} must be one of "
+                f"{', '.join(QUERY_TYPES)}"
+            )
+        as_of = given.get(AS_OF_INSTANT)
+        begin = given.get(BEGIN_INSTANT)
+        end = given.get(END_INSTANT)
+        if query_type == INCREMENTAL:
+            if begin is None:
+                raise InvalidConfigError(
+                    f"an incremental read needs '{BEGIN_INSTANT}' (the instant after which "
+                    "changes are read; use 0 to read all)"
+                )
+            if as_of is not None:
+                raise InvalidConfigError(
+                    f"'{AS_OF_INSTANT}' does not apply to incremental reads: use "
+                    f"'{END_INSTANT}' to bound the range"
+                )
+        elif begin is not None or end is not None:
+            raise InvalidConfigError(
+                f"'{BEGIN_INSTANT}' and '{END_INSTANT}' apply to incremental reads only: set "
+                f"{QUERY_TYPE}=incremental"
+            )
+        parsed = cls(
+            query_type=query_type,
+            as_of_instant=normalize_instant(as_of, AS_OF_INSTANT) if as_of else None,
+            begin_instant=_begin(begin),
+            end_instant=normalize_instant(end, END_INSTANT) if end else None,
+        )
+        if (
+            parsed.begin_instant is not None
+            and parsed.end_instant is not None
+            and parsed.end_instant <= parsed.begin_instant
+        ):
+            raise InvalidConfigError(
+                f"'{END_INSTANT}' ({parsed.end_instant}) must be after '{BEGIN_INSTANT}' "
+                f"({parsed.begin_instant})"
+            )
+        return parsed
+
+
+def _begin(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if value.strip() in ("0", "000"):
+        return "0" * 17  # before every instant
+    return normalize_instant(value, BEGIN_INSTANT)

@@ -1,0 +1,127 @@
+"""Partition pruning: deciding from a partition's path alone whether a filter can match it.
+
+A partition path holds the partition columns' values (`2026-11-01`, or `day=2026-11-01` when
+hive-style), so a filter on partition columns is evaluated once per partition, and files of
+partitions that cannot match are never opened. When in doubt (a value that does not parse, a
+path of unexpected depth) the partition is kept: pruning may only ever skip what cannot match.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    EqualNullSafe,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    IsNotNull,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Not,
+    StringStartsWith,
+)
+
+from ..naming import DEFAULT_PARTITION
+
+_COMPARISONS = {
+    GreaterThan: operator.gt,
+    GreaterThanOrEqual: operator.ge,
+    LessThan: operator.lt,
+    LessThanOrEqual: operator.le,
+}
+_SIMPLE = (EqualTo, EqualNullSafe, In, IsNull, IsNotNull, StringStartsWith, *_COMPARISONS)
+
+
+class _Unknown(Exception):
+    """The filter cannot be decided for this partition: keep it."""
+
+
+@dataclass
+class PartitionMatcher:
+    fields: tuple[str, ...]
+    types: dict[str, pa.DataType]
+    hive_style: bool
+    url_encoded: bool
+    filters: list[Filter]
+
+    @staticmethod
+    def usable(item: Filter, partition_fields: tuple[str, ...]) -> bool:
+        inner = item.child if isinstance(item, Not) else item
+        attribute = getattr(inner, "attribute", ())
+        return (
+            isinstance(inner, _SIMPLE)
+            and len(attribute) == 1
+            and attribute[0] in partition_fields
+        )
+
+    @classmethod
+    def for_table(cls, table, schema: pa.Schema, filters: list[Filter]):
+        if not filters or not table.properties.partition_fields:
+            return None
+        props = table.properties
+        types = {f.name: f.type for f in schema if f.name in props.partition_fields}
+        return cls(
+            props.partition_fields,
+            types,
+            props.hive_style_partitioning,
+            props.url_encode_partition_path,
+            filters,
+        )
+
+    def values(self, partition_path: str) -> dict[str, Any]:
+        segments = partition_path.split("/") if partition_path else []
+        if len(segments) != len(self.fields):
+            raise _Unknown
+        out = {}
+        for name, segment in zip(self.fields, segments):
+            text = segment.split("=", 1)[1] if self.hive_style and "=" in segment else segment
+            if self.url_encoded:
+                text = unquote(text)
+            if text == DEFAULT_PARTITION:
+                out[name] = None
+                continue
+            dtype = self.types.get(name, pa.string())
+            try:
+                out[name] = pa.scalar(text).cast(dtype).as_py()
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
+                raise _Unknown from error
+        return out
+
+    def __call__(self, partition_path: str) -> bool:
+        try:
+            values = self.values(partition_path)
+            return all(_holds(item, values) for item in self.filters)
+        except _Unknown:
+            return True
+
+
+def _holds(item: Filter, values: dict[str, Any]) -> bool:
+    if isinstance(item, Not):
+        return not _holds(item.child, values)
+    value = values[item.attribute[0]]
+    if isinstance(item, IsNull):
+        return value is None
+    if isinstance(item, IsNotNull):
+        return value is not None
+    if isinstance(item, EqualNullSafe):
+        return value == item.value
+    if value is None:
+        return False  # SQL: a comparison with null is not true
+    if isinstance(item, EqualTo):
+        return value == item.value
+    if isinstance(item, In):
+        return value in item.value
+    if isinstance(item, StringStartsWith):
+        return isinstance(value, str) and value.startswith(item.value)
+    try:
+        return _COMPARISONS[type(item)](value, item.value)
+    except TypeError as error:
+        raise _Unknown from error

@@ -1,0 +1,143 @@
+"""Read planning: from a query (type, instants, partition filters) to the file slices to read.
+
+Runs on the driver and opens no data file: it reads the timeline, commit metadata and
+listings only. Each split is one file slice, the unit a Spark task reads (and, for
+merge-on-read, merges).
+- snapshot / time travel: the latest file slice of every file group as of the instant;
+- read-optimized: the same, base files only;
+- incremental: the file groups the instants in (begin, end] wrote, as of `end`, keeping only
+  rows whose `_hoodie_commit_time` falls in the range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..exceptions import InvalidConfigError, TimelineError
+from ..fs_view import FileSystemView
+from ..table import HoodieTable
+from .options import INCREMENTAL, READ_OPTIMIZED, ReadOptions
+
+
+@dataclass(frozen=True)
+class FileSplit:
+    """One file slice to read: its base file and the log files after it (relative paths)."""
+
+    partition_path: str
+    file_id: str
+    base_file: str | None
+    log_files: tuple[str, ...] = ()
+
+
+@dataclass
+class ReadPlan:
+    splits: list[FileSplit]
+    as_of: str | None  # the instant the snapshot is taken at (None: the table is empty)
+    commit_time_range: tuple[str, str] | None = None  # incremental: (begin excl., end incl.)
+    partitions_pruned: int = 0
+    merge_logs: bool = False
+    instants: list[str] = field(default_factory=list)
+
+
+def readable_range(table: HoodieTable) -> tuple[str, str] | None:
+    """The earliest and latest instants a read can be taken at, or None for an empty table.
+
+    The earliest is the first completed write still on the active timeline; a later issue's
+    cleaning raises it to the earliest commit it retains.
+    """
+    instants = table.timeline().completed.write_timeline.instants
+    if not instants:
+        return None
+    return instants[0].timestamp, instants[-1].timestamp
+
+
+def plan_read(
+    table: HoodieTable,
+    options: ReadOptions,
+    partition_filter: Callable[[str], bool] | None = None,
+) -> ReadPlan:
+    timeline = table.timeline()
+    completed = timeline.completed.write_timeline
+    bounds = readable_range(table)
+    if options.query_type == INCREMENTAL:
+        return _plan_incremental(table, options, bounds, partition_filter)
+    as_of = None
+    if options.as_of_instant is not None:
+        if bounds is None:
+            raise TimelineError(
+                f"as.of.instant {options.as_of_instant}: table '{table.name}' has no completed "
+                "commits to travel to"
+            )
+        candidates = [i.timestamp for i in completed if i.timestamp <= options.as_of_instant]
+        if not candidates:
+            raise TimelineError(
+                f"as.of.instant {options.as_of_instant} is before the earliest readable instant "
+                f"of table '{table.name}'; readable range: {bounds[0]} .. {bounds[1]}"
+            )
+        as_of = candidates[-1]
+    elif bounds is not None:
+        as_of = bounds[1]
+    if as_of is None:
+        return ReadPlan([], None)
+    view = FileSystemView(table.storage, timeline, as_of)
+    splits, pruned = _latest_slices(view, options, partition_filter)
+    return ReadPlan(
+        splits,
+        as_of,
+        partitions_pruned=pruned,
+        merge_logs=options.query_type != READ_OPTIMIZED,
+    )
+
+
+def _latest_slices(view: FileSystemView, options: ReadOptions, partition_filter, only=None):
+    partitions = view.partitions()
+    kept = [p for p in partitions if partition_filter is None or partition_filter(p)]
+    splits = []
+    for group in view.file_groups(kept):
+        if only is not None and (group.partition_path, group.file_id) not in only:
+            continue
+        latest = group.latest_slice
+        if latest is None:
+            continue
+        base = latest.base_file.relative_path if latest.base_file else None
+        logs = ()
+        if options.query_type != READ_OPTIMIZED:
+            logs = tuple(lf.relative_path for lf in latest.log_files)
+        if base is None and options.query_type == READ_OPTIMIZED:
+            continue  # a slice with only log files has no read-optimized rows yet
+        splits.append(FileSplit(group.partition_path, group.file_id, base, logs))
+    return splits, len(partitions) - len(kept)
+
+
+def _plan_incremental(table, options: ReadOptions, bounds, partition_filter) -> ReadPlan:
+    if not table.properties.populate_meta_fields:
+        raise InvalidConfigError(
+            f"table '{table.name}' was written without meta fields "
+            "(hoodie.populate.meta.fields=false), so rows carry no commit time: incremental "
+            "reads need them"
+        )
+    begin = options.begin_instant
+    if bounds is None:
+        return ReadPlan([], None, (begin, begin))
+    end = options.end_instant or bounds[1]
+    timeline = table.timeline()
+    in_range = [
+        i for i in timeline.completed.write_timeline if begin < i.timestamp <= end
+    ]  # fmt: skip
+    if not in_range:
+        return ReadPlan([], end, (begin, end))
+    touched: set[tuple[str, str]] = set()
+    for instant in in_range:
+        for stat in table.commit_metadata(instant).write_stats():
+            touched.add((stat.partition_path, stat.file_id))
+    view = FileSystemView(table.storage, timeline, end)
+    splits, pruned = _latest_slices(view, options, partition_filter, only=touched)
+    return ReadPlan(
+        splits,
+        end,
+        commit_time_range=(begin, end),
+        partitions_pruned=pruned,
+        merge_logs=True,
+        instants=[i.timestamp for i in in_range],
+    )

@@ -1,0 +1,162 @@
+"""Reading one file slice: the base file, merged with its log files for snapshot queries.
+
+Runs inside a Spark task. Log blocks count only if their instant completed at or before the
+read's instant and no rollback command block retracted it. Records then merge by key with the
+same rule writers use (`hoodie.merge`): log versions replace base versions by ordering value,
+delete blocks remove the versions before them, and `_hoodie_is_deleted` rows delete too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..logformat import BlockType, read_log_file
+from ..merge import SEQUENCE, drop_deleted, latest_per_key
+from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY
+from ..storage import Storage
+from .planner import FileSplit
+
+BATCH_ROWS = 65536
+
+
+@dataclass(frozen=True)
+class SliceReadSpec:
+    """What every task of one read needs besides its split (pickled once per task)."""
+
+    storage: Storage
+    schema: pa.Schema  # the output schema
+    record_key_fields: tuple[str, ...]
+    ordering_field: str | None
+    valid_instants: frozenset[str]  # completed write instants at or before the read instant
+    merge_logs: bool = True
+    commit_time_range: tuple[str, str] | None = None  # incremental: (begin excl., end incl.)
+
+
+def conform(table: pa.Table | pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """Columns of `schema` in order and type; columns the data lacks read as null."""
+    names = table.schema.names
+    arrays = []
+    for field in schema:
+        if field.name in names:
+            arrays.append(_as_array(table.column(field.name)).cast(field.type))
+        else:
+            arrays.append(pa.nulls(table.num_rows, field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _as_array(column) -> pa.Array:
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def read_slice(spec: SliceReadSpec, split: FileSplit) -> Iterator[pa.RecordBatch]:
+    if spec.merge_logs and split.log_files:
+        merged = _merged(spec, split)
+        for batch in merged.to_batches(max_chunksize=BATCH_ROWS):
+            yield from _emit(spec, batch)
+        return
+    if split.base_file is None:
+        return
+    yield from _read_base(spec, split.base_file)
+
+
+def _read_base(spec: SliceReadSpec, relative: str) -> Iterator[pa.RecordBatch]:
+    parquet = pq.ParquetFile(spec.storage.full_path(relative), filesystem=spec.storage.fs)
+    present = set(parquet.schema_arrow.names)
+    columns = [f.name for f in spec.schema if f.name in present]
+    for batch in parquet.iter_batches(columns=columns, batch_size=BATCH_ROWS):
+        yield from _emit(spec, batch)
+
+
+def _emit(spec: SliceReadSpec, batch) -> Iterator[pa.RecordBatch]:
+    if spec.commit_time_range is not None and batch.num_rows:
+        begin, end = spec.commit_time_range
+        times = batch.column(COMMIT_TIME)
+        keep = pc.and_(pc.greater(times, begin), pc.less_equal(times, end))
+        batch = batch.filter(pc.fill_null(keep, False))
+    if batch.num_rows:
+        yield conform(batch, spec.schema)
+
+
+def _key_column(spec: SliceReadSpec, table: pa.Table) -> pa.Array:
+    if RECORD_KEY in table.column_names:
+        return _as_array(table.column(RECORD_KEY)).cast(pa.string())
+    # Tables written without meta fields: the key is the (single) record key field's value.
+    return _as_array(table.column(spec.record_key_fields[0])).cast(pa.string())
+
+
+def _merged(spec: SliceReadSpec, split: FileSplit) -> pa.Table:
+    versions: list[pa.Table] = []
+    deletes: list[pa.Table] = []
+    sequence = 0
+
+    def add_rows(table: pa.Table) -> None:
+        nonlocal sequence
+        n = table.num_rows
+        if n == 0:
+            return
+        keyed = pa.Table.from_batches([conform(table, spec.schema)])
+        # The snapshot schema always has the record key column; fill it from the data too
+        # (tables written without meta fields only have the key field itself).
+        keyed = keyed.set_column(
+            keyed.schema.get_field_index(RECORD_KEY),
+            pa.field(RECORD_KEY, pa.string()),
+            _key_column(spec, table),
+        )
+        keyed = keyed.append_column(SEQUENCE, pa.array(range(sequence, sequence + n), pa.int64()))
+        sequence += n
+        if IS_DELETED in table.column_names:
+            flagged = pc.fill_null(_as_array(table.column(IS_DELETED)), False)
+            if pc.any(flagged).as_py():
+                deletes.append(keyed.filter(flagged).select([RECORD_KEY, SEQUENCE]))
+                keyed = keyed.filter(pc.invert(flagged))
+        versions.append(keyed)
+
+    if split.base_file is not None:
+        add_rows(pq.read_table(spec.storage.full_path(split.base_file),
+                               filesystem=spec.storage.fs))  # fmt: skip
+    for block in _committed_blocks(spec, split):
+        if block.block_type in (BlockType.PARQUET_DATA, BlockType.AVRO_DATA):
+            add_rows(block.records())
+        elif block.block_type is BlockType.DELETE:
+            keys = [r.record_key for r in block.deleted_records()]
+            deletes.append(
+                pa.table(
+                    {
+                        RECORD_KEY: pa.array(keys, pa.string()),
+                        SEQUENCE: pa.array(range(sequence, sequence + len(keys)), pa.int64()),
+                    }
+                )
+            )
+            sequence += len(keys)
+    if not versions:
+        return pa.Table.from_batches([], schema=spec.schema)
+    rows = pa.concat_tables(versions, promote_options="permissive")
+    if deletes:
+        rows = drop_deleted(rows, RECORD_KEY, pa.concat_tables(deletes))
+    latest = latest_per_key(rows, RECORD_KEY, spec.ordering_field, sequence=SEQUENCE)
+    return latest.drop_columns([SEQUENCE]).select(spec.schema.names)
+
+
+def _committed_blocks(spec: SliceReadSpec, split: FileSplit):
+    """Data and delete blocks of completed instants that no rollback block retracted."""
+    blocks = []
+    rolled_back: set[str] = set()
+    for relative in split.log_files:
+        for block in read_log_file(spec.storage, relative):
+            if block.block_type is BlockType.CORRUPT:
+                continue
+            if block.block_type is BlockType.COMMAND:
+                if block.is_rollback and block.target_instant_time:
+                    rolled_back.add(block.target_instant_time)
+                continue
+            blocks.append(block)
+    return [
+        b
+        for b in blocks
+        if b.instant_time in spec.valid_instants and b.instant_time not in rolled_back
+    ]
