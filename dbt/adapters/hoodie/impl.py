@@ -7,6 +7,8 @@ Spark catalog so `ref()` and plain Spark SQL read the latest snapshot.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from dbt.adapters.base import available
@@ -18,7 +20,13 @@ from dbt_common.exceptions import CompilationError, DbtRuntimeError
 from hoodie import HoodieTable
 from hoodie.exceptions import HoodieError, InvalidConfigError
 from hoodie.properties import COPY_ON_WRITE
-from hoodie.read.datasource import BASE_PATH_METADATA, SOURCE_NAME, catalog_schema
+from hoodie.read.datasource import (
+    BASE_PATH_METADATA,
+    PUSHDOWN_OPTION,
+    SOURCE_NAME,
+    catalog_schema,
+)
+from hoodie.read.options import ReadOptions
 from hoodie.schema import META_COLUMNS
 from hoodie.storage import Storage
 
@@ -112,6 +120,35 @@ class HoodieAdapter(SparkAdapter):
         spark.catalog.createTable(
             name, path=Storage(base_uri).uri(), source=SOURCE_NAME, schema=wanted
         )
+
+    @available
+    def hoodie_read_view(self, relation, options: dict[str, Any]) -> str:
+        """A temporary view of a lake table read with Hudi read options (time travel, changes).
+
+        Models select from the returned name; the view lives in the run's Spark session.
+        """
+        spark = self._spark()
+        quoted = f"`{relation.schema}`.`{relation.identifier}`"
+        if not spark.catalog.tableExists(f"{relation.schema}.{relation.identifier}"):
+            raise DbtRuntimeError(f"{relation} does not exist: build it before reading it")
+        base_path = spark.table(quoted).schema.fields[0].metadata.get(BASE_PATH_METADATA)
+        if not base_path:
+            raise DbtRuntimeError(
+                f"{relation} is not a hoodie lake table (materialized='cow_upsert' or "
+                "'mor_upsert'), so it has no instants to read at"
+            )
+        text_options = {str(k): str(v) for k, v in options.items() if v is not None}
+        try:
+            ReadOptions.parse(text_options)
+        except HoodieError as exc:
+            raise DbtRuntimeError(f"reading {relation}: {exc}") from exc
+        digest = hashlib.sha1(json.dumps(text_options, sort_keys=True).encode()).hexdigest()
+        name = f"hoodie__{relation.schema}__{relation.identifier}__{digest[:12]}"
+        reader = spark.read.format(SOURCE_NAME).option(PUSHDOWN_OPTION, "true")
+        for key, value in text_options.items():
+            reader = reader.option(key, value)
+        reader.load(base_path).createOrReplaceTempView(name)
+        return name
 
     @available
     def hoodie_table_path(self, relation, model_name: str, config: dict[str, Any]) -> str:

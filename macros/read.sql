@@ -1,0 +1,25 @@
+{#
+  Reading a lake table at an instant, or its changes, from a model:
+
+    select * from {{ hoodie_as_of(ref('orders'), '2026-11-20 10:00:00') }}
+    select * from {{ hoodie_changes(ref('orders'), '20261120100000000') }}
+
+  Instants are yyyyMMddHHmmssSSS, 'yyyy-MM-dd HH:mm:ss' or yyyy-MM-dd (UTC). Each call
+  renders the name of a temporary view of the table read with Hudi's read options.
+#}
+{% macro hoodie_as_of(relation, instant) %}
+  {%- if not execute -%}{{ return(relation) }}{%- endif -%}
+  {{ return(adapter.hoodie_read_view(relation, {'as.of.instant': instant | string})) }}
+{% endmacro %}
+
+{% macro hoodie_changes(relation, begin_instant, end_instant=none) %}
+  {%- if not execute -%}{{ return(relation) }}{%- endif -%}
+  {%- set options = {
+        'hoodie.datasource.query.type': 'incremental',
+        'hoodie.datasource.read.begin.instanttime': begin_instant | string,
+      } -%}
+  {%- if end_instant is not none -%}
+    {%- do options.update({'hoodie.datasource.read.end.instanttime': end_instant | string}) -%}
+  {%- endif -%}
+  {{ return(adapter.hoodie_read_view(relation, options)) }}
+{% endmacro %}

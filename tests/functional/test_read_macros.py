@@ -1,0 +1,77 @@
+"""hoodie_as_of and hoodie_changes: models reading a lake table at an instant, or its changes."""
+
+from __future__ import annotations
+
+import pytest
+
+from hoodie import HoodieTable
+
+pytestmark = pytest.mark.slow
+
+SEED = """\
+id,v,batch
+1,a,1
+2,b,1
+2,B,2
+3,c,2
+"""
+
+ORDERS = """\
+{{ config(materialized='cow_upsert', record_key='id') }}
+select id, v from {{ ref('raw') }} where batch = {{ var('batch') }}
+"""
+
+AS_OF = """\
+{{ config(materialized='table') }}
+select id, v from {{ hoodie_as_of(ref('orders'), var('first')) }}
+"""
+
+CHANGES = """\
+{{ config(materialized='table') }}
+select id, v from {{ hoodie_changes(ref('orders'), var('first')) }}
+"""
+
+BAD = """\
+{{ config(materialized='table') }}
+select id from {{ hoodie_as_of(ref('orders'), '1999-01-01') }}
+"""
+
+
+def test_as_of_and_changes_macros(dbt_project):
+    dbt_project.write("seeds/raw.csv", SEED)
+    dbt_project.write("models/orders.sql", ORDERS)
+    report = dbt_project.run(
+        [
+            ["seed"],
+            ["run", "-s", "orders", "--vars", "{batch: 1}"],
+            ["run", "-s", "orders", "--vars", "{batch: 2}"],
+        ]  # fmt: skip
+    )
+    assert all(c["success"] for c in report["commands"]), report["commands"]
+    table = HoodieTable.open(str(dbt_project.root / "warehouse" / "func.db" / "orders"))
+    first, second = [i.timestamp for i in table.timeline().completed]
+
+    dbt_project.write("models/orders_then.sql", AS_OF)
+    dbt_project.write("models/orders_changes.sql", CHANGES)
+    dbt_project.write("models/orders_bad.sql", BAD)
+    report = dbt_project.run(
+        [
+            [
+                "run",
+                "-s",
+                "orders_then",
+                "orders_changes",
+                "orders_bad",
+                "--vars",
+                f"{{batch: 2, first: '{first}'}}",
+            ]
+        ],  # fmt: skip
+        tables=["func.orders_then", "func.orders_changes"],
+    )
+    then = sorted((r["id"], r["v"]) for r in report["tables"]["func.orders_then"]["rows"])
+    assert then == [(1, "a"), (2, "b")]  # the table as of the first commit
+    changes = sorted((r["id"], r["v"]) for r in report["tables"]["func.orders_changes"]["rows"])
+    assert changes == [(2, "B"), (3, "c")]  # what the second commit changed
+    messages = " ".join(report["commands"][0]["messages"])
+    assert "before the earliest readable instant" in messages
+    assert f"readable range: {first} .. {second}" in messages
