@@ -111,9 +111,9 @@ class ReadOptions:
             )
         parsed = cls(
             query_type=query_type,
-            as_of_instant=normalize_instant(as_of, AS_OF_INSTANT) if as_of else None,
+            as_of_instant=normalize_instant(as_of, AS_OF_INSTANT) if as_of is not None else None,
             begin_instant=_begin(begin),
-            end_instant=normalize_instant(end, END_INSTANT) if end else None,
+            end_instant=normalize_instant(end, END_INSTANT) if end is not None else None,
         )
         if (
             parsed.begin_instant is not None
