@@ -4,6 +4,14 @@ Files on disk are only candidates. A base file counts when the instant in its na
 completed write instant on the timeline (at or before the view's instant), and its file group
 was not replaced by a completed replace commit. That rule is what hides the files of crashed or
 in-progress writes from every reader.
+
+Two refinements make that rule Apache Hudi's (`HoodieTableFileSystemView`):
+- instants older than the active timeline count as committed (`CommittedInstants`): archival
+  moves old commits to `.hoodie/archived/`, but the files they wrote stay the latest version
+  of every file group no later commit touched;
+- log files written while a compaction is pending name that compaction's instant as their
+  base instant, though its base file does not exist yet: until the compaction completes they
+  belong to the slice before it (Hudi's `getLatestMergedFileSlicesBeforeOrOn`).
 """
 
 from __future__ import annotations
@@ -17,6 +25,51 @@ from .metadata import CommitMetadata
 from .naming import is_partition_metadata, parse_base_file_name, parse_log_file_name
 from .storage import FileInfo, Storage
 from .timeline import METAFOLDER, Action, Timeline
+
+
+@dataclass(frozen=True)
+class CommittedInstants:
+    """The instants whose writes a reader may see: `instant in committed`.
+
+    A completed write instant at or before the read's instant, or an instant older than the
+    first completed write on the active timeline, as Hudi's `containsOrBeforeTimelineStarts`:
+    Hudi archives old instants (`hoodie.keep.max.commits`, 30 by default) and only completed
+    ones, so a file or log block from before the timeline's start was written by a completed,
+    archived commit. Without this, every file group untouched since its commit was archived
+    vanished from our reads. As an extra guard Hudi's log scanner also applies, an instant
+    still on the timeline in a non-completed state never counts. (Not handled: savepoints
+    with `hoodie.archive.beyond.savepoint=true`, which leave holes in the timeline.)
+    Picklable: slice-reading tasks get it in their input partition.
+    """
+
+    completed: frozenset[str]
+    timeline_start: str | None = None
+    pending: frozenset[str] = frozenset()
+    as_of: str | None = None
+
+    @classmethod
+    def of(cls, timeline: Timeline, as_of: str | None = None) -> CommittedInstants:
+        writes = timeline.completed.write_timeline
+        first = writes.instants[0].timestamp if writes.instants else None
+        if as_of is not None:
+            writes = writes.before_or_at(as_of)
+        return cls(
+            completed=frozenset(writes.timestamps()),
+            timeline_start=first,
+            pending=frozenset(timeline.pending.timestamps()),
+            as_of=as_of,
+        )
+
+    def __contains__(self, instant: object) -> bool:
+        if instant in self.completed:
+            return True
+        return (
+            isinstance(instant, str)
+            and self.timeline_start is not None
+            and instant < self.timeline_start
+            and instant not in self.pending
+            and (self.as_of is None or instant <= self.as_of)
+        )
 
 
 @dataclass(frozen=True)
@@ -77,7 +130,10 @@ class FileSystemView:
         if as_of is not None:
             completed = completed.before_or_at(as_of)
         self.timeline = completed
-        self._committed = set(completed.timestamps())
+        self.committed = CommittedInstants.of(timeline, as_of)
+        self._pending_compactions = {
+            i.timestamp for i in timeline.pending if i.action is Action.COMPACTION
+        }
 
     @cached_property
     def replaced_file_ids(self) -> set[tuple[str, str]]:
@@ -118,7 +174,7 @@ class FileSystemView:
             partition = info.parent
             base = parse_base_file_name(info.name)
             if base is not None:
-                if base.instant not in self._committed:
+                if base.instant not in self.committed:
                     continue
                 if (partition, base.file_id) in self.replaced_file_ids:
                     continue
@@ -149,7 +205,27 @@ class FileSystemView:
                 slices[key].log_files.append(log)
         for group in groups.values():
             group.slices.sort(key=lambda s: s.base_instant)
-        return sorted(groups.values(), key=lambda g: (g.partition_path, g.file_id))
+            group.slices = self._committed_slices(group.slices)
+        kept = [g for g in groups.values() if g.slices]
+        return sorted(kept, key=lambda g: (g.partition_path, g.file_id))
+
+    def _committed_slices(self, slices: list[FileSlice]) -> list[FileSlice]:
+        """Slices (oldest first) whose base instant committed, as Hudi's view keeps them.
+
+        A slice of log files only whose base instant is not committed is either the logs
+        written since a still-pending compaction was scheduled, which join the slice before it
+        (else they would hide that slice's base file and older logs: snapshot reads lost those
+        rows and read-optimized reads the whole file group), or logs of a write that did not
+        complete (or is after the view's instant), which no reader sees.
+        """
+        kept: list[FileSlice] = []
+        for file_slice in slices:
+            if file_slice.base_file is None and file_slice.base_instant not in self.committed:
+                if file_slice.base_instant in self._pending_compactions and kept:
+                    kept[-1].log_files.extend(file_slice.log_files)
+                continue
+            kept.append(file_slice)
+        return kept
 
     def latest_base_files(self, partitions: list[str] | None = None) -> list[BaseFile]:
         out = []

@@ -17,6 +17,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
 from ..exceptions import InvalidConfigError
+from ..fs_view import CommittedInstants
 from ..schema import META_SCHEMA, normalize_schema
 from ..table import HoodieTable
 from .options import ReadOptions
@@ -55,11 +56,27 @@ def snapshot_arrow_schema(table: HoodieTable) -> pa.Schema:
 
 
 class SliceSplit(InputPartition):
-    """A Spark input partition: one file slice."""
+    """A Spark input partition: one file slice, with what the plan decided about reading it.
 
-    def __init__(self, split: FileSplit):
+    The plan's results (valid instants, whether to merge logs, the incremental commit-time
+    range) travel here rather than on the reader: PySpark pickles the reader for the tasks
+    *before* it calls `partitions()`, so whatever `partitions()` sets on `self` never reaches
+    `read()`. (Keeping them on the reader made every merge-on-read task drop all log blocks,
+    as no instant looked valid, and every incremental read skip its commit-time filter.)
+    """
+
+    def __init__(
+        self,
+        split: FileSplit,
+        valid_instants: CommittedInstants | frozenset[str] = frozenset(),
+        merge_logs: bool = True,
+        commit_time_range: tuple[str, str] | None = None,
+    ):
         super().__init__(split)
         self.split = split
+        self.valid_instants = valid_instants
+        self.merge_logs = merge_logs
+        self.commit_time_range = commit_time_range
 
 
 class HoodieDataSource(DataSource):
@@ -100,21 +117,25 @@ class HoodieReader(DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         matcher = PartitionMatcher.for_table(self.table, self.spec.schema, self.partition_filters)
         plan = plan_read(self.table, self.options, matcher)
-        valid = self.table.timeline().completed.write_timeline
-        if plan.as_of is not None:
-            valid = valid.before_or_at(plan.as_of)
-        self.spec = replace(
-            self.spec,
-            valid_instants=frozenset(valid.timestamps()),
+        decided = dict(
+            valid_instants=CommittedInstants.of(self.table.timeline(), plan.as_of),
             merge_logs=plan.merge_logs,
             commit_time_range=plan.commit_time_range,
         )
         if not plan.splits:
-            return [SliceSplit(FileSplit("", "", None))]
-        return [SliceSplit(split) for split in plan.splits]
+            return [SliceSplit(FileSplit("", "", None), **decided)]
+        return [SliceSplit(split, **decided) for split in plan.splits]
 
     def read(self, partition: SliceSplit):
-        yield from read_slice(self.spec, partition.split)
+        # `self` is the reader as pickled before `partitions()` ran: take the plan's
+        # decisions from the partition (see SliceSplit).
+        spec = replace(
+            self.spec,
+            valid_instants=partition.valid_instants,
+            merge_logs=partition.merge_logs,
+            commit_time_range=partition.commit_time_range,
+        )
+        yield from read_slice(spec, partition.split)
 
 
 class PartitionPruningReader(HoodieReader):

@@ -57,9 +57,7 @@ class PartitionMatcher:
         inner = item.child if isinstance(item, Not) else item
         attribute = getattr(inner, "attribute", ())
         return (
-            isinstance(inner, _SIMPLE)
-            and len(attribute) == 1
-            and attribute[0] in partition_fields
+            isinstance(inner, _SIMPLE) and len(attribute) == 1 and attribute[0] in partition_fields
         )
 
     @classmethod

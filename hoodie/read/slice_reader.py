@@ -1,9 +1,11 @@
 """Reading one file slice: the base file, merged with its log files for snapshot queries.
 
 Runs inside a Spark task. Log blocks count only if their instant completed at or before the
-read's instant and no rollback command block retracted it. Records then merge by key with the
-same rule writers use (`hoodie.merge`): log versions replace base versions by ordering value,
-delete blocks remove the versions before them, and `_hoodie_is_deleted` rows delete too.
+read's instant (or was archived before the active timeline starts, see
+`hoodie.fs_view.CommittedInstants`) and no rollback command block retracted it. Records then
+merge by key with the same rule writers use (`hoodie.merge`): log versions replace base
+versions by ordering value, delete blocks remove the versions before them, and
+`_hoodie_is_deleted` rows delete too.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..fs_view import CommittedInstants
 from ..logformat import BlockType, read_log_file
 from ..merge import SEQUENCE, drop_deleted, latest_per_key
 from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY
@@ -32,7 +35,9 @@ class SliceReadSpec:
     schema: pa.Schema  # the output schema
     record_key_fields: tuple[str, ...]
     ordering_field: str | None
-    valid_instants: frozenset[str]  # completed write instants at or before the read instant
+    # Instants whose blocks count: completed writes at or before the read instant, and those
+    # archived before the active timeline starts (`in` works on both types).
+    valid_instants: CommittedInstants | frozenset[str]
     merge_logs: bool = True
     commit_time_range: tuple[str, str] | None = None  # incremental: (begin excl., end incl.)
 
