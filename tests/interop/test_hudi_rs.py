@@ -4,18 +4,18 @@ same files as it does in tables Apache Hudi wrote."""
 from __future__ import annotations
 
 import posixpath
-import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
+from sample_tables import ROOT, unzip
 
 from hoodie import HoodieTable, WriteConfig
 
 hudi = pytest.importorskip("hudi")
 
-FIXTURES = Path("/work/shared/fixtures/hudi-rs-sample-tables/sample_table/cow")
+FIXTURES = ROOT / "sample_table" / "cow"
 META = [
     "_hoodie_commit_time",
     "_hoodie_commit_seqno",
@@ -127,11 +127,7 @@ def test_hudi_rs_sees_our_table_metadata(written):
 
 # -- tables written by Apache Hudi ---------------------------------------------------------------
 def _unzip(zip_path: Path, target: Path) -> str:
-    with zipfile.ZipFile(zip_path) as archive:
-        for member in archive.namelist():
-            if not member.startswith("__MACOSX"):
-                archive.extract(member, target)
-    return str(target / zip_path.stem)
+    return str(unzip(zip_path, target))
 
 
 @pytest.mark.parametrize("zip_path", sorted(FIXTURES.glob("*.zip")), ids=lambda p: p.stem)

@@ -1,6 +1,6 @@
 """Our read path against hudi-rs, row for row, on every table in the hudi-rs sample fixtures.
 
-Every zip under /work/shared/fixtures/hudi-rs-sample-tables (tables Apache Hudi 0.x wrote, with
+Every zip under shared/fixtures/hudi-rs-sample-tables (tables Apache Hudi 0.x wrote, with
 the .sql that made each one beside it) is unzipped once per module and read by the `hoodie`
 Spark data source and by hudi-rs (the `hudi` package) in every query type:
 
@@ -53,13 +53,13 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from sample_tables import ROOT, unzip
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie.read.datasource import register
@@ -68,7 +68,6 @@ hudi = pytest.importorskip("hudi")
 
 pytestmark = pytest.mark.spark
 
-ROOT = Path("/work/shared/fixtures/hudi-rs-sample-tables")
 ZIPS = sorted(ROOT.rglob("*.zip"))
 META = [
     "_hoodie_commit_time",
@@ -106,11 +105,7 @@ def test_every_fixture_zip_is_covered():
 
 
 def _unzip(zip_path: Path, target: Path) -> str:
-    with zipfile.ZipFile(zip_path) as archive:
-        for member in archive.namelist():
-            if not member.startswith("__MACOSX"):
-                archive.extract(member, target)
-    return str(target / zip_path.stem)
+    return str(unzip(zip_path, target))
 
 
 @pytest.fixture(scope="module", params=ZIPS, ids=_fixture_id)

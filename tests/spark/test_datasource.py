@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import datetime
-import zipfile
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from sample_tables import ROOT, unzip
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie.read.datasource import register
 
 pytestmark = pytest.mark.spark
 
-FIXTURES = Path("/work/shared/fixtures/hudi-rs-sample-tables/sample_table/cow")
+FIXTURES = ROOT / "sample_table" / "cow"
 META = [
     "_hoodie_commit_time",
     "_hoodie_commit_seqno",
@@ -25,11 +25,7 @@ META = [
 
 
 def _unzip(name: str, target: Path) -> str:
-    with zipfile.ZipFile(FIXTURES / f"{name}.zip") as archive:
-        for member in archive.namelist():
-            if not member.startswith("__MACOSX"):
-                archive.extract(member, target)
-    return str(target / name)
+    return str(unzip(FIXTURES / f"{name}.zip", target))
 
 
 def test_load_returns_latest_snapshot(spark, tmp_path):

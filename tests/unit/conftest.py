@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import zipfile
 from pathlib import Path
 
 import pytest
+from sample_tables import ROOT, unzip
 
-FIXTURES = Path(
-    os.environ.get("HOODIE_SAMPLE_TABLES", "/work/shared/fixtures/hudi-rs-sample-tables")
-)
+FIXTURES = ROOT
 
 
 def unzip_table(relative: str, dest: Path) -> Path:
-    """Unzip `<FIXTURES>/<relative>.zip` (without `__MACOSX`) into dest; return the table root."""
-    archive = FIXTURES / f"{relative}.zip"
-    with zipfile.ZipFile(archive) as zf:
-        members = [m for m in zf.namelist() if not m.startswith("__MACOSX")]
-        zf.extractall(dest, members)
-    roots = {m.split("/", 1)[0] for m in members}
-    assert len(roots) == 1, f"{archive} should hold one table folder, found {roots}"
-    return dest / roots.pop()
+    """Unzip `<FIXTURES>/<relative>.zip` into dest; return the table root."""
+    return unzip(FIXTURES / f"{relative}.zip", dest)
 
 
 @pytest.fixture
