@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..exceptions import DuplicateRecordKeyError
+from ..merge import latest_per_key
 from ..metadata import WriteStat
 from ..naming import base_file_name, write_token
 from ..schema import (
@@ -115,9 +116,7 @@ class CopyOnWriteHandle:
         if pc.count_distinct(keys).as_py() == incoming.num_rows:
             return incoming
         if self.allow_duplicate_keys:
-            first = incoming.append_column("__row", pa.array(range(incoming.num_rows)))
-            keep = first.group_by(RECORD_KEY).aggregate([("__row", "min")])
-            return incoming.take(keep.column("__row_min"))
+            return latest_per_key(incoming, RECORD_KEY, None)
         if self.precombine_field is None:
             counts = incoming.group_by(RECORD_KEY).aggregate([(RECORD_KEY, "count")])
             dupes = counts.filter(pc.greater(counts.column(f"{RECORD_KEY}_count"), 1))
@@ -127,25 +126,7 @@ class CopyOnWriteHandle:
                 f"{', '.join(self.record_key_fields)}). Set precombine_field to choose the "
                 "latest row per key, or deduplicate in the model"
             )
-        # Null ordering values lose: sort on "has a value" before the value itself.
-        ranked = incoming.append_column(
-            "__has_order", pc.is_valid(incoming.column(self.precombine_field))
-        )
-        order = pc.sort_indices(
-            ranked,
-            sort_keys=[
-                (RECORD_KEY, "ascending"),
-                ("__has_order", "ascending"),
-                (self.precombine_field, "ascending"),
-            ],
-        )
-        ordered = incoming.take(order)
-        sorted_keys = ordered.column(RECORD_KEY).combine_chunks()
-        n = ordered.num_rows
-        # Keep the last row of each run of equal keys.
-        is_last = pc.not_equal(sorted_keys.slice(0, n - 1), sorted_keys.slice(1))
-        keep = pa.concat_arrays([is_last, pa.array([True])])
-        return ordered.filter(keep)
+        return latest_per_key(incoming, RECORD_KEY, self.precombine_field)
 
     def _read_previous(self, target: FileGroupTarget) -> pa.Table | None:
         if target.previous_base_file is None:
