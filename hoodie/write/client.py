@@ -10,6 +10,7 @@ Hudi's three steps, with the driver only planning and committing:
 
 from __future__ import annotations
 
+import json
 import logging
 import posixpath
 import time
@@ -466,8 +467,6 @@ def _as_function(handle):
 
 
 def _stat_from_json(text: str) -> WriteStat:
-    import json
-
     return WriteStat(**json.loads(text))
 
 
