@@ -52,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from upsert_cow import (  # noqa: E402
     BASE_TS,
+    build_spark,
     memory_total_bytes,
     repo_commit,
     rows_for,
@@ -125,23 +126,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.update_fraction * args.batches > 1:
         parser.error("--update-fraction x --batches must not exceed 1 (ids are distinct)")
     return args
-
-
-def build_spark(master: str):
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    return (
-        SparkSession.builder.master(master)
-        .appName("hoodie-bench-read-snapshot")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "4g")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.log.level", "WARN")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
 
 
 def loadavg() -> list[float]:
@@ -359,7 +343,7 @@ def run(args: argparse.Namespace) -> dict:
     print(f"table: {path}", flush=True)
 
     load_start = loadavg()
-    spark = build_spark(args.master)
+    spark = build_spark(args.master, "hoodie-bench-read-snapshot")
     print(f"spark {spark.version}, load average {load_start}", flush=True)
     try:
         # 1. the table

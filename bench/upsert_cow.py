@@ -106,13 +106,13 @@ def repo_commit() -> str | None:
     return None
 
 
-def build_spark(master: str):
+def build_spark(master: str, app_name: str = "hoodie-bench-upsert-cow"):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     return (
         SparkSession.builder.master(master)
-        .appName("hoodie-bench-upsert-cow")
+        .appName(app_name)
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", "4g")
