@@ -12,17 +12,12 @@ import pytest
 from sample_tables import ROOT, unzip
 
 from hoodie import HoodieTable, WriteConfig
+from hoodie.schema import META_COLUMNS
 
 hudi = pytest.importorskip("hudi")
 
 FIXTURES = ROOT / "sample_table" / "cow"
-META = [
-    "_hoodie_commit_time",
-    "_hoodie_commit_seqno",
-    "_hoodie_record_key",
-    "_hoodie_partition_path",
-    "_hoodie_file_name",
-]
+META = list(META_COLUMNS)
 A, B, C = "2024-01-01", "2024-01-02", "2024-01-03"
 SCHEMA = "id int, kind string, name string, dt string, ts bigint, _hoodie_is_deleted boolean"
 COLUMNS = ["id", "kind", "name", "dt", "ts", "_hoodie_is_deleted"]

@@ -63,19 +63,14 @@ from sample_tables import ROOT, unzip
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie.read.datasource import register
+from hoodie.schema import META_COLUMNS
 
 hudi = pytest.importorskip("hudi")
 
 pytestmark = pytest.mark.spark
 
 ZIPS = sorted(ROOT.rglob("*.zip"))
-META = [
-    "_hoodie_commit_time",
-    "_hoodie_commit_seqno",
-    "_hoodie_record_key",
-    "_hoodie_partition_path",
-    "_hoodie_file_name",
-]
+META = list(META_COLUMNS)
 QUERY_TYPE = "hoodie.datasource.query.type"
 AS_OF = "as.of.instant"
 BEGIN = "hoodie.datasource.read.begin.instanttime"

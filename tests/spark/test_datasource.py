@@ -11,17 +11,12 @@ from sample_tables import ROOT, unzip
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie.read.datasource import register
+from hoodie.schema import META_COLUMNS
 
 pytestmark = pytest.mark.spark
 
 FIXTURES = ROOT / "sample_table" / "cow"
-META = [
-    "_hoodie_commit_time",
-    "_hoodie_commit_seqno",
-    "_hoodie_record_key",
-    "_hoodie_partition_path",
-    "_hoodie_file_name",
-]
+META = list(META_COLUMNS)
 
 
 def _unzip(name: str, target: Path) -> str:
