@@ -88,6 +88,16 @@ SUPPORTED_OPTIONS = {
         "Spark partitions for tagging, default 0 = Spark's default",
     ),
     "hoodie.index.type": ("index_type", _index_type, "SIMPLE (default)"),
+    "hoodie.compact.inline": (
+        "inline_compaction",
+        _boolean,
+        "merge-on-read: compact after delta commits, default true",
+    ),
+    "hoodie.compact.inline.max.delta.commits": (
+        "compaction_delta_commits",
+        _positive_int,
+        "merge-on-read: delta commits that trigger inline compaction, default 5",
+    ),
     "hoodie.datasource.write.hive_style_partitioning": (
         "hive_style_partitioning",
         _boolean,
@@ -119,6 +129,8 @@ class WriteConfig:
     compression: str = "snappy"
     parallelism: int = 0
     index_type: str = "SIMPLE"
+    inline_compaction: bool = True
+    compaction_delta_commits: int = 5
     options: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):

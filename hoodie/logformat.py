@@ -211,6 +211,9 @@ class DeleteRecord:
     record_key: str
     partition_path: str
     ordering_value: Any = 0
+    # Read from a block: the value was Hudi's default (an Integer 0, or none), so the delete
+    # orders by arrival only. A long 0 of a bigint ordering field is a real value.
+    natural_order: bool = field(default=False, compare=False)
 
 
 @dataclass
@@ -270,12 +273,16 @@ class LogBlock:
             BlockType.CDC_DATA,
         )
 
-    def records(self) -> pa.Table:
-        """The rows of a parquet or Avro data block, meta columns included."""
+    def records(self, columns: list[str] | None = None) -> pa.Table:
+        """The rows of a parquet or Avro data block, meta columns included.
+
+        `columns` narrows a parquet block's read to those columns (tagging needs only keys).
+        """
         if self.block_type == BlockType.PARQUET_DATA:
-            return pq.read_table(pa.BufferReader(self.content))
+            return pq.read_table(pa.BufferReader(self.content), columns=columns)
         if self.block_type == BlockType.AVRO_DATA:
-            return self._avro_records()
+            table = self._avro_records()
+            return table.select(columns) if columns is not None else table
         if self.block_type in (BlockType.HFILE_DATA, BlockType.CDC_DATA):
             raise UnsupportedTableError(
                 f"log block type {self.block_type.name} (instant {self.instant_time}) is not "
@@ -339,9 +346,21 @@ class LogBlock:
             io.BytesIO(data), _DELETE_READ_SCHEMA, None, return_record_name=True
         )
         return [
-            DeleteRecord(item["recordKey"], item["partitionPath"], _unwrap(item["orderingVal"]))
+            DeleteRecord(
+                item["recordKey"],
+                item["partitionPath"],
+                _unwrap(item["orderingVal"]),
+                natural_order=_is_default_ordering(item["orderingVal"]),
+            )
             for item in decoded["deleteRecordList"]
         ]
+
+
+def _is_default_ordering(wrapped: Any) -> bool:
+    if wrapped is None:
+        return True
+    name, record = wrapped
+    return name.rsplit(".", 1)[-1] == "IntWrapper" and record["value"] == 0
 
 
 def _unwrap(wrapped: Any) -> Any:

@@ -1,8 +1,10 @@
 """File names Hudi gives data files, and the partition metadata file.
 
 A base file is `<fileId>_<writeToken>_<instant>.parquet`: the file group it belongs to, the
-task attempt that wrote it, and the instant that made it. The name alone tells a reader which
-file group and version a file is, with no other index.
+task attempt that wrote it, and the instant that made it. A log file is
+`.<fileId>_<baseInstant>.log.<version>_<writeToken>`: it names the slice (base instant) it
+belongs to, not the instant that wrote it. The name alone tells a reader which file group and
+version a file is, with no other index.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ PARTITION_METADATA_PREFIX = PARTITION_METADATA_FILE
 
 def is_partition_metadata(name: str) -> bool:
     return name == PARTITION_METADATA_FILE or name.startswith(PARTITION_METADATA_FILE + ".")
+
+
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 _BASE_FILE_RE = re.compile(r"^(?P<file_id>.+)_(?P<token>\d+-\d+-\d+)_(?P<instant>\d+)\.parquet$")
@@ -39,6 +43,12 @@ def write_token(task_partition: int, stage: int, attempt: int) -> str:
 
 def base_file_name(file_id: str, token: str, instant: str) -> str:
     return f"{file_id}_{token}_{instant}{BASE_FILE_EXTENSION}"
+
+
+def log_file_name(file_id: str, base_instant: str, version: int, token: str) -> str:
+    """`.<fileId>_<baseInstant>.log.<version>_<writeToken>`: a log file of the slice that
+    starts at `base_instant`; versions count up from 1 within the slice."""
+    return f".{file_id}_{base_instant}.log.{version}_{token}"
 
 
 @dataclass(frozen=True)

@@ -197,9 +197,7 @@ def normalize_type(dtype: pa.DataType) -> pa.DataType:
             pa.field(item.name, normalize_type(item.type), item.nullable),
         )
     if pa.types.is_struct(dtype):
-        return pa.struct(
-            [pa.field(f.name, normalize_type(f.type), f.nullable) for f in dtype]
-        )
+        return pa.struct([pa.field(f.name, normalize_type(f.type), f.nullable) for f in dtype])
     return dtype
 
 

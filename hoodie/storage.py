@@ -177,4 +177,3 @@ class Storage:
             self.fs.move(aside, self.base_path)
             raise
         self.fs.delete_dir(aside)
-

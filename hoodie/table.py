@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from . import properties as props
-from .exceptions import TableExistsError, TableNotFoundError
+from .exceptions import CommitError, TableExistsError, TableNotFoundError
 from .fs_view import FileSystemView
 from .metadata import CommitMetadata
 from .schema import from_avro_schema
 from .storage import Storage
-from .timeline import METAFOLDER, Instant, Timeline
+from .timeline import METAFOLDER, Instant, State, Timeline
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -95,6 +95,25 @@ class HoodieTable:
             self.storage.read_bytes(posixpath.join(METAFOLDER, instant.file_name))
         )
 
+    def save_instant(self, instant: Instant, content: bytes = b"") -> Instant:
+        """Record `instant` in its state on the timeline.
+
+        A new instant is created exclusively, so two writers can never both own one time; later
+        states replace the file atomically, so readers see the old state or the new one.
+        """
+        path = posixpath.join(METAFOLDER, instant.file_name)
+        if instant.state is State.REQUESTED:
+            if not self.storage.create_if_absent(path, content):
+                raise CommitError(f"instant {instant.timestamp} already exists on the timeline")
+        else:
+            self.storage.write_atomic(path, content)
+        return instant
+
+    def delete_pending_instant(self, instant: Instant) -> None:
+        """Remove the requested and inflight files of an instant that will not complete."""
+        for state in (State.INFLIGHT, State.REQUESTED):
+            self.storage.delete(posixpath.join(METAFOLDER, instant.with_state(state).file_name))
+
     def latest_commit_metadata(self) -> tuple[Instant, CommitMetadata] | None:
         for instant in reversed(self.timeline().completed.write_timeline.instants):
             return instant, self.commit_metadata(instant)
@@ -152,6 +171,15 @@ class HoodieTable:
         opened = HoodieTable.open(self.base_uri)
         self.properties = opened.properties
         return result
+
+    def compact(self, spark: SparkSession, config: WriteConfig | None = None) -> list[WriteResult]:
+        """Merge-on-read: finish pending compactions, then compact every slice with log files.
+
+        Returns one result per compaction that ran (none when no slice has log files).
+        """
+        from .table_services.compaction import Compactor
+
+        return Compactor(self, config).run(spark)
 
     def read(self, spark: SparkSession) -> DataFrame:
         """The latest snapshot as a Spark DataFrame (through the `hoodie` data source)."""

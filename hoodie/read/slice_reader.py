@@ -18,8 +18,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..fs_view import CommittedInstants
-from ..logformat import BlockType, read_log_file
-from ..merge import SEQUENCE, drop_deleted, latest_per_key
+from ..logformat import BlockType, DeleteRecord, read_log_file
+from ..merge import ORDERING, SEQUENCE, drop_deleted, latest_per_key
 from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY
 from ..storage import Storage
 from .planner import FileSplit
@@ -94,7 +94,15 @@ def _key_column(spec: SliceReadSpec, table: pa.Table) -> pa.Array:
     return _as_array(table.column(spec.record_key_fields[0])).cast(pa.string())
 
 
-def _merged(spec: SliceReadSpec, split: FileSplit) -> pa.Table:
+def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
+    """The slice's records after merging, and how many log records (and deletes) it read.
+
+    Compaction writes this table as the slice's new base file.
+    """
+    return _merged(spec, split, with_count=True)
+
+
+def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
     versions: list[pa.Table] = []
     deletes: list[pa.Table] = []
     sequence = 0
@@ -117,34 +125,69 @@ def _merged(spec: SliceReadSpec, split: FileSplit) -> pa.Table:
         if IS_DELETED in table.column_names:
             flagged = pc.fill_null(_as_array(table.column(IS_DELETED)), False)
             if pc.any(flagged).as_py():
-                deletes.append(keyed.filter(flagged).select([RECORD_KEY, SEQUENCE]))
+                soft = keyed.filter(flagged)
+                deletes.append(
+                    pa.table(
+                        {
+                            RECORD_KEY: soft.column(RECORD_KEY),
+                            SEQUENCE: soft.column(SEQUENCE),
+                            ORDERING: _ordering_values(spec, soft),
+                        }
+                    )
+                )
                 keyed = keyed.filter(pc.invert(flagged))
         versions.append(keyed)
 
     if split.base_file is not None:
         add_rows(pq.read_table(spec.storage.full_path(split.base_file),
                                filesystem=spec.storage.fs))  # fmt: skip
+    base_rows = sequence
     for block in _committed_blocks(spec, split):
         if block.block_type in (BlockType.PARQUET_DATA, BlockType.AVRO_DATA):
             add_rows(block.records())
         elif block.block_type is BlockType.DELETE:
-            keys = [r.record_key for r in block.deleted_records()]
+            records = block.deleted_records()
+            n = len(records)
             deletes.append(
                 pa.table(
                     {
-                        RECORD_KEY: pa.array(keys, pa.string()),
-                        SEQUENCE: pa.array(range(sequence, sequence + len(keys)), pa.int64()),
+                        RECORD_KEY: pa.array([r.record_key for r in records], pa.string()),
+                        SEQUENCE: pa.array(range(sequence, sequence + n), pa.int64()),
+                        ORDERING: _delete_ordering(records),
                     }
                 )
             )
-            sequence += len(keys)
+            sequence += n
+    log_records = sequence - base_rows
     if not versions:
-        return pa.Table.from_batches([], schema=spec.schema)
+        empty = pa.Table.from_batches([], schema=spec.schema)
+        return (empty, log_records) if with_count else empty
     rows = pa.concat_tables(versions, promote_options="permissive")
     if deletes:
-        rows = drop_deleted(rows, RECORD_KEY, pa.concat_tables(deletes))
+        rows = drop_deleted(
+            rows,
+            RECORD_KEY,
+            pa.concat_tables(deletes, promote_options="permissive"),
+            ordering_field=spec.ordering_field,
+        )
     latest = latest_per_key(rows, RECORD_KEY, spec.ordering_field, sequence=SEQUENCE)
-    return latest.drop_columns([SEQUENCE]).select(spec.schema.names)
+    merged = latest.drop_columns([SEQUENCE]).select(spec.schema.names)
+    return (merged, log_records) if with_count else merged
+
+
+def _ordering_values(spec: SliceReadSpec, rows: pa.Table) -> pa.Array:
+    if spec.ordering_field is None or spec.ordering_field not in rows.column_names:
+        return pa.nulls(rows.num_rows)
+    return _as_array(rows.column(spec.ordering_field))
+
+
+def _delete_ordering(records: list[DeleteRecord]) -> pa.Array:
+    """Delete records' ordering values; null where Hudi's default means "no ordering"."""
+    values = [None if r.natural_order else r.ordering_value for r in records]
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.nulls(len(values))
 
 
 def _committed_blocks(spec: SliceReadSpec, split: FileSplit):

@@ -29,17 +29,18 @@ from ..exceptions import (
     NullRecordKeyError,
     SchemaError,
 )
-from ..fs_view import BaseFile
-from ..index.simple import LOCATION, tag_location
+from ..fs_view import FileSlice, FileSystemView
+from ..index.simple import LOCATION, KeySource, tag_location
 from ..keygen import KeyGenerator
 from ..metadata import CommitMetadata, WriteStat
 from ..naming import (
     PARTITION_METADATA_FILE,
     is_partition_metadata,
     parse_base_file_name,
+    parse_log_file_name,
     partition_metadata_text,
 )
-from ..properties import COPY_ON_WRITE, TableProperties
+from ..properties import COPY_ON_WRITE, MERGE_ON_READ, TableProperties
 from ..schema import (
     IS_DELETED,
     META_COLUMNS,
@@ -51,7 +52,9 @@ from ..schema import (
     to_avro_schema,
 )
 from ..table import HoodieTable
-from ..timeline import METAFOLDER, Action, Instant, State, new_instant_time
+from ..table_services.compaction_plan import pending_compaction_file_groups
+from ..timeline import Action, Instant, State, new_instant_time
+from .append_handle import AppendHandle
 from .merge_handle import STAT_SCHEMA, TARGET, CopyOnWriteHandle, FileGroupTarget
 from .planner import WorkloadProfile, plan_inserts
 
@@ -59,6 +62,7 @@ log = logging.getLogger(__name__)
 INSERT_OVERWRITE_TABLE = "INSERT_OVERWRITE_TABLE"
 _BUCKET_POINT = "__hoodie_bucket_point"
 _HASH_RANGE = 2_147_483_647
+_MATERIALIZATION = {COPY_ON_WRITE: "cow_upsert", MERGE_ON_READ: "mor_upsert"}
 
 
 @dataclass
@@ -70,6 +74,7 @@ class WriteResult:
     metadata: CommitMetadata
     seconds: float
     partitions: list[str] = field(default_factory=list)
+    compactions: list[WriteResult] = field(default_factory=list)  # inline, after the write
 
     @property
     def num_inserts(self) -> int:
@@ -92,11 +97,17 @@ class WriteResult:
         return self.metadata.total("total_write_bytes")
 
     def summary(self) -> str:
-        return (
+        text = (
             f"{self.operation.lower()} {self.instant}: {self.num_inserts} inserted, "
             f"{self.num_updates} updated, {self.num_deletes} deleted in "
             f"{self.files_written} file(s)"
         )
+        for compaction in self.compactions:
+            text += (
+                f"; compaction {compaction.instant} rewrote {compaction.files_written} "
+                "file group(s)"
+            )
+        return text
 
 
 def table_properties_for(config: WriteConfig) -> TableProperties:
@@ -114,8 +125,11 @@ def table_properties_for(config: WriteConfig) -> TableProperties:
         extra={
             "hoodie.table.timeline.timezone": "UTC",
             "hoodie.compaction.payload.class": "org.apache.hudi.common.model."
-            + ("DefaultHoodieRecordPayload" if config.precombine_field else
-               "OverwriteWithLatestAvroPayload"),
+            + (
+                "DefaultHoodieRecordPayload"
+                if config.precombine_field
+                else "OverwriteWithLatestAvroPayload"
+            ),
         },  # fmt: skip
     )
 
@@ -148,10 +162,13 @@ class WriteClient:
                     "A table's keys cannot change: restore the setting, or rebuild the table "
                     "(dbt: --full-refresh)"
                 )
-        if props.table_type != COPY_ON_WRITE:
+        if props.table_type != cfg.table_type:
             raise InvalidConfigError(
-                f"table '{props.name}' is {props.table_type}; this write client writes "
-                "COPY_ON_WRITE tables"
+                f"table '{props.name}' at {self.table.base_uri} is {props.table_type}, but this "
+                f"write asks for {cfg.table_type} (dbt: materialized="
+                f"'{_MATERIALIZATION[cfg.table_type]}'). A table's type cannot change: use "
+                f"'{_MATERIALIZATION[props.table_type]}', or rebuild the table "
+                "(dbt: --full-refresh)"
             )
         if cfg.hive_style_partitioning != props.hive_style_partitioning:
             raise InvalidConfigError(
@@ -176,45 +193,58 @@ class WriteClient:
         return self._write(df, operation=INSERT_OVERWRITE_TABLE)
 
     # -- the pipeline --------------------------------------------------------------------------
+    @property
+    def merge_on_read(self) -> bool:
+        return self.table.properties.table_type == MERGE_ON_READ
+
     def _write(self, df: DataFrame, operation: str) -> WriteResult:
         started = time.monotonic()
         spark = df.sparkSession
         schema = self._writer_schema(df, operation)
         overwrite = operation == INSERT_OVERWRITE_TABLE
         timeline = self.table.timeline()
-        action = Action.REPLACE_COMMIT if overwrite else Action.COMMIT
+        if overwrite:
+            action = Action.REPLACE_COMMIT
+        else:
+            action = Action.DELTA_COMMIT if self.merge_on_read else Action.COMMIT
         instant = Instant(
             new_instant_time(after=timeline.last_timestamp()), action, State.REQUESTED
         )
         prepared = self._prepare(df).persist()
         tagged = None
         partitions: list[str] = []
-        self._transition(instant, b"")
+        targets: dict[str, FileGroupTarget] = {}
+        self.table.save_instant(instant)
         try:
             partitions = self._check_keys_and_partitions(prepared)
-            view = self.table.file_system_view()
+            view = FileSystemView(self.table.storage, timeline)
             replaced: dict[str, list[str]] = {}
+            slices: list[FileSlice] = []
             if overwrite:
                 for group in view.file_groups():
                     replaced.setdefault(group.partition_path, []).append(group.file_id)
-                base_files = []
             else:
-                base_files = view.latest_base_files(self._existing(partitions))
+                groups = view.file_groups(self._existing(partitions))
+                slices = [g.latest_slice for g in groups if g.latest_slice is not None]
             parallelism = self.config.parallelism or spark.conf.get(
                 "spark.sql.shuffle.partitions", "200"
             )
-            tagged = tag_location(spark, prepared, self.table.storage, base_files, int(parallelism))
+            sources = [KeySource.of(s, with_logs=self.merge_on_read) for s in slices]
+            tagged = tag_location(
+                spark, prepared, self.table.storage, sources, view.committed, int(parallelism)
+            )
             # A delete of a key the table does not hold has nothing to do.
             tagged = tagged.filter(~(F.coalesce(F.col(IS_DELETED), F.lit(False))
                                      & F.col(LOCATION).isNull()))  # fmt: skip
-            if base_files:
+            if sources:
                 # Tagging joined in stored keys: cache its result, which replaces the input's.
                 tagged = tagged.persist()
                 profile = self._profile(tagged)
                 prepared.unpersist()
             else:
                 profile = self._profile(tagged)  # nothing stored: `prepared` is the cache
-            buckets, targets = self._plan(profile, base_files, partitions)
+            pending = pending_compaction_file_groups(self.table.storage, timeline)
+            buckets, targets = self._plan(profile, slices, partitions, pending)
             planned = CommitMetadata(
                 operation_type=operation,
                 partition_to_replace_file_ids=replaced if overwrite else None,
@@ -222,8 +252,9 @@ class WriteClient:
             for target in targets.values():
                 planned.add(WriteStat(target.file_id, target.partition_path, None,
                                       prev_commit=target.previous_instant or "null"))  # fmt: skip
-            instant = self._transition(instant.with_state(State.INFLIGHT),
-                                       planned.to_json().encode())  # fmt: skip
+            instant = self.table.save_instant(
+                instant.with_state(State.INFLIGHT), planned.to_json().encode()
+            )
             self._write_partition_metadata(instant.timestamp, profile.partitions)
             stats = self._write_file_groups(
                 tagged, buckets, targets, instant.timestamp, schema, operation
@@ -235,10 +266,12 @@ class WriteClient:
             )
             for stat in stats:
                 metadata.add(stat)
-            self._finalize(instant.timestamp, metadata)
-            self._transition(instant.with_state(State.COMPLETED), metadata.to_json().encode())
+            self._finalize(instant.timestamp, metadata, targets)
+            self.table.save_instant(
+                instant.with_state(State.COMPLETED), metadata.to_json().encode()
+            )
         except BaseException as error:
-            self._abort(instant, partitions)
+            self._abort(instant, partitions, targets)
             if isinstance(error, HoodieError):
                 raise
             unwrapped = _hoodie_error_in(error)
@@ -256,24 +289,65 @@ class WriteClient:
             instant.timestamp, operation, metadata, time.monotonic() - started, partitions
         )
         log.info("%s", result.summary())
+        if self.merge_on_read and not overwrite and self.config.inline_compaction:
+            result.compactions = self._compact_inline(spark)
         return result
 
-    def _plan(self, profile: WorkloadProfile, base_files: list[BaseFile], partitions: list[str]):
-        """Insert buckets, and the file group every record goes to with its current base file."""
+    def _compact_inline(self, spark) -> list[WriteResult]:
+        """Hudi's inline compaction: after enough delta commits, fold the logs into base files.
+
+        The delta commit is complete whatever happens here. A failed compaction is undone and
+        its plan stays pending; the next trigger runs it again.
+        """
+        from ..table_services.compaction import Compactor, delta_commits_since_compaction
+
+        timeline = self.table.timeline()
+        has_pending = any(i.action is Action.COMPACTION for i in timeline.pending)
+        if not has_pending and (
+            delta_commits_since_compaction(timeline) < self.config.compaction_delta_commits
+        ):
+            return []
+        try:
+            return Compactor(self.table, self.config).run(spark)
+        except HoodieError as error:
+            log.warning(
+                "inline compaction of table '%s' failed and was undone; the delta commit stands "
+                "and compaction is retried after the next one: %s",
+                self.table.name,
+                error,
+            )
+            return []
+
+    def _plan(
+        self,
+        profile: WorkloadProfile,
+        slices: list[FileSlice],
+        partitions: list[str],
+        pending_compactions: dict[tuple[str, str], str],
+    ):
+        """Insert buckets, and where every record's file group gets its new version.
+
+        Inserts fill small file groups first. In a merge-on-read table only slices without log
+        files and outside pending compactions count as small (Hudi's rule when the index cannot
+        see log files): such a group is rewritten with its inserts and updates as a new base
+        file. Updates and deletes of every other existing group go to a new log file (merge-on-
+        read) or a new base file version (copy-on-write).
+        """
+        mor = self.merge_on_read
+        small = [
+            s.base_file
+            for s in slices
+            if s.base_file is not None
+            and not (mor and (s.log_files or (s.partition_path, s.file_id) in pending_compactions))
+        ]
         buckets = plan_inserts(
             profile,
-            {p: [f for f in base_files if f.partition_path == p] for p in partitions},
+            {p: [f for f in small if f.partition_path == p] for p in partitions},
             max_file_size=self.config.max_file_size,
             small_file_limit=self.config.small_file_limit,
             average_record_size=self._average_record_size(),
         )
-        by_file = {(f.partition_path, f.file_id): f for f in base_files}
         targets: dict[str, FileGroupTarget] = {}
-        for partition, groups in profile.updates.items():
-            for file_id in groups:
-                base = by_file[(partition, file_id)]
-                targets[file_id] = FileGroupTarget(partition, file_id, base.relative_path,
-                                                   base.instant)  # fmt: skip
         for bucket in buckets:
             base = bucket.base_file
             targets[bucket.file_id] = FileGroupTarget(
@@ -282,6 +356,20 @@ class WriteClient:
                 base.relative_path if base else None,
                 base.instant if base else None,
             )
+        by_group = {(s.partition_path, s.file_id): s for s in slices}
+        for partition, groups in profile.updates.items():
+            for file_id in groups:
+                if file_id in targets:
+                    continue  # a small file group taking inserts is rewritten, updates included
+                file_slice = by_group[(partition, file_id)]
+                if mor:
+                    pending = pending_compactions.get((partition, file_id))
+                    targets[file_id] = _append_target(file_slice, pending)
+                else:
+                    base = file_slice.base_file
+                    targets[file_id] = FileGroupTarget(
+                        partition, file_id, base.relative_path, base.instant
+                    )
         return buckets, targets
 
     def _writer_schema(self, df: DataFrame, operation: str) -> pa.Schema:
@@ -398,32 +486,34 @@ class WriteClient:
             assigned = updates.unionByName(inserts)
         else:
             assigned = tagged.withColumn(TARGET, F.col(LOCATION))
-        handle = CopyOnWriteHandle(
+        common = dict(
             storage=self.table.storage,
             instant=instant,
             targets=targets,
             data_schema=schema,
             record_key_fields=self.config.record_key_fields,
-            # Hudi's delete operation removes keys whatever their ordering value.
-            precombine_field=None if operation == "DELETE" else self.config.precombine_field,
             compression=self.config.compression,
-            allow_duplicate_keys=operation == "DELETE",
+        )
+        delete_operation = operation == "DELETE"
+        rewrite = CopyOnWriteHandle(
+            **common,
+            # Hudi's delete operation removes keys whatever their ordering value.
+            precombine_field=None if delete_operation else self.config.precombine_field,
+            allow_duplicate_keys=delete_operation,
+        )
+        append = AppendHandle(
+            **common,
+            table_name=self.table.name,
+            precombine_field=self.config.precombine_field,
+            unconditional_deletes=delete_operation,
         )
         # One shuffle partition per file group, so file groups are written in parallel.
         assigned = assigned.drop(LOCATION).repartition(len(targets), TARGET)
-        rows = assigned.groupBy(TARGET).applyInArrow(_as_function(handle), STAT_SCHEMA).collect()
+        write = _as_function(rewrite, append)
+        rows = assigned.groupBy(TARGET).applyInArrow(write, STAT_SCHEMA).collect()
         return [_stat_from_json(r["stat"]) for r in rows]
 
     # -- timeline and files --------------------------------------------------------------------
-    def _transition(self, instant: Instant, content: bytes) -> Instant:
-        path = posixpath.join(METAFOLDER, instant.file_name)
-        if instant.state is State.REQUESTED:
-            if not self.table.storage.create_if_absent(path, content):
-                raise CommitError(f"instant {instant.timestamp} already exists on the timeline")
-        else:
-            self.table.storage.write_atomic(path, content)
-        return instant
-
     def _write_partition_metadata(self, instant: str, partitions: list[str]) -> None:
         depth = len(self.config.partition_fields)
         for partition in partitions:
@@ -433,34 +523,84 @@ class WriteClient:
                     path, partition_metadata_text(instant, depth).encode()
                 )
 
-    def _finalize(self, instant: str, metadata: CommitMetadata) -> None:
+    def _finalize(
+        self, instant: str, metadata: CommitMetadata, targets: dict[str, FileGroupTarget]
+    ) -> None:
         """Delete files of this instant no write stat names (from retried or duplicate tasks)."""
         named = {s.path for s in metadata.write_stats()}
-        for partition in metadata.partition_to_write_stats:
-            for info in self.table.storage.list_files(partition):
-                parsed = parse_base_file_name(info.name)
-                if parsed and parsed.instant == instant and info.relative_path not in named:
-                    self.table.storage.delete(info.relative_path)
+        for relative in self._files_of(instant, list(metadata.partition_to_write_stats), targets):
+            if relative not in named:
+                self.table.storage.delete(relative)
 
-    def _abort(self, instant: Instant, partitions: list[str]) -> None:
+    def _files_of(
+        self, instant: str, partitions: list[str], targets: dict[str, FileGroupTarget]
+    ) -> list[str]:
+        """Data files this write may have created: base files named with its instant, and the
+        log files it planned (log names carry their slice's instant, not the writer's)."""
+        planned_logs = {
+            (t.partition_path, t.file_id, t.log_base_instant, t.log_version)
+            for t in targets.values()
+            if t.appends_log
+        }
+        found = []
+        for partition in partitions:
+            for info in self.table.storage.list_files(partition):
+                base = parse_base_file_name(info.name)
+                if base is not None and base.instant == instant:
+                    found.append(info.relative_path)
+                    continue
+                log_name = parse_log_file_name(info.name)
+                if log_name is not None and (
+                    partition, log_name.file_id, log_name.base_instant, log_name.version
+                ) in planned_logs:  # fmt: skip
+                    found.append(info.relative_path)
+        return found
+
+    def _abort(
+        self, instant: Instant, partitions: list[str], targets: dict[str, FileGroupTarget]
+    ) -> None:
         """Undo a failed write: its data files and its pending instant files go."""
-        storage = self.table.storage
         try:
-            for partition in partitions:
-                for info in storage.list_files(partition):
-                    parsed = parse_base_file_name(info.name)
-                    if parsed and parsed.instant == instant.timestamp:
-                        storage.delete(info.relative_path)
-            for state in (State.INFLIGHT, State.REQUESTED):
-                storage.delete(posixpath.join(METAFOLDER, instant.with_state(state).file_name))
+            for relative in self._files_of(instant.timestamp, partitions, targets):
+                self.table.storage.delete(relative)
+            self.table.delete_pending_instant(instant)
         except Exception:  # pragma: no cover - best effort; the instant stays inflight
             log.exception("could not undo failed write %s", instant.timestamp)
 
 
-def _as_function(handle):
-    """PySpark inspects the UDF's argument count, which a callable object's `self` confuses."""
+def _append_target(file_slice: FileSlice, pending_compaction: str | None) -> FileGroupTarget:
+    """A new log file for the file group's current slice.
+
+    While a compaction of the group is pending, the current slice is the one that compaction
+    will start: the log names the compaction's instant as its base (Hudi's rule), so that the
+    compaction, which reads only the logs in its plan, cannot lose these changes.
+    """
+    if pending_compaction is not None:
+        base_instant, base = pending_compaction, None
+    else:
+        base_instant, base = file_slice.base_instant, file_slice.base_file
+    logs = [lf for lf in file_slice.log_files if lf.base_instant == base_instant]
+    return FileGroupTarget(
+        file_slice.partition_path,
+        file_slice.file_id,
+        base.relative_path if base else None,
+        base_instant,
+        log_version=max((lf.version for lf in logs), default=0) + 1,
+        log_base_instant=base_instant,
+        log_files=tuple(lf.name for lf in logs),
+    )
+
+
+def _as_function(rewrite: CopyOnWriteHandle, append: AppendHandle):
+    """The UDF for `applyInArrow`: the handle each file group's target calls for.
+
+    A plain function, because PySpark inspects the argument count, which a callable object's
+    `self` confuses.
+    """
 
     def write_file_group(key, table):
+        file_id = key[0].as_py() if hasattr(key[0], "as_py") else key[0]
+        handle = append if rewrite.targets[file_id].appends_log else rewrite
         return handle(key, table)
 
     return write_file_group

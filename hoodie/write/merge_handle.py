@@ -38,13 +38,24 @@ MAX_KEY_FOOTER = b"hoodie_max_record_key"
 
 @dataclass(frozen=True)
 class FileGroupTarget:
+    """Where one task writes: a new base file version, or (merge-on-read) a new log file."""
+
     partition_path: str
     file_id: str
-    previous_base_file: str | None  # relative path of the version being replaced
-    previous_instant: str | None
+    previous_base_file: str | None  # relative path of the latest base file
+    previous_instant: str | None  # base instant of the slice the write builds on
+    # Merge-on-read appends: the log file's version and base instant, and the slice's log
+    # files so far (names; the write stat lists them all, as Hudi's delta write stat does).
+    log_version: int | None = None
+    log_base_instant: str | None = None
+    log_files: tuple[str, ...] = ()
+
+    @property
+    def appends_log(self) -> bool:
+        return self.log_version is not None
 
 
-def _task_token() -> str:
+def task_token() -> str:
     from pyspark import TaskContext
 
     context = TaskContext.get()
@@ -53,14 +64,14 @@ def _task_token() -> str:
     return write_token(context.partitionId(), context.stageId(), context.attemptNumber())
 
 
-def _task_partition() -> int:
+def task_partition() -> int:
     from pyspark import TaskContext
 
     context = TaskContext.get()
     return context.partitionId() if context is not None else 0
 
 
-def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """Columns of `schema`, in its order and types; columns the table lacks become null."""
     columns = []
     for field in schema:
@@ -71,8 +82,62 @@ def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def _is_true(column) -> pa.Array:
-    return pc.fill_null(column, False)
+def deleted_mask(table: pa.Table) -> pa.Array:
+    """Per row: is it a delete (`_hoodie_is_deleted` true)?"""
+    if IS_DELETED not in table.column_names:
+        return pa.array([False] * table.num_rows)
+    return pc.fill_null(table.column(IS_DELETED).combine_chunks(), False)
+
+
+def with_string_keys(incoming: pa.Table) -> pa.Table:
+    """Spark may send strings as large_string; keys are compared with stored plain strings."""
+    position = incoming.schema.get_field_index(RECORD_KEY)
+    return incoming.set_column(position, RECORD_KEY, incoming.column(RECORD_KEY).cast(pa.string()))
+
+
+def deduplicate(
+    incoming: pa.Table,
+    precombine_field: str | None,
+    record_key_fields: tuple[str, ...],
+    allow_duplicate_keys: bool = False,
+) -> pa.Table:
+    """One record per key: the one with the largest precombine value."""
+    keys = incoming.column(RECORD_KEY)
+    if pc.count_distinct(keys).as_py() == incoming.num_rows:
+        return incoming
+    if allow_duplicate_keys:
+        return latest_per_key(incoming, RECORD_KEY, None)
+    if precombine_field is None:
+        counts = incoming.group_by(RECORD_KEY).aggregate([(RECORD_KEY, "count")])
+        dupes = counts.filter(pc.greater(counts.column(f"{RECORD_KEY}_count"), 1))
+        raise DuplicateRecordKeyError(
+            f"{dupes.num_rows} record key(s) appear more than once in the batch, e.g. "
+            f"{dupes.column(RECORD_KEY)[0].as_py()!r} (record key: "
+            f"{', '.join(record_key_fields)}). Set precombine_field to choose the "
+            "latest row per key, or deduplicate in the model"
+        )
+    return latest_per_key(incoming, RECORD_KEY, precombine_field)
+
+
+def stamp_records(
+    rows: pa.Table, schema: pa.Schema, instant: str, partition_path: str, file_name: str
+) -> pa.Table:
+    """New records as stored: the five meta columns, then `schema`'s columns.
+
+    Sequence numbers are `<instant>_<task partition>_<n>`, as Hudi numbers records.
+    """
+    fresh = conform(rows, schema)
+    n = fresh.num_rows
+    partition = task_partition()
+    meta = [
+        pa.array([instant] * n, pa.string()),
+        pa.array([f"{instant}_{partition}_{i}" for i in range(n)], pa.string()),
+        rows.column(RECORD_KEY).cast(pa.string()),
+        pa.array([partition_path] * n, pa.string()),
+        pa.array([file_name] * n, pa.string()),
+    ]
+    full_schema = pa.schema([pa.field(name, pa.string()) for name in META_COLUMNS] + list(schema))
+    return pa.Table.from_arrays(meta + fresh.columns, schema=full_schema)
 
 
 def _greater_equal(incoming, stored) -> pa.Array:
@@ -98,36 +163,18 @@ class CopyOnWriteHandle:
 
     def __call__(self, key: tuple, incoming: pa.Table) -> pa.Table:
         target = self.targets[key[0].as_py() if hasattr(key[0], "as_py") else key[0]]
-        # Spark may send strings as large_string; keys are compared with stored plain strings.
-        position = incoming.schema.get_field_index(RECORD_KEY)
-        incoming = incoming.set_column(
-            position, RECORD_KEY, incoming.column(RECORD_KEY).cast(pa.string())
+        incoming = deduplicate(
+            with_string_keys(incoming),
+            self.precombine_field,
+            self.record_key_fields,
+            self.allow_duplicate_keys,
         )
-        incoming = self._deduplicate(incoming)
         stored = self._read_previous(target)
         output, stat = self._merge(target, incoming, stored)
         self._write(target, output, stat)
         return pa.table({"stat": [json.dumps(asdict(stat))]})
 
     # -- steps ---------------------------------------------------------------------------------
-    def _deduplicate(self, incoming: pa.Table) -> pa.Table:
-        """One record per key: the one with the largest precombine value."""
-        keys = incoming.column(RECORD_KEY)
-        if pc.count_distinct(keys).as_py() == incoming.num_rows:
-            return incoming
-        if self.allow_duplicate_keys:
-            return latest_per_key(incoming, RECORD_KEY, None)
-        if self.precombine_field is None:
-            counts = incoming.group_by(RECORD_KEY).aggregate([(RECORD_KEY, "count")])
-            dupes = counts.filter(pc.greater(counts.column(f"{RECORD_KEY}_count"), 1))
-            raise DuplicateRecordKeyError(
-                f"{dupes.num_rows} record key(s) appear more than once in the batch, e.g. "
-                f"{dupes.column(RECORD_KEY)[0].as_py()!r} (record key: "
-                f"{', '.join(self.record_key_fields)}). Set precombine_field to choose the "
-                "latest row per key, or deduplicate in the model"
-            )
-        return latest_per_key(incoming, RECORD_KEY, self.precombine_field)
-
     def _read_previous(self, target: FileGroupTarget) -> pa.Table | None:
         if target.previous_base_file is None:
             return None
@@ -136,14 +183,10 @@ class CopyOnWriteHandle:
         )
 
     def _merge(self, target: FileGroupTarget, incoming: pa.Table, stored: pa.Table | None):
-        token = _task_token()
+        token = task_token()
         file_name = base_file_name(target.file_id, token, self.instant)
         relative = posixpath.join(target.partition_path, file_name)
-        deleted = (
-            _is_true(incoming.column(IS_DELETED))
-            if IS_DELETED in incoming.column_names
-            else pa.array([False] * incoming.num_rows)
-        )
+        deleted = deleted_mask(incoming)
         in_keys = incoming.column(RECORD_KEY)
         stat = WriteStat(
             file_id=target.file_id,
@@ -175,24 +218,13 @@ class CopyOnWriteHandle:
         new_rows = incoming.filter(live)
         new_rows = new_rows.take(pc.sort_indices(new_rows, [(RECORD_KEY, "ascending")]))
 
-        partition = _task_partition()
-        schema = data_schema(self.data_schema)
-        fresh = _conform(new_rows, schema)
-        n = fresh.num_rows
-        seqnos = pa.array([f"{self.instant}_{partition}_{i}" for i in range(n)], pa.string())
-        fresh_meta = [
-            pa.array([self.instant] * n, pa.string()),
-            seqnos,
-            new_rows.column(RECORD_KEY).cast(pa.string()),
-            pa.array([target.partition_path] * n, pa.string()),
-            pa.array([file_name] * n, pa.string()),
-        ]
-        full_schema = pa.schema(
-            [pa.field(name, pa.string()) for name in META_COLUMNS] + list(schema)
+        fresh = stamp_records(
+            new_rows, data_schema(self.data_schema), self.instant, target.partition_path, file_name
         )
-        parts = [pa.Table.from_arrays(fresh_meta + fresh.columns, schema=full_schema)]
+        full_schema = fresh.schema
+        parts = [fresh]
         if kept is not None and kept.num_rows:
-            old = _conform(kept, full_schema)
+            old = conform(kept, full_schema)
             old = old.set_column(
                 META_COLUMNS.index(FILE_NAME),
                 pa.field(FILE_NAME, pa.string()),
@@ -225,22 +257,33 @@ class CopyOnWriteHandle:
         return pc.invert(pc.is_in(incoming.column(RECORD_KEY), value_set=losers.combine_chunks()))
 
     def _write(self, target: FileGroupTarget, output: pa.Table, stat: WriteStat) -> None:
-        metadata = dict(output.schema.metadata or {})
-        if output.num_rows:
-            bounds = pc.min_max(output.column(RECORD_KEY))
-            metadata[MIN_KEY_FOOTER] = bounds["min"].as_py().encode()
-            metadata[MAX_KEY_FOOTER] = bounds["max"].as_py().encode()
-        output = output.replace_schema_metadata(metadata)
-        if target.partition_path:
-            self.storage.makedirs(target.partition_path)
-        codec = "none" if self.compression in ("uncompressed", "none") else self.compression
-        pq.write_table(
-            output,
-            self.storage.full_path(stat.path),
-            filesystem=self.storage.fs,
-            compression=codec,
-        )
-        size = self.storage.size(stat.path)
+        size = write_base_file(self.storage, stat.path, output, self.compression)
         stat.total_write_bytes = size
         stat.file_size_in_bytes = size
 
+
+def parquet_codec(compression: str) -> str:
+    return "none" if compression in ("uncompressed", "none") else compression
+
+
+def write_base_file(storage: Storage, relative: str, rows: pa.Table, compression: str) -> int:
+    """Write a base file with its key range in the footer (Hudi's bloom index reads it).
+
+    Returns the file's size.
+    """
+    metadata = dict(rows.schema.metadata or {})
+    if rows.num_rows:
+        bounds = pc.min_max(rows.column(RECORD_KEY))
+        metadata[MIN_KEY_FOOTER] = bounds["min"].as_py().encode()
+        metadata[MAX_KEY_FOOTER] = bounds["max"].as_py().encode()
+    rows = rows.replace_schema_metadata(metadata)
+    parent = posixpath.dirname(relative)
+    if parent:
+        storage.makedirs(parent)
+    pq.write_table(
+        rows,
+        storage.full_path(relative),
+        filesystem=storage.fs,
+        compression=parquet_codec(compression),
+    )
+    return storage.size(relative)

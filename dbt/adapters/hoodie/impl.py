@@ -19,7 +19,7 @@ from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from hoodie import HoodieTable
 from hoodie.exceptions import HoodieError, InvalidConfigError
-from hoodie.properties import COPY_ON_WRITE
+from hoodie.properties import COPY_ON_WRITE, MERGE_ON_READ
 from hoodie.read.datasource import (
     BASE_PATH_METADATA,
     PUSHDOWN_OPTION,
@@ -29,6 +29,7 @@ from hoodie.read.datasource import (
 from hoodie.read.options import ReadOptions
 from hoodie.schema import META_COLUMNS
 from hoodie.storage import Storage
+from hoodie.timeline import WRITE_ACTIONS
 
 from .connections import HoodieConnectionManager
 from .model_config import model_settings
@@ -153,10 +154,11 @@ class HoodieAdapter(SparkAdapter):
     @available
     def hoodie_table_path(self, relation, model_name: str, config: dict[str, Any]) -> str:
         spark = self._spark()
+        table_type = MERGE_ON_READ if config.get("materialized") == "mor_upsert" else COPY_ON_WRITE
         return model_settings(
             model_name,
             config,
-            table_type=COPY_ON_WRITE,
+            table_type=table_type,
             schema=relation.schema,
             alias=relation.identifier,
             warehouse_dir=spark.conf.get("spark.sql.warehouse.dir"),
@@ -169,7 +171,7 @@ class HoodieAdapter(SparkAdapter):
         rows = []
         for instant in table.timeline():
             written = ""
-            if instant.is_completed and instant.action.value in ("commit", "replacecommit"):
+            if instant.is_completed and instant.action in WRITE_ACTIONS:
                 meta = table.commit_metadata(instant)
                 written = meta.total("num_writes")
             rows.append(
@@ -181,3 +183,29 @@ class HoodieAdapter(SparkAdapter):
                 }
             )
         return rows
+
+    @available
+    def hoodie_compact(self, relation, model_name: str, config: dict[str, Any]) -> list[dict]:
+        """Compact a merge-on-read lake table now (the `hoodie_compact` operation)."""
+        path = self.hoodie_table_path(relation, model_name, config)
+        if not HoodieTable.exists(path):
+            raise DbtRuntimeError(
+                f"Model '{model_name}': no lake table at {path} yet; run the model first"
+            )
+        table = HoodieTable.open(path)
+        try:
+            results = table.compact(self._spark())
+        except InvalidConfigError as exc:
+            raise CompilationError(f"Model '{model_name}': {exc}") from exc
+        except HoodieError as exc:
+            raise DbtRuntimeError(f"Model '{model_name}': {exc}") from exc
+        return [
+            {
+                "instant": r.instant,
+                "file_groups": r.files_written,
+                "records": r.metadata.total("num_writes"),
+                "log_files_compacted": r.metadata.total("total_log_files_compacted"),
+                "seconds": round(r.seconds, 1),
+            }
+            for r in results
+        ]

@@ -15,6 +15,7 @@ from dbt_common.exceptions import CompilationError
 
 from hoodie.config import WriteConfig, as_field_tuple
 from hoodie.exceptions import InvalidConfigError
+from hoodie.properties import MERGE_ON_READ
 
 ALIASES = {
     "record_key": ("record_key", "unique_key", "recordKey", "primaryKey"),
@@ -47,6 +48,45 @@ def _pick(model: str, config: dict[str, Any], name: str) -> Any:
     return next(iter(given.values()))
 
 
+_COMPACTION_SWITCH = {"on": "true", "inline": "true", "off": "false", True: "true", False: "false"}
+
+
+def _compaction_options(
+    model: str, config: dict[str, Any], options: dict[str, Any], table_type: str
+) -> dict[str, str]:
+    """`compaction` ('inline' / 'on' or 'off') and `compaction_delta_commits` as Hudi options."""
+    out: dict[str, str] = {}
+    switch = config.get("compaction")
+    commits = config.get("compaction_delta_commits")
+    if (switch is not None or commits is not None) and table_type != MERGE_ON_READ:
+        raise CompilationError(
+            f"Model '{model}': compaction and compaction_delta_commits apply to "
+            "materialized='mor_upsert' only (copy-on-write tables have no log files)"
+        )
+    if switch is not None:
+        key = switch.lower() if isinstance(switch, str) else switch
+        if key not in _COMPACTION_SWITCH:
+            raise CompilationError(
+                f"Model '{model}': compaction must be 'inline' (the default) or 'off', "
+                f"got {switch!r}"
+            )
+        out["hoodie.compact.inline"] = _COMPACTION_SWITCH[key]
+    if commits is not None:
+        if isinstance(commits, bool) or not isinstance(commits, int) or commits <= 0:
+            raise CompilationError(
+                f"Model '{model}': compaction_delta_commits must be a positive integer (delta "
+                f"commits between compactions), got {commits!r}"
+            )
+        out["hoodie.compact.inline.max.delta.commits"] = str(commits)
+    for key, value in out.items():
+        if key in options and str(options[key]).lower() != value:
+            raise CompilationError(
+                f"Model '{model}': option '{key}'={options[key]!r} disagrees with the model's "
+                "compaction settings; set only one of them"
+            )
+    return out
+
+
 def model_settings(
     model: str,
     config: dict[str, Any],
@@ -66,14 +106,14 @@ def model_settings(
     options = config.get("options") or {}
     if not isinstance(options, dict):
         raise CompilationError(
-            f"Model '{model}': config 'options' must be a map of hoodie.* settings, "
-            f"got {options!r}"
+            f"Model '{model}': config 'options' must be a map of hoodie.* settings, got {options!r}"
         )
     hive_style = config.get("hive_style_partitioning")
     if hive_style is not None and not isinstance(hive_style, bool):
         raise CompilationError(
             f"Model '{model}': hive_style_partitioning must be true or false, got {hive_style!r}"
         )
+    options = {**options, **_compaction_options(model, config, options, table_type)}
     try:
         write_config = WriteConfig.build(
             table_name=alias,

@@ -1,0 +1,1 @@
+"""Table services: work that reorganizes a table's files without changing its rows."""

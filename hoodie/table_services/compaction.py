@@ -1,0 +1,287 @@
+"""Compaction: fold a merge-on-read table's log files into new base files.
+
+Two steps, as in Hudi:
+- *schedule*: the driver picks every latest file slice that has log files and records them in
+  a plan, `<t>.compaction.requested`. From then on, writes to those file groups start the next
+  slice (their log files name `t` as base instant), so the plan's set of files is frozen;
+- *execute*: one Spark task per slice merges its base file and the plan's log files with the
+  readers' rule (`hoodie.read.slice_reader`) and writes the result as the base file
+  `<fileId>_<token>_<t>.parquet`; the driver completes the instant as `<t>.commit` with
+  `compacted: true`. Readers switch to the new slices only then.
+
+A pending plan is executed again from the start after a failure: files of an earlier attempt
+are deleted first, so the result never depends on how many attempts there were.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import posixpath
+import time
+from dataclasses import asdict, dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..config import WriteConfig
+from ..exceptions import CommitError, HoodieError, InvalidConfigError
+from ..fs_view import CommittedInstants, FileSystemView
+from ..metadata import CommitMetadata, WriteStat
+from ..naming import base_file_name, parse_base_file_name
+from ..properties import MERGE_ON_READ
+from ..read.planner import FileSplit
+from ..read.slice_reader import SliceReadSpec, merged_slice
+from ..schema import COMMIT_TIME, FILE_NAME, META_COLUMNS, to_avro_schema, with_meta_columns
+from ..storage import Storage
+from ..table import HoodieTable
+from ..timeline import METAFOLDER, Action, Instant, State, Timeline, new_instant_time
+from ..write.merge_handle import task_token, write_base_file
+from .compaction_plan import CompactionOperation, CompactionPlan, read_plan
+
+log = logging.getLogger(__name__)
+COMPACT = "COMPACT"
+_MB = 1024 * 1024
+
+
+def delta_commits_since_compaction(timeline: Timeline) -> int:
+    """Completed delta commits after the latest compaction (completed or pending).
+
+    This is Hudi's NUM_COMMITS trigger: compaction instants complete as `commit`, the only
+    commits a merge-on-read table's timeline has besides replace commits.
+    """
+    last = None
+    for instant in timeline:
+        if instant.action in (Action.COMMIT, Action.COMPACTION):
+            last = instant.timestamp
+    return sum(
+        1
+        for i in timeline.completed
+        if i.action is Action.DELTA_COMMIT and (last is None or i.timestamp > last)
+    )
+
+
+@dataclass
+class _CompactionTask:
+    """Runs in Spark tasks: compacts the operations whose indexes arrive as rows."""
+
+    storage: Storage
+    instant: str
+    operations: list[CompactionOperation]
+    spec: SliceReadSpec
+    compression: str
+
+    def __call__(self, batches):
+        for batch in batches:
+            stats = [self.compact(self.operations[i]) for i in batch.column(0).to_pylist()]
+            yield pa.RecordBatch.from_arrays(
+                [pa.array([json.dumps(asdict(s)) for s in stats], pa.string())], names=["stat"]
+            )
+
+    def compact(self, op: CompactionOperation) -> WriteStat:
+        split = FileSplit(
+            op.partition_path,
+            op.file_id,
+            op.relative(op.base_file) if op.base_file else None,
+            tuple(op.relative(name) for name in op.log_files),
+        )
+        merged, log_records = merged_slice(self.spec, split)
+        name = base_file_name(op.file_id, task_token(), self.instant)
+        relative = op.relative(name)
+        merged = merged.set_column(
+            META_COLUMNS.index(FILE_NAME),
+            pa.field(FILE_NAME, pa.string()),
+            pa.array([name] * merged.num_rows, pa.string()),
+        )
+        # Stored order is by key, as the write handles leave it (readers prune by key range).
+        merged = merged.sort_by([(META_COLUMNS[2], "ascending")])
+        size = write_base_file(self.storage, relative, merged, self.compression)
+        from_logs = 0
+        if merged.num_rows and op.base_file:
+            from_logs = pc.sum(pc.greater(merged.column(COMMIT_TIME), op.base_instant)).as_py()
+        elif merged.num_rows:
+            from_logs = merged.num_rows
+        log_sizes = sum(self.storage.size(op.relative(n)) for n in op.log_files)
+        return WriteStat(
+            file_id=op.file_id,
+            partition_path=op.partition_path,
+            path=relative,
+            prev_commit=op.base_instant,
+            num_writes=merged.num_rows,
+            num_update_writes=from_logs or 0,
+            total_write_bytes=size,
+            file_size_in_bytes=size,
+            total_log_records=log_records,
+            total_log_files_compacted=len(op.log_files),
+            total_log_size_compacted=log_sizes,
+            total_updated_records_compacted=from_logs or 0,
+        )
+
+
+class Compactor:
+    def __init__(self, table: HoodieTable, config: WriteConfig | None = None):
+        if table.properties.table_type != MERGE_ON_READ:
+            raise InvalidConfigError(
+                f"table '{table.name}' is {table.properties.table_type}: only merge-on-read "
+                "tables have log files to compact"
+            )
+        self.table = table
+        self.compression = config.compression if config is not None else "snappy"
+
+    def run(self, spark) -> list:
+        """Execute pending plans (oldest first), then schedule and execute a new one."""
+        from ..write.client import WriteResult
+
+        results: list[WriteResult] = []
+        for instant in self.table.timeline().pending:
+            if instant.action is Action.COMPACTION:
+                results.append(self.execute(spark, instant.timestamp))
+        scheduled = self.schedule()
+        if scheduled is not None:
+            results.append(self.execute(spark, scheduled))
+        return results
+
+    def schedule(self) -> str | None:
+        """Write a plan for every latest slice with log files; None when there is none.
+
+        Refused while a write is pending: its log files could be in a slice the plan freezes,
+        and changes it commits later would be left out of the compacted base file (Hudi's rule:
+        a compaction's instant must precede no pending write).
+        """
+        timeline = self.table.timeline()
+        pending_writes = [
+            i.timestamp
+            for i in timeline.pending
+            if i.action in (Action.DELTA_COMMIT, Action.COMMIT, Action.REPLACE_COMMIT)
+        ]
+        if pending_writes:
+            raise CommitError(
+                f"cannot schedule a compaction of table '{self.table.name}' while write(s) "
+                f"{', '.join(pending_writes)} are pending; let them finish or roll them back"
+            )
+        in_plans = set()
+        for instant in timeline.pending:
+            if instant.action is Action.COMPACTION:
+                in_plans |= read_plan(self.table.storage, instant.timestamp).file_groups()
+        view = FileSystemView(self.table.storage, timeline)
+        operations = []
+        for group in view.file_groups():
+            latest = group.latest_slice
+            if latest is None or not latest.log_files:
+                continue
+            if (group.partition_path, group.file_id) in in_plans:
+                continue
+            log_bytes = sum(lf.size for lf in latest.log_files)
+            base_bytes = latest.base_file.size if latest.base_file else 0
+            operations.append(
+                CompactionOperation(
+                    partition_path=group.partition_path,
+                    file_id=group.file_id,
+                    base_instant=latest.base_instant,
+                    base_file=latest.base_file.name if latest.base_file else None,
+                    log_files=tuple(lf.name for lf in latest.log_files),
+                    metrics={
+                        "TOTAL_LOG_FILES": float(len(latest.log_files)),
+                        "TOTAL_LOG_FILES_SIZE": float(log_bytes),
+                        "TOTAL_IO_READ_MB": (base_bytes + log_bytes) / _MB,
+                        "TOTAL_IO_WRITE_MB": base_bytes / _MB,
+                        "TOTAL_IO_MB": (2 * base_bytes + log_bytes) / _MB,
+                    },
+                )
+            )
+        if not operations:
+            return None
+        instant = Instant(
+            new_instant_time(after=timeline.last_timestamp()), Action.COMPACTION, State.REQUESTED
+        )
+        self.table.save_instant(instant, CompactionPlan(operations).to_avro())
+        log.info("scheduled compaction %s of %d file slice(s)", instant.timestamp, len(operations))
+        return instant.timestamp
+
+    def execute(self, spark, instant_time: str):
+        from ..write.client import WriteResult
+
+        started = time.monotonic()
+        plan = read_plan(self.table.storage, instant_time)
+        instant = Instant(instant_time, Action.COMPACTION, State.INFLIGHT)
+        timeline = self.table.timeline()
+        self._remove_earlier_attempt(instant_time, plan)
+        self.table.save_instant(instant)
+        try:
+            schema = self.table.schema()
+            if schema is None:
+                raise HoodieError(f"table '{self.table.name}' has no schema to compact with")
+            spec = SliceReadSpec(
+                storage=self.table.storage,
+                schema=with_meta_columns(schema),
+                record_key_fields=self.table.properties.record_key_fields,
+                ordering_field=self.table.properties.precombine_field,
+                valid_instants=CommittedInstants.of(timeline),
+            )
+            task = _CompactionTask(
+                self.table.storage, instant_time, plan.operations, spec, self.compression
+            )
+            indexes = spark.createDataFrame(
+                [(i,) for i in range(len(plan.operations))], "operation int"
+            )
+            rows = (
+                indexes.repartition(max(1, len(plan.operations)))
+                .mapInArrow(task, "stat string")
+                .collect()
+            )
+            metadata = CommitMetadata(
+                operation_type=COMPACT,
+                compacted=True,
+                extra_metadata={"schema": to_avro_schema(schema, self.table.name)},
+            )
+            for row in rows:
+                metadata.add(WriteStat(**json.loads(row["stat"])))
+            self._delete_strays(instant_time, plan, metadata)
+            self.table.save_instant(
+                instant.with_state(State.COMPLETED), metadata.to_json().encode()
+            )
+        except BaseException as error:
+            self._undo(instant_time, plan)
+            if isinstance(error, HoodieError):
+                raise
+            raise CommitError(
+                f"compaction {instant_time} of table '{self.table.name}' failed; its files were "
+                f"removed and the plan stays pending, to run again: {error}"
+            ) from error
+        result = WriteResult(instant_time, COMPACT, metadata, time.monotonic() - started)
+        log.info(
+            "compaction %s: %d file slice(s), %d records",
+            instant_time,
+            len(plan.operations),
+            metadata.total("num_writes"),
+        )
+        return result
+
+    # -- files ---------------------------------------------------------------------------------
+    def _files_of(self, instant_time: str, plan: CompactionPlan) -> list[str]:
+        found = []
+        for partition in sorted({op.partition_path for op in plan.operations}):
+            for info in self.table.storage.list_files(partition):
+                parsed = parse_base_file_name(info.name)
+                if parsed is not None and parsed.instant == instant_time:
+                    found.append(info.relative_path)
+        return found
+
+    def _remove_earlier_attempt(self, instant_time: str, plan: CompactionPlan) -> None:
+        for relative in self._files_of(instant_time, plan):
+            self.table.storage.delete(relative)
+
+    def _delete_strays(self, instant_time: str, plan: CompactionPlan, metadata) -> None:
+        named = {s.path for s in metadata.write_stats()}
+        for relative in self._files_of(instant_time, plan):
+            if relative not in named:
+                self.table.storage.delete(relative)
+
+    def _undo(self, instant_time: str, plan: CompactionPlan) -> None:
+        """Back to requested: the plan stays, the attempt's files and inflight state go."""
+        try:
+            self._remove_earlier_attempt(instant_time, plan)
+            inflight = Instant(instant_time, Action.COMPACTION, State.INFLIGHT)
+            self.table.storage.delete(posixpath.join(METAFOLDER, inflight.file_name))
+        except Exception:  # pragma: no cover - best effort
+            log.exception("could not undo failed compaction %s", instant_time)

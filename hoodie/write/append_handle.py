@@ -1,0 +1,129 @@
+"""The merge-on-read append handle: one Spark task writes one file group's changes as a log file.
+
+Hudi's `HoodieAppendHandle`. Instead of rewriting the file group, the batch's updates go into a
+parquet data block and its deletes into a delete block, in a new log file of the file group's
+current slice: `.<fileId>_<baseInstant>.log.<version>_<writeToken>`. Nothing stored is read,
+which is why merge-on-read writes are cheap; readers and compaction merge the versions later
+with the same rule (`hoodie.merge`), so an update whose precombine value loses to the stored
+one is still written here and loses at merge time.
+
+Every delta commit writes a new log file version rather than appending to the last one: local
+and object-store file systems cannot append, and Hudi makes the same choice on them.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import asdict, dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..logformat import DeleteRecord, add_meta_fields, delete_block, parquet_data_block
+from ..metadata import WriteStat
+from ..naming import log_file_name
+from ..schema import PARTITION_PATH, RECORD_KEY, data_schema, to_avro_schema
+from ..storage import Storage
+from .merge_handle import (
+    FileGroupTarget,
+    deduplicate,
+    deleted_mask,
+    parquet_codec,
+    stamp_records,
+    task_token,
+    with_string_keys,
+)
+
+
+@dataclass
+class AppendHandle:
+    """Picklable, like `CopyOnWriteHandle`; called once per file group with its records."""
+
+    storage: Storage
+    instant: str
+    targets: dict[str, FileGroupTarget]
+    data_schema: pa.Schema
+    table_name: str
+    record_key_fields: tuple[str, ...]
+    precombine_field: str | None
+    compression: str
+    # Hudi's delete operation: deletes win whatever the stored ordering value (written with
+    # ordering value 0, which Hudi's log reader treats as "no ordering").
+    unconditional_deletes: bool = False
+
+    def __call__(self, key: tuple, incoming: pa.Table) -> pa.Table:
+        target = self.targets[key[0].as_py() if hasattr(key[0], "as_py") else key[0]]
+        incoming = deduplicate(
+            with_string_keys(incoming),
+            None if self.unconditional_deletes else self.precombine_field,
+            self.record_key_fields,
+            allow_duplicate_keys=self.unconditional_deletes,
+        )
+        stat = self.append(target, incoming)
+        return pa.table({"stat": [json.dumps(asdict(stat))]})
+
+    def append(self, target: FileGroupTarget, incoming: pa.Table) -> WriteStat:
+        name = log_file_name(
+            target.file_id, target.log_base_instant, target.log_version, task_token()
+        )
+        relative = posixpath.join(target.partition_path, name) if target.partition_path else name
+        deleted = deleted_mask(incoming)
+        updates = incoming.filter(pc.invert(deleted))
+        deletes = incoming.filter(deleted)
+        schema = data_schema(self.data_schema)
+        avro = add_meta_fields(to_avro_schema(schema, self.table_name))
+        blocks = []
+        if updates.num_rows:
+            updates = updates.take(pc.sort_indices(updates, [(RECORD_KEY, "ascending")]))
+            # Hudi names the file group, not a file, in a log record's _hoodie_file_name.
+            rows = stamp_records(
+                updates, schema, self.instant, target.partition_path, target.file_id
+            )
+            blocks.append(
+                parquet_data_block(
+                    rows, self.instant, avro, compression=parquet_codec(self.compression)
+                )
+            )
+        if deletes.num_rows:
+            blocks.append(self._delete_block(deletes, avro))
+        if target.partition_path:
+            self.storage.makedirs(target.partition_path)
+        self.storage.write_bytes(relative, b"".join(blocks))
+        size = self.storage.size(relative)
+        return WriteStat(
+            file_id=target.file_id,
+            partition_path=target.partition_path,
+            path=relative,
+            prev_commit=target.previous_instant or "null",
+            num_writes=updates.num_rows,
+            num_update_writes=updates.num_rows,
+            num_deletes=deletes.num_rows,
+            total_write_bytes=size,
+            file_size_in_bytes=size,
+            total_log_blocks=len(blocks),
+            base_file=posixpath.basename(target.previous_base_file or ""),
+            log_files=[*target.log_files, name],
+            log_version=target.log_version,
+            log_offset=0,
+        )
+
+    def _delete_block(self, deletes: pa.Table, avro_schema: str) -> bytes:
+        keys = deletes.column(RECORD_KEY).to_pylist()
+        partitions = deletes.column(PARTITION_PATH).to_pylist()
+        if self.unconditional_deletes or self.precombine_field is None:
+            ordering = [0] * len(keys)
+            return delete_block(
+                [DeleteRecord(k, p, o) for k, p, o in zip(keys, partitions, ordering)],
+                self.instant,
+                avro_schema,
+            )
+        # Soft deletes (`_hoodie_is_deleted`) keep their ordering value: a stored version with
+        # a larger one survives them, as in copy-on-write.
+        ordering = deletes.column(self.precombine_field).to_pylist()
+        return delete_block(
+            [DeleteRecord(k, p, o) for k, p, o in zip(keys, partitions, ordering)],
+            self.instant,
+            avro_schema,
+            ordering_field=self.precombine_field,
+        )
