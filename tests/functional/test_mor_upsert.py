@@ -1,0 +1,136 @@
+"""`dbt run` of a mor_upsert model through several batches, inline and on-demand compaction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from hoodie import HoodieTable
+from hoodie.naming import parse_log_file_name
+from hoodie.timeline import Action
+
+pytestmark = pytest.mark.slow
+
+SEED = """\
+id,name,ts,day,batch,deleted
+1,alice,1,2026-11-01,1,false
+2,bob,1,2026-11-01,1,false
+3,carol,1,2026-11-02,1,false
+2,bob-2,2,2026-11-01,2,false
+3,carol,2,2026-11-02,2,true
+1,alice-3,3,2026-11-01,3,false
+4,dave,3,2026-11-02,3,false
+2,bob-stale,0,2026-11-01,4,false
+4,dave-4,4,2026-11-02,4,false
+3,carol-again,4,2026-11-02,4,false
+"""
+
+SEED_CONFIG = """\
+seeds:
+  - name: raw
+    config:
+      column_types: {id: int, ts: bigint, day: date, batch: int, deleted: boolean}
+"""
+
+MODEL = """\
+{{ config(materialized='mor_upsert', record_key='id', partition_path='day',
+          precombine_field='ts', compaction_delta_commits=3) }}
+select id, name, ts, day, deleted as _hoodie_is_deleted
+from {{ ref('raw') }} where batch = {{ var('batch') }}
+"""
+
+# Expected rows after each batch: id -> (name, ts).
+AFTER = {
+    1: {1: ("alice", 1), 2: ("bob", 1), 3: ("carol", 1)},
+    2: {1: ("alice", 1), 2: ("bob-2", 2)},
+    3: {1: ("alice-3", 3), 2: ("bob-2", 2), 4: ("dave", 3)},
+    4: {1: ("alice-3", 3), 2: ("bob-2", 2), 3: ("carol-again", 4), 4: ("dave-4", 4)},
+}
+
+
+def _hudi_rs(base: Path, read_optimized: bool = False) -> dict:
+    hudi = pytest.importorskip("hudi")
+    options = hudi.HudiReadOptions()
+    if read_optimized:
+        options = options.with_hudi_option("hoodie.read.use.read_optimized.mode", "true")
+    batches = hudi.HudiTable(str(base)).read(options)
+    table = pa.Table.from_batches(batches)
+    return {
+        i: (n, t)
+        for i, n, t in zip(
+            table["id"].to_pylist(), table["name"].to_pylist(), table["ts"].to_pylist()
+        )  # fmt: skip
+    }
+
+
+def test_mor_upsert_batches_inline_compaction_and_hoodie_compact(dbt_project):
+    dbt_project.write("seeds/raw.csv", SEED)
+    dbt_project.write("seeds/schema.yml", SEED_CONFIG)
+    dbt_project.write("models/orders.sql", MODEL)
+    commands = [["seed"]] + [["run", "--vars", f"{{batch: {b}}}"] for b in (1, 2, 3, 4)]
+    commands.append(["run-operation", "hoodie_compact", "--args", "{model: orders}"])
+    commands.append(["run-operation", "hoodie_timeline", "--args", "{model: orders}"])
+    report = dbt_project.run(commands, tables=["func.orders"])
+    assert all(c["success"] for c in report["commands"]), report["commands"]
+    # The third delta commit triggered an inline compaction (compaction_delta_commits=3).
+    assert any("compaction" in m for m in report["commands"][3]["messages"])
+
+    rows = {r["id"]: (r["name"], r["ts"]) for r in report["tables"]["func.orders"]["rows"]}
+    assert rows == AFTER[4]
+
+    base = dbt_project.root / "warehouse" / "func.db" / "orders"
+    table = HoodieTable.open(str(base))
+    assert table.properties.table_type == "MERGE_ON_READ"
+    actions = [i.action for i in table.timeline().completed]
+    # 3 delta commits, the inline compaction, the 4th delta commit, the on-demand compaction.
+    assert actions == [Action.DELTA_COMMIT] * 3 + [Action.COMMIT, Action.DELTA_COMMIT,
+                                                   Action.COMMIT]  # fmt: skip
+    # Other Hudi readers see the same rows; after the last compaction the base files hold all.
+    assert _hudi_rs(base) == AFTER[4]
+    assert _hudi_rs(base, read_optimized=True) == AFTER[4]
+    assert any(parse_log_file_name(p.name) for p in base.rglob(".*.log.*"))
+
+
+def test_mor_upsert_between_compactions_reads_logs(dbt_project):
+    dbt_project.write("seeds/raw.csv", SEED)
+    dbt_project.write("seeds/schema.yml", SEED_CONFIG)
+    dbt_project.write(
+        "models/orders.sql", MODEL.replace("compaction_delta_commits=3", "compaction='off'")
+    )
+    report = dbt_project.run(
+        [["seed"], ["run", "--vars", "{batch: 1}"], ["run", "--vars", "{batch: 2}"]],
+        tables=["func.orders"],
+    )
+    assert all(c["success"] for c in report["commands"]), report["commands"]
+    rows = {r["id"]: (r["name"], r["ts"]) for r in report["tables"]["func.orders"]["rows"]}
+    assert rows == AFTER[2]
+    base = dbt_project.root / "warehouse" / "func.db" / "orders"
+    assert _hudi_rs(base) == AFTER[2]
+    # Read-optimized: the base files, still batch 1.
+    assert _hudi_rs(base, read_optimized=True) == AFTER[1]
+
+
+def test_compaction_configs_are_checked(dbt_project):
+    dbt_project.write(
+        "models/cow_with_compaction.sql",
+        "{{ config(materialized='cow_upsert', record_key='id', compaction='off') }} select 1 as id",
+    )
+    dbt_project.write(
+        "models/bad_switch.sql",
+        "{{ config(materialized='mor_upsert', record_key='id', compaction='sometimes') }} "
+        "select 1 as id",
+    )
+    dbt_project.write(
+        "models/bad_count.sql",
+        "{{ config(materialized='mor_upsert', record_key='id', compaction_delta_commits=0) }} "
+        "select 1 as id",
+    )
+    report = dbt_project.run([["run"], ["run-operation", "hoodie_compact", "--args",
+                                        "{model: bad_count}"]])  # fmt: skip
+    messages = " ".join(report["commands"][0]["messages"])
+    assert "Model 'cow_with_compaction'" in messages and "mor_upsert' only" in messages
+    assert "compaction must be 'inline'" in messages and "'sometimes'" in messages
+    assert "compaction_delta_commits must be a positive integer" in messages
+    assert not report["commands"][1]["success"]
