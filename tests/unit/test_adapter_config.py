@@ -120,3 +120,50 @@ def test_options_are_validated():
         settings({"record_key": "id", "options": ["x"]})
     with pytest.raises(CompilationError, match="hive_style_partitioning must be true or false"):
         settings({"record_key": "id", "hive_style_partitioning": "yes"})
+
+
+def mor_settings(config):
+    return model_settings(
+        "orders",
+        {"materialized": "mor_upsert", "record_key": "id", **config},
+        table_type="MERGE_ON_READ",
+        schema="analytics",
+        alias="orders",
+        warehouse_dir="/wh",
+    )
+
+
+def test_compaction_settings_become_hudi_options():
+    cfg = mor_settings({}).write_config
+    assert (cfg.table_type, cfg.inline_compaction, cfg.compaction_delta_commits) == (
+        "MERGE_ON_READ", True, 5,
+    )  # fmt: skip
+    cfg = mor_settings({"compaction": "off", "compaction_delta_commits": 2}).write_config
+    assert (cfg.inline_compaction, cfg.compaction_delta_commits) == (False, 2)
+    assert mor_settings({"compaction": "inline"}).write_config.inline_compaction is True
+    same = mor_settings({"compaction": "off", "options": {"hoodie.compact.inline": "false"}})
+    assert same.write_config.inline_compaction is False
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"compaction": "sometimes"}, "compaction must be 'inline'"),
+        ({"compaction_delta_commits": 0}, "compaction_delta_commits must be a positive"),
+        ({"compaction_delta_commits": "5"}, "compaction_delta_commits must be a positive"),
+        (
+            {"compaction": "off", "options": {"hoodie.compact.inline": "true"}},
+            "'hoodie.compact.inline'='true' disagrees",
+        ),
+        ({"options": {"hoodie.compact.inline.max.delta.commits": "x"}}, "positive integer"),
+    ],
+)
+def test_bad_compaction_settings_name_the_model(config, message):
+    with pytest.raises(CompilationError, match="Model 'orders'") as error:
+        mor_settings(config)
+    assert message in str(error.value)
+
+
+def test_compaction_settings_on_a_copy_on_write_model_fail():
+    with pytest.raises(CompilationError, match="mor_upsert' only"):
+        settings({"record_key": "id", "compaction": "off"})

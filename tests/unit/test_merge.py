@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from hoodie.merge import SEQUENCE, drop_deleted, latest_per_key
+from hoodie.merge import ORDERING, SEQUENCE, drop_deleted, latest_per_key
 
 
 def _winners(table: pa.Table) -> dict:
@@ -42,3 +42,27 @@ def test_nested_columns_survive_deletes():
                      SEQUENCE: pa.array([0, 1], pa.int64())})  # fmt: skip
     alive = drop_deleted(rows, "k", pa.table({"k": ["a"], SEQUENCE: pa.array([5], pa.int64())}))
     assert alive["s"].to_pylist() == [{"x": [2]}]
+
+
+def test_a_delete_with_an_older_ordering_value_spares_newer_versions():
+    rows = pa.table({"k": ["a", "b", "c"], "v": ["a1", "b9", "c5"], "ts": [1, 9, 5],
+                     SEQUENCE: pa.array([0, 1, 2], pa.int64())})  # fmt: skip
+    deletes = pa.table(
+        {
+            "k": ["a", "b", "c"],
+            SEQUENCE: pa.array([3, 4, 5], pa.int64()),
+            # a: newer delete; b: older than the stored ts=9; c: no ordering (Hudi's default 0)
+            ORDERING: pa.array([2, 3, None], pa.int64()),
+        }
+    )
+    alive = drop_deleted(rows, "k", deletes, ordering_field="ts")
+    assert alive["v"].to_pylist() == ["b9"]
+    # Without an ordering field every delete is unconditional.
+    assert drop_deleted(rows, "k", deletes).num_rows == 0
+
+
+def test_the_last_delete_of_a_key_decides():
+    rows = pa.table({"k": ["a"], "v": ["a1"], "ts": [5], SEQUENCE: pa.array([0], pa.int64())})
+    deletes = pa.table({"k": ["a", "a"], SEQUENCE: pa.array([2, 1], pa.int64()),
+                        ORDERING: pa.array([9, 1], pa.int64())})  # fmt: skip
+    assert drop_deleted(rows, "k", deletes, ordering_field="ts").num_rows == 0

@@ -143,3 +143,14 @@ def test_partition_metadata_text_reads_like_fixture(sample_table):
     theirs = P.loads((root / "10" / ".hoodie_partition_metadata").read_text())
     ours = P.loads(partition_metadata_text(theirs["commitTime"], int(theirs["partitionDepth"])))
     assert ours == theirs
+
+
+def test_log_file_name_round_trips():
+    from hoodie.naming import log_file_name
+
+    name = log_file_name("abc-0", "20240101000000000", 3, "1-2-0")
+    assert name == ".abc-0_20240101000000000.log.3_1-2-0"
+    parsed = parse_log_file_name(name)
+    assert (parsed.file_id, parsed.base_instant, parsed.version, parsed.write_token) == (
+        "abc-0", "20240101000000000", 3, "1-2-0",
+    )  # fmt: skip
