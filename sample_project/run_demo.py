@@ -26,7 +26,12 @@ def show(title: str) -> None:
 
     spark = SparkSession.builder.getOrCreate()  # the session the dbt runs above started
     print(f"\n=== {title}")
-    for table, key in (("transactions", "txn_id"), ("customer_totals", "customer_id")):
+    tables = (
+        ("transactions", "txn_id"),
+        ("customer_totals", "customer_id"),
+        ("customer_last_seen", "customer_id"),
+    )
+    for table, key in tables:
         df = spark.table(f"analytics.{table}")
         rows = df.select([c for c in df.columns if not c.startswith("_hoodie_")]).orderBy(key)
         collected = rows.collect()
@@ -46,6 +51,9 @@ def main() -> None:
     show("after batch 1")
     dbt("run", "--vars", "{batch: 2}")
     show("after batch 2 (txn 2 updated, txn 4 deleted, stale txn 5 ignored, 7 and 8 added)")
+    print("\ncompacting analytics.customer_last_seen (merge-on-read):")
+    dbt("run-operation", "hoodie_compact", "--args", "{model: customer_last_seen}")
+    dbt("run-operation", "hoodie_timeline", "--args", "{model: customer_last_seen}")
     print(f"\nThe Hudi tables are under {os.path.join(HERE, 'lake', 'analytics.db')}")
 
 
