@@ -30,6 +30,16 @@ def main(base: str, out: str) -> None:
         spark.createDataFrame([(2, "B", "x", 2), (4, "d", "z", 1)],
                               "id int, v string, p string, ts long"), cfg)  # fmt: skip
     rows = table.read(spark).select("id", "v", "p").orderBy("id").collect()
+    # Merge-on-read: a delta commit with log files, then a compaction, over the same session.
+    mor_cfg = WriteConfig.build("conn_mor", record_key="id", partition_path="p",
+                                precombine_field="ts", table_type="MERGE_ON_READ",
+                                options={"hoodie.compact.inline": "false"})  # fmt: skip
+    mor = HoodieTable.for_write(base + "_mor", mor_cfg)
+    schema = "id int, v string, p string, ts long"
+    mor.upsert(spark.createDataFrame([(1, "a", "x", 1), (2, "b", "x", 1)], schema), mor_cfg)
+    delta = mor.upsert(spark.createDataFrame([(2, "B", "x", 2)], schema), mor_cfg)
+    compactions = mor.compact(spark)
+    mor_rows = mor.read(spark).select("id", "v").orderBy("id").collect()
     with open(out, "w") as handle:
         json.dump(
             {
@@ -37,6 +47,9 @@ def main(base: str, out: str) -> None:
                 "first": [first.num_inserts, first.num_updates],
                 "second": [second.num_inserts, second.num_updates],
                 "rows": [list(r) for r in rows],
+                "mor_log_files": [s.log_version for s in delta.metadata.write_stats()],
+                "mor_compactions": len(compactions),
+                "mor_rows": [list(r) for r in mor_rows],
             },
             handle,
         )
