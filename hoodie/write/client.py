@@ -445,12 +445,20 @@ class WriteClient:
         return profile
 
     def _average_record_size(self) -> int:
-        """Bytes per record of the latest commit that wrote any, as Hudi's size estimate."""
+        """Bytes per record of the latest commit that wrote base files, as Hudi estimates it.
+
+        Only base files count: a log file of a few records is mostly block headers and schema,
+        and would make every new file group look full far too early.
+        """
         timeline = self.table.timeline().completed.write_timeline
         for instant in reversed(timeline.instants[-10:]):
-            meta = self.table.commit_metadata(instant)
-            records = meta.total("num_writes")
-            written = meta.total("total_write_bytes")
+            stats = [
+                s
+                for s in self.table.commit_metadata(instant).write_stats()
+                if s.path and parse_base_file_name(posixpath.basename(s.path)) is not None
+            ]
+            records = sum(s.num_writes for s in stats)
+            written = sum(s.total_write_bytes for s in stats)
             if records > 0 and written > 0:
                 return max(1, written // records)
         return self.config.record_size_estimate
