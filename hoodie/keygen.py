@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
@@ -89,3 +91,25 @@ class KeyGenerator:
 
 def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
+
+
+def record_keys_of(table: pa.Table, fields: tuple[str, ...]) -> pa.Array:
+    """Record keys computed from the key columns of stored rows, as `KeyGenerator` makes them.
+
+    Readers need this for tables written without meta fields (no `_hoodie_record_key`
+    column): a complex key is `field:value` pairs joined by commas, with Hudi's markers for
+    null and empty parts.
+    """
+    if len(fields) == 1:
+        return _combined(table.column(fields[0])).cast(pa.string())
+    parts = []
+    for name in fields:
+        text = _combined(table.column(name)).cast(pa.string())
+        text = pc.if_else(pc.equal(text, ""), EMPTY_KEY_PART, text)
+        text = pc.fill_null(text, NULL_KEY_PART)
+        parts.append(pc.binary_join_element_wise(f"{name}:", text, ""))
+    return pc.binary_join_element_wise(*parts, ",")
+
+
+def _combined(column) -> pa.Array:
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..fs_view import CommittedInstants
+from ..keygen import record_keys_of
 from ..logformat import BlockType, DeleteRecord, read_log_file
 from ..merge import ORDERING, SEQUENCE, drop_deleted, latest_per_key
 from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY
@@ -90,8 +91,8 @@ def _emit(spec: SliceReadSpec, batch) -> Iterator[pa.RecordBatch]:
 def _key_column(spec: SliceReadSpec, table: pa.Table) -> pa.Array:
     if RECORD_KEY in table.column_names:
         return _as_array(table.column(RECORD_KEY)).cast(pa.string())
-    # Tables written without meta fields: the key is the (single) record key field's value.
-    return _as_array(table.column(spec.record_key_fields[0])).cast(pa.string())
+    # Tables written without meta fields: the key comes from the record key fields.
+    return record_keys_of(table, spec.record_key_fields)
 
 
 def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:

@@ -66,3 +66,13 @@ def test_the_last_delete_of_a_key_decides():
     deletes = pa.table({"k": ["a", "a"], SEQUENCE: pa.array([2, 1], pa.int64()),
                         ORDERING: pa.array([9, 1], pa.int64())})  # fmt: skip
     assert drop_deleted(rows, "k", deletes, ordering_field="ts").num_rows == 0
+
+
+def test_record_keys_of_stored_rows_match_the_key_generators_format():
+    from hoodie.keygen import record_keys_of
+
+    rows = pa.table({"id": [1, 2, None], "kind": ["x", "", "z"]})
+    assert record_keys_of(rows, ("id",)).to_pylist() == ["1", "2", None]
+    assert record_keys_of(rows, ("id", "kind")).to_pylist() == [
+        "id:1,kind:x", "id:2,kind:__empty__", "id:__null__,kind:z",
+    ]  # fmt: skip
