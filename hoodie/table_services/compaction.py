@@ -27,8 +27,9 @@ import pyarrow.compute as pc
 from ..config import WriteConfig
 from ..exceptions import CommitError, HoodieError, InvalidConfigError
 from ..fs_view import CommittedInstants, FileSystemView
+from ..markers import IOType, WriteMarkers
 from ..metadata import CommitMetadata, WriteStat
-from ..naming import base_file_name, parse_base_file_name
+from ..naming import base_file_name
 from ..properties import MERGE_ON_READ
 from ..read.planner import FileSplit
 from ..read.slice_reader import SliceReadSpec, merged_slice
@@ -95,6 +96,8 @@ class _CompactionTask:
         )
         # Stored order is by key, as the write handles leave it (readers prune by key range).
         merged = merged.sort_by([(META_COLUMNS[2], "ascending")])
+        markers = WriteMarkers(self.storage, self.instant)
+        markers.create(relative, IOType.MERGE if op.base_file else IOType.CREATE)
         size = write_base_file(self.storage, relative, merged, self.compression)
         from_logs = 0
         if merged.num_rows and op.base_file:
@@ -205,7 +208,7 @@ class Compactor:
         plan = read_plan(self.table.storage, instant_time)
         instant = Instant(instant_time, Action.COMPACTION, State.INFLIGHT)
         timeline = self.table.timeline()
-        self._remove_earlier_attempt(instant_time, plan)
+        self._remove_earlier_attempt(instant_time)
         self.table.save_instant(instant)
         try:
             schema = self.table.schema()
@@ -236,18 +239,19 @@ class Compactor:
             )
             for row in rows:
                 metadata.add(WriteStat(**json.loads(row["stat"])))
-            self._delete_strays(instant_time, plan, metadata)
+            self._delete_strays(instant_time, metadata)
             self.table.save_instant(
                 instant.with_state(State.COMPLETED), metadata.to_json().encode()
             )
         except BaseException as error:
-            self._undo(instant_time, plan)
+            self._undo(instant_time)
             if isinstance(error, HoodieError):
                 raise
             raise CommitError(
                 f"compaction {instant_time} of table '{self.table.name}' failed; its files were "
                 f"removed and the plan stays pending, to run again: {error}"
             ) from error
+        WriteMarkers(self.table.storage, instant_time).delete_all()
         result = WriteResult(instant_time, COMPACT, metadata, time.monotonic() - started)
         log.info(
             "compaction %s: %d file slice(s), %d records",
@@ -258,29 +262,23 @@ class Compactor:
         return result
 
     # -- files ---------------------------------------------------------------------------------
-    def _files_of(self, instant_time: str, plan: CompactionPlan) -> list[str]:
-        found = []
-        for partition in sorted({op.partition_path for op in plan.operations}):
-            for info in self.table.storage.list_files(partition):
-                parsed = parse_base_file_name(info.name)
-                if parsed is not None and parsed.instant == instant_time:
-                    found.append(info.relative_path)
-        return found
+    def _remove_earlier_attempt(self, instant_time: str) -> None:
+        """A crashed or failed attempt's files: the next attempt starts from the plan alone."""
+        markers = WriteMarkers(self.table.storage, instant_time)
+        for marker in markers.all():
+            self.table.storage.delete(marker.data_file)
+        markers.delete_all()
 
-    def _remove_earlier_attempt(self, instant_time: str, plan: CompactionPlan) -> None:
-        for relative in self._files_of(instant_time, plan):
-            self.table.storage.delete(relative)
-
-    def _delete_strays(self, instant_time: str, plan: CompactionPlan, metadata) -> None:
+    def _delete_strays(self, instant_time: str, metadata: CommitMetadata) -> None:
         named = {s.path for s in metadata.write_stats()}
-        for relative in self._files_of(instant_time, plan):
-            if relative not in named:
-                self.table.storage.delete(relative)
+        for marker in WriteMarkers(self.table.storage, instant_time).all():
+            if marker.data_file not in named:
+                self.table.storage.delete(marker.data_file)
 
-    def _undo(self, instant_time: str, plan: CompactionPlan) -> None:
+    def _undo(self, instant_time: str) -> None:
         """Back to requested: the plan stays, the attempt's files and inflight state go."""
         try:
-            self._remove_earlier_attempt(instant_time, plan)
+            self._remove_earlier_attempt(instant_time)
             inflight = Instant(instant_time, Action.COMPACTION, State.INFLIGHT)
             self.table.storage.delete(posixpath.join(METAFOLDER, inflight.file_name))
         except Exception:  # pragma: no cover - best effort

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..logformat import DeleteRecord, add_meta_fields, delete_block, parquet_data_block
+from ..markers import IOType, WriteMarkers
 from ..metadata import WriteStat
 from ..naming import log_file_name
 from ..schema import PARTITION_PATH, RECORD_KEY, data_schema, to_avro_schema
@@ -48,6 +49,7 @@ class AppendHandle:
     record_key_fields: tuple[str, ...]
     precombine_field: str | None
     compression: str
+    markers: WriteMarkers
     # Hudi's delete operation: deletes win whatever the stored ordering value (written with
     # ordering value 0, which Hudi's log reader treats as "no ordering").
     unconditional_deletes: bool = False
@@ -87,6 +89,7 @@ class AppendHandle:
             )
         if deletes.num_rows:
             blocks.append(self._delete_block(deletes, avro))
+        self.markers.create(relative, IOType.APPEND)
         if target.partition_path:
             self.storage.makedirs(target.partition_path)
         self.storage.write_bytes(relative, b"".join(blocks))

@@ -32,12 +32,12 @@ from ..exceptions import (
 from ..fs_view import FileSlice, FileSystemView
 from ..index.simple import LOCATION, KeySource, tag_location
 from ..keygen import KeyGenerator
+from ..markers import WriteMarkers
 from ..metadata import CommitMetadata, WriteStat
 from ..naming import (
     PARTITION_METADATA_FILE,
     is_partition_metadata,
     parse_base_file_name,
-    parse_log_file_name,
     partition_metadata_text,
 )
 from ..properties import COPY_ON_WRITE, MERGE_ON_READ, TableProperties
@@ -266,12 +266,12 @@ class WriteClient:
             )
             for stat in stats:
                 metadata.add(stat)
-            self._finalize(instant.timestamp, metadata, targets)
+            self._finalize(instant.timestamp, metadata)
             self.table.save_instant(
                 instant.with_state(State.COMPLETED), metadata.to_json().encode()
             )
         except BaseException as error:
-            self._abort(instant, partitions, targets)
+            self._abort(instant)
             if isinstance(error, HoodieError):
                 raise
             unwrapped = _hoodie_error_in(error)
@@ -288,6 +288,7 @@ class WriteClient:
         result = WriteResult(
             instant.timestamp, operation, metadata, time.monotonic() - started, partitions
         )
+        WriteMarkers(self.table.storage, instant.timestamp).delete_all()
         log.info("%s", result.summary())
         if self.merge_on_read and not overwrite and self.config.inline_compaction:
             result.compactions = self._compact_inline(spark)
@@ -501,6 +502,7 @@ class WriteClient:
             data_schema=schema,
             record_key_fields=self.config.record_key_fields,
             compression=self.config.compression,
+            markers=WriteMarkers(self.table.storage, instant),
         )
         delete_operation = operation == "DELETE"
         rewrite = CopyOnWriteHandle(
@@ -531,48 +533,22 @@ class WriteClient:
                     path, partition_metadata_text(instant, depth).encode()
                 )
 
-    def _finalize(
-        self, instant: str, metadata: CommitMetadata, targets: dict[str, FileGroupTarget]
-    ) -> None:
-        """Delete files of this instant no write stat names (from retried or duplicate tasks)."""
+    def _finalize(self, instant: str, metadata: CommitMetadata) -> None:
+        """Delete marked files no write stat names (from retried or speculative tasks)."""
         named = {s.path for s in metadata.write_stats()}
-        for relative in self._files_of(instant, list(metadata.partition_to_write_stats), targets):
-            if relative not in named:
-                self.table.storage.delete(relative)
+        for marker in WriteMarkers(self.table.storage, instant).all():
+            if marker.data_file not in named:
+                self.table.storage.delete(marker.data_file)
 
-    def _files_of(
-        self, instant: str, partitions: list[str], targets: dict[str, FileGroupTarget]
-    ) -> list[str]:
-        """Data files this write may have created: base files named with its instant, and the
-        log files it planned (log names carry their slice's instant, not the writer's)."""
-        planned_logs = {
-            (t.partition_path, t.file_id, t.log_base_instant, t.log_version)
-            for t in targets.values()
-            if t.appends_log
-        }
-        found = []
-        for partition in partitions:
-            for info in self.table.storage.list_files(partition):
-                base = parse_base_file_name(info.name)
-                if base is not None and base.instant == instant:
-                    found.append(info.relative_path)
-                    continue
-                log_name = parse_log_file_name(info.name)
-                if log_name is not None and (
-                    partition, log_name.file_id, log_name.base_instant, log_name.version
-                ) in planned_logs:  # fmt: skip
-                    found.append(info.relative_path)
-        return found
-
-    def _abort(
-        self, instant: Instant, partitions: list[str], targets: dict[str, FileGroupTarget]
-    ) -> None:
-        """Undo a failed write: its data files and its pending instant files go."""
+    def _abort(self, instant: Instant) -> None:
+        """Undo a failed write: the files its markers name, its markers and pending instant."""
         try:
-            for relative in self._files_of(instant.timestamp, partitions, targets):
-                self.table.storage.delete(relative)
+            markers = WriteMarkers(self.table.storage, instant.timestamp)
+            for marker in markers.all():
+                self.table.storage.delete(marker.data_file)
+            markers.delete_all()
             self.table.delete_pending_instant(instant)
-        except Exception:  # pragma: no cover - best effort; the instant stays inflight
+        except Exception:  # pragma: no cover - best effort; the next writer rolls it back
             log.exception("could not undo failed write %s", instant.timestamp)
 
 

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..exceptions import DuplicateRecordKeyError
+from ..markers import IOType, WriteMarkers
 from ..merge import latest_per_key
 from ..metadata import WriteStat
 from ..naming import base_file_name, write_token
@@ -159,6 +160,7 @@ class CopyOnWriteHandle:
     record_key_fields: tuple[str, ...]
     precombine_field: str | None
     compression: str
+    markers: WriteMarkers
     allow_duplicate_keys: bool = False  # deletes: naming a key twice is harmless
 
     def __call__(self, key: tuple, incoming: pa.Table) -> pa.Table:
@@ -257,6 +259,8 @@ class CopyOnWriteHandle:
         return pc.invert(pc.is_in(incoming.column(RECORD_KEY), value_set=losers.combine_chunks()))
 
     def _write(self, target: FileGroupTarget, output: pa.Table, stat: WriteStat) -> None:
+        io_type = IOType.MERGE if target.previous_base_file else IOType.CREATE
+        self.markers.create(stat.path, io_type)
         size = write_base_file(self.storage, stat.path, output, self.compression)
         stat.total_write_bytes = size
         stat.file_size_in_bytes = size
