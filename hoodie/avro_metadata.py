@@ -19,8 +19,9 @@ the field set of Hudi 0.14/0.15 (table version 6), and we write the `version` nu
 writes. Decoding reads each file with its own schema and maps fields by name, using Hudi's
 defaults for absent ones, so files of older and newer Hudi releases decode too.
 
-Hudi records files by absolute path (sometimes with a `file:` scheme) in these files; they are
-kept as written.
+File names and paths are kept exactly as Hudi wrote them: plans and rollback results hold
+absolute paths (on local storage Hudi's rollback log paths carry a `file:` scheme, its deleted
+files do not), savepoints and clean results hold file names.
 """
 
 from __future__ import annotations
@@ -322,7 +323,10 @@ class RollbackRequest:
 
     Hudi plans files the failed instant created as `files_to_be_deleted` (with `file_id` and
     `latest_base_instant` left empty), and log files it appended to as `log_blocks_to_be_deleted`
-    (path -> size), which are rolled back by appending a rollback command block.
+    (path -> size), which are rolled back by appending a rollback command block. Hudi's executor
+    takes a request as one or the other: with files to delete it ignores the log blocks, and for
+    log blocks it opens the log of `file_id` over `latest_base_instant`, so those must be set and
+    each file group needs a request of its own.
     """
 
     partition_path: str

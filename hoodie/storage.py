@@ -72,6 +72,23 @@ class Storage:
             return "file://" + self.full_path(relative)
         return posixpath.join(self.base_uri, relative) if relative else self.base_uri
 
+    def relative(self, path: str) -> str:
+        """A path under the base path, given as a URI (`file:/...`, `s3://...`) or relative.
+
+        Hudi's Avro metadata (rollback, clean) records absolute paths, with or without scheme.
+        """
+        if "://" not in path and not path.startswith("file:") and not path.startswith("/"):
+            return path
+        full = _normalize(path) if (path.startswith("file:") or path.startswith("/")) else path
+        if "://" in full and "://" in self.base_uri:
+            base = self.base_uri.rstrip("/") + "/"
+        else:
+            full = full.split("://", 1)[-1] if "://" in full else full
+            base = self.base_path.rstrip("/") + "/"
+        if not full.startswith(base):
+            raise ValueError(f"{path} is not under the table's base path {self.base_uri}")
+        return full[len(base) :]
+
     # -- reading -------------------------------------------------------------------------------
     def exists(self, relative: str) -> bool:
         return self.fs.get_file_info(self.full_path(relative)).type != pafs.FileType.NotFound

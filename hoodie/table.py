@@ -181,6 +181,15 @@ class HoodieTable:
 
         return Compactor(self, config).run(spark)
 
+    def rollback(self, instant_time: str | None = None):
+        """Roll back the latest completed commit (`instant_time`, if given, must be it).
+
+        Returns Hudi's rollback metadata: the files deleted, the instant rolled back.
+        """
+        from .table_services.rollback import Rollback
+
+        return Rollback(self).rollback_latest_commit(instant_time)
+
     def read(self, spark: SparkSession) -> DataFrame:
         """The latest snapshot as a Spark DataFrame (through the `hoodie` data source)."""
         from .read.datasource import register

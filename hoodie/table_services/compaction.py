@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from ..config import WriteConfig
 from ..exceptions import CommitError, HoodieError, InvalidConfigError
+from ..faults import crash_point
 from ..fs_view import CommittedInstants, FileSystemView
 from ..markers import IOType, WriteMarkers
 from ..metadata import CommitMetadata, WriteStat
@@ -39,6 +40,7 @@ from ..table import HoodieTable
 from ..timeline import METAFOLDER, Action, Instant, State, Timeline, new_instant_time
 from ..write.merge_handle import task_token, write_base_file
 from .compaction_plan import CompactionOperation, CompactionPlan, read_plan
+from .rollback import Rollback
 
 log = logging.getLogger(__name__)
 COMPACT = "COMPACT"
@@ -98,7 +100,9 @@ class _CompactionTask:
         merged = merged.sort_by([(META_COLUMNS[2], "ascending")])
         markers = WriteMarkers(self.storage, self.instant)
         markers.create(relative, IOType.MERGE if op.base_file else IOType.CREATE)
+        crash_point("compaction.task.marked")
         size = write_base_file(self.storage, relative, merged, self.compression)
+        crash_point("compaction.task.written")
         from_logs = 0
         if merged.num_rows and op.base_file:
             from_logs = pc.sum(pc.greater(merged.column(COMMIT_TIME), op.base_instant)).as_py()
@@ -136,6 +140,7 @@ class Compactor:
         from ..write.client import WriteResult
 
         results: list[WriteResult] = []
+        Rollback(self.table).rollback_failed_writes()
         for instant in self.table.timeline().pending:
             if instant.action is Action.COMPACTION:
                 results.append(self.execute(spark, instant.timestamp))
@@ -198,6 +203,7 @@ class Compactor:
             new_instant_time(after=timeline.last_timestamp()), Action.COMPACTION, State.REQUESTED
         )
         self.table.save_instant(instant, CompactionPlan(operations).to_avro())
+        crash_point("compaction.scheduled")
         log.info("scheduled compaction %s of %d file slice(s)", instant.timestamp, len(operations))
         return instant.timestamp
 
@@ -211,6 +217,7 @@ class Compactor:
         self._remove_earlier_attempt(instant_time)
         self.table.save_instant(instant)
         try:
+            crash_point("compaction.inflight")
             schema = self.table.schema()
             if schema is None:
                 raise HoodieError(f"table '{self.table.name}' has no schema to compact with")
@@ -240,6 +247,7 @@ class Compactor:
             for row in rows:
                 metadata.add(WriteStat(**json.loads(row["stat"])))
             self._delete_strays(instant_time, metadata)
+            crash_point("compaction.files_written")
             self.table.save_instant(
                 instant.with_state(State.COMPLETED), metadata.to_json().encode()
             )
@@ -251,6 +259,7 @@ class Compactor:
                 f"compaction {instant_time} of table '{self.table.name}' failed; its files were "
                 f"removed and the plan stays pending, to run again: {error}"
             ) from error
+        crash_point("compaction.completed")
         WriteMarkers(self.table.storage, instant_time).delete_all()
         result = WriteResult(instant_time, COMPACT, metadata, time.monotonic() - started)
         log.info(

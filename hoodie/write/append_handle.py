@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..faults import armed, crash_point
 from ..logformat import DeleteRecord, add_meta_fields, delete_block, parquet_data_block
 from ..markers import IOType, WriteMarkers
 from ..metadata import WriteStat
@@ -90,9 +91,16 @@ class AppendHandle:
         if deletes.num_rows:
             blocks.append(self._delete_block(deletes, avro))
         self.markers.create(relative, IOType.APPEND)
+        crash_point("task.log_file.marked")
         if target.partition_path:
             self.storage.makedirs(target.partition_path)
-        self.storage.write_bytes(relative, b"".join(blocks))
+        data = b"".join(blocks)
+        if blocks and armed("task.log_file.torn"):
+            # A torn write: half a block on disk when the machine goes down.
+            self.storage.write_bytes(relative, data[: len(data) // 2])
+            crash_point("task.log_file.torn")
+        self.storage.write_bytes(relative, data)
+        crash_point("task.log_file.written")
         size = self.storage.size(relative)
         return WriteStat(
             file_id=target.file_id,

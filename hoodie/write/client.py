@@ -29,6 +29,7 @@ from ..exceptions import (
     NullRecordKeyError,
     SchemaError,
 )
+from ..faults import crash_point
 from ..fs_view import FileSlice, FileSystemView
 from ..index.simple import LOCATION, KeySource, tag_location
 from ..keygen import KeyGenerator
@@ -53,6 +54,7 @@ from ..schema import (
 )
 from ..table import HoodieTable
 from ..table_services.compaction_plan import pending_compaction_file_groups
+from ..table_services.rollback import Rollback
 from ..timeline import Action, Instant, State, new_instant_time
 from .append_handle import AppendHandle
 from .merge_handle import STAT_SCHEMA, TARGET, CopyOnWriteHandle, FileGroupTarget
@@ -202,6 +204,8 @@ class WriteClient:
         spark = df.sparkSession
         schema = self._writer_schema(df, operation)
         overwrite = operation == INSERT_OVERWRITE_TABLE
+        # Hudi's EAGER policy: writes that crashed before completing are rolled back first.
+        Rollback(self.table).rollback_failed_writes()
         timeline = self.table.timeline()
         if overwrite:
             action = Action.REPLACE_COMMIT
@@ -216,6 +220,7 @@ class WriteClient:
         targets: dict[str, FileGroupTarget] = {}
         self.table.save_instant(instant)
         try:
+            crash_point("write.requested")
             partitions = self._check_keys_and_partitions(prepared)
             view = FileSystemView(self.table.storage, timeline)
             replaced: dict[str, list[str]] = {}
@@ -243,6 +248,7 @@ class WriteClient:
                 prepared.unpersist()
             else:
                 profile = self._profile(tagged)  # nothing stored: `prepared` is the cache
+            crash_point("write.tagged")
             pending = pending_compaction_file_groups(self.table.storage, timeline)
             buckets, targets = self._plan(profile, slices, partitions, pending)
             planned = CommitMetadata(
@@ -255,7 +261,9 @@ class WriteClient:
             instant = self.table.save_instant(
                 instant.with_state(State.INFLIGHT), planned.to_json().encode()
             )
+            crash_point("write.inflight")
             self._write_partition_metadata(instant.timestamp, profile.partitions)
+            crash_point("write.partition_metadata")
             stats = self._write_file_groups(
                 tagged, buckets, targets, instant.timestamp, schema, operation
             )
@@ -266,7 +274,9 @@ class WriteClient:
             )
             for stat in stats:
                 metadata.add(stat)
+            crash_point("write.files_written")
             self._finalize(instant.timestamp, metadata)
+            crash_point("write.finalized")
             self.table.save_instant(
                 instant.with_state(State.COMPLETED), metadata.to_json().encode()
             )
@@ -288,6 +298,7 @@ class WriteClient:
         result = WriteResult(
             instant.timestamp, operation, metadata, time.monotonic() - started, partitions
         )
+        crash_point("write.completed")
         WriteMarkers(self.table.storage, instant.timestamp).delete_all()
         log.info("%s", result.summary())
         if self.merge_on_read and not overwrite and self.config.inline_compaction:
@@ -541,13 +552,16 @@ class WriteClient:
                 self.table.storage.delete(marker.data_file)
 
     def _abort(self, instant: Instant) -> None:
-        """Undo a failed write: the files its markers name, its markers and pending instant."""
+        """Undo a failed write now rather than leave it to the next writer.
+
+        A write that created data files is rolled back (a rollback instant records it); one
+        that failed before writing anything just leaves the timeline.
+        """
         try:
-            markers = WriteMarkers(self.table.storage, instant.timestamp)
-            for marker in markers.all():
-                self.table.storage.delete(marker.data_file)
-            markers.delete_all()
-            self.table.delete_pending_instant(instant)
+            if WriteMarkers(self.table.storage, instant.timestamp).all():
+                Rollback(self.table).rollback(instant)
+            else:
+                self.table.delete_pending_instant(instant)
         except Exception:  # pragma: no cover - best effort; the next writer rolls it back
             log.exception("could not undo failed write %s", instant.timestamp)
 

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..exceptions import DuplicateRecordKeyError
+from ..faults import crash_point
 from ..markers import IOType, WriteMarkers
 from ..merge import latest_per_key
 from ..metadata import WriteStat
@@ -261,7 +262,9 @@ class CopyOnWriteHandle:
     def _write(self, target: FileGroupTarget, output: pa.Table, stat: WriteStat) -> None:
         io_type = IOType.MERGE if target.previous_base_file else IOType.CREATE
         self.markers.create(stat.path, io_type)
+        crash_point("task.base_file.marked")
         size = write_base_file(self.storage, stat.path, output, self.compression)
+        crash_point("task.base_file.written")
         stat.total_write_bytes = size
         stat.file_size_in_bytes = size
 

@@ -1,0 +1,271 @@
+"""Rollback: undo an instant's data files and take it off the timeline, recorded as an instant.
+
+Hudi's EAGER failed-writes policy: a write that crashed leaves a pending instant and some data
+files; the next writer (or table service) rolls it back before doing anything else. A rollback
+is itself an action: `<r>.rollback.requested` (the plan: which files go), `.rollback.inflight`,
+then `<r>.rollback` (what was deleted), and only then are the rolled-back instant's own timeline
+files removed. A crash at any point leaves either the failed instant (rolled back again next
+time) or a pending rollback (re-executed from its plan): deleting is idempotent.
+
+Which files an instant wrote comes from its markers (`hoodie.markers`); without them (markers
+already deleted, or a table written by Apache Hudi), from the write stats in its commit or
+inflight metadata, and failing that from a listing (base files carry the instant in their name;
+log files are read for blocks of the instant). A log file the instant created is deleted. A log
+file it appended blocks to that also holds other instants' blocks (Apache Hudi appends on HDFS)
+keeps those: a new log file version with a rollback command block tells readers to skip the
+instant's blocks, as Hudi does on file systems that cannot append.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import time
+from dataclasses import dataclass
+
+from ..avro_metadata import (
+    InstantInfo,
+    RollbackMetadata,
+    RollbackPartitionMetadata,
+    RollbackPlan,
+    RollbackRequest,
+)
+from ..exceptions import HoodieError, TimelineError
+from ..faults import crash_point
+from ..logformat import BlockType, read_log_file, rollback_command_block
+from ..markers import WriteMarkers
+from ..metadata import CommitMetadata
+from ..naming import log_file_name, parse_base_file_name, parse_log_file_name, write_token
+from ..table import HoodieTable
+from ..timeline import METAFOLDER, WRITE_ACTIONS, Action, Instant, State, new_instant_time
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _Undo:
+    """What rolling back means for one data file."""
+
+    partition_path: str
+    relative: str
+    delete: bool  # False: a shared log file, retracted with a rollback command block
+
+
+class Rollback:
+    def __init__(self, table: HoodieTable):
+        self.table = table
+        self.storage = table.storage
+
+    # -- entry points --------------------------------------------------------------------------
+    def rollback_failed_writes(self, keep: frozenset[str] = frozenset()) -> list[str]:
+        """Finish interrupted rollbacks, then roll back every pending write not in `keep`.
+
+        Pending compactions are not failed writes: their plan is executed again instead.
+        Returns the instants rolled back.
+        """
+        timeline = self.table.timeline()
+        for pending in timeline.pending:
+            if pending.action is Action.ROLLBACK:
+                self._resume(pending)
+        timeline = self.table.timeline()
+        failed = [
+            i for i in timeline.pending if i.action in WRITE_ACTIONS and i.timestamp not in keep
+        ]
+        for instant in failed:
+            log.warning("rolling back failed write %s of table '%s'", instant, self.table.name)
+            self.rollback(instant)
+        return [i.timestamp for i in failed]
+
+    def rollback_latest_commit(self, instant_time: str | None = None) -> RollbackMetadata:
+        """Roll back the latest completed write (the `hoodie_rollback` operation).
+
+        Only the latest can go: a later write may have built on its files. Older states are
+        reached with a restore to a savepoint.
+        """
+        timeline = self.table.timeline()
+        if any(i.action in WRITE_ACTIONS for i in timeline.pending):
+            self.rollback_failed_writes()
+            timeline = self.table.timeline()
+        writes = timeline.completed.write_timeline.instants
+        if not writes:
+            raise TimelineError(f"table '{self.table.name}' has no completed commit to roll back")
+        latest = writes[-1]
+        if instant_time is not None and instant_time != latest.timestamp:
+            raise TimelineError(
+                f"instant {instant_time} is not the latest completed commit of table "
+                f"'{self.table.name}' (that is {latest.timestamp}); only the latest can be rolled "
+                "back. Restore a savepoint to go further back"
+            )
+        return self.rollback(latest)
+
+    def rollback(self, instant: Instant) -> RollbackMetadata:
+        started = time.monotonic()
+        undo = self._files_to_undo(instant)
+        when = new_instant_time(after=self.table.timeline().last_timestamp())
+        requested = Instant(when, Action.ROLLBACK, State.REQUESTED)
+        plan = RollbackPlan(
+            InstantInfo(instant.timestamp, instant.action.value), self._requests(undo)
+        )
+        if instant.is_completed:
+            # Readers stop seeing the commit before any of its files go; its write stats stay
+            # in the inflight file in case this rollback is interrupted.
+            self.table.save_instant(
+                instant.with_state(State.INFLIGHT), self._metadata_bytes(instant)
+            )
+            crash_point("rollback.reverted_to_inflight")
+            self.storage.delete(posixpath.join(METAFOLDER, instant.file_name))
+        self.table.save_instant(requested, plan.to_avro())
+        crash_point("rollback.planned")
+        return self._execute(requested.with_state(State.INFLIGHT), plan, started)
+
+    # -- planning ------------------------------------------------------------------------------
+    def _files_to_undo(self, instant: Instant) -> list[_Undo]:
+        markers = WriteMarkers(self.storage, instant.timestamp).all()
+        if markers:
+            candidates = [m.data_file for m in markers]
+        else:
+            candidates = self._files_from_metadata(instant) or self._files_by_listing(instant)
+        undo = []
+        for relative in sorted(set(candidates)):
+            if not self.storage.exists(relative):
+                continue
+            partition = posixpath.dirname(relative)
+            name = posixpath.basename(relative)
+            if parse_log_file_name(name) is not None:
+                owned = self._only_blocks_of(relative, instant.timestamp)
+                undo.append(_Undo(partition, relative, delete=owned))
+            else:
+                undo.append(_Undo(partition, relative, delete=True))
+        return undo
+
+    def _metadata_bytes(self, instant: Instant) -> bytes:
+        try:
+            return self.storage.read_bytes(posixpath.join(METAFOLDER, instant.file_name))
+        except FileNotFoundError:
+            return b""
+
+    def _files_from_metadata(self, instant: Instant) -> list[str]:
+        """Paths the instant's write stats name (completed, or inflight after a revert)."""
+        for state in (instant.state, State.INFLIGHT):
+            text = self._metadata_bytes(instant.with_state(state))
+            try:
+                stats = CommitMetadata.from_json(text).write_stats()
+            except ValueError:
+                continue
+            paths = [s.path for s in stats if s.path]
+            if paths:
+                return paths
+        return []
+
+    def _files_by_listing(self, instant: Instant) -> list[str]:
+        found = []
+        for info in self.storage.list_files("", recursive=True):
+            if info.relative_path.startswith(METAFOLDER + "/"):
+                continue
+            base = parse_base_file_name(info.name)
+            if base is not None and base.instant == instant.timestamp:
+                found.append(info.relative_path)
+            elif parse_log_file_name(info.name) is not None and any(
+                b.instant_time == instant.timestamp
+                for b in read_log_file(self.storage, info.relative_path)
+            ):
+                found.append(info.relative_path)
+        return found
+
+    def _only_blocks_of(self, relative: str, instant_time: str) -> bool:
+        blocks = [b for b in read_log_file(self.storage, relative)
+                  if b.block_type is not BlockType.CORRUPT]  # fmt: skip
+        return all(b.instant_time == instant_time for b in blocks)
+
+    def _requests(self, undo: list[_Undo]) -> list[RollbackRequest]:
+        """Hudi's request shapes: each request either deletes files or retracts log blocks.
+
+        Files to delete go in one request per partition (file id and base instant empty, as
+        Hudi writes them); a shared log file gets a request of its own naming its file group
+        and slice, since Hudi appends the rollback block to that slice's log.
+        """
+        deletions: dict[str, RollbackRequest] = {}
+        retractions: list[RollbackRequest] = []
+        for item in undo:
+            uri = self.storage.uri(item.relative)
+            if item.delete:
+                deletions.setdefault(
+                    item.partition_path,
+                    RollbackRequest(item.partition_path, file_id="", latest_base_instant=""),
+                ).files_to_be_deleted.append(uri)
+                continue
+            log_name = parse_log_file_name(posixpath.basename(item.relative))
+            retractions.append(
+                RollbackRequest(
+                    item.partition_path,
+                    file_id=log_name.file_id,
+                    latest_base_instant=log_name.base_instant,
+                    log_blocks_to_be_deleted={uri: self.storage.size(item.relative)},
+                )
+            )
+        return [*deletions.values(), *retractions]
+
+    # -- execution -----------------------------------------------------------------------------
+    def _resume(self, pending: Instant) -> None:
+        requested = pending.with_state(State.REQUESTED)
+        plan = RollbackPlan.from_avro(self._metadata_bytes(requested))
+        log.warning("finishing interrupted rollback %s of table '%s'", pending, self.table.name)
+        self._execute(pending.with_state(State.INFLIGHT), plan, time.monotonic())
+
+    def _execute(self, inflight: Instant, plan: RollbackPlan, started: float) -> RollbackMetadata:
+        self.table.save_instant(inflight)
+        target = plan.instant_to_rollback
+        if target is None:
+            raise HoodieError(f"rollback {inflight.timestamp} names no instant to roll back")
+        partitions: dict[str, RollbackPartitionMetadata] = {}
+        deleted = 0
+        for request in plan.rollback_requests:
+            meta = partitions.setdefault(
+                request.partition_path, RollbackPartitionMetadata(request.partition_path)
+            )
+            for uri in request.files_to_be_deleted:
+                self.storage.delete(self.storage.relative(uri))
+                crash_point("rollback.file_deleted")
+                meta.success_delete_files.append(uri)
+                deleted += 1
+            for uri, size in request.log_blocks_to_be_deleted.items():
+                written = self._append_rollback_block(
+                    self.storage.relative(uri), inflight.timestamp, target.commit_time
+                )
+                meta.rollback_log_files[self.storage.uri(written)] = self.storage.size(written)
+                meta.log_files_from_failed_commit[uri] = size
+        metadata = RollbackMetadata(
+            start_rollback_time=inflight.timestamp,
+            time_taken_in_millis=int((time.monotonic() - started) * 1000),
+            total_files_deleted=deleted,
+            commits_rolled_back=[target.commit_time],
+            partition_metadata=partitions,
+            instants_rollback=[target],
+        )
+        self.table.save_instant(inflight.with_state(State.COMPLETED), metadata.to_avro())
+        crash_point("rollback.completed")
+        # The rolled-back instant leaves the timeline, then its markers.
+        rolled_back = Instant(target.commit_time, Action(target.action), State.COMPLETED)
+        for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
+            self.storage.delete(posixpath.join(METAFOLDER, rolled_back.with_state(state).file_name))
+        WriteMarkers(self.storage, target.commit_time).delete_all()
+        return metadata
+
+    def _append_rollback_block(self, relative: str, rollback_time: str, target: str) -> str:
+        """A new log file version of the slice holding a command block retracting `target`."""
+        parsed = parse_log_file_name(posixpath.basename(relative))
+        partition = posixpath.dirname(relative)
+        siblings = [
+            parse_log_file_name(info.name)
+            for info in self.storage.list_files(partition)
+            if parse_log_file_name(info.name) is not None
+        ]
+        version = 1 + max(
+            (s.version for s in siblings
+             if s.file_id == parsed.file_id and s.base_instant == parsed.base_instant),
+            default=0,
+        )  # fmt: skip
+        name = log_file_name(parsed.file_id, parsed.base_instant, version, write_token(0, 0, 0))
+        written = posixpath.join(partition, name) if partition else name
+        self.storage.write_bytes(written, rollback_command_block(rollback_time, target))
+        return written
