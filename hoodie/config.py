@@ -55,6 +55,18 @@ def _choice(*choices: str):
     return check
 
 
+def _upper_choice(*choices: str):
+    def check(key: str, value: str) -> str:
+        text = str(value).strip().upper()
+        if text not in choices:
+            raise InvalidConfigError(
+                f"option '{key}' must be one of {', '.join(choices)}, got {value!r}"
+            )
+        return text
+
+    return check
+
+
 def _index_type(key: str, value: str) -> str:
     text = str(value).strip().upper()
     if text != "SIMPLE":
@@ -88,6 +100,26 @@ SUPPORTED_OPTIONS = {
         "Spark partitions for tagging, default 0 = Spark's default",
     ),
     "hoodie.index.type": ("index_type", _index_type, "SIMPLE (default)"),
+    "hoodie.clean.automatic": (
+        "auto_clean",
+        _boolean,
+        "clean old file versions after every write, default true",
+    ),
+    "hoodie.cleaner.policy": (
+        "cleaner_policy",
+        _upper_choice("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"),
+        "KEEP_LATEST_COMMITS (default) or KEEP_LATEST_FILE_VERSIONS",
+    ),
+    "hoodie.cleaner.commits.retained": (
+        "cleaner_commits_retained",
+        _positive_int,
+        "KEEP_LATEST_COMMITS: commits whose snapshots stay readable, default 10",
+    ),
+    "hoodie.cleaner.fileversions.retained": (
+        "cleaner_file_versions_retained",
+        _positive_int,
+        "KEEP_LATEST_FILE_VERSIONS: versions kept per file group, default 3",
+    ),
     "hoodie.compact.inline": (
         "inline_compaction",
         _boolean,
@@ -129,6 +161,10 @@ class WriteConfig:
     compression: str = "snappy"
     parallelism: int = 0
     index_type: str = "SIMPLE"
+    auto_clean: bool = True
+    cleaner_policy: str = "KEEP_LATEST_COMMITS"
+    cleaner_commits_retained: int = 10
+    cleaner_file_versions_retained: int = 3
     inline_compaction: bool = True
     compaction_delta_commits: int = 5
     options: Mapping[str, str] = field(default_factory=dict)

@@ -181,6 +181,16 @@ class HoodieTable:
 
         return Compactor(self, config).run(spark)
 
+    def clean(self, config: WriteConfig | None = None):
+        """Delete file versions the cleaning policy no longer needs (`hoodie_clean`).
+
+        Returns Hudi's clean metadata, or None when there was nothing to delete.
+        """
+        from .table_services.clean import CleanConfig, Cleaner
+        from .write.client import clean_config
+
+        return Cleaner(self, clean_config(config) if config else CleanConfig()).run()
+
     def rollback(self, instant_time: str | None = None):
         """Roll back the latest completed commit (`instant_time`, if given, must be it).
 

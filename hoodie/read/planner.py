@@ -43,13 +43,19 @@ class ReadPlan:
 def readable_range(table: HoodieTable) -> tuple[str, str] | None:
     """The earliest and latest instants a read can be taken at, or None for an empty table.
 
-    The earliest is the first completed write still on the active timeline; a later issue's
-    cleaning raises it to the earliest commit it retains.
+    The earliest is the first completed write still on the active timeline, or, once cleaning
+    deleted older file versions, the earliest commit the latest clean retained.
     """
+    from ..table_services.clean import earliest_commit_to_retain
+
     instants = table.timeline().completed.write_timeline.instants
     if not instants:
         return None
-    return instants[0].timestamp, instants[-1].timestamp
+    first = instants[0].timestamp
+    retained = earliest_commit_to_retain(table)
+    if retained is not None and retained > first:
+        first = min(retained, instants[-1].timestamp)
+    return first, instants[-1].timestamp
 
 
 def plan_read(
@@ -69,7 +75,9 @@ def plan_read(
                 f"as.of.instant {options.as_of_instant}: table '{table.name}' has no completed "
                 "commits to travel to"
             )
-        candidates = [i.timestamp for i in completed if i.timestamp <= options.as_of_instant]
+        candidates = [
+            i.timestamp for i in completed if bounds[0] <= i.timestamp <= options.as_of_instant
+        ]
         if not candidates:
             raise TimelineError(
                 f"as.of.instant {options.as_of_instant} is before the earliest readable instant "
@@ -121,6 +129,12 @@ def _plan_incremental(table, options: ReadOptions, bounds, partition_filter) -> 
     if bounds is None:
         return ReadPlan([], None, (begin, begin))
     end = options.end_instant or bounds[1]
+    if end < bounds[0]:
+        raise TimelineError(
+            f"hoodie.datasource.read.end.instanttime {end} is before the earliest readable "
+            f"instant of table '{table.name}' (older file versions were cleaned); readable "
+            f"range: {bounds[0]} .. {bounds[1]}"
+        )
     timeline = table.timeline()
     in_range = [
         i for i in timeline.completed.write_timeline if begin < i.timestamp <= end

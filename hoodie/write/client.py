@@ -303,7 +303,19 @@ class WriteClient:
         log.info("%s", result.summary())
         if self.merge_on_read and not overwrite and self.config.inline_compaction:
             result.compactions = self._compact_inline(spark)
+        if self.config.auto_clean:
+            self._clean()
         return result
+
+    def _clean(self) -> None:
+        """Hudi's automatic clean after a commit; like inline compaction, it cannot fail the
+        write: a failed clean leaves its plan pending for the next one."""
+        from ..table_services.clean import Cleaner
+
+        try:
+            Cleaner(self.table, clean_config(self.config)).run()
+        except HoodieError as error:
+            log.warning("cleaning table '%s' failed: %s", self.table.name, error)
 
     def _compact_inline(self, spark) -> list[WriteResult]:
         """Hudi's inline compaction: after enough delta commits, fold the logs into base files.
@@ -564,6 +576,16 @@ class WriteClient:
                 self.table.delete_pending_instant(instant)
         except Exception:  # pragma: no cover - best effort; the next writer rolls it back
             log.exception("could not undo failed write %s", instant.timestamp)
+
+
+def clean_config(config: WriteConfig):
+    from ..table_services.clean import CleanConfig
+
+    return CleanConfig(
+        policy=config.cleaner_policy,
+        commits_retained=config.cleaner_commits_retained,
+        file_versions_retained=config.cleaner_file_versions_retained,
+    )
 
 
 def _append_target(file_slice: FileSlice, pending_compaction: str | None) -> FileGroupTarget:

@@ -93,23 +93,33 @@ def test_mor_upsert_batches_inline_compaction_and_hoodie_compact(dbt_project):
     assert any(parse_log_file_name(p.name) for p in base.rglob(".*.log.*"))
 
 
-def test_mor_upsert_between_compactions_reads_logs(dbt_project):
+def test_rollback_and_clean_operations(dbt_project):
     dbt_project.write("seeds/raw.csv", SEED)
     dbt_project.write("seeds/schema.yml", SEED_CONFIG)
     dbt_project.write(
         "models/orders.sql", MODEL.replace("compaction_delta_commits=3", "compaction='off'")
     )
     report = dbt_project.run(
-        [["seed"], ["run", "--vars", "{batch: 1}"], ["run", "--vars", "{batch: 2}"]],
+        [
+            ["seed"],
+            ["run", "--vars", "{batch: 1}"],
+            ["run", "--vars", "{batch: 2}"],
+            ["run-operation", "hoodie_rollback", "--args", "{model: orders}"],
+            ["run-operation", "hoodie_clean", "--args", "{model: orders}"],
+            ["run-operation", "hoodie_rollback", "--args", "{model: orders, instant: '1'}"],
+        ],
         tables=["func.orders"],
     )
-    assert all(c["success"] for c in report["commands"]), report["commands"]
+    assert [c["success"] for c in report["commands"]] == [True] * 5 + [False], report["commands"]
+    assert "only the latest can be rolled back" in report["commands"][5]["error"]
+    # Batch 2's delta commit was rolled back: the table is batch 1 again, for every reader.
     rows = {r["id"]: (r["name"], r["ts"]) for r in report["tables"]["func.orders"]["rows"]}
-    assert rows == AFTER[2]
+    assert rows == AFTER[1]
     base = dbt_project.root / "warehouse" / "func.db" / "orders"
-    assert _hudi_rs(base) == AFTER[2]
-    # Read-optimized: the base files, still batch 1.
-    assert _hudi_rs(base, read_optimized=True) == AFTER[1]
+    assert _hudi_rs(base) == AFTER[1]
+    table = HoodieTable.open(str(base))
+    assert [i.action for i in table.timeline()] == [Action.DELTA_COMMIT, Action.ROLLBACK]
+    assert not list(base.rglob(".*.log.*"))  # the rolled-back log files are gone
 
 
 def test_compaction_configs_are_checked(dbt_project):

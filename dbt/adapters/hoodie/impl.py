@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import contextmanager
 from typing import Any
 
 from dbt.adapters.base import available
@@ -151,9 +152,7 @@ class HoodieAdapter(SparkAdapter):
         reader.load(base_path).createOrReplaceTempView(name)
         return name
 
-    @available
-    def hoodie_table_path(self, relation, model_name: str, config: dict[str, Any]) -> str:
-        spark = self._spark()
+    def _settings(self, relation, model_name: str, config: dict[str, Any]):
         table_type = MERGE_ON_READ if config.get("materialized") == "mor_upsert" else COPY_ON_WRITE
         return model_settings(
             model_name,
@@ -161,8 +160,12 @@ class HoodieAdapter(SparkAdapter):
             table_type=table_type,
             schema=relation.schema,
             alias=relation.identifier,
-            warehouse_dir=spark.conf.get("spark.sql.warehouse.dir"),
-        ).base_uri
+            warehouse_dir=self._spark().conf.get("spark.sql.warehouse.dir"),
+        )
+
+    @available
+    def hoodie_table_path(self, relation, model_name: str, config: dict[str, Any]) -> str:
+        return self._settings(relation, model_name, config).base_uri
 
     @available
     def hoodie_timeline(self, relation, model_name: str, config: dict[str, Any]) -> list[dict]:
@@ -184,21 +187,59 @@ class HoodieAdapter(SparkAdapter):
             )
         return rows
 
-    @available
-    def hoodie_compact(self, relation, model_name: str, config: dict[str, Any]) -> list[dict]:
-        """Compact a merge-on-read lake table now (the `hoodie_compact` operation)."""
-        path = self.hoodie_table_path(relation, model_name, config)
-        if not HoodieTable.exists(path):
+    def _lake_table(self, relation, model_name: str, config: dict[str, Any]):
+        """The model's table and write config, for operations on an existing lake table."""
+        settings = self._settings(relation, model_name, config)
+        if not HoodieTable.exists(settings.base_uri):
             raise DbtRuntimeError(
-                f"Model '{model_name}': no lake table at {path} yet; run the model first"
+                f"Model '{model_name}': no lake table at {settings.base_uri} yet; run the "
+                "model first"
             )
-        table = HoodieTable.open(path)
+        return HoodieTable.open(settings.base_uri), settings.write_config
+
+    @contextmanager
+    def _operation(self, model_name: str):
         try:
-            results = table.compact(self._spark())
+            yield
         except InvalidConfigError as exc:
             raise CompilationError(f"Model '{model_name}': {exc}") from exc
         except HoodieError as exc:
             raise DbtRuntimeError(f"Model '{model_name}': {exc}") from exc
+
+    @available
+    def hoodie_clean(self, relation, model_name: str, config: dict[str, Any]) -> dict:
+        """Clean a lake table now with the model's cleaning options (`hoodie_clean`)."""
+        table, write_config = self._lake_table(relation, model_name, config)
+        with self._operation(model_name):
+            metadata = table.clean(write_config)
+        if metadata is None:
+            return {"instant": "", "files_deleted": 0, "earliest_retained": ""}
+        return {
+            "instant": metadata.start_clean_time,
+            "files_deleted": metadata.total_files_deleted,
+            "earliest_retained": metadata.earliest_commit_to_retain,
+        }
+
+    @available
+    def hoodie_rollback(
+        self, relation, model_name: str, config: dict[str, Any], instant: str | None = None
+    ) -> dict:
+        """Roll back the latest completed commit of a lake table (`hoodie_rollback`)."""
+        table, _ = self._lake_table(relation, model_name, config)
+        with self._operation(model_name):
+            metadata = table.rollback(str(instant) if instant is not None else None)
+        return {
+            "instant": metadata.start_rollback_time,
+            "rolled_back": ", ".join(metadata.commits_rolled_back),
+            "files_deleted": metadata.total_files_deleted,
+        }
+
+    @available
+    def hoodie_compact(self, relation, model_name: str, config: dict[str, Any]) -> list[dict]:
+        """Compact a merge-on-read lake table now (the `hoodie_compact` operation)."""
+        table, write_config = self._lake_table(relation, model_name, config)
+        with self._operation(model_name):
+            results = table.compact(self._spark(), write_config)
         return [
             {
                 "instant": r.instant,

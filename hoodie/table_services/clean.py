@@ -1,0 +1,214 @@
+"""Cleaning: delete file slices no retained instant needs, so old versions do not pile up.
+
+Every copy-on-write commit leaves the previous version of the file groups it touched, and every
+compaction the previous slices of a merge-on-read table; they serve time travel and readers
+still running on an older snapshot. The cleaner bounds them with Hudi's policies:
+- KEEP_LATEST_COMMITS (default, `hoodie.cleaner.commits.retained` = 10): the snapshot as of
+  each of the last N commits stays readable. A file group keeps every slice at or after the
+  earliest retained commit, plus the one slice that was latest just before it; file groups
+  taken out by a replace commit older than that commit go entirely;
+- KEEP_LATEST_FILE_VERSIONS (`hoodie.cleaner.fileversions.retained` = 3): the latest N slices
+  of every file group stay.
+Never deleted, whatever the policy: a file group's latest slice, the slices a pending
+compaction reads, and files of savepointed instants.
+
+A clean is an action on the timeline: `<t>.clean.requested` and `.clean.inflight` hold the
+plan (Hudi's Avro `HoodieCleanerPlan`), `<t>.clean` what was deleted (`HoodieCleanMetadata`).
+A crash mid-clean leaves the plan pending; the next clean finishes it first. The plan's
+earliest retained commit is what readers report as the start of the readable range.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import time
+from dataclasses import dataclass
+
+from ..avro_metadata import (
+    ActionInstant,
+    CleanerPlan,
+    CleanFileInfo,
+    CleanMetadata,
+    CleanPartitionMetadata,
+    SavepointMetadata,
+)
+from ..fs_view import FileSlice, FileSystemView
+from ..naming import parse_base_file_name, parse_log_file_name
+from ..table import HoodieTable
+from ..timeline import METAFOLDER, Action, Instant, State, Timeline, new_instant_time
+from .compaction_plan import read_plan
+
+log = logging.getLogger(__name__)
+KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
+KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
+POLICIES = (KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS)
+
+
+@dataclass(frozen=True)
+class CleanConfig:
+    policy: str = KEEP_LATEST_COMMITS
+    commits_retained: int = 10
+    file_versions_retained: int = 3
+
+
+def earliest_commit_to_retain(table: HoodieTable) -> str | None:
+    """The start of the readable range that cleaning left: the latest clean's retained commit."""
+    for instant in reversed(table.timeline().completed.instants):
+        if instant.action is Action.CLEAN:
+            path = posixpath.join(METAFOLDER, instant.file_name)
+            retained = CleanMetadata.from_avro(table.storage.read_bytes(path))
+            if retained.earliest_commit_to_retain:
+                return retained.earliest_commit_to_retain
+    return None
+
+
+class Cleaner:
+    def __init__(self, table: HoodieTable, config: CleanConfig | None = None):
+        self.table = table
+        self.storage = table.storage
+        self.config = config or CleanConfig()
+
+    def run(self) -> CleanMetadata | None:
+        """Finish pending cleans, then plan and execute a new one; None if nothing to delete."""
+        result = None
+        for instant in self.table.timeline().pending:
+            if instant.action is Action.CLEAN:
+                result = self._execute(instant.timestamp)
+        scheduled = self.schedule()
+        if scheduled is not None:
+            result = self._execute(scheduled)
+        return result
+
+    # -- planning ------------------------------------------------------------------------------
+    def schedule(self) -> str | None:
+        timeline = self.table.timeline()
+        writes = timeline.completed.write_timeline.instants
+        if not writes:
+            return None
+        earliest = self._earliest_to_retain(writes)
+        protected = self._protected_files(timeline)
+        view = FileSystemView(self.storage, timeline)
+        doomed: dict[str, list[str]] = {}
+        for group in view.file_groups():
+            for file_slice in self._slices_to_clean(group.slices, earliest):
+                for relative in _files_of(file_slice):
+                    if relative not in protected:
+                        doomed.setdefault(group.partition_path, []).append(relative)
+        if earliest is not None:
+            self._replaced_groups(timeline, earliest.timestamp, protected, doomed)
+        if not doomed:
+            return None
+        plan = CleanerPlan(
+            earliest_instant_to_retain=ActionInstant(
+                earliest.timestamp, earliest.action.value, "COMPLETED"
+            )
+            if earliest is not None
+            else None,
+            last_completed_commit_timestamp=writes[-1].timestamp,
+            policy=self.config.policy,
+            file_paths_to_be_deleted_per_partition={
+                partition: [CleanFileInfo(self.storage.uri(r)) for r in sorted(files)]
+                for partition, files in sorted(doomed.items())
+            },
+        )
+        instant = Instant(
+            new_instant_time(after=timeline.last_timestamp()), Action.CLEAN, State.REQUESTED
+        )
+        self.table.save_instant(instant, plan.to_avro())
+        return instant.timestamp
+
+    def _earliest_to_retain(self, writes: tuple[Instant, ...]) -> Instant | None:
+        if self.config.policy != KEEP_LATEST_COMMITS:
+            return None
+        if len(writes) <= self.config.commits_retained:
+            return None
+        return writes[-self.config.commits_retained]
+
+    def _slices_to_clean(self, slices: list[FileSlice], earliest: Instant | None):
+        """Slices (oldest first) the policy lets go; never a file group's latest slice."""
+        if self.config.policy == KEEP_LATEST_FILE_VERSIONS:
+            keep = self.config.file_versions_retained
+            return slices[:-keep] if len(slices) > keep else []
+        if earliest is None:
+            return []
+        # The snapshot as of the earliest retained commit reads the newest slice at or before
+        # it; that slice and every later one stay.
+        read_then = [s for s in slices if s.base_instant <= earliest.timestamp]
+        if not read_then:
+            return []
+        return [s for s in slices if s.base_instant < read_then[-1].base_instant]
+
+    def _replaced_groups(self, timeline: Timeline, earliest: str, protected, doomed) -> None:
+        """Every file of the groups that replace commits older than the retained range took out."""
+        replaced: set[tuple[str, str]] = set()
+        for instant in timeline.completed.write_timeline:
+            if instant.action is Action.REPLACE_COMMIT and instant.timestamp < earliest:
+                meta = self.table.commit_metadata(instant)
+                for partition, ids in (meta.partition_to_replace_file_ids or {}).items():
+                    replaced.update((partition, file_id) for file_id in ids)
+        for partition in sorted({p for p, _ in replaced}):
+            for info in self.storage.list_files(partition):
+                parsed = parse_base_file_name(info.name) or parse_log_file_name(info.name)
+                if parsed is None or (partition, parsed.file_id) not in replaced:
+                    continue
+                if info.relative_path not in protected:
+                    doomed.setdefault(partition, []).append(info.relative_path)
+
+    def _protected_files(self, timeline: Timeline) -> set[str]:
+        """Files a pending compaction reads, and files savepoints hold on to."""
+        protected: set[str] = set()
+        for instant in timeline.pending:
+            if instant.action is Action.COMPACTION:
+                for op in read_plan(self.storage, instant.timestamp).operations:
+                    if op.base_file:
+                        protected.add(op.relative(op.base_file))
+                    protected.update(op.relative(name) for name in op.log_files)
+        for instant in timeline.completed:
+            if instant.action is Action.SAVEPOINT:
+                data = self.storage.read_bytes(posixpath.join(METAFOLDER, instant.file_name))
+                savepoint = SavepointMetadata.from_avro(data)
+                for partition, meta in savepoint.partition_metadata.items():
+                    for name in meta.savepoint_data_file:
+                        name = posixpath.basename(name)
+                        protected.add(posixpath.join(partition, name) if partition else name)
+        return protected
+
+    # -- execution -----------------------------------------------------------------------------
+    def _execute(self, instant_time: str) -> CleanMetadata:
+        started = time.monotonic()
+        requested = Instant(instant_time, Action.CLEAN, State.REQUESTED)
+        plan_bytes = self.storage.read_bytes(posixpath.join(METAFOLDER, requested.file_name))
+        plan = CleanerPlan.from_avro(plan_bytes)
+        inflight = self.table.save_instant(requested.with_state(State.INFLIGHT), plan_bytes)
+        partitions: dict[str, CleanPartitionMetadata] = {}
+        deleted = 0
+        for partition, infos in plan.file_paths_to_be_deleted_per_partition.items():
+            meta = partitions.setdefault(partition, CleanPartitionMetadata(partition, plan.policy))
+            for info in infos:
+                relative = self.storage.relative(info.file_path)
+                name = posixpath.basename(relative)
+                meta.delete_path_patterns.append(name)
+                if self.storage.exists(relative):
+                    self.storage.delete(relative)
+                    deleted += 1
+                meta.success_delete_files.append(name)
+        earliest = plan.earliest_instant_to_retain
+        metadata = CleanMetadata(
+            start_clean_time=instant_time,
+            time_taken_in_millis=int((time.monotonic() - started) * 1000),
+            total_files_deleted=deleted,
+            earliest_commit_to_retain=earliest.timestamp if earliest else "",
+            last_completed_commit_timestamp=plan.last_completed_commit_timestamp,
+            partition_metadata=partitions,
+        )
+        self.table.save_instant(inflight.with_state(State.COMPLETED), metadata.to_avro())
+        log.info("clean %s of table '%s': %d file(s)", instant_time, self.table.name, deleted)
+        return metadata
+
+
+def _files_of(file_slice: FileSlice) -> list[str]:
+    files = [lf.relative_path for lf in file_slice.log_files]
+    if file_slice.base_file is not None:
+        files.append(file_slice.base_file.relative_path)
+    return files

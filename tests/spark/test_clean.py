@@ -1,0 +1,169 @@
+"""Cleaning: old file versions go by policy; what retained instants, pending compactions and
+readers need stays."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pytest
+from _spark_helpers import all_files
+
+from hoodie import HoodieTable, WriteConfig
+from hoodie.avro_metadata import CleanerPlan, CleanMetadata
+from hoodie.exceptions import TimelineError
+from hoodie.read.datasource import register
+from hoodie.table_services.clean import CleanConfig, Cleaner
+from hoodie.table_services.compaction import Compactor
+from hoodie.timeline import Action
+
+pytestmark = pytest.mark.spark
+
+A = "2024-01-01"
+SCHEMA = "id int, name string, dt string, ts bigint"
+
+
+def config(name, table_type="COPY_ON_WRITE", **options) -> WriteConfig:
+    return WriteConfig.build(
+        name,
+        record_key="id",
+        partition_path="dt",
+        precombine_field="ts",
+        table_type=table_type,
+        options={k.replace("_", "."): v for k, v in options.items()},
+    )
+
+
+def versions(path: str) -> list[str]:
+    """Base file instants on disk, oldest first."""
+    return sorted(p.rsplit("_", 1)[1][:17] for p in all_files(path) if p.endswith(".parquet"))
+
+
+def rows(spark, path, **options) -> dict:
+    register(spark)
+    reader = spark.read.format("hoodie")
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return {r.id: r.name for r in reader.load(path).collect()}
+
+
+def write_versions(spark, table, cfg, count: int) -> list[str]:
+    instants = []
+    for v in range(1, count + 1):
+        df = spark.createDataFrame([(1, f"v{v}", A, v), (2, "same", A, 1)], SCHEMA)
+        instants.append(table.upsert(df, cfg).instant)
+    return instants
+
+
+def test_keep_latest_commits(spark, tmp_path):
+    path = str(tmp_path / "t")
+    cfg = config("keep_commits", hoodie_cleaner_commits_retained="2")
+    table = HoodieTable.for_write(path, cfg)
+    instants = write_versions(spark, table, cfg, 4)
+    # The snapshots as of the last two commits stay readable: their file versions stay.
+    assert versions(path) == instants[2:]
+    cleans = [i for i in table.timeline().completed if i.action is Action.CLEAN]
+    assert cleans, "automatic cleaning ran"
+    meta = CleanMetadata.from_avro(
+        open(os.path.join(path, ".hoodie", cleans[-1].file_name), "rb").read()
+    )
+    assert meta.earliest_commit_to_retain == instants[2]
+    assert rows(spark, path, **{"as.of.instant": instants[2]}) == {1: "v3", 2: "same"}
+    with pytest.raises(Exception, match=f"readable range: {instants[2]}"):
+        rows(spark, path, **{"as.of.instant": instants[1]})
+    hudi = pytest.importorskip("hudi")
+    table_rs = pa.Table.from_batches(hudi.HudiTable(path).read())
+    assert sorted(table_rs["name"].to_pylist()) == ["same", "v4"]
+
+
+def test_keep_latest_file_versions_and_manual_clean(spark, tmp_path):
+    path = str(tmp_path / "t")
+    cfg = config(
+        "keep_versions",
+        hoodie_clean_automatic="false",
+        hoodie_cleaner_policy="KEEP_LATEST_FILE_VERSIONS",
+        hoodie_cleaner_fileversions_retained="1",
+    )
+    table = HoodieTable.for_write(path, cfg)
+    instants = write_versions(spark, table, cfg, 3)
+    assert versions(path) == instants  # automatic cleaning is off
+    meta = table.clean(cfg)
+    assert meta.total_files_deleted == 2
+    assert versions(path) == instants[-1:]
+    assert rows(spark, path) == {1: "v3", 2: "same"}
+    assert table.clean(cfg) is None  # nothing left to clean: no instant either
+    assert len([i for i in table.timeline() if i.action is Action.CLEAN]) == 1
+
+
+def test_a_pending_clean_is_finished_first(spark, tmp_path):
+    path = str(tmp_path / "t")
+    cfg = config("pending_clean", hoodie_clean_automatic="false")
+    table = HoodieTable.for_write(path, cfg)
+    instants = write_versions(spark, table, cfg, 3)
+    cleaner = Cleaner(table, CleanConfig(commits_retained=1))
+    planned = cleaner.schedule()  # a crash after planning leaves the plan pending
+    plan = CleanerPlan.from_avro(
+        open(os.path.join(path, ".hoodie", f"{planned}.clean.requested"), "rb").read()
+    )
+    assert plan.earliest_instant_to_retain.timestamp == instants[-1]
+    assert versions(path) == instants
+    Cleaner(table, CleanConfig(commits_retained=1)).run()
+    assert versions(path) == instants[-1:]
+    states = {i.timestamp: i.state.name for i in table.timeline() if i.action is Action.CLEAN}
+    assert states == {planned: "COMPLETED"}
+
+
+def test_files_a_pending_compaction_reads_are_kept(spark, tmp_path):
+    path = str(tmp_path / "t")
+    cfg = config(
+        "mor_clean",
+        table_type="MERGE_ON_READ",
+        hoodie_compact_inline="false",
+        hoodie_cleaner_policy="KEEP_LATEST_FILE_VERSIONS",
+        hoodie_cleaner_fileversions_retained="1",
+    )
+    table = HoodieTable.for_write(path, cfg)
+    write_versions(spark, table, cfg, 2)  # base file + a log file
+    planned = Compactor(table).schedule()
+    write_versions(spark, table, cfg, 1)  # a log file on the slice being compacted
+    before = set(all_files(path))
+    table.clean(cfg)  # one slice per file group so far: nothing to clean
+    assert set(all_files(path)) == before
+    Compactor(table).execute(spark, planned)
+    table.clean(cfg)  # now the compacted slice is the latest: the old one goes
+    after = {p for p in all_files(path) if not p.startswith(".hoodie")}
+    assert not [p for p in after if p.endswith(".parquet") and planned not in p]
+    # The third write's row (v1, ts=1) lost to the stored ts=2 version.
+    assert rows(spark, path) == {1: "v2", 2: "same"}
+
+
+def test_replaced_file_groups_are_cleaned_once_out_of_the_retained_range(spark, tmp_path):
+    path = str(tmp_path / "t")
+    cfg = config("replaced", hoodie_cleaner_commits_retained="1")
+    table = HoodieTable.for_write(path, cfg)
+    first = table.upsert(spark.createDataFrame([(1, "a", A, 1)], SCHEMA), cfg)
+    table.overwrite(spark.createDataFrame([(5, "e", A, 1)], SCHEMA), cfg)
+    table.upsert(spark.createDataFrame([(6, "f", A, 1)], SCHEMA), cfg)
+    old_group = first.metadata.write_stats()[0].file_id
+    assert not [p for p in all_files(path) if old_group in p and p.endswith(".parquet")]
+    assert rows(spark, path) == {5: "e", 6: "f"}
+
+
+def test_time_travel_errors_name_the_cleaned_range(spark, tmp_path):
+    path = str(tmp_path / "t")
+    cfg = config("errors", hoodie_cleaner_commits_retained="1")
+    table = HoodieTable.for_write(path, cfg)
+    instants = write_versions(spark, table, cfg, 2)
+    from hoodie.read.options import ReadOptions
+    from hoodie.read.planner import plan_read, readable_range
+
+    assert readable_range(table) == (instants[1], instants[1])
+    options = ReadOptions.parse(
+        {
+            "hoodie.datasource.query.type": "incremental",
+            "hoodie.datasource.read.begin.instanttime": "0",
+            "hoodie.datasource.read.end.instanttime": instants[0],
+        }
+    )
+    with pytest.raises(TimelineError, match="cleaned"):
+        plan_read(table, options)
