@@ -19,7 +19,13 @@ def main() -> None:
         plan = json.load(handle)
     report = {"commands": [], "tables": {}}
     for args in plan["commands"]:
-        result = dbtRunner().invoke(
+        logged: list[str] = []
+
+        def collect(event, logged=logged):
+            if event.info.level == "error":
+                logged.append(event.info.msg)
+
+        result = dbtRunner(callbacks=[collect]).invoke(
             [*args, "--project-dir", project_dir, "--profiles-dir", project_dir]
         )
         messages = []
@@ -29,7 +35,7 @@ def main() -> None:
             {
                 "args": args,
                 "success": result.success,
-                "error": str(result.exception) if result.exception else "",
+                "error": str(result.exception) if result.exception else "\n".join(logged),
                 "messages": messages,
             }
         )
