@@ -120,6 +120,31 @@ SUPPORTED_OPTIONS = {
         _positive_int,
         "KEEP_LATEST_FILE_VERSIONS: versions kept per file group, default 3",
     ),
+    "hoodie.write.concurrency.mode": (
+        "concurrency_mode",
+        _choice("single_writer", "optimistic_concurrency_control"),
+        "single_writer (default) or optimistic_concurrency_control",
+    ),
+    "hoodie.write.lock.wait_time_ms": (
+        "lock_wait_ms",
+        _positive_int,
+        "optimistic concurrency: how long to wait for the table lock, default 60000",
+    ),
+    "hoodie.write.lock.filesystem.expire": (
+        "lock_expire_minutes",
+        _positive_int,
+        "minutes after which a dead writer's table lock is broken, default 1",
+    ),
+    "hoodie.client.heartbeat.interval_in_ms": (
+        "heartbeat_interval_ms",
+        _positive_int,
+        "optimistic concurrency: writer heartbeat period, default 60000",
+    ),
+    "hoodie.client.heartbeat.tolerable.misses": (
+        "heartbeat_tolerable_misses",
+        _non_negative_int,
+        "missed heartbeats before a pending write counts as failed, default 2",
+    ),
     "hoodie.compact.inline": (
         "inline_compaction",
         _boolean,
@@ -161,6 +186,11 @@ class WriteConfig:
     compression: str = "snappy"
     parallelism: int = 0
     index_type: str = "SIMPLE"
+    concurrency_mode: str = "single_writer"
+    lock_wait_ms: int = 60_000
+    lock_expire_minutes: int = 1
+    heartbeat_interval_ms: int = 60_000
+    heartbeat_tolerable_misses: int = 2
     auto_clean: bool = True
     cleaner_policy: str = "KEEP_LATEST_COMMITS"
     cleaner_commits_retained: int = 10

@@ -45,3 +45,11 @@ class TimelineError(HoodieError):
 
 class CommitError(HoodieError):
     """A write could not be completed; the instant stays inflight and readers ignore it."""
+
+
+class ConcurrentWriteConflict(CommitError):
+    """Another writer committed changes to the same file groups first; this write was undone."""
+
+
+class LockTimeoutError(HoodieError):
+    """The table lock stayed held by another writer for longer than the configured wait."""

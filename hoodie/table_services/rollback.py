@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import posixpath
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..avro_metadata import (
@@ -57,11 +58,15 @@ class Rollback:
         self.storage = table.storage
 
     # -- entry points --------------------------------------------------------------------------
-    def rollback_failed_writes(self, keep: frozenset[str] = frozenset()) -> list[str]:
+    def rollback_failed_writes(
+        self, keep: frozenset[str] = frozenset(), is_failed: Callable[[str], bool] | None = None
+    ) -> list[str]:
         """Finish interrupted rollbacks, then roll back every pending write not in `keep`.
 
-        Pending compactions are not failed writes: their plan is executed again instead.
-        Returns the instants rolled back.
+        `is_failed` decides which pending writes have failed (with concurrent writers: those
+        whose heartbeat stopped); by default all have, as with a single writer. Pending
+        compactions are not failed writes: their plan is executed again instead. Returns the
+        instants rolled back.
         """
         timeline = self.table.timeline()
         for pending in timeline.pending:
@@ -69,7 +74,11 @@ class Rollback:
                 self._resume(pending)
         timeline = self.table.timeline()
         failed = [
-            i for i in timeline.pending if i.action in WRITE_ACTIONS and i.timestamp not in keep
+            i
+            for i in timeline.pending
+            if i.action in WRITE_ACTIONS
+            and i.timestamp not in keep
+            and (is_failed is None or is_failed(i.timestamp))
         ]
         for instant in failed:
             log.warning("rolling back failed write %s of table '%s'", instant, self.table.name)

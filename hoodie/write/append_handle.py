@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..exceptions import ConcurrentWriteConflict
 from ..faults import armed, crash_point
 from ..logformat import DeleteRecord, add_meta_fields, delete_block, parquet_data_block
 from ..markers import IOType, WriteMarkers
@@ -99,7 +100,14 @@ class AppendHandle:
             # A torn write: half a block on disk when the machine goes down.
             self.storage.write_bytes(relative, data[: len(data) // 2])
             crash_point("task.log_file.torn")
-        self.storage.write_bytes(relative, data)
+        if not self.storage.create_if_absent(relative, data):
+            # Another writer appends to this file group at the same moment and picked the
+            # same log file name; one of the two writes must lose, and this one has not
+            # written anything yet.
+            raise ConcurrentWriteConflict(
+                f"log file {relative} already exists: another writer is appending to file "
+                f"group {target.file_id} at the same time; this write was rolled back"
+            )
         crash_point("task.log_file.written")
         size = self.storage.size(relative)
         return WriteStat(

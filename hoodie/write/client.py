@@ -14,6 +14,7 @@ import json
 import logging
 import posixpath
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -55,7 +56,10 @@ from ..schema import (
 from ..table import HoodieTable
 from ..table_services.compaction_plan import pending_compaction_file_groups
 from ..table_services.rollback import Rollback
-from ..timeline import Action, Instant, State, new_instant_time
+from ..timeline import Action, Instant, State, Timeline, new_instant_time
+from ..transaction.conflicts import check_conflicts, file_groups_of
+from ..transaction.heartbeat import Heartbeat, is_expired
+from ..transaction.lock import FileSystemLock, LockProvider
 from .append_handle import AppendHandle
 from .merge_handle import STAT_SCHEMA, TARGET, CopyOnWriteHandle, FileGroupTarget
 from .planner import WorkloadProfile, plan_inserts
@@ -137,9 +141,12 @@ def table_properties_for(config: WriteConfig) -> TableProperties:
 
 
 class WriteClient:
-    def __init__(self, table: HoodieTable, config: WriteConfig):
+    def __init__(
+        self, table: HoodieTable, config: WriteConfig, lock_provider: LockProvider | None = None
+    ):
         self.table = table
         self.config = config
+        self.lock_provider = lock_provider  # default: the file-system lock
         self._check_matches_table()
         self.keygen = KeyGenerator(
             config.record_key_fields,
@@ -204,21 +211,22 @@ class WriteClient:
         spark = df.sparkSession
         schema = self._writer_schema(df, operation)
         overwrite = operation == INSERT_OVERWRITE_TABLE
-        # Hudi's EAGER policy: writes that crashed before completing are rolled back first.
-        Rollback(self.table).rollback_failed_writes()
-        timeline = self.table.timeline()
+        # Hudi's EAGER policy: writes that crashed before completing are rolled back first
+        # (with concurrent writers, only those whose heartbeat stopped).
+        Rollback(self.table).rollback_failed_writes(is_failed=self._has_failed)
         if overwrite:
             action = Action.REPLACE_COMMIT
         else:
             action = Action.DELTA_COMMIT if self.merge_on_read else Action.COMMIT
-        instant = Instant(
-            new_instant_time(after=timeline.last_timestamp()), action, State.REQUESTED
-        )
+        timeline, instant = self._start_instant(action)
+        heartbeat = None
+        if self.optimistic:
+            interval = self.config.heartbeat_interval_ms / 1000
+            heartbeat = Heartbeat(self.table.storage, instant.timestamp, interval).start()
         prepared = self._prepare(df).persist()
         tagged = None
         partitions: list[str] = []
         targets: dict[str, FileGroupTarget] = {}
-        self.table.save_instant(instant)
         try:
             crash_point("write.requested")
             partitions = self._check_keys_and_partitions(prepared)
@@ -277,9 +285,7 @@ class WriteClient:
             crash_point("write.files_written")
             self._finalize(instant.timestamp, metadata)
             crash_point("write.finalized")
-            self.table.save_instant(
-                instant.with_state(State.COMPLETED), metadata.to_json().encode()
-            )
+            self._complete(instant, metadata, timeline)
         except BaseException as error:
             self._abort(instant)
             if isinstance(error, HoodieError):
@@ -295,6 +301,8 @@ class WriteClient:
             prepared.unpersist()
             if tagged is not None:
                 tagged.unpersist()
+            if heartbeat is not None:
+                heartbeat.stop()
         result = WriteResult(
             instant.timestamp, operation, metadata, time.monotonic() - started, partitions
         )
@@ -313,9 +321,64 @@ class WriteClient:
         from ..table_services.clean import Cleaner
 
         try:
-            Cleaner(self.table, clean_config(self.config)).run()
+            if self.optimistic:
+                with self._lock():  # one cleaner at a time among concurrent writers
+                    Cleaner(self.table, clean_config(self.config)).run()
+            else:
+                Cleaner(self.table, clean_config(self.config)).run()
         except HoodieError as error:
             log.warning("cleaning table '%s' failed: %s", self.table.name, error)
+
+    @property
+    def optimistic(self) -> bool:
+        return self.config.concurrency_mode == "optimistic_concurrency_control"
+
+    def _has_failed(self, instant: str) -> bool:
+        if not self.optimistic:
+            return True  # single writer: a pending write at start-up can only have crashed
+        return is_expired(
+            self.table.storage,
+            instant,
+            self.config.heartbeat_interval_ms / 1000,
+            self.config.heartbeat_tolerable_misses,
+        )
+
+    def _start_instant(self, action: Action) -> tuple[Timeline, Instant]:
+        """A new requested instant, unique even against other processes starting at once."""
+        for _attempt in range(50):
+            timeline = self.table.timeline()
+            instant = Instant(
+                new_instant_time(after=timeline.last_timestamp()), action, State.REQUESTED
+            )
+            try:
+                return timeline, self.table.save_instant(instant)
+            except CommitError:
+                continue  # another writer took this millisecond
+        raise CommitError(f"could not start a new instant on table '{self.table.name}'")
+
+    def _complete(self, instant: Instant, metadata: CommitMetadata, started: Timeline) -> None:
+        """Complete the instant; with concurrent writers, under the lock and after checking
+        that no writer committed to the same file groups since this one started."""
+        done = instant.with_state(State.COMPLETED)
+        if not self.optimistic:
+            self.table.save_instant(done, metadata.to_json().encode())
+            return
+        with self._lock():
+            check_conflicts(self.table, instant.timestamp, started, file_groups_of(metadata))
+            self.table.save_instant(done, metadata.to_json().encode())
+
+    @contextmanager
+    def _lock(self):
+        lock = self.lock_provider or FileSystemLock(
+            self.table.storage,
+            lease_seconds=self.config.lock_expire_minutes * 60,
+            wait_seconds=self.config.lock_wait_ms / 1000,
+        )
+        lock.acquire()
+        try:
+            yield
+        finally:
+            lock.release()
 
     def _compact_inline(self, spark) -> list[WriteResult]:
         """Hudi's inline compaction: after enough delta commits, fold the logs into base files.
@@ -669,7 +732,12 @@ def _hoodie_error_in(error: BaseException) -> HoodieError | None:
     from .. import exceptions
 
     text = str(error)
-    for name in ("DuplicateRecordKeyError", "SchemaError", "NullRecordKeyError"):
+    for name in (
+        "DuplicateRecordKeyError",
+        "SchemaError",
+        "NullRecordKeyError",
+        "ConcurrentWriteConflict",
+    ):
         marker = f"{name}: "
         if marker in text:
             message = text.split(marker, 1)[1].split("\n", 1)[0].strip()

@@ -1,0 +1,1 @@
+"""Transactions between writers: the table lock, heartbeats and conflict detection."""
