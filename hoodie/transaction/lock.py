@@ -50,7 +50,7 @@ class FileSystemLock:
             if self.storage.create_if_absent(LOCK_FILE, json.dumps(record).encode()):
                 return
             current = self._current()
-            if current is not None and current.get("expires_at", 0) < time.time():
+            if current is not None and self._expired(current):
                 self._break(current)
                 continue
             if time.monotonic() >= deadline:
@@ -76,12 +76,23 @@ class FileSystemLock:
         self.release()
 
     def _current(self) -> dict | None:
+        """The lock's record; {} while its holder is still writing it; None when free."""
         try:
             return json.loads(self.storage.read_bytes(LOCK_FILE) or b"{}")
         except FileNotFoundError:
             return None
         except ValueError:
-            return {}  # being written right now: treat as held, not expired
+            return {}
+
+    def _expired(self, record: dict) -> bool:
+        if "expires_at" in record:
+            return record["expires_at"] < time.time()
+        # Created but not yet written: held, unless its writer died right then.
+        try:
+            modified = self.storage.fs.get_file_info(self.storage.full_path(LOCK_FILE)).mtime
+        except FileNotFoundError:
+            return False
+        return modified is not None and modified.timestamp() + self.lease_seconds < time.time()
 
     def _break(self, expired: dict) -> None:
         """Take an expired lock away: move it aside, and put it back if it was not the one
