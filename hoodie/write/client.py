@@ -40,6 +40,7 @@ from ..naming import (
     PARTITION_METADATA_FILE,
     is_partition_metadata,
     parse_base_file_name,
+    parse_log_file_name,
     partition_metadata_text,
 )
 from ..properties import COPY_ON_WRITE, MERGE_ON_READ, TableProperties
@@ -229,7 +230,7 @@ class WriteClient:
         targets: dict[str, FileGroupTarget] = {}
         try:
             crash_point("write.requested")
-            partitions = self._check_keys_and_partitions(prepared)
+            partitions, incoming_rows = self._check_keys_and_partitions(prepared)
             view = FileSystemView(self.table.storage, timeline)
             replaced: dict[str, list[str]] = {}
             slices: list[FileSlice] = []
@@ -242,9 +243,23 @@ class WriteClient:
             parallelism = self.config.parallelism or spark.conf.get(
                 "spark.sql.shuffle.partitions", "200"
             )
-            sources = [KeySource.of(s, with_logs=self.merge_on_read) for s in slices]
+            logged_inserts = self._groups_with_inserts_in_logs(timeline) if slices else set()
+            sources = [
+                KeySource.of(
+                    s,
+                    with_logs=self.merge_on_read
+                    and (s.base_file is None or (s.partition_path, s.file_id) in logged_inserts),
+                )
+                for s in slices
+            ]
             tagged = tag_location(
-                spark, prepared, self.table.storage, sources, view.committed, int(parallelism)
+                spark,
+                prepared,
+                self.table.storage,
+                sources,
+                view.committed,
+                int(parallelism),
+                incoming_rows,
             )
             # A delete of a key the table does not hold has nothing to do.
             tagged = tagged.filter(~(F.coalesce(F.col(IS_DELETED), F.lit(False))
@@ -342,6 +357,26 @@ class WriteClient:
             self.config.heartbeat_interval_ms / 1000,
             self.config.heartbeat_tolerable_misses,
         )
+
+    def _groups_with_inserts_in_logs(self, timeline: Timeline) -> set[tuple[str, str]]:
+        """File groups where some delta commit put new keys into a log file.
+
+        Only there (and in slices without a base file) can a key live in a log file alone:
+        this writer sends inserts to base files, as Hudi does unless its index can see log
+        files. Everywhere else the base file already holds every key, so tagging skips the
+        logs, which would otherwise make each delta commit's tagging slower than the last.
+        """
+        if not self.merge_on_read:
+            return set()
+        groups = set()
+        for instant in timeline.completed:
+            if instant.action is not Action.DELTA_COMMIT:
+                continue
+            for stat in self.table.commit_metadata(instant).write_stats():
+                is_log = stat.path and parse_log_file_name(posixpath.basename(stat.path))
+                if is_log and stat.num_inserts:
+                    groups.add((stat.partition_path, stat.file_id))
+        return groups
 
     def _start_instant(self, action: Action) -> tuple[Timeline, Instant]:
         """A new requested instant, unique even against other processes starting at once."""
@@ -502,10 +537,14 @@ class WriteClient:
             }
         )
 
-    def _check_keys_and_partitions(self, prepared: DataFrame) -> list[str]:
+    def _check_keys_and_partitions(self, prepared: DataFrame) -> tuple[list[str], int]:
+        """The batch's partitions and row count; null keys stop the write here."""
         rows = (
             prepared.groupBy(PARTITION_PATH)
-            .agg(F.count_if(F.col(RECORD_KEY).isNull()).alias("nulls"))
+            .agg(
+                F.count_if(F.col(RECORD_KEY).isNull()).alias("nulls"),
+                F.count(F.lit(1)).alias("rows"),
+            )
             .collect()
         )
         nulls = sum(r["nulls"] for r in rows)
@@ -515,7 +554,7 @@ class WriteClient:
                 f"table '{self.table.name}': {nulls} row(s) have a null or empty record key "
                 f"(column(s): {fields}); nothing was written. Filter or fill them in the model"
             )
-        return sorted(r[PARTITION_PATH] for r in rows)
+        return sorted(r[PARTITION_PATH] for r in rows), sum(r["rows"] for r in rows)
 
     def _existing(self, partitions: list[str]) -> list[str]:
         """The partitions among these that the table already has."""
