@@ -34,7 +34,8 @@ PHASES = {
     "_profile": "Spark: index lookup (key scan + join), caches tagged",
     "_average_record_size": "driver: reads commit metadata",
     "plan_inserts": "driver: bin-packing",
-    "_transition": "driver: timeline files",
+    "_start_instant": "driver: rollback check, new requested instant",
+    "_complete": "driver: complete the instant",
     "_write_partition_metadata": "driver",
     "_write_file_groups": "Spark: shuffle to file groups + applyInArrow merge/write",
     "_finalize": "driver: list partitions, delete strays",
@@ -107,7 +108,8 @@ def install() -> None:
         "_check_keys_and_partitions",
         "_profile",
         "_average_record_size",
-        "_transition",
+        "_start_instant",
+        "_complete",
         "_write_partition_metadata",
         "_write_file_groups",
         "_finalize",
@@ -160,7 +162,8 @@ def baselines(spark, table, rows, partitions, updates, inserts) -> dict:
     """Costs of pieces of the upsert on their own, to compare with the phases above."""
     from pyspark.sql import functions as F
 
-    from hoodie.index.simple import existing_keys
+    from hoodie.fs_view import CommittedInstants
+    from hoodie.index.simple import KeySource, existing_keys
     from hoodie.schema import PARTITION_PATH, RECORD_KEY
 
     def clock(label, action):
@@ -195,7 +198,13 @@ def baselines(spark, table, rows, partitions, updates, inserts) -> dict:
         "index_key_scan_python": clock(
             f"index key scan, hoodie's Python mapInArrow reader ({len(base_files)} files)",
             lambda: (
-                existing_keys(spark, table.storage, base_files, 8)
+                existing_keys(
+                    spark,
+                    table.storage,
+                    [KeySource(f.partition_path, f.file_id, f.relative_path) for f in base_files],
+                    CommittedInstants.of(table.timeline()),
+                    8,
+                )
                 .write.format("noop")
                 .mode("overwrite")
                 .save()
