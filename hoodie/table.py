@@ -191,6 +191,19 @@ class HoodieTable:
 
         return Cleaner(self, clean_config(config) if config else CleanConfig()).run()
 
+    def savepoint(self, instant_time: str | None = None, comment: str = ""):
+        """Pin the snapshot of a completed commit (default: the latest): cleaning keeps its
+        files, and `restore` can return the table to it."""
+        from .table_services.savepoint import create_savepoint
+
+        return create_savepoint(self, instant_time, comment=comment)
+
+    def restore(self, savepoint_time: str):
+        """Roll back every commit after a savepoint (Hudi's restore)."""
+        from .table_services.savepoint import restore
+
+        return restore(self, savepoint_time)
+
     def rollback(self, instant_time: str | None = None):
         """Roll back the latest completed commit (`instant_time`, if given, must be it).
 

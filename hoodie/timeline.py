@@ -105,17 +105,19 @@ class Timeline:
 
     @classmethod
     def load(cls, storage: Storage) -> Timeline:
-        latest: dict[str, Instant] = {}
+        # One entry per (time, action): a savepoint shares its commit's time. A completed
+        # compaction is `<t>.commit`, so its `.compaction.*` files are older states of it.
+        latest: dict[tuple[str, Action], Instant] = {}
         for info in storage.list_files(METAFOLDER):
             instant = Instant.parse_file_name(info.name)
             if instant is None:
                 continue
-            seen = latest.get(instant.timestamp)
-            # A completed compaction is `<t>.commit`: its `.compaction.*` files are older states.
+            key = (instant.timestamp, _COMPLETES_AS.get(instant.action, instant.action))
+            seen = latest.get(key)
             if seen is None or instant.state > seen.state:
-                latest[instant.timestamp] = instant
+                latest[key] = instant
             elif instant.state == seen.state and instant.action in _COMPLETES_AS:
-                latest[instant.timestamp] = instant
+                latest[key] = instant
         return cls(list(latest.values()))
 
     def __iter__(self):

@@ -99,6 +99,12 @@ class Rollback:
         if not writes:
             raise TimelineError(f"table '{self.table.name}' has no completed commit to roll back")
         latest = writes[-1]
+        if any(i.action is Action.SAVEPOINT and i.timestamp == latest.timestamp
+               for i in timeline.completed):  # fmt: skip
+            raise TimelineError(
+                f"commit {latest.timestamp} of table '{self.table.name}' is savepointed; "
+                "delete the savepoint first, or restore to an earlier one"
+            )
         if instant_time is not None and instant_time != latest.timestamp:
             raise TimelineError(
                 f"instant {instant_time} is not the latest completed commit of table "
@@ -109,23 +115,29 @@ class Rollback:
 
     def rollback(self, instant: Instant) -> RollbackMetadata:
         started = time.monotonic()
-        undo = self._files_to_undo(instant)
+        plan = self.plan(instant)
         when = new_instant_time(after=self.table.timeline().last_timestamp())
         requested = Instant(when, Action.ROLLBACK, State.REQUESTED)
-        plan = RollbackPlan(
-            InstantInfo(instant.timestamp, instant.action.value), self._requests(undo)
-        )
-        if instant.is_completed:
-            # Readers stop seeing the commit before any of its files go; its write stats stay
-            # in the inflight file in case this rollback is interrupted.
-            self.table.save_instant(
-                instant.with_state(State.INFLIGHT), self._metadata_bytes(instant)
-            )
-            crash_point("rollback.reverted_to_inflight")
-            self.storage.delete(posixpath.join(METAFOLDER, instant.file_name))
+        self.revert_to_inflight(instant)
         self.table.save_instant(requested, plan.to_avro())
         crash_point("rollback.planned")
         return self._execute(requested.with_state(State.INFLIGHT), plan, started)
+
+    def plan(self, instant: Instant) -> RollbackPlan:
+        """What undoing `instant` takes (read before anything changes)."""
+        undo = self._files_to_undo(instant)
+        return RollbackPlan(
+            InstantInfo(instant.timestamp, instant.action.value), self._requests(undo)
+        )
+
+    def revert_to_inflight(self, instant: Instant) -> None:
+        """Readers stop seeing a completed commit before any of its files go; its write stats
+        stay in the inflight file in case the rollback is interrupted."""
+        if not instant.is_completed:
+            return
+        self.table.save_instant(instant.with_state(State.INFLIGHT), self._metadata_bytes(instant))
+        crash_point("rollback.reverted_to_inflight")
+        self.storage.delete(posixpath.join(METAFOLDER, instant.file_name))
 
     # -- planning ------------------------------------------------------------------------------
     def _files_to_undo(self, instant: Instant) -> list[_Undo]:
@@ -223,9 +235,25 @@ class Rollback:
 
     def _execute(self, inflight: Instant, plan: RollbackPlan, started: float) -> RollbackMetadata:
         self.table.save_instant(inflight)
+        metadata = self.undo(plan, inflight.timestamp, started)
+        self.table.save_instant(inflight.with_state(State.COMPLETED), metadata.to_avro())
+        crash_point("rollback.completed")
+        self.forget(plan)
+        return metadata
+
+    def forget(self, plan: RollbackPlan) -> None:
+        """The rolled-back instant leaves the timeline, then its markers."""
+        target = plan.instant_to_rollback
+        rolled_back = Instant(target.commit_time, Action(target.action), State.COMPLETED)
+        for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
+            self.storage.delete(posixpath.join(METAFOLDER, rolled_back.with_state(state).file_name))
+        WriteMarkers(self.storage, target.commit_time).delete_all()
+
+    def undo(self, plan: RollbackPlan, rollback_time: str, started: float) -> RollbackMetadata:
+        """Carry out a plan's deletions and log retractions; Hudi's metadata of what was done."""
         target = plan.instant_to_rollback
         if target is None:
-            raise HoodieError(f"rollback {inflight.timestamp} names no instant to roll back")
+            raise HoodieError(f"rollback {rollback_time} names no instant to roll back")
         partitions: dict[str, RollbackPartitionMetadata] = {}
         deleted = 0
         for request in plan.rollback_requests:
@@ -239,26 +267,18 @@ class Rollback:
                 deleted += 1
             for uri, size in request.log_blocks_to_be_deleted.items():
                 written = self._append_rollback_block(
-                    self.storage.relative(uri), inflight.timestamp, target.commit_time
+                    self.storage.relative(uri), rollback_time, target.commit_time
                 )
                 meta.rollback_log_files[self.storage.uri(written)] = self.storage.size(written)
                 meta.log_files_from_failed_commit[uri] = size
-        metadata = RollbackMetadata(
-            start_rollback_time=inflight.timestamp,
+        return RollbackMetadata(
+            start_rollback_time=rollback_time,
             time_taken_in_millis=int((time.monotonic() - started) * 1000),
             total_files_deleted=deleted,
             commits_rolled_back=[target.commit_time],
             partition_metadata=partitions,
             instants_rollback=[target],
         )
-        self.table.save_instant(inflight.with_state(State.COMPLETED), metadata.to_avro())
-        crash_point("rollback.completed")
-        # The rolled-back instant leaves the timeline, then its markers.
-        rolled_back = Instant(target.commit_time, Action(target.action), State.COMPLETED)
-        for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
-            self.storage.delete(posixpath.join(METAFOLDER, rolled_back.with_state(state).file_name))
-        WriteMarkers(self.storage, target.commit_time).delete_all()
-        return metadata
 
     def _append_rollback_block(self, relative: str, rollback_time: str, target: str) -> str:
         """A new log file version of the slice holding a command block retracting `target`."""

@@ -93,7 +93,7 @@ def test_mor_upsert_batches_inline_compaction_and_hoodie_compact(dbt_project):
     assert any(parse_log_file_name(p.name) for p in base.rglob(".*.log.*"))
 
 
-def test_rollback_and_clean_operations(dbt_project):
+def test_rollback_savepoint_restore_and_clean_operations(dbt_project):
     dbt_project.write("seeds/raw.csv", SEED)
     dbt_project.write("seeds/schema.yml", SEED_CONFIG)
     dbt_project.write(
@@ -103,22 +103,29 @@ def test_rollback_and_clean_operations(dbt_project):
         [
             ["seed"],
             ["run", "--vars", "{batch: 1}"],
+            ["run-operation", "hoodie_savepoint", "--args", "{model: orders}"],
             ["run", "--vars", "{batch: 2}"],
             ["run-operation", "hoodie_rollback", "--args", "{model: orders}"],
+            ["run", "--vars", "{batch: 2}"],
+            ["run", "--vars", "{batch: 3}"],
+            ["run-operation", "hoodie_restore", "--args", "{model: orders}"],
             ["run-operation", "hoodie_clean", "--args", "{model: orders}"],
             ["run-operation", "hoodie_rollback", "--args", "{model: orders, instant: '1'}"],
         ],
         tables=["func.orders"],
     )
-    assert [c["success"] for c in report["commands"]] == [True] * 5 + [False], report["commands"]
-    assert "only the latest can be rolled back" in report["commands"][5]["error"]
-    # Batch 2's delta commit was rolled back: the table is batch 1 again, for every reader.
+    assert [c["success"] for c in report["commands"]] == [True] * 9 + [False], report["commands"]
+    assert "savepointed" in report["commands"][9]["error"]
+    # Batch 2 was rolled back, batches 2 and 3 then undone by the restore to the savepoint of
+    # batch 1: the table is batch 1 again, for every reader.
     rows = {r["id"]: (r["name"], r["ts"]) for r in report["tables"]["func.orders"]["rows"]}
     assert rows == AFTER[1]
     base = dbt_project.root / "warehouse" / "func.db" / "orders"
     assert _hudi_rs(base) == AFTER[1]
     table = HoodieTable.open(str(base))
-    assert [i.action for i in table.timeline()] == [Action.DELTA_COMMIT, Action.ROLLBACK]
+    assert [i.action for i in table.timeline()] == [
+        Action.DELTA_COMMIT, Action.SAVEPOINT, Action.ROLLBACK, Action.RESTORE,
+    ]  # fmt: skip
     assert not list(base.rglob(".*.log.*"))  # the rolled-back log files are gone
 
 

@@ -19,7 +19,7 @@ from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from hoodie import HoodieTable
-from hoodie.exceptions import HoodieError, InvalidConfigError
+from hoodie.exceptions import HoodieError, InvalidConfigError, TimelineError
 from hoodie.properties import COPY_ON_WRITE, MERGE_ON_READ
 from hoodie.read.datasource import (
     BASE_PATH_METADATA,
@@ -30,6 +30,7 @@ from hoodie.read.datasource import (
 from hoodie.read.options import ReadOptions
 from hoodie.schema import META_COLUMNS
 from hoodie.storage import Storage
+from hoodie.table_services.savepoint import savepoints
 from hoodie.timeline import WRITE_ACTIONS
 
 from .connections import HoodieConnectionManager
@@ -232,6 +233,39 @@ class HoodieAdapter(SparkAdapter):
             "instant": metadata.start_rollback_time,
             "rolled_back": ", ".join(metadata.commits_rolled_back),
             "files_deleted": metadata.total_files_deleted,
+        }
+
+    @available
+    def hoodie_savepoint(
+        self, relation, model_name: str, config: dict[str, Any], instant: str | None = None
+    ) -> dict:
+        """Savepoint a commit of a lake table (default: the latest) (`hoodie_savepoint`)."""
+        table, _ = self._lake_table(relation, model_name, config)
+        with self._operation(model_name):
+            if instant is None:
+                writes = table.timeline().completed.write_timeline.instants
+                instant = writes[-1].timestamp if writes else None
+            metadata = table.savepoint(str(instant) if instant else None, comment="dbt")
+        files = sum(len(m.savepoint_data_file) for m in metadata.partition_metadata.values())
+        return {"instant": instant, "files": files}
+
+    @available
+    def hoodie_restore(
+        self, relation, model_name: str, config: dict[str, Any], instant: str | None = None
+    ) -> dict:
+        """Restore a lake table to a savepoint, by default the latest (`hoodie_restore`)."""
+        table, _ = self._lake_table(relation, model_name, config)
+        with self._operation(model_name):
+            if instant is None:
+                pinned = savepoints(table)
+                if not pinned:
+                    raise TimelineError(f"table '{table.name}' has no savepoint to restore")
+                instant = pinned[-1]
+            metadata = table.restore(str(instant))
+        self._register(relation, table.base_uri)  # the schema may be the older one again
+        return {
+            "instant": metadata.start_restore_time,
+            "rolled_back": ", ".join(metadata.instants_to_rollback) or "(nothing)",
         }
 
     @available

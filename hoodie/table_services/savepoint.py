@@ -1,0 +1,135 @@
+"""Savepoints and restore: pin a snapshot so cleaning keeps it, and bring the table back to it.
+
+A savepoint of commit `t` is the instant `<t>.savepoint` (same time as the commit, as in Hudi)
+listing the files of the snapshot as of `t`; the cleaner never deletes them. A restore rolls
+back, newest first, every write and compaction after the savepoint, recorded as one restore
+instant (`<r>.restore.requested` holds the plan, `<r>.restore` the rollback metadata of each
+instant undone). An interrupted restore resumes from its plan at the next restore call; the
+instants it already undid are gone from the timeline and are skipped.
+"""
+
+from __future__ import annotations
+
+import getpass
+import posixpath
+import time
+
+from ..avro_metadata import (
+    InstantInfo,
+    RestoreMetadata,
+    RestorePlan,
+    SavepointMetadata,
+    SavepointPartitionMetadata,
+)
+from ..exceptions import TimelineError
+from ..fs_view import FileSystemView
+from ..table import HoodieTable
+from ..timeline import METAFOLDER, WRITE_ACTIONS, Action, Instant, State, new_instant_time
+from .rollback import Rollback
+
+
+def savepoints(table: HoodieTable) -> list[str]:
+    return [i.timestamp for i in table.timeline().completed if i.action is Action.SAVEPOINT]
+
+
+def create_savepoint(
+    table: HoodieTable, instant_time: str | None = None, user: str | None = None, comment: str = ""
+) -> SavepointMetadata:
+    timeline = table.timeline()
+    writes = [i.timestamp for i in timeline.completed.write_timeline]
+    if not writes:
+        raise TimelineError(f"table '{table.name}' has no completed commit to savepoint")
+    instant_time = instant_time or writes[-1]
+    if instant_time not in writes:
+        raise TimelineError(
+            f"instant {instant_time} is not a completed commit of table '{table.name}'; "
+            f"savepoints pin one of: {', '.join(writes[-10:])}"
+        )
+    if instant_time in savepoints(table):
+        raise TimelineError(f"table '{table.name}' already has a savepoint at {instant_time}")
+    view = FileSystemView(table.storage, timeline, instant_time)
+    files: dict[str, SavepointPartitionMetadata] = {}
+    for group in view.file_groups():
+        latest = group.latest_slice
+        names = [lf.name for lf in latest.log_files]
+        if latest.base_file is not None:
+            names.insert(0, latest.base_file.name)
+        entry = files.setdefault(group.partition_path, SavepointPartitionMetadata(
+            group.partition_path))  # fmt: skip
+        entry.savepoint_data_file.extend(names)
+    metadata = SavepointMetadata(
+        savepointed_by=user or _user(),
+        savepointed_at=int(time.time() * 1000),
+        comments=comment,
+        partition_metadata=files,
+    )
+    instant = Instant(instant_time, Action.SAVEPOINT, State.INFLIGHT)
+    table.save_instant(instant)
+    table.save_instant(instant.with_state(State.COMPLETED), metadata.to_avro())
+    return metadata
+
+
+def restore(table: HoodieTable, savepoint_time: str) -> RestoreMetadata:
+    """Roll the table back to the snapshot of a savepoint."""
+    if savepoint_time not in savepoints(table):
+        raise TimelineError(
+            f"table '{table.name}' has no savepoint at {savepoint_time}; savepoints: "
+            f"{', '.join(savepoints(table)) or '(none)'}"
+        )
+    started = time.monotonic()
+    timeline = table.timeline()
+    pending = [i for i in timeline.pending if i.action is Action.RESTORE]
+    if pending:
+        requested = pending[0].with_state(State.REQUESTED)
+        plan = RestorePlan.from_avro(
+            table.storage.read_bytes(posixpath.join(METAFOLDER, requested.file_name))
+        )
+    else:
+        undo = [
+            i
+            for i in timeline
+            if i.timestamp > savepoint_time
+            and (i.action in WRITE_ACTIONS or i.action is Action.COMPACTION)
+        ]
+        plan = RestorePlan(
+            instants_to_rollback=[InstantInfo(i.timestamp, i.action.value) for i in reversed(undo)],
+            savepoint_to_restore_timestamp=savepoint_time,
+        )
+        requested = Instant(
+            new_instant_time(after=timeline.last_timestamp()), Action.RESTORE, State.REQUESTED
+        )
+        table.save_instant(requested, plan.to_avro())
+    inflight = table.save_instant(requested.with_state(State.INFLIGHT))
+    rollback = Rollback(table)
+    done: dict[str, list] = {}
+    current = {(i.timestamp, i.action.value): i for i in table.timeline()}
+    for info in plan.instants_to_rollback:
+        instant = current.get((info.commit_time, info.action))
+        if instant is None and info.action == Action.COMPACTION.value:
+            instant = current.get((info.commit_time, Action.COMMIT.value))
+        if instant is None:
+            continue  # undone before an interruption
+        undo_plan = rollback.plan(instant)
+        rollback.revert_to_inflight(instant)
+        done[info.commit_time] = [rollback.undo(undo_plan, inflight.timestamp, time.monotonic())]
+        rollback.forget(undo_plan)
+    for later in table.timeline():  # savepoints of commits that no longer exist
+        if later.action is Action.SAVEPOINT and later.timestamp > savepoint_time:
+            for state in (State.COMPLETED, State.INFLIGHT):
+                table.storage.delete(posixpath.join(METAFOLDER, later.with_state(state).file_name))
+    metadata = RestoreMetadata(
+        start_restore_time=inflight.timestamp,
+        time_taken_in_millis=int((time.monotonic() - started) * 1000),
+        instants_to_rollback=[i.commit_time for i in plan.instants_to_rollback],
+        hoodie_restore_metadata=done,
+        restore_instant_info=list(plan.instants_to_rollback),
+    )
+    table.save_instant(inflight.with_state(State.COMPLETED), metadata.to_avro())
+    return metadata
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "dbt-hoodie"
