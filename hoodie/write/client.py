@@ -219,12 +219,12 @@ class WriteClient:
             action = Action.REPLACE_COMMIT
         else:
             action = Action.DELTA_COMMIT if self.merge_on_read else Action.COMMIT
+        prepared = self._prepare(df).persist()
         timeline, instant = self._start_instant(action)
         heartbeat = None
         if self.optimistic:
             interval = self.config.heartbeat_interval_ms / 1000
             heartbeat = Heartbeat(self.table.storage, instant.timestamp, interval).start()
-        prepared = self._prepare(df).persist()
         tagged = None
         partitions: list[str] = []
         targets: dict[str, FileGroupTarget] = {}
