@@ -26,14 +26,19 @@ OCC = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control"}
 
 def config() -> WriteConfig:
     return WriteConfig.build(
-        "concurrent", record_key="id", partition_path="p", precombine_field="ts", options=OCC
+        "concurrent",
+        record_key="id",
+        partition_path="p",
+        precombine_field="ts",
+        table_type=os.environ.get("HOODIE_WRITER_TABLE_TYPE", "COPY_ON_WRITE"),
+        options=OCC,
     )
 
 
 def rows_for(writer: int, round_: int) -> list[tuple]:
     ts = time.time_ns()
     value = f"w{writer}r{round_}"
-    rows = [(1000 * writer + round_, value, f"own{writer}", ts)]
+    rows = [(1000 * (writer + 1) + round_, value, f"own{writer}", ts)]
     if writer % 2 == 0:
         rows.append((0, value, "shared", ts))
     return rows
