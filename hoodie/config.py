@@ -145,6 +145,21 @@ SUPPORTED_OPTIONS = {
         _non_negative_int,
         "missed heartbeats before a pending write counts as failed, default 2",
     ),
+    "hoodie.archive.automatic": (
+        "auto_archive",
+        _boolean,
+        "archive old instants after every write, default true",
+    ),
+    "hoodie.keep.min.commits": (
+        "keep_min_commits",
+        _positive_int,
+        "commits the active timeline keeps after archiving, default 20",
+    ),
+    "hoodie.keep.max.commits": (
+        "keep_max_commits",
+        _positive_int,
+        "commits on the active timeline that trigger archiving, default 30",
+    ),
     "hoodie.compact.inline": (
         "inline_compaction",
         _boolean,
@@ -192,6 +207,9 @@ class WriteConfig:
     heartbeat_interval_ms: int = 60_000
     heartbeat_tolerable_misses: int = 2
     auto_clean: bool = True
+    auto_archive: bool = True
+    keep_min_commits: int = 20
+    keep_max_commits: int = 30
     cleaner_policy: str = "KEEP_LATEST_COMMITS"
     cleaner_commits_retained: int = 10
     cleaner_file_versions_retained: int = 3
@@ -216,6 +234,11 @@ class WriteConfig:
                     f"table '{self.table_name}': column names must be non-empty strings, "
                     f"got {name!r}"
                 )
+        if self.keep_min_commits >= self.keep_max_commits:
+            raise InvalidConfigError(
+                f"hoodie.keep.min.commits ({self.keep_min_commits}) must be smaller than "
+                f"hoodie.keep.max.commits ({self.keep_max_commits})"
+            )
         if self.small_file_limit >= self.max_file_size:
             raise InvalidConfigError(
                 f"hoodie.parquet.small.file.limit ({self.small_file_limit}) must be smaller than "

@@ -328,7 +328,23 @@ class WriteClient:
             result.compactions = self._compact_inline(spark)
         if self.config.auto_clean:
             self._clean()
+        if self.config.auto_archive:
+            self._archive()
         return result
+
+    def _archive(self) -> None:
+        """Hudi's archiving after a commit keeps the active timeline short; like cleaning, a
+        failure is logged, not raised: the commit is complete."""
+        from ..table_services.archival import archive
+
+        try:
+            if self.optimistic:
+                with self._lock():
+                    archive(self.table, self.config.keep_min_commits, self.config.keep_max_commits)
+            else:
+                archive(self.table, self.config.keep_min_commits, self.config.keep_max_commits)
+        except HoodieError as error:
+            log.warning("archiving the timeline of table '%s' failed: %s", self.table.name, error)
 
     def _clean(self) -> None:
         """Hudi's automatic clean after a commit; like inline compaction, it cannot fail the

@@ -30,6 +30,7 @@ from hoodie.read.datasource import (
 from hoodie.read.options import ReadOptions
 from hoodie.schema import META_COLUMNS
 from hoodie.storage import Storage
+from hoodie.table_services.archival import archived_instants
 from hoodie.table_services.savepoint import savepoints
 from hoodie.timeline import WRITE_ACTIONS
 
@@ -172,7 +173,16 @@ class HoodieAdapter(SparkAdapter):
     def hoodie_timeline(self, relation, model_name: str, config: dict[str, Any]) -> list[dict]:
         """The table's instants, newest last (the `hoodie_timeline` operation prints them)."""
         table = HoodieTable.open(self.hoodie_table_path(relation, model_name, config))
-        rows = []
+        rows = [
+            {
+                "instant": archived.timestamp,
+                "action": archived.action,
+                "state": f"{archived.state} (archived)",
+                "rows_written": "",
+            }
+            for archived in archived_instants(table)
+            if archived.state == "COMPLETED"
+        ]
         for instant in table.timeline():
             written = ""
             if instant.is_completed and instant.action in WRITE_ACTIONS:

@@ -1,0 +1,129 @@
+"""Archival: keep the active timeline short by moving old instants to `.hoodie/archived/`.
+
+Every reader lists `.hoodie/` and every writer reads recent commit metadata, so the active
+timeline must stay bounded. When it holds more than `hoodie.keep.max.commits` (30) completed
+writes, the oldest instants go until `hoodie.keep.min.commits` (20) remain, as Hudi's timeline
+archiver does. Archived instants are written first, as `HoodieArchivedMetaEntry` records in an
+Avro data block of a log file `.hoodie/archived/.commits_.archive.<n>_<token>`, then their
+files leave `.hoodie/`; a crash in between archives them twice, which readers of the archive
+tolerate (we list each instant once).
+
+Never archived: anything at or after the first pending instant, the first savepoint, or the
+earliest commit the latest clean retained. Files of archived commits stay visible: readers
+count instants older than the active timeline as committed (`fs_view.CommittedInstants`).
+
+The entries carry the instant (time, action, state); the per-action metadata fields, all
+optional in Hudi's schema, are left null.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import posixpath
+import re
+from dataclasses import dataclass
+
+import fastavro
+
+from ..logformat import BLOCK_CONTENT_VERSION, BlockType, HeaderKey, encode_block, read_log_file
+from ..table import HoodieTable
+from ..timeline import METAFOLDER, Action, Instant, State
+from .clean import earliest_commit_to_retain
+
+ARCHIVE_FOLDER = posixpath.join(METAFOLDER, "archived")
+_ARCHIVE_FILE = re.compile(r"^\.commits_\.archive\.(\d+)_\d+-\d+-\d+$")
+ENTRY_SCHEMA = {
+    "type": "record",
+    "name": "HoodieArchivedMetaEntry",
+    "namespace": "org.apache.hudi.avro.model",
+    "fields": [
+        {"name": "commitTime", "type": ["null", "string"], "default": None},
+        {"name": "actionType", "type": ["null", "string"], "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "actionState", "type": ["null", "string"], "default": None},
+    ],
+}
+_PARSED_SCHEMA = fastavro.parse_schema(ENTRY_SCHEMA)
+
+
+@dataclass(frozen=True)
+class ArchivedInstant:
+    timestamp: str
+    action: str
+    state: str
+
+
+def archived_instants(table: HoodieTable) -> list[ArchivedInstant]:
+    """Instants in `.hoodie/archived/` (one entry per instant and state, oldest first)."""
+    seen: dict[tuple[str, str, str], ArchivedInstant] = {}
+    for info in table.storage.list_files(ARCHIVE_FOLDER):
+        if not _ARCHIVE_FILE.match(info.name):
+            continue
+        for block in read_log_file(table.storage, info.relative_path):
+            if block.block_type is not BlockType.AVRO_DATA:
+                continue
+            for entry in block.records().to_pylist():
+                instant = ArchivedInstant(
+                    entry.get("commitTime") or "",
+                    entry.get("actionType") or "",
+                    entry.get("actionState") or "COMPLETED",
+                )
+                seen[(instant.timestamp, instant.action, instant.state)] = instant
+    return sorted(seen.values(), key=lambda i: (i.timestamp, i.action, i.state))
+
+
+def archive(table: HoodieTable, keep_min: int = 20, keep_max: int = 30) -> list[Instant]:
+    """Archive old instants if the active timeline holds more than `keep_max` writes."""
+    timeline = table.timeline()
+    writes = timeline.completed.write_timeline.instants
+    if len(writes) <= keep_max:
+        return []
+    bounds = [writes[-keep_min].timestamp]
+    bounds += [i.timestamp for i in timeline.pending][:1]
+    bounds += [i.timestamp for i in timeline if i.action is Action.SAVEPOINT][:1]
+    retained = earliest_commit_to_retain(table)
+    if retained:
+        bounds.append(retained)
+    bound = min(bounds)
+    old = [
+        i for i in timeline.completed if i.timestamp < bound and i.action is not Action.SAVEPOINT
+    ]
+    if not old:
+        return []
+    entries, files = [], []
+    for instant in old:
+        for state in (State.REQUESTED, State.INFLIGHT, State.COMPLETED):
+            name = instant.with_state(state).file_name
+            if table.storage.exists(posixpath.join(METAFOLDER, name)):
+                files.append(name)
+                entries.append(
+                    {
+                        "commitTime": instant.timestamp,
+                        "actionType": instant.action.value,
+                        "version": 1,
+                        "actionState": state.name,
+                    }
+                )
+    _write_archive_file(table, entries)
+    for name in files:
+        table.storage.delete(posixpath.join(METAFOLDER, name))
+    return old
+
+
+def _write_archive_file(table: HoodieTable, entries: list[dict]) -> None:
+    versions = [
+        int(m.group(1))
+        for info in table.storage.list_files(ARCHIVE_FOLDER)
+        if (m := _ARCHIVE_FILE.match(info.name))
+    ]
+    name = f".commits_.archive.{max(versions, default=0) + 1}_1-0-1"
+    body = bytearray(BLOCK_CONTENT_VERSION.to_bytes(4, "big") + len(entries).to_bytes(4, "big"))
+    for entry in entries:
+        record = io.BytesIO()
+        fastavro.schemaless_writer(record, _PARSED_SCHEMA, entry)
+        body += len(record.getvalue()).to_bytes(4, "big") + record.getvalue()
+    header = {HeaderKey.SCHEMA: json.dumps(ENTRY_SCHEMA)}
+    table.storage.write_atomic(
+        posixpath.join(ARCHIVE_FOLDER, name), encode_block(BlockType.AVRO_DATA, header, bytes(body))
+    )
