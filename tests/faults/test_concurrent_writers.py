@@ -24,7 +24,7 @@ from hoodie.timeline import WRITE_ACTIONS
 pytestmark = pytest.mark.slow
 
 CHILD = Path(__file__).with_name("concurrent_writer.py")
-WRITERS, ROUNDS = 4, 4
+WRITERS, ROUNDS = 4, 3
 OCC = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control"}
 
 

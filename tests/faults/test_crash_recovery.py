@@ -70,15 +70,14 @@ ROLLBACK_POINTS = [
     "rollback.completed",
 ]
 
-# Every point once, merge-on-read's upsert at the points where it differs from copy-on-write
-# (log files; the completion of a delta commit), and rollback for both table types.
+# Every point once; merge-on-read's upsert also where a delta commit completes, and rollback
+# of a merge-on-read commit (log files) once.
 SCENARIOS = (
     [(COW, "upsert", p) for p in WRITE_POINTS]
-    + [(MOR, "upsert", p) for p in ["write.inflight", "write.files_written", "write.completed"]]
-    + [(MOR, "upsert", p) for p in MOR_WRITE_POINTS]
+    + [(MOR, "upsert", p) for p in ["write.completed", *MOR_WRITE_POINTS]]
     + [(MOR, "compact", p) for p in COMPACTION_POINTS]
-    + [(COW, "rollback", p) for p in ROLLBACK_POINTS]
-    + [(MOR, "rollback", "rollback.file_deleted")]
+    + [(COW, "rollback", p) for p in ROLLBACK_POINTS[:-1]]
+    + [(MOR, "rollback", ROLLBACK_POINTS[-1])]
 )
 CONCURRENT_CHILDREN = 3  # JVM start-up dominates a child; overlap it
 

@@ -29,7 +29,8 @@ def _state(rounds_done: int) -> dict:
     return state
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+# Merge-on-read: the writer's commits add log files that readers must merge or ignore.
+@pytest.mark.parametrize("table_type", ["MERGE_ON_READ"])
 def test_readers_see_whole_snapshots_during_writes(spark, tmp_path, table_type):
     register(spark)
     path = str(tmp_path / "table")

@@ -154,8 +154,28 @@ def test_bad_configs_fail_with_clear_errors(dbt_project):
         "{{ config(materialized='cow_upsert', record_key='id') }} "
         "select cast(null as int) as id union all select 1 as id",
     )
-    report = dbt_project.run([["run"]])
+    # mor_upsert's compaction configs (one dbt process for all bad configs keeps this fast).
+    dbt_project.write(
+        "models/cow_with_compaction.sql",
+        "{{ config(materialized='cow_upsert', record_key='id', compaction='off') }} select 1 as id",
+    )
+    dbt_project.write(
+        "models/bad_switch.sql",
+        "{{ config(materialized='mor_upsert', record_key='id', compaction='sometimes') }} "
+        "select 1 as id",
+    )
+    dbt_project.write(
+        "models/bad_count.sql",
+        "{{ config(materialized='mor_upsert', record_key='id', compaction_delta_commits=0) }} "
+        "select 1 as id",
+    )
+    report = dbt_project.run([["run"], ["run-operation", "hoodie_compact", "--args",
+                                        "{model: bad_count}"]])  # fmt: skip
     messages = " ".join(report["commands"][0]["messages"])
+    assert "Model 'cow_with_compaction'" in messages and "mor_upsert' only" in messages
+    assert "compaction must be 'inline'" in messages and "'sometimes'" in messages
+    assert "compaction_delta_commits must be a positive integer" in messages
+    assert not report["commands"][1]["success"]
     assert "Model 'no_key'" in messages and "record_key" in messages
     assert "column 'txn_id'" in messages
     assert "unique_key='other'" in messages and "record_key='id'" in messages

@@ -127,27 +127,3 @@ def test_rollback_savepoint_restore_and_clean_operations(dbt_project):
         Action.DELTA_COMMIT, Action.SAVEPOINT, Action.ROLLBACK, Action.RESTORE,
     ]  # fmt: skip
     assert not list(base.rglob(".*.log.*"))  # the rolled-back log files are gone
-
-
-def test_compaction_configs_are_checked(dbt_project):
-    dbt_project.write(
-        "models/cow_with_compaction.sql",
-        "{{ config(materialized='cow_upsert', record_key='id', compaction='off') }} select 1 as id",
-    )
-    dbt_project.write(
-        "models/bad_switch.sql",
-        "{{ config(materialized='mor_upsert', record_key='id', compaction='sometimes') }} "
-        "select 1 as id",
-    )
-    dbt_project.write(
-        "models/bad_count.sql",
-        "{{ config(materialized='mor_upsert', record_key='id', compaction_delta_commits=0) }} "
-        "select 1 as id",
-    )
-    report = dbt_project.run([["run"], ["run-operation", "hoodie_compact", "--args",
-                                        "{model: bad_count}"]])  # fmt: skip
-    messages = " ".join(report["commands"][0]["messages"])
-    assert "Model 'cow_with_compaction'" in messages and "mor_upsert' only" in messages
-    assert "compaction must be 'inline'" in messages and "'sometimes'" in messages
-    assert "compaction_delta_commits must be a positive integer" in messages
-    assert not report["commands"][1]["success"]
