@@ -19,7 +19,7 @@ from .fs_view import FileSystemView
 from .metadata import CommitMetadata
 from .schema import from_avro_schema
 from .storage import Storage
-from .timeline import METAFOLDER, Instant, State, Timeline
+from .timeline import METAFOLDER, WRITE_ACTIONS, Instant, State, Timeline
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -118,6 +118,37 @@ class HoodieTable:
         for instant in reversed(self.timeline().completed.write_timeline.instants):
             return instant, self.commit_metadata(instant)
         return None
+
+    def history(self) -> list[dict]:
+        """Every instant, archived ones first: time, action, state and rows written.
+
+        What the `hoodie_timeline` operation prints.
+        """
+        from .table_services.archival import archived_instants
+
+        rows = [
+            {
+                "instant": archived.timestamp,
+                "action": archived.action,
+                "state": f"{archived.state} (archived)",
+                "rows_written": "",
+            }
+            for archived in archived_instants(self)
+            if archived.state == "COMPLETED"
+        ]
+        for instant in self.timeline():
+            written = ""
+            if instant.is_completed and instant.action in WRITE_ACTIONS:
+                written = self.commit_metadata(instant).total("num_writes")
+            rows.append(
+                {
+                    "instant": instant.timestamp,
+                    "action": instant.action.value,
+                    "state": instant.state.name,
+                    "rows_written": written,
+                }
+            )
+        return rows
 
     def schema(self) -> pa.Schema | None:
         """The latest writer schema (without meta columns), or None for a table with no commits."""

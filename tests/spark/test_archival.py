@@ -42,6 +42,13 @@ def test_old_instants_are_archived_and_their_files_stay_visible(spark, tmp_path,
     archived = {a.timestamp for a in archived_instants(table) if a.state == "COMPLETED"}
     assert set(instants) - set(active) <= archived and archived
     assert os.listdir(os.path.join(path, ".hoodie", "archived"))
+    # The timeline operation's rows list archived and active instants, oldest first.
+    history = table.history()
+    listed = [row["instant"] for row in history if row["action"] in ("commit", "deltacommit")]
+    assert set(instants) <= set(listed)
+    assert {row["state"] for row in history if row["instant"] == instants[0]} == {
+        "COMPLETED (archived)"
+    }
     expected = {n: f"n{n}" for n in range(6)}
     got = {r.id: r.name for r in spark.read.format("hoodie").load(path).collect()}
     assert got == expected

@@ -30,9 +30,7 @@ from hoodie.read.datasource import (
 from hoodie.read.options import ReadOptions
 from hoodie.schema import META_COLUMNS
 from hoodie.storage import Storage
-from hoodie.table_services.archival import archived_instants
 from hoodie.table_services.savepoint import savepoints
-from hoodie.timeline import WRITE_ACTIONS
 
 from .connections import HoodieConnectionManager
 from .model_config import model_settings
@@ -173,30 +171,7 @@ class HoodieAdapter(SparkAdapter):
     def hoodie_timeline(self, relation, model_name: str, config: dict[str, Any]) -> list[dict]:
         """The table's instants, newest last (the `hoodie_timeline` operation prints them)."""
         table = HoodieTable.open(self.hoodie_table_path(relation, model_name, config))
-        rows = [
-            {
-                "instant": archived.timestamp,
-                "action": archived.action,
-                "state": f"{archived.state} (archived)",
-                "rows_written": "",
-            }
-            for archived in archived_instants(table)
-            if archived.state == "COMPLETED"
-        ]
-        for instant in table.timeline():
-            written = ""
-            if instant.is_completed and instant.action in WRITE_ACTIONS:
-                meta = table.commit_metadata(instant)
-                written = meta.total("num_writes")
-            rows.append(
-                {
-                    "instant": instant.timestamp,
-                    "action": instant.action.value,
-                    "state": instant.state.name,
-                    "rows_written": written,
-                }
-            )
-        return rows
+        return table.history()
 
     def _lake_table(self, relation, model_name: str, config: dict[str, Any]):
         """The model's table and write config, for operations on an existing lake table."""
