@@ -32,7 +32,7 @@ lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 
 test: java $(VENV)/.dev lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=15
 
 bench: java $(VENV)/.dev
 	$(BIN)/python bench/upsert_cow.py

@@ -65,21 +65,48 @@ def _hudi_rs(base: Path, read_optimized: bool = False) -> dict:
     }
 
 
-def test_mor_upsert_batches_inline_compaction_and_hoodie_compact(dbt_project):
+def test_mor_upsert_batches_compaction_and_table_operations(dbt_project):
+    """Two models in one dbt process (one JVM): `orders` through four batches with inline and
+    on-demand compaction; `orders_ops` through savepoint, rollback, restore and clean."""
     dbt_project.write("seeds/raw.csv", SEED)
     dbt_project.write("seeds/schema.yml", SEED_CONFIG)
     dbt_project.write("models/orders.sql", MODEL)
-    commands = [["seed"]] + [["run", "--vars", f"{{batch: {b}}}"] for b in (1, 2, 3, 4)]
-    commands.append(["run-operation", "hoodie_compact", "--args", "{model: orders}"])
-    commands.append(["run-operation", "hoodie_timeline", "--args", "{model: orders}"])
-    report = dbt_project.run(commands, tables=["func.orders"])
-    assert all(c["success"] for c in report["commands"]), report["commands"]
-    # The third delta commit triggered an inline compaction (compaction_delta_commits=3).
+    dbt_project.write(
+        "models/orders_ops.sql", MODEL.replace("compaction_delta_commits=3", "compaction='off'")
+    )
+
+    def run(batch, model):
+        return ["run", "--select", model, "--vars", f"{{batch: {batch}}}"]
+
+    def operation(name, args="{model: orders_ops}"):
+        return ["run-operation", name, "--args", args]
+
+    commands = [
+        ["seed"],
+        run(1, "orders"),
+        run(2, "orders"),
+        run(3, "orders"),  # 3rd delta commit: inline compaction (compaction_delta_commits=3)
+        run(4, "orders"),
+        operation("hoodie_compact", "{model: orders}"),
+        operation("hoodie_timeline", "{model: orders}"),
+        run(1, "orders_ops"),
+        operation("hoodie_savepoint"),
+        run(2, "orders_ops"),
+        operation("hoodie_rollback"),
+        run(2, "orders_ops"),
+        run(3, "orders_ops"),
+        operation("hoodie_restore"),
+        operation("hoodie_clean"),
+        operation("hoodie_rollback", "{model: orders_ops, instant: '1'}"),
+    ]
+    report = dbt_project.run(commands, tables=["func.orders", "func.orders_ops"])
+    outcomes = [c["success"] for c in report["commands"]]
+    assert outcomes == [True] * 15 + [False], report["commands"]
     assert any("compaction" in m for m in report["commands"][3]["messages"])
 
+    # orders: the four batches, compacted.
     rows = {r["id"]: (r["name"], r["ts"]) for r in report["tables"]["func.orders"]["rows"]}
     assert rows == AFTER[4]
-
     base = dbt_project.root / "warehouse" / "func.db" / "orders"
     table = HoodieTable.open(str(base))
     assert table.properties.table_type == "MERGE_ON_READ"
@@ -92,35 +119,12 @@ def test_mor_upsert_batches_inline_compaction_and_hoodie_compact(dbt_project):
     assert _hudi_rs(base, read_optimized=True) == AFTER[4]
     assert any(parse_log_file_name(p.name) for p in base.rglob(".*.log.*"))
 
-
-def test_rollback_savepoint_restore_and_clean_operations(dbt_project):
-    dbt_project.write("seeds/raw.csv", SEED)
-    dbt_project.write("seeds/schema.yml", SEED_CONFIG)
-    dbt_project.write(
-        "models/orders.sql", MODEL.replace("compaction_delta_commits=3", "compaction='off'")
-    )
-    report = dbt_project.run(
-        [
-            ["seed"],
-            ["run", "--vars", "{batch: 1}"],
-            ["run-operation", "hoodie_savepoint", "--args", "{model: orders}"],
-            ["run", "--vars", "{batch: 2}"],
-            ["run-operation", "hoodie_rollback", "--args", "{model: orders}"],
-            ["run", "--vars", "{batch: 2}"],
-            ["run", "--vars", "{batch: 3}"],
-            ["run-operation", "hoodie_restore", "--args", "{model: orders}"],
-            ["run-operation", "hoodie_clean", "--args", "{model: orders}"],
-            ["run-operation", "hoodie_rollback", "--args", "{model: orders, instant: '1'}"],
-        ],
-        tables=["func.orders"],
-    )
-    assert [c["success"] for c in report["commands"]] == [True] * 9 + [False], report["commands"]
-    assert "savepointed" in report["commands"][9]["error"]
-    # Batch 2 was rolled back, batches 2 and 3 then undone by the restore to the savepoint of
-    # batch 1: the table is batch 1 again, for every reader.
-    rows = {r["id"]: (r["name"], r["ts"]) for r in report["tables"]["func.orders"]["rows"]}
+    # orders_ops: batch 2 was rolled back, batches 2 and 3 then undone by the restore to the
+    # savepoint of batch 1; the savepointed commit cannot be rolled back on its own.
+    assert "savepointed" in report["commands"][15]["error"]
+    rows = {r["id"]: (r["name"], r["ts"]) for r in report["tables"]["func.orders_ops"]["rows"]}
     assert rows == AFTER[1]
-    base = dbt_project.root / "warehouse" / "func.db" / "orders"
+    base = dbt_project.root / "warehouse" / "func.db" / "orders_ops"
     assert _hudi_rs(base) == AFTER[1]
     table = HoodieTable.open(str(base))
     assert [i.action for i in table.timeline()] == [
