@@ -44,25 +44,16 @@ def _boolean(key: str, value: str) -> bool:
 
 
 def _choice(*choices: str):
+    """Any spelling's case is accepted; the value comes back as Hudi spells it in `choices`."""
+    by_folded = {choice.lower(): choice for choice in choices}
+
     def check(key: str, value: str) -> str:
         text = str(value).strip().lower()
-        if text not in choices:
+        if text not in by_folded:
             raise InvalidConfigError(
                 f"option '{key}' must be one of {', '.join(choices)}, got {value!r}"
             )
-        return text
-
-    return check
-
-
-def _upper_choice(*choices: str):
-    def check(key: str, value: str) -> str:
-        text = str(value).strip().upper()
-        if text not in choices:
-            raise InvalidConfigError(
-                f"option '{key}' must be one of {', '.join(choices)}, got {value!r}"
-            )
-        return text
+        return by_folded[text]
 
     return check
 
@@ -107,7 +98,7 @@ SUPPORTED_OPTIONS = {
     ),
     "hoodie.cleaner.policy": (
         "cleaner_policy",
-        _upper_choice("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"),
+        _choice("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"),
         "KEEP_LATEST_COMMITS (default) or KEEP_LATEST_FILE_VERSIONS",
     ),
     "hoodie.cleaner.commits.retained": (

@@ -15,7 +15,8 @@ import time
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-from pyspark.sql import SparkSession  # noqa: E402
+
+from tests_support import child_spark  # noqa: E402
 
 from hoodie import HoodieTable, WriteConfig  # noqa: E402
 from hoodie.exceptions import HoodieError  # noqa: E402
@@ -45,15 +46,7 @@ def rows_for(writer: int, round_: int) -> list[tuple]:
 
 
 def main(base: str, writer: int, rounds: int, out: str) -> None:
-    spark = (
-        SparkSession.builder.master("local[1]")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.log.level", "ERROR")
-        .getOrCreate()
-    )
+    spark = child_spark()
     cfg = config()
     table = HoodieTable.open(base)
     results = []

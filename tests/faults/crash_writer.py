@@ -15,8 +15,7 @@ import sys
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ["HOODIE_CRASH_PID"] = str(os.getpid())
 
-from pyspark.sql import SparkSession  # noqa: E402
-from tests_support import SCHEMA, write_config  # noqa: E402
+from tests_support import SCHEMA, child_spark, write_config  # noqa: E402
 
 from hoodie import HoodieTable  # noqa: E402
 
@@ -26,15 +25,7 @@ NOT_REACHED = 3
 def main(base: str, plan_path: str) -> None:
     with open(plan_path) as handle:
         plan = json.load(handle)
-    spark = (
-        SparkSession.builder.master("local[1]")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.log.level", "ERROR")
-        .getOrCreate()
-    )
+    spark = child_spark()
     cfg = write_config(plan["table_type"], inline_compaction=plan.get("inline", False))
     table = HoodieTable.open(base)
     if plan["action"] == "upsert":

@@ -1,4 +1,4 @@
-"""What the crash tests and the child writer they kill agree on: schema and write config."""
+"""What the fault tests and their child writers share: schema, write config, Spark session."""
 
 from __future__ import annotations
 
@@ -18,3 +18,18 @@ def write_config(table_type: str, inline_compaction: bool = False) -> WriteConfi
                  "hoodie.compact.inline.max.delta.commits": "1"} if table_type == "MERGE_ON_READ"
         else {},
     )  # fmt: skip
+
+
+def child_spark():
+    """A small local session for a child writer: one core, so several children fit at once."""
+    from pyspark.sql import SparkSession
+
+    return (
+        SparkSession.builder.master("local[1]")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.log.level", "ERROR")
+        .getOrCreate()
+    )
