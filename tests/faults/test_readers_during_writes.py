@@ -17,7 +17,7 @@ from hoodie.read.datasource import register
 pytestmark = pytest.mark.slow
 
 WRITER = Path(__file__).with_name("concurrent_writer.py")
-ROUNDS = 4
+ROUNDS = 3
 
 
 def _state(rounds_done: int) -> dict:
