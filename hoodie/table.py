@@ -90,10 +90,12 @@ class HoodieTable:
     def file_system_view(self, as_of: str | None = None) -> FileSystemView:
         return FileSystemView(self.storage, self.timeline(), as_of)
 
+    def instant_content(self, instant: Instant) -> bytes:
+        """What the timeline file of `instant` in its state holds (JSON or Avro)."""
+        return self.storage.read_bytes(posixpath.join(METAFOLDER, instant.file_name))
+
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
-        return CommitMetadata.from_json(
-            self.storage.read_bytes(posixpath.join(METAFOLDER, instant.file_name))
-        )
+        return CommitMetadata.from_json(self.instant_content(instant))
 
     def save_instant(self, instant: Instant, content: bytes = b"") -> Instant:
         """Record `instant` in its state on the timeline.
@@ -109,10 +111,19 @@ class HoodieTable:
             self.storage.write_atomic(path, content)
         return instant
 
+    def delete_instant(
+        self,
+        instant: Instant,
+        states: tuple[State, ...] = (State.COMPLETED, State.INFLIGHT, State.REQUESTED),
+    ) -> None:
+        """Remove an instant's timeline files in these states, newest first by default, so the
+        instant leaves the timeline before its older states do."""
+        for state in states:
+            self.storage.delete(posixpath.join(METAFOLDER, instant.with_state(state).file_name))
+
     def delete_pending_instant(self, instant: Instant) -> None:
         """Remove the requested and inflight files of an instant that will not complete."""
-        for state in (State.INFLIGHT, State.REQUESTED):
-            self.storage.delete(posixpath.join(METAFOLDER, instant.with_state(state).file_name))
+        self.delete_instant(instant, (State.INFLIGHT, State.REQUESTED))
 
     def latest_commit_metadata(self) -> tuple[Instant, CommitMetadata] | None:
         for instant in reversed(self.timeline().completed.write_timeline.instants):

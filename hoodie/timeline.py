@@ -42,6 +42,11 @@ class Action(str, enum.Enum):
     def __str__(self) -> str:  # pragma: no cover - cosmetic
         return self.value
 
+    @property
+    def completes_as(self) -> Action:
+        """The action a completed instant of this action shows (compaction -> commit)."""
+        return _COMPLETES_AS.get(self, self)
+
 
 # Actions whose completed instants change the data a snapshot reads.
 WRITE_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT})
@@ -66,7 +71,7 @@ class Instant:
         """The meta file recording this instant in this state (timeline layout 1)."""
         action = self.action
         if self.state is State.COMPLETED:
-            return f"{self.timestamp}.{_COMPLETES_AS.get(action, action).value}"
+            return f"{self.timestamp}.{action.completes_as.value}"
         if action is Action.COMMIT:
             suffix = "commit.requested" if self.state is State.REQUESTED else "inflight"
             return f"{self.timestamp}.{suffix}"
@@ -112,7 +117,7 @@ class Timeline:
             instant = Instant.parse_file_name(info.name)
             if instant is None:
                 continue
-            key = (instant.timestamp, _COMPLETES_AS.get(instant.action, instant.action))
+            key = (instant.timestamp, instant.action.completes_as)
             seen = latest.get(key)
             if seen is None or instant.state > seen.state:
                 latest[key] = instant

@@ -28,7 +28,7 @@ import fastavro
 
 from ..logformat import BLOCK_CONTENT_VERSION, BlockType, HeaderKey, encode_block, read_log_file
 from ..table import HoodieTable
-from ..timeline import METAFOLDER, Action, Instant, State
+from ..timeline import METAFOLDER, Action, Instant
 from .clean import earliest_commit_to_retain
 
 ARCHIVE_FOLDER = posixpath.join(METAFOLDER, "archived")
@@ -91,22 +91,28 @@ def archive(table: HoodieTable, keep_min: int = 20, keep_max: int = 30) -> list[
     ]
     if not old:
         return []
-    entries, files = [], []
-    for instant in old:
-        for state in (State.REQUESTED, State.INFLIGHT, State.COMPLETED):
-            name = instant.with_state(state).file_name
-            if table.storage.exists(posixpath.join(METAFOLDER, name)):
-                files.append(name)
-                entries.append(
-                    {
-                        "commitTime": instant.timestamp,
-                        "actionType": instant.action.value,
-                        "version": 1,
-                        "actionState": state.name,
-                    }
-                )
+    # Every state file of those instants; a compaction's requested and inflight files are
+    # named `compaction` though the completed instant is a `commit`.
+    wanted = {(i.timestamp, i.action) for i in old}
+    files = []
+    for info in table.storage.list_files(METAFOLDER):
+        found = Instant.parse_file_name(info.name)
+        if found is not None and (found.timestamp, found.action.completes_as) in wanted:
+            files.append((found.state, info.name, found))
+    files.sort(key=lambda f: (f[2].timestamp, f[0]))  # oldest state first, per instant
+    entries = [
+        {
+            "commitTime": found.timestamp,
+            "actionType": found.action.value,
+            "version": 1,
+            "actionState": found.state.name,
+        }
+        for _, _, found in files
+    ]
     _write_archive_file(table, entries)
-    for name in files:
+    for _, name, _ in files:
+        # Requested and inflight go before completed: the instant stays completed until its
+        # last file goes, for readers listing the timeline meanwhile.
         table.storage.delete(posixpath.join(METAFOLDER, name))
     return old
 

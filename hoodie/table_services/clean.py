@@ -36,7 +36,7 @@ from ..avro_metadata import (
 from ..fs_view import FileSlice, FileSystemView
 from ..naming import parse_base_file_name, parse_log_file_name
 from ..table import HoodieTable
-from ..timeline import METAFOLDER, Action, Instant, State, Timeline, new_instant_time
+from ..timeline import Action, Instant, State, Timeline, new_instant_time
 from .compaction_plan import read_plan
 
 log = logging.getLogger(__name__)
@@ -56,8 +56,7 @@ def earliest_commit_to_retain(table: HoodieTable) -> str | None:
     """The start of the readable range that cleaning left: the latest clean's retained commit."""
     for instant in reversed(table.timeline().completed.instants):
         if instant.action is Action.CLEAN:
-            path = posixpath.join(METAFOLDER, instant.file_name)
-            retained = CleanMetadata.from_avro(table.storage.read_bytes(path))
+            retained = CleanMetadata.from_avro(table.instant_content(instant))
             if retained.earliest_commit_to_retain:
                 return retained.earliest_commit_to_retain
     return None
@@ -166,8 +165,7 @@ class Cleaner:
                     protected.update(op.relative(name) for name in op.log_files)
         for instant in timeline.completed:
             if instant.action is Action.SAVEPOINT:
-                data = self.storage.read_bytes(posixpath.join(METAFOLDER, instant.file_name))
-                savepoint = SavepointMetadata.from_avro(data)
+                savepoint = SavepointMetadata.from_avro(self.table.instant_content(instant))
                 for partition, meta in savepoint.partition_metadata.items():
                     for name in meta.savepoint_data_file:
                         name = posixpath.basename(name)
@@ -178,7 +176,7 @@ class Cleaner:
     def _execute(self, instant_time: str) -> CleanMetadata:
         started = time.monotonic()
         requested = Instant(instant_time, Action.CLEAN, State.REQUESTED)
-        plan_bytes = self.storage.read_bytes(posixpath.join(METAFOLDER, requested.file_name))
+        plan_bytes = self.table.instant_content(requested)
         plan = CleanerPlan.from_avro(plan_bytes)
         inflight = self.table.save_instant(requested.with_state(State.INFLIGHT), plan_bytes)
         partitions: dict[str, CleanPartitionMetadata] = {}

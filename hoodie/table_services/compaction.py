@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import posixpath
 import time
 from dataclasses import asdict, dataclass
 
@@ -37,7 +36,7 @@ from ..read.slice_reader import SliceReadSpec, merged_slice
 from ..schema import COMMIT_TIME, FILE_NAME, META_COLUMNS, to_avro_schema, with_meta_columns
 from ..storage import Storage
 from ..table import HoodieTable
-from ..timeline import METAFOLDER, Action, Instant, State, Timeline, new_instant_time
+from ..timeline import Action, Instant, State, Timeline, new_instant_time
 from ..write.merge_handle import task_token, write_base_file
 from .compaction_plan import CompactionOperation, CompactionPlan, read_plan
 from .rollback import Rollback
@@ -289,6 +288,6 @@ class Compactor:
         try:
             self._remove_earlier_attempt(instant_time)
             inflight = Instant(instant_time, Action.COMPACTION, State.INFLIGHT)
-            self.table.storage.delete(posixpath.join(METAFOLDER, inflight.file_name))
+            self.table.delete_instant(inflight, (State.INFLIGHT,))
         except Exception:  # pragma: no cover - best effort
             log.exception("could not undo failed compaction %s", instant_time)

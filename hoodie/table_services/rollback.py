@@ -137,7 +137,7 @@ class Rollback:
             return
         self.table.save_instant(instant.with_state(State.INFLIGHT), self._metadata_bytes(instant))
         crash_point("rollback.reverted_to_inflight")
-        self.storage.delete(posixpath.join(METAFOLDER, instant.file_name))
+        self.table.delete_instant(instant, (State.COMPLETED,))
 
     # -- planning ------------------------------------------------------------------------------
     def _files_to_undo(self, instant: Instant) -> list[_Undo]:
@@ -161,7 +161,7 @@ class Rollback:
 
     def _metadata_bytes(self, instant: Instant) -> bytes:
         try:
-            return self.storage.read_bytes(posixpath.join(METAFOLDER, instant.file_name))
+            return self.table.instant_content(instant)
         except FileNotFoundError:
             return b""
 
@@ -244,9 +244,9 @@ class Rollback:
     def forget(self, plan: RollbackPlan) -> None:
         """The rolled-back instant leaves the timeline, then its markers."""
         target = plan.instant_to_rollback
-        rolled_back = Instant(target.commit_time, Action(target.action), State.COMPLETED)
-        for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
-            self.storage.delete(posixpath.join(METAFOLDER, rolled_back.with_state(state).file_name))
+        self.table.delete_instant(
+            Instant(target.commit_time, Action(target.action), State.COMPLETED)
+        )
         WriteMarkers(self.storage, target.commit_time).delete_all()
 
     def undo(self, plan: RollbackPlan, rollback_time: str, started: float) -> RollbackMetadata:

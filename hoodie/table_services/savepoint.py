@@ -11,7 +11,6 @@ instants it already undid are gone from the timeline and are skipped.
 from __future__ import annotations
 
 import getpass
-import posixpath
 import time
 
 from ..avro_metadata import (
@@ -24,7 +23,7 @@ from ..avro_metadata import (
 from ..exceptions import TimelineError
 from ..fs_view import FileSystemView
 from ..table import HoodieTable
-from ..timeline import METAFOLDER, WRITE_ACTIONS, Action, Instant, State, new_instant_time
+from ..timeline import WRITE_ACTIONS, Action, Instant, State, new_instant_time
 from .rollback import Rollback
 
 
@@ -81,9 +80,7 @@ def restore(table: HoodieTable, savepoint_time: str) -> RestoreMetadata:
     pending = [i for i in timeline.pending if i.action is Action.RESTORE]
     if pending:
         requested = pending[0].with_state(State.REQUESTED)
-        plan = RestorePlan.from_avro(
-            table.storage.read_bytes(posixpath.join(METAFOLDER, requested.file_name))
-        )
+        plan = RestorePlan.from_avro(table.instant_content(requested))
     else:
         undo = [
             i
@@ -115,8 +112,7 @@ def restore(table: HoodieTable, savepoint_time: str) -> RestoreMetadata:
         rollback.forget(undo_plan)
     for later in table.timeline():  # savepoints of commits that no longer exist
         if later.action is Action.SAVEPOINT and later.timestamp > savepoint_time:
-            for state in (State.COMPLETED, State.INFLIGHT):
-                table.storage.delete(posixpath.join(METAFOLDER, later.with_state(state).file_name))
+            table.delete_instant(later, (State.COMPLETED, State.INFLIGHT))
     metadata = RestoreMetadata(
         start_restore_time=inflight.timestamp,
         time_taken_in_millis=int((time.monotonic() - started) * 1000),

@@ -9,13 +9,11 @@ writer's changes. Writers on disjoint file groups both commit.
 
 from __future__ import annotations
 
-import posixpath
-
 from ..exceptions import ConcurrentWriteConflict
 from ..metadata import CommitMetadata
 from ..table import HoodieTable
 from ..table_services.compaction_plan import read_plan
-from ..timeline import METAFOLDER, WRITE_ACTIONS, Action, Timeline
+from ..timeline import WRITE_ACTIONS, Action, Timeline
 
 FileGroups = set[tuple[str, str]]
 
@@ -43,8 +41,7 @@ def check_conflicts(
             continue
         touched: FileGroups = set()
         if other.is_completed and other.action in WRITE_ACTIONS and other.timestamp not in known:
-            path = posixpath.join(METAFOLDER, other.file_name)
-            touched = file_groups_of(CommitMetadata.from_json(table.storage.read_bytes(path)))
+            touched = file_groups_of(table.commit_metadata(other))
         elif other.action is Action.COMPACTION and other.timestamp not in known_plans:
             touched = read_plan(table.storage, other.timestamp).file_groups()
         overlap = touched & written

@@ -42,6 +42,8 @@ def test_old_instants_are_archived_and_their_files_stay_visible(spark, tmp_path,
     archived = {a.timestamp for a in archived_instants(table) if a.state == "COMPLETED"}
     assert set(instants) - set(active) <= archived and archived
     assert os.listdir(os.path.join(path, ".hoodie", "archived"))
+    # Archiving a compaction takes its `.compaction.*` files too: nothing looks pending.
+    assert not list(table.timeline().pending)
     # The timeline operation's rows list archived and active instants, oldest first.
     history = table.history()
     listed = [row["instant"] for row in history if row["action"] in ("commit", "deltacommit")]
