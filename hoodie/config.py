@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from .exceptions import InvalidConfigError
 from .properties import COPY_ON_WRITE, MERGE_ON_READ
+from .schema_evolution import SchemaChange
 
 MB = 1024 * 1024
 
@@ -206,6 +207,8 @@ class WriteConfig:
     cleaner_file_versions_retained: int = 3
     inline_compaction: bool = True
     compaction_delta_commits: int = 5
+    # What a batch with other columns than the table's may do (see hoodie.schema_evolution).
+    schema_change: SchemaChange = SchemaChange.EVOLVE
     options: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
@@ -248,6 +251,7 @@ class WriteConfig:
         hive_style_partitioning: bool | None = None,
         options: Mapping[str, object] | None = None,
         database: str = "default",
+        schema_change: SchemaChange | str = SchemaChange.EVOLVE,
     ) -> WriteConfig:
         """Build from user-facing values, parsing `options` (raw `hoodie.*` keys)."""
         parsed = parse_options(options or {})
@@ -267,9 +271,22 @@ class WriteConfig:
             precombine_field=precombine_field or None,
             table_type=table_type,
             database=database,
+            schema_change=_schema_change(schema_change),
             options={str(k): str(v) for k, v in (options or {}).items()},
             **parsed,
         )
+
+
+def _schema_change(value: SchemaChange | str) -> SchemaChange:
+    if isinstance(value, SchemaChange):
+        return value
+    try:
+        return SchemaChange(str(value).strip().lower())
+    except ValueError:
+        choices = ", ".join(c.value for c in SchemaChange)
+        raise InvalidConfigError(
+            f"on_schema_change must be one of {choices}; got {value!r}"
+        ) from None
 
 
 def as_field_tuple(value: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:

@@ -31,6 +31,13 @@ class SchemaError(HoodieError):
     """The incoming data lacks a configured column, or its types cannot be written."""
 
 
+class SchemaEvolutionError(SchemaError):
+    """The batch's columns differ from the table's in a way the schema-change policy refuses.
+
+    Raised before anything is written, so the table is untouched.
+    """
+
+
 class NullRecordKeyError(HoodieError):
     """Some incoming rows have a null record key; nothing was written."""
 

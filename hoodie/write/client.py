@@ -49,11 +49,11 @@ from ..schema import (
     META_COLUMNS,
     PARTITION_PATH,
     RECORD_KEY,
-    avro_type_of,
     data_schema,
     normalize_schema,
     to_avro_schema,
 )
+from ..schema_evolution import writer_schema
 from ..table import HoodieTable
 from ..table_services.compaction_plan import pending_compaction_file_groups
 from ..table_services.rollback import Rollback
@@ -211,6 +211,11 @@ class WriteClient:
         started = time.monotonic()
         spark = df.sparkSession
         schema = self._writer_schema(df, operation)
+        # Columns the writer schema leaves out (on_schema_change='ignore') go no further.
+        left_out = [c for c in df.columns if c not in schema.names
+                    and c != IS_DELETED and c not in META_COLUMNS]  # fmt: skip
+        if left_out and operation != "DELETE":
+            df = df.drop(*left_out)
         overwrite = operation == INSERT_OVERWRITE_TABLE
         # Hudi's EAGER policy: writes that crashed before completing are rolled back first
         # (with concurrent writers, only those whose heartbeat stopped).
@@ -536,9 +541,9 @@ class WriteClient:
             if current is None:
                 return incoming
             return current
-        if current is not None and operation != INSERT_OVERWRITE_TABLE:
-            _check_evolution(self.table.name, current, incoming)
-        return incoming
+        if current is None or operation == INSERT_OVERWRITE_TABLE:
+            return incoming
+        return writer_schema(self.table.name, current, incoming, self.config.schema_change)
 
     def _prepare(self, df: DataFrame) -> DataFrame:
         existing_meta = [c for c in META_COLUMNS if c in df.columns]
@@ -752,34 +757,6 @@ def _show(value) -> str:
     if isinstance(value, tuple):
         return "[" + ", ".join(value) + "]" if value else "(none)"
     return str(value) if value else "(none)"
-
-
-# Type changes Hudi's schema evolution allows on write, as Avro type names.
-_WIDENINGS = {("int", "long"), ("int", "float"), ("int", "double"), ("long", "float"),
-              ("long", "double"), ("float", "double")}  # fmt: skip
-
-
-def _check_evolution(table: str, current: pa.Schema, incoming: pa.Schema) -> None:
-    """New columns are fine; a dropped column or a narrowing type change would lose data.
-
-    Types are compared as Hudi records them (Avro), so Spark's smallint and int, which both
-    become Avro int, count as the same type.
-    """
-    missing = [f.name for f in current if f.name not in incoming.names]
-    if missing:
-        raise SchemaError(
-            f"table '{table}': the data lacks column(s) {', '.join(missing)} that the table has. "
-            "Writing would drop them: add them back to the model (select null as ...)"
-        )
-    for f in current:
-        old, new = avro_type_of(f), avro_type_of(incoming.field(f.name))
-        if old == new or (old, new) in _WIDENINGS:
-            continue
-        raise SchemaError(
-            f"table '{table}': column '{f.name}' changes type from {f.type} to "
-            f"{incoming.field(f.name).type}; only widening (int -> bigint, float -> double) is "
-            "allowed. Cast it in the model"
-        )
 
 
 def _hoodie_error_in(error: BaseException) -> HoodieError | None:

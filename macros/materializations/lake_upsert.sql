@@ -18,15 +18,15 @@
     {% do adapter.drop_relation(existing_relation) %}
   {% endif %}
 
+  {#-- persist_docs: the model's docs are registered with the catalog table. --#}
   {%- set response = adapter.hoodie_upsert(
         target_relation, model['compiled_code'], model['name'], model['config'],
-        table_type, full_refresh) -%}
+        table_type, full_refresh, model.get('description'), model.get('columns')) -%}
   {% do store_result('main', response=response) %}
   {% do adapter.cache_added(target_relation) if existing_relation is none %}
 
   {{ run_hooks(post_hooks, inside_transaction=True) }}
   {{ run_hooks(post_hooks, inside_transaction=False) }}
 
-  {% do persist_docs(target_relation, model) %}
   {{ return({'relations': [target_relation]}) }}
 {% endmacro %}

@@ -11,6 +11,14 @@ import json
 import sys
 
 
+def _comment(spark, name: str) -> str | None:
+    """The table comment (spark.catalog.getTable() shows none for data source tables)."""
+    schema, table = name.split(".")
+    info = spark.sql(f"SHOW TABLE EXTENDED IN {schema} LIKE '{table}'").collect()[0][3]
+    lines = [line for line in info.splitlines() if line.startswith("Comment: ")]
+    return lines[0][len("Comment: ") :] if lines else None
+
+
 def main() -> None:
     project_dir, plan_path, out_path = sys.argv[1:4]
     from dbt.cli.main import dbtRunner
@@ -28,15 +36,20 @@ def main() -> None:
         result = dbtRunner(callbacks=[collect]).invoke(
             [*args, "--project-dir", project_dir, "--profiles-dir", project_dir]
         )
-        messages = []
+        messages, timings = [], {}
         if result.result is not None and hasattr(result.result, "results"):
             messages = [str(getattr(r, "message", "")) for r in result.result.results]
+            for r in result.result.results:
+                node = getattr(r, "node", None)
+                if node is not None and getattr(r, "timing", None):
+                    timings[node.name] = [t.to_dict() for t in r.timing]
         report["commands"].append(
             {
                 "args": args,
                 "success": result.success,
                 "error": str(result.exception) if result.exception else "\n".join(logged),
                 "messages": messages,
+                "timings": timings,
             }
         )
     if plan.get("tables"):
@@ -51,6 +64,9 @@ def main() -> None:
             user = [c for c in df.columns if not c.startswith("_hoodie_")]
             report["tables"][name] = {
                 "columns": df.columns,
+                "types": {f.name: f.dataType.simpleString() for f in df.schema.fields},
+                "comments": {f.name: f.metadata.get("comment") for f in df.schema.fields},
+                "description": _comment(spark, name),
                 "rows": [r.asDict() for r in df.select(user).collect()],
             }
     with open(out_path, "w") as handle:

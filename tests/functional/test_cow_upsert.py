@@ -169,6 +169,11 @@ def test_bad_configs_fail_with_clear_errors(dbt_project):
         "{{ config(materialized='mor_upsert', record_key='id', compaction_delta_commits=0) }} "
         "select 1 as id",
     )
+    dbt_project.write(
+        "models/bad_schema_change.sql",
+        "{{ config(materialized='cow_upsert', record_key='id', on_schema_change='merge') }} "
+        "select 1 as id",
+    )
     report = dbt_project.run([["run"], ["run-operation", "hoodie_compact", "--args",
                                         "{model: bad_count}"]])  # fmt: skip
     messages = " ".join(report["commands"][0]["messages"])
@@ -182,6 +187,7 @@ def test_bad_configs_fail_with_clear_errors(dbt_project):
     assert "unknown option 'hoodie.parquet.max.fil.size'" in messages
     assert "hoodie.parquet.max.file.size" in messages  # the list of supported options
     assert "1 row(s) have a null or empty record key (column(s): id)" in messages
+    assert "Model 'bad_schema_change': on_schema_change must be one of ignore, " in messages
     # Nothing was half-written: the failed models left no completed instant behind.
     warehouse = dbt_project.root / "warehouse" / "func.db"
     for model in ("missing_column", "null_keys"):

@@ -38,7 +38,14 @@ def test_wheel_in_a_clean_venv(dbt_project, tmp_path):
     wheel = next(dist.glob("dbt_hoodie-*.whl"))
     _sh(sys.executable, "-m", "venv", str(venv))
     python = str(venv / "bin" / "python")
-    _sh(python, "-m", "pip", "install", "-q", str(wheel))
+    _sh(python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel))
+    # The dependencies come from this environment's site-packages (a plain path entry, so the
+    # editable install's .pth there, which would put the checkout on sys.path, is not run):
+    # installing pyspark and dbt afresh took minutes of CI, and `make test` itself checks that
+    # the declared dependencies install.
+    site_dir = _sh(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+    ours = [p for p in sys.path if p.endswith("site-packages")]
+    (Path(site_dir.stdout.strip()) / "_test_dependencies.pth").write_text("\n".join(ours) + "\n")
     # The installed package, not this checkout, is what the venv imports.
     where = _sh(python, "-c", "import hoodie, dbt.include.hoodie as i; print(hoodie.__file__, "
                 "i.PACKAGE_PATH)", cwd=tmp_path).stdout  # fmt: skip

@@ -88,6 +88,12 @@ def test_agreeing_aliases_are_fine_and_disagreeing_ones_fail():
         settings({"record_key": "id", "unique_key": "x"})
 
 
+def test_repeated_record_key_columns_count_once():
+    # dbt treats ['state', 'state'] as the key 'state': the stored keys must not differ.
+    keys = settings({"record_key": ["state", "state", "city"]}).write_config.record_key_fields
+    assert keys == ("state", "city")
+
+
 def test_missing_record_key_names_the_model():
     with pytest.raises(
         CompilationError, match=r"Model 'orders' \(materialized='cow_upsert'\) needs a record key"

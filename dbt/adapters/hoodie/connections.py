@@ -39,6 +39,24 @@ class HoodieSessionConnection(SessionConnection):
         return HoodieCursor(self.session)
 
 
+class HoodieSessionConnectionWrapper(SessionConnectionWrapper):
+    """dbt-spark's session wrapper, with bindings rendered as valid Spark SQL literals.
+
+    Seeds load through bindings (`insert ... values (cast(%s as type), ...)`). dbt-spark
+    quotes every non-number as `'value'`, so an empty CSV cell (None) arrived as the string
+    'None' instead of NULL, and a text with a quote or a backslash broke the statement or
+    lost the backslash.
+    """
+
+    @classmethod
+    def _fix_binding(cls, value: Any) -> str | float:
+        if value is None:
+            return "NULL"
+        if isinstance(value, str):
+            return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return super()._fix_binding(value)
+
+
 class HoodieConnectionManager(SparkConnectionManager):
     TYPE = "hoodie"
 
@@ -50,7 +68,7 @@ class HoodieConnectionManager(SparkConnectionManager):
             session = spark_session(connection.credentials)
         except Exception as exc:
             raise DbtRuntimeError(f"hoodie: could not start the Spark session: {exc}") from exc
-        connection.handle = SessionConnectionWrapper(HoodieSessionConnection(session))
+        connection.handle = HoodieSessionConnectionWrapper(HoodieSessionConnection(session))
         connection.state = ConnectionState.OPEN
         return connection
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.base import available
@@ -19,7 +21,12 @@ from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from hoodie import HoodieTable
-from hoodie.exceptions import HoodieError, InvalidConfigError, TimelineError
+from hoodie.exceptions import (
+    HoodieError,
+    InvalidConfigError,
+    SchemaEvolutionError,
+    TimelineError,
+)
 from hoodie.properties import COPY_ON_WRITE, MERGE_ON_READ
 from hoodie.read.datasource import (
     BASE_PATH_METADATA,
@@ -34,8 +41,71 @@ from hoodie.table_services.savepoint import savepoints
 
 from .connections import HoodieConnectionManager
 from .model_config import model_settings
+from .snapshot import snapshot_batch, snapshot_errors, snapshot_settings
 
 LAKE_MATERIALIZATIONS = ("cow_upsert", "mor_upsert")
+_LOCATION = re.compile(r"^Location: (.+)$", re.MULTILINE)
+_COMMENT = re.compile(r"^Comment: (.*)$", re.MULTILINE)
+
+
+def _columns(schema) -> list[tuple[str, str]]:
+    return [(f.name, f.dataType.simpleString()) for f in schema.fields]
+
+
+def _is_temporary_view(row) -> bool:
+    """A `SHOW TABLE(S)` row (namespace, tableName, isTemporary[, information]) of a temp view."""
+    return len(row) >= 3 and str(row[2]).lower() == "true"
+
+
+@dataclass(frozen=True)
+class CatalogDocs:
+    """The docs a catalog table carries: its comment and its columns' comments."""
+
+    description: str | None = None
+    column_comments: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, config: dict[str, Any], description: str | None, columns: dict | None):
+        """The docs `persist_docs` asks to keep (dbt's `relation` and `columns` switches)."""
+        persist = config.get("persist_docs") or {}
+        comments = []
+        if persist.get("columns"):
+            for column_name, column in (columns or {}).items():
+                text = column.get("description") if isinstance(column, dict) else None
+                if text:
+                    comments.append((column.get("name") or column_name, text))
+        return cls(
+            description=(description or None) if persist.get("relation") else None,
+            column_comments=tuple(sorted(comments)),
+        )
+
+    @classmethod
+    def current(cls, spark, relation, schema) -> CatalogDocs:
+        # spark.catalog.getTable() reports no description for data source tables; the
+        # table's own listing does.
+        rows = spark.sql(
+            f"SHOW TABLE EXTENDED IN `{relation.schema}` LIKE '{relation.identifier}'"
+        ).collect()
+        comment = _COMMENT.search(rows[0]["information"]) if rows else None
+        return cls(comment.group(1) if comment else None).with_comments_of(schema)
+
+    def with_comments_of(self, schema) -> CatalogDocs:
+        comments = [(f.name, f.metadata["comment"]) for f in schema.fields
+                    if f.metadata.get("comment")]  # fmt: skip
+        return CatalogDocs(self.description, tuple(sorted(comments)))
+
+    def apply(self, schema):
+        """The schema with these column comments (columns are matched case-insensitively)."""
+        from pyspark.sql.types import StructField, StructType
+
+        comments = {column.lower(): text for column, text in self.column_comments}
+        fields = []
+        for f in schema.fields:
+            metadata = dict(f.metadata)
+            if f.name.lower() in comments:
+                metadata["comment"] = comments[f.name.lower()]
+            fields.append(StructField(f.name, f.dataType, f.nullable, metadata))
+        return StructType(fields)
 
 
 class HoodieAdapter(SparkAdapter):
@@ -53,6 +123,50 @@ class HoodieAdapter(SparkAdapter):
     def parse_describe_extended(self, relation, raw_rows) -> list[SparkColumn]:
         columns = super().parse_describe_extended(relation, raw_rows)
         return [c for c in columns if c.name not in META_COLUMNS]
+
+    def _build_spark_relation_list(self, row_list, relation_info_func):
+        """The schema's relations, without the session's temporary views.
+
+        `SHOW TABLE(S) ... IN schema` also lists every temporary view of the Spark session
+        (isTemporary, no namespace), such as dbt-spark's `<model>__dbt_tmp` views and the
+        `hoodie_as_of` read views. They belong to no schema: listed, they came back with schema
+        None, and `dbt docs generate` in a process that had built an incremental model failed on
+        them.
+        """
+        rows = [row for row in row_list if not _is_temporary_view(row)]
+        return super()._build_spark_relation_list(rows, relation_info_func)
+
+    def _get_columns_for_catalog(self, relation):
+        """Catalog columns, plus the Hudi facts of a lake table as table stats in the docs."""
+        stats = self._lake_stats(relation)
+        for column in super()._get_columns_for_catalog(relation):
+            column.update(stats)
+            yield column
+
+    def _lake_stats(self, relation) -> dict[str, Any]:
+        information = getattr(relation, "information", None) or ""
+        location = _LOCATION.search(information)
+        if f"Provider: {SOURCE_NAME}" not in information or location is None:
+            return {}
+        try:
+            properties = HoodieTable.open(location.group(1).strip()).properties
+        except HoodieError:
+            return {}  # a catalog entry whose files are gone: dbt lists it without the facts
+        facts = {
+            "hoodie_table_type": ("Hudi table type", properties.table_type),
+            "hoodie_record_key": ("Record key", ", ".join(properties.record_key_fields)),
+            "hoodie_partition_path": (
+                "Partition path",
+                ", ".join(properties.partition_fields) or "(not partitioned)",
+            ),
+        }
+        stats: dict[str, Any] = {}
+        for key, (label, value) in facts.items():
+            stats[f"stats:{key}:label"] = label
+            stats[f"stats:{key}:value"] = value
+            stats[f"stats:{key}:description"] = ""
+            stats[f"stats:{key}:include"] = True
+        return stats
 
     # -- hooks for the materializations --------------------------------------------------------
     def _spark(self):
@@ -73,8 +187,14 @@ class HoodieAdapter(SparkAdapter):
         config: dict[str, Any],
         table_type: str = COPY_ON_WRITE,
         full_refresh: bool = False,
+        description: str | None = None,
+        columns: dict[str, Any] | None = None,
     ) -> AdapterResponse:
-        """Upsert the model's rows into its lake table, then (re)register it in the catalog."""
+        """Upsert the model's rows into its lake table, then (re)register it in the catalog.
+
+        `description` and `columns` are the model's docs; with `persist_docs` they become the
+        catalog table's comment and column comments.
+        """
         spark = self._spark()
         warehouse = spark.conf.get("spark.sql.warehouse.dir")
         settings = model_settings(
@@ -93,35 +213,147 @@ class HoodieAdapter(SparkAdapter):
                 result = HoodieTable.open(settings.base_uri).overwrite(df, cfg)
             else:
                 result = HoodieTable.for_write(settings.base_uri, cfg).upsert(df, cfg)
-        except InvalidConfigError as exc:
+        except (InvalidConfigError, SchemaEvolutionError) as exc:
+            # dbt reports on_schema_change refusals as compilation errors too.
             raise CompilationError(f"Model '{model_name}': {exc}") from exc
         except HoodieError as exc:
             raise DbtRuntimeError(f"Model '{model_name}': {exc}") from exc
-        self._register(relation, settings.base_uri)
+        self._register(relation, settings.base_uri, CatalogDocs.of(config, description, columns))
         rows = result.num_inserts + result.num_updates + result.num_deletes
         return AdapterResponse(_message=result.summary(), code=result.operation, rows_affected=rows)
 
-    def _register(self, relation, base_uri: str) -> None:
-        """Point a catalog table at the lake table; recreate it when schema or path moved on.
+    def _register(self, relation, base_uri: str, docs: CatalogDocs | None = None) -> None:
+        """Point a catalog table at the lake table; recreate it when schema, path or docs moved on.
 
-        The catalog table is external (it has a path), so dropping it never touches the files.
+        The catalog table is external (it has a path), so dropping and recreating it is a
+        metadata change that never touches the files. Docs go in with the schema (column
+        comments are field metadata) because Spark's ALTER TABLE ... CHANGE COLUMN on a
+        data source table first fails in the Hive metastore and logs an error before it
+        falls back. Without `docs` the current comments are kept.
         """
         spark = self._spark()
-        wanted = catalog_schema(HoodieTable.open(base_uri))
         name = f"{relation.schema}.{relation.identifier}"
         quoted = f"`{relation.schema}`.`{relation.identifier}`"
         spark.sql(f"CREATE DATABASE IF NOT EXISTS `{relation.schema}`")
-        if spark.catalog.tableExists(name):
-            current = spark.table(quoted).schema
-            if current.fieldNames() == wanted.fieldNames() and (
-                current.fields[0].metadata.get(BASE_PATH_METADATA)
+        current = spark.table(quoted).schema if spark.catalog.tableExists(name) else None
+        if docs is None:
+            docs = CatalogDocs.current(spark, relation, current) if current else CatalogDocs()
+        wanted = docs.apply(catalog_schema(HoodieTable.open(base_uri)))
+        if current is not None:
+            # Names and types: a widened column (int -> bigint) needs the new type too.
+            if (
+                _columns(current) == _columns(wanted)
+                and current.fields[0].metadata.get(BASE_PATH_METADATA)
                 == wanted.fields[0].metadata[BASE_PATH_METADATA]
+                and CatalogDocs.current(spark, relation, current) == docs.with_comments_of(wanted)
             ):
                 return
             spark.sql(f"DROP TABLE {quoted}")
         spark.catalog.createTable(
-            name, path=Storage(base_uri).uri(), source=SOURCE_NAME, schema=wanted
+            name,
+            path=Storage(base_uri).uri(),
+            source=SOURCE_NAME,
+            schema=wanted,
+            description=docs.description,
         )
+
+    # -- snapshots (macros/materializations/snapshot.sql; the logic is in .snapshot) ------------
+    def _snapshot_settings(self, relation, snapshot_name: str, config: dict, columns: dict):
+        return snapshot_settings(
+            snapshot_name,
+            config,
+            columns,
+            schema=relation.schema,
+            alias=relation.identifier,
+            warehouse_dir=self._spark().conf.get("spark.sql.warehouse.dir"),
+        )
+
+    @available
+    def hoodie_snapshot_prepare(
+        self, relation, snapshot_name: str, config: dict[str, Any], columns: dict[str, str]
+    ) -> bool:
+        """Does the snapshot's table exist? Judged by its lake files, not by the catalog.
+
+        The files are the snapshot's history and the catalog only points at them: a table whose
+        catalog entry was lost (a new metastore, a dropped schema) is registered again and
+        merged into, where rebuilding it from the source would start the history over. For the
+        same reason a catalog entry pointing somewhere else is an error, not a new table.
+        """
+        settings = self._snapshot_settings(relation, snapshot_name, config, columns)
+        spark = self._spark()
+        wanted = Storage(settings.base_uri).uri()
+        if spark.catalog.tableExists(f"{relation.schema}.{relation.identifier}"):
+            fields = spark.table(f"`{relation.schema}`.`{relation.identifier}`").schema.fields
+            registered = fields[0].metadata.get(BASE_PATH_METADATA) if fields else None
+            if registered and registered != wanted:
+                raise DbtRuntimeError(
+                    f"Snapshot '{snapshot_name}': {relation} is the table at {registered}, but "
+                    f"the snapshot's config puts its table at {wanted} (was location_root "
+                    "changed?). Its history is at the old place: restore location_root, or "
+                    f"move the table's folder to the new place and drop {relation}"
+                )
+        if not HoodieTable.exists(settings.base_uri):
+            return False
+        if HoodieTable.open(settings.base_uri).schema() is None:
+            return False  # created by a first run that failed before its commit: build it
+        self._register(relation, settings.base_uri)
+        return True
+
+    @available
+    def hoodie_snapshot_create(
+        self,
+        relation,
+        sql: str,
+        snapshot_name: str,
+        config: dict[str, Any],
+        columns: dict[str, str],
+        description: str | None = None,
+        column_docs: dict[str, Any] | None = None,
+    ) -> AdapterResponse:
+        """First run: the table from `build_snapshot_table`'s query, every version current.
+
+        `columns` are the snapshot's meta column names; `description` and `column_docs` its
+        docs, registered with the catalog table under `persist_docs` as for models.
+        """
+        docs = CatalogDocs.of(config, description, column_docs)
+        return self._snapshot_write(
+            relation, snapshot_name, config, columns, docs, lambda spark: spark.sql(sql)
+        )
+
+    @available
+    def hoodie_snapshot_merge(
+        self,
+        relation,
+        staging_sql: str,
+        snapshot_name: str,
+        config: dict[str, Any],
+        columns: dict[str, str],
+        description: str | None = None,
+        column_docs: dict[str, Any] | None = None,
+    ) -> AdapterResponse:
+        """Later runs: dbt's MERGE of the staging query, done as an upsert keyed by scd id."""
+
+        def batch(spark):
+            stored = spark.table(f"`{relation.schema}`.`{relation.identifier}`")
+            valid_to_current = config.get("dbt_valid_to_current")
+            return snapshot_batch(spark.sql(staging_sql), stored, columns, valid_to_current)
+
+        docs = CatalogDocs.of(config, description, column_docs)
+        return self._snapshot_write(relation, snapshot_name, config, columns, docs, batch)
+
+    def _snapshot_write(
+        self, relation, snapshot_name, config, columns, docs, batch
+    ) -> AdapterResponse:
+        settings = self._snapshot_settings(relation, snapshot_name, config, columns)
+        cfg = settings.write_config
+        with snapshot_errors(snapshot_name, config, columns):
+            df = batch(self._spark())
+            result = HoodieTable.for_write(settings.base_uri, cfg).upsert(df, cfg)
+        self._register(relation, settings.base_uri, docs)
+        closed = result.num_updates  # a version changes only when it is closed
+        message = f"{result.num_inserts} new version(s), {closed} closed; {result.summary()}"
+        rows = result.num_inserts + closed
+        return AdapterResponse(_message=message, code=result.operation, rows_affected=rows)
 
     @available
     def hoodie_read_view(self, relation, options: dict[str, Any]) -> str:

@@ -48,6 +48,9 @@ def _pick(model: str, config: dict[str, Any], name: str) -> Any:
     return next(iter(given.values()))
 
 
+# dbt's on_schema_change values; each is also a core SchemaChange policy of the same name.
+_ON_SCHEMA_CHANGE = ("ignore", "append_new_columns", "sync_all_columns", "fail")
+
 _COMPACTION_SWITCH = {"on": "true", "inline": "true", "off": "false", True: "true", False: "false"}
 
 
@@ -98,6 +101,9 @@ def model_settings(
 ) -> ModelSettings:
     materialized = config.get("materialized")
     record_key = _pick(model, config, "record_key")
+    if record_key is not None:
+        # dbt treats ['state', 'state'] as the key 'state'; so must the table's record keys.
+        record_key = list(dict.fromkeys(as_field_tuple(record_key)))
     if record_key is None or as_field_tuple(record_key) == ():
         raise CompilationError(
             f"Model '{model}' (materialized='{materialized}') needs a record key: add "
@@ -114,6 +120,12 @@ def model_settings(
             f"Model '{model}': hive_style_partitioning must be true or false, got {hive_style!r}"
         )
     options = {**options, **_compaction_options(model, config, options, table_type)}
+    on_schema_change = config.get("on_schema_change") or "ignore"
+    if on_schema_change not in _ON_SCHEMA_CHANGE:
+        raise CompilationError(
+            f"Model '{model}': on_schema_change must be one of {', '.join(_ON_SCHEMA_CHANGE)}, "
+            f"got {on_schema_change!r}"
+        )
     try:
         write_config = WriteConfig.build(
             table_name=alias,
@@ -124,6 +136,7 @@ def model_settings(
             hive_style_partitioning=hive_style,
             options=options,
             database=schema,
+            schema_change=on_schema_change,
         )
     except InvalidConfigError as exc:
         raise CompilationError(f"Model '{model}': {exc}") from exc

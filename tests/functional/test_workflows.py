@@ -1,0 +1,160 @@
+"""Everyday dbt workflows on lake tables, in one dbt process: several lake models built at once
+with --threads 4, schema changes through on_schema_change, persist_docs and docs generate."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pyarrow as pa
+import pytest
+
+SEED = """\
+id,grp,amount,day,batch
+1,a,10,2026-11-01,1
+2,b,20,2026-11-02,1
+3,a,30,2026-11-01,1
+2,b,25,2026-11-02,2
+4,c,40,2026-11-03,2
+"""
+
+LAKE = """\
+{{{{ config(materialized='{materialized}', record_key='id', partition_path='day') }}}}
+select id, grp, amount, day from {{{{ ref('raw') }}}} where batch = {{{{ var('batch') }}}}
+"""
+
+# Batch 2 widens amount (int -> bigint) and adds a column.
+APPENDING = """\
+{{ config(materialized='cow_upsert', record_key='id', on_schema_change='append_new_columns') }}
+{% if var('batch') == 1 %}
+select id, grp, amount from {{ ref('raw') }} where batch = 1
+{% else %}
+select id, grp, cast(amount as bigint) as amount, concat('note ', id) as note
+from {{ ref('raw') }} where batch = 2
+{% endif %}
+"""
+
+# Batch 2 drops grp: the table's schema loses it. With no small-file filling the update of
+# id 2 goes to a log file written with the new schema.
+SYNCING = """\
+{{ config(materialized='mor_upsert', record_key='id', on_schema_change='sync_all_columns',
+          options={'hoodie.parquet.small.file.limit': '0'}) }}
+{% if var('batch') == 1 %}
+select id, grp, amount from {{ ref('raw') }} where batch = 1
+{% else %}
+select id, amount * 2 as amount from {{ ref('raw') }} where batch = 2
+{% endif %}
+"""
+
+FAILING = """\
+{{ config(materialized='cow_upsert', record_key='id', on_schema_change='fail') }}
+select id, amount{% if var('batch') == 2 %}, grp{% endif %} from {{ ref('raw') }}
+where batch = 1
+"""
+
+DOCS = """\
+version: 2
+models:
+  - name: documented
+    description: "Payments by day, as a Hudi copy-on-write table"
+    config:
+      persist_docs: {relation: true, columns: true}
+    columns:
+      - name: id
+        description: "The payment's id (the record key)"
+      - name: amount
+        description: "Amount in cents; it's never negative"
+      - name: not_a_column
+        description: "Documented but not selected: ignored"
+"""
+
+
+def _execute_window(timing: list[dict]) -> tuple[datetime, datetime]:
+    step = next(t for t in timing if t["name"] == "execute")
+    return datetime.fromisoformat(step["started_at"]), datetime.fromisoformat(step["completed_at"])
+
+
+def _hudi_rs(path) -> list[dict]:
+    hudi = pytest.importorskip("hudi")
+    tables = [pa.Table.from_batches([b]) for b in hudi.HudiTable(str(path)).read()]
+    rows = pa.concat_tables(tables, promote_options="permissive").to_pylist()
+    return sorted(rows, key=lambda r: r["id"])
+
+
+def test_threads_schema_changes_and_docs(dbt_project):
+    dbt_project.write("seeds/raw.csv", SEED)
+    dbt_project.write("models/documented.sql", LAKE.format(materialized="cow_upsert"))
+    dbt_project.write("models/merged.sql", LAKE.format(materialized="mor_upsert"))
+    dbt_project.write("models/appending.sql", APPENDING)
+    dbt_project.write("models/syncing.sql", SYNCING)
+    dbt_project.write("models/failing.sql", FAILING)
+    dbt_project.write("models/schema.yml", DOCS)
+    lake = ["documented", "merged", "appending", "syncing", "failing"]
+    report = dbt_project.run(
+        [
+            ["seed"],
+            ["run", "--threads", "4", "--vars", "{batch: 1}"],
+            ["run", "--threads", "4", "--vars", "{batch: 2}"],
+            ["docs", "generate"],
+        ],
+        tables=[f"func.{name}" for name in lake],
+    )
+    seed, first, second, docs = report["commands"]
+    assert seed["success"] and first["success"] and docs["success"], report["commands"]
+
+    # Threads: the lake models of one run were written at the same time, each correctly.
+    windows = [_execute_window(t) for name, t in first["timings"].items() if name in lake]
+    assert len(windows) == len(lake)
+    assert any(
+        a[0] < b[1] and b[0] < a[1] for i, a in enumerate(windows) for b in windows[i + 1 :]
+    ), "no two lake models ran at once with --threads 4"
+    tables = report["tables"]
+    for name in ("documented", "merged"):
+        rows = sorted(tables[f"func.{name}"]["rows"], key=lambda r: r["id"])
+        assert [(r["id"], r["amount"]) for r in rows] == [(1, 10), (2, 25), (3, 30), (4, 40)]
+
+    # on_schema_change='fail': only that model failed, naming the difference.
+    assert not second["success"]
+    failed = " ".join(second["messages"])
+    assert "Model 'failing'" in failed and "new columns grp (string)" in failed, failed
+    assert [r["id"] for r in tables["func.failing"]["rows"]] != []
+    assert "grp" not in tables["func.failing"]["columns"]
+
+    # append_new_columns + widening: the catalog table shows the new column and type.
+    appending = tables["func.appending"]
+    assert appending["types"]["amount"] == "bigint" and appending["types"]["note"] == "string"
+    expected = [
+        (1, "a", 10, None), (2, "b", 25, "note 2"), (3, "a", 30, None), (4, "c", 40, "note 4"),
+    ]  # fmt: skip
+    got = sorted((r["id"], r["grp"], r["amount"], r["note"]) for r in appending["rows"])
+    assert got == expected
+    base = dbt_project.root / "warehouse" / "func.db"
+    theirs = [(r["id"], r["grp"], r["amount"], r["note"]) for r in _hudi_rs(base / "appending")]
+    assert theirs == expected
+
+    # sync_all_columns on merge-on-read: grp left the table; the update went to a log file.
+    syncing = tables["func.syncing"]
+    assert "grp" not in syncing["columns"]
+    expected = [(1, 10), (2, 50), (3, 30), (4, 80)]
+    assert sorted((r["id"], r["amount"]) for r in syncing["rows"]) == expected
+    assert list((base / "syncing").glob("**/.*.log.*"))
+    assert [(r["id"], r["amount"]) for r in _hudi_rs(base / "syncing")] == expected
+
+    # persist_docs: the table and column comments are in the catalog.
+    documented = tables["func.documented"]
+    assert documented["description"] == "Payments by day, as a Hudi copy-on-write table"
+    assert documented["comments"]["id"] == "The payment's id (the record key)"
+    assert documented["comments"]["amount"] == "Amount in cents; it's never negative"
+    assert documented["comments"]["grp"] is None
+
+    # docs generate: lake tables with their columns (no Hudi meta columns) and Hudi facts.
+    catalog = json.loads((dbt_project.root / "target" / "catalog.json").read_text())
+    nodes = {key.split(".")[-1]: node for key, node in catalog["nodes"].items()}
+    for name, table_type in (("documented", "COPY_ON_WRITE"), ("merged", "MERGE_ON_READ")):
+        node = nodes[name]
+        assert list(node["columns"]) == ["id", "grp", "amount", "day"], node["columns"]
+        assert node["metadata"]["type"] == "table"
+        assert node["stats"]["hoodie_table_type"]["value"] == table_type
+        assert node["stats"]["hoodie_record_key"]["value"] == "id"
+        assert node["stats"]["hoodie_partition_path"]["value"] == "day"
+    assert list(nodes["appending"]["columns"]) == ["id", "grp", "amount", "note"]
