@@ -8,7 +8,7 @@ export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 # (top-level `pyspark_*` modules) finds `pyspark_hoodie` in an editable install too.
 EDITABLE := --config-settings editable_mode=compat
 
-.PHONY: demo test lint bench wheel java clean
+.PHONY: demo test lint bench bench-upsert wheel java clean
 
 java:
 	@bash .ci/ensure-java.sh
@@ -44,8 +44,15 @@ test: java $(VENV)/.dev lint
 	echo "== dbt's adapter test suite: pytest tests/adapter =="; cat $$log; rm -f $$log; \
 	test $$main -eq 0 && test $$adapter -eq 0
 
+# The comparison of bench/README.md (our core vs plain Spark, delta-rs, pyiceberg), N = 1M rows:
+# results in bench/results/compare_1M.{json,md,png}. Takes ~14 minutes on 2 cores.
 bench: java $(VENV)/.dev
+	$(BIN)/python bench/compare.py --rows 1000000
+
+# The single-batch upsert benchmarks of our core (bench/upsert_cow.py, bench/upsert_mor.py).
+bench-upsert: java $(VENV)/.dev
 	$(BIN)/python bench/upsert_cow.py
+	$(BIN)/python bench/upsert_mor.py
 
 wheel: $(VENV)/.dev
 	$(BIN)/python -m build --wheel --outdir dist .

@@ -1,0 +1,206 @@
+"""Our core: `cow_upsert` and `mor_upsert`, Hudi tables written by `hoodie` on local Spark.
+
+The writes are exactly what the dbt materializations call: `HoodieTable.for_write` +
+`table.upsert(df, cfg)` / `table.delete(df, cfg)`, with the core's default options (SIMPLE
+index, cleaning and, for merge-on-read, inline compaction every 5 delta commits), because
+those are what a dbt user gets. The initial load is an upsert into an empty table, as a
+model's first run is.
+
+Where the time of a write goes is recorded too: `stage_timer` wraps the write client's steps
+that run Spark jobs (as bench/upsert_mor.py does for one batch, plus compaction, cleaning and
+archiving); the wrappers cost nothing measurable.
+
+For copy-on-write, after each write (not measured) the physical bound is computed: the time
+pyarrow alone needs to read and rewrite exactly the base files the commit replaced. Those are
+the previous base files of the file groups the commit updated, found from the commit's write
+stats (`prevCommit` and `fileId`) in the listing taken before the write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import posixpath
+import shutil
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from .spark import SparkSystem
+
+PUSHDOWN_OPTION = "hoodie.read.filter.pushdown"
+# WriteClient methods -> what their time is (Spark is lazy: each includes the jobs it triggers)
+STAGES = {
+    "_check_keys_and_partitions": "input: read the batch, key checks, fill the input cache",
+    "_profile": "index: stored keys scan + join (tagging), fill the tagged cache",
+    "_write_file_groups": "write: shuffle to file groups, merge or append, parquet/log files",
+    "_compact_inline": "merge-on-read inline compaction",
+    "_clean": "cleaning old file versions",
+    "_archive": "archiving old instants",
+}
+
+
+@contextlib.contextmanager
+def stage_timer():
+    """Seconds spent in each of STAGES during the block (wraps WriteClient's methods)."""
+    from hoodie.write.client import WriteClient
+
+    seconds = {name: 0.0 for name in STAGES}
+    originals = {name: WriteClient.__dict__[name] for name in STAGES}
+
+    def timed(name, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                seconds[name] += time.perf_counter() - started
+
+        return wrapper
+
+    for name, fn in originals.items():
+        setattr(WriteClient, name, timed(name, fn))
+    try:
+        yield seconds
+    finally:
+        for name, fn in originals.items():
+            setattr(WriteClient, name, fn)
+
+
+class HoodieCore(SparkSystem):
+    table_type = "COPY_ON_WRITE"
+
+    def open(self) -> None:
+        super().open()
+        from hoodie import WriteConfig
+        from hoodie.read.datasource import register
+
+        register(self.spark)
+        self.cfg = WriteConfig.build(
+            "bench_fact",
+            record_key="id",
+            partition_path="event_date",
+            precombine_field="ts",
+            table_type=self.table_type,
+        )
+        self.table = None
+        self.result = None
+
+    def versions(self) -> dict:
+        return {**super().versions(), "table_type": self.table_type}
+
+    def _write(self, files: list[str], delete: bool = False) -> None:
+        from hoodie import HoodieTable
+
+        if self.table is None:
+            self.table = HoodieTable.for_write(str(self.table_dir), self.cfg)
+        df = self.inputs(files)
+        write = self.table.delete if delete else self.table.upsert
+        with stage_timer() as stages:
+            started = time.perf_counter()
+            self.result = write(df, self.cfg)
+            total = time.perf_counter() - started
+        self.stages = {name.lstrip("_"): round(s, 3) for name, s in stages.items()}
+        self.stages["driver_and_rest"] = round(total - sum(stages.values()), 3)
+
+    def create(self, files: list[str]) -> None:
+        self._write(files)
+
+    def upsert(self, files: list[str]) -> None:
+        self._write(files)
+
+    def delete(self, files: list[str]) -> None:
+        self._write(files, delete=True)
+
+    def snapshot(self):
+        return (
+            self.spark.read.format("hoodie")
+            .option(PUSHDOWN_OPTION, "true")
+            .load(str(self.table_dir))
+        )
+
+    def details(self, step: str, before: dict[str, int]) -> dict:
+        r = self.result
+        stats = r.metadata.write_stats()
+        return {
+            "instant": r.instant,
+            "inserts": r.num_inserts,
+            "updates": r.num_updates,
+            "deletes": r.num_deletes,
+            "file_groups_written": len(stats),
+            "log_files_written": sum(".log." in (s.path or "") for s in stats),
+            "compactions": len(r.compactions),
+            "core_seconds": round(r.seconds, 3),
+            "stages_seconds": self.stages,
+        }
+
+
+class CowUpsert(HoodieCore):
+    name = "cow_upsert"
+    description = "our core, copy-on-write, local Spark"
+    table_type = "COPY_ON_WRITE"
+
+    def details(self, step: str, before: dict[str, int]) -> dict:
+        out = super().details(step, before)
+        out["physical_bound"] = physical_bound(self.table_dir, self.result.instant, before)
+        return out
+
+
+class MorUpsert(HoodieCore):
+    name = "mor_upsert"
+    description = "our core, merge-on-read, local Spark"
+    table_type = "MERGE_ON_READ"
+
+
+def rewritten_base_files(table_dir: Path, instant: str, before: dict[str, int]) -> list[str]:
+    """The base files that commit `instant` replaced: for every file group it updated (its
+    write stat has a `prevCommit`), that group's base file of the previous commit."""
+    from hoodie import HoodieTable
+
+    table = HoodieTable.open(str(table_dir))
+    matches = [
+        i for i in table.timeline().completed.write_timeline.instants if i.timestamp == instant
+    ]
+    if not matches:
+        return []
+    out = []
+    for stat in table.commit_metadata(matches[0]).write_stats():
+        if stat.prev_commit in ("", "null", None) or not (stat.path or "").endswith(".parquet"):
+            continue
+        suffix = f"_{stat.prev_commit}.parquet"
+        prefix = posixpath.join(stat.partition_path, stat.file_id + "_")
+        old = [p for p in before if p.startswith(prefix) and p.endswith(suffix)]
+        out.extend(p for p in old[:1] if (table_dir / p).exists())  # unless cleaning took it
+    return out
+
+
+def physical_bound(table_dir: Path, instant: str, before: dict[str, int]) -> dict:
+    """pyarrow alone reading and rewriting (snappy parquet) the files the commit rewrote,
+    one thread per core: what the bytes cost without a merge, an index or Spark."""
+    import pyarrow.parquet as pq
+
+    files = rewritten_base_files(table_dir, instant, before)
+    scratch = Path(tempfile.mkdtemp(prefix="physical-bound-"))
+
+    def rewrite(index_and_path):
+        index, relpath = index_and_path
+        table = pq.read_table(table_dir / relpath)
+        pq.write_table(table, scratch / f"{index}.parquet", compression="snappy")
+        return table.num_rows
+
+    try:
+        started = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            rows = sum(pool.map(rewrite, enumerate(files)))
+        seconds = time.perf_counter() - started
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {
+        "files": len(files),
+        "bytes": sum(before[p] for p in files),
+        "rows": rows,
+        "seconds": round(seconds, 3),
+    }

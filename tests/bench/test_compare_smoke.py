@@ -1,0 +1,76 @@
+"""Smoke test of the comparative benchmark (bench/compare.py) at a tiny size.
+
+The benchmark itself is not part of the test suite (`make bench` runs it); this only proves
+that the whole pipeline still works end to end: workload generation, every system's worker,
+the measurements, the correctness check and the three outputs. It runs the real entry point in
+a subprocess (with a JVM of its own, apart from the suite's session) with its own output and
+work folders.
+
+At 3,000 rows the run is all fixed costs, so the smoke run trims them: 3 partitions instead of
+30, 2 shuffle partitions, one run per read, the three Spark systems in one JVM and session
+(`--shared-spark`), and a JVM that only uses its quick JIT compiler and serial GC
+(`JAVA_TOOL_OPTIONS`), which starts faster. About 65 s on an idle 2-core machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SYSTEMS = ["cow_upsert", "mor_upsert", "spark_parquet", "deltalake", "pyiceberg"]
+STEPS = ["load", "upsert_1", "upsert_2", "delete"]
+
+
+@pytest.mark.slow
+def test_compare_smoke(tmp_path):
+    out = tmp_path / "results"
+    command = [
+        sys.executable,
+        str(ROOT / "bench" / "compare.py"),
+        "--rows", "3000",
+        "--batches", "2",
+        "--partitions", "3",
+        "--shuffle-partitions", "2",
+        "--scan-repeats", "1",
+        "--shared-spark",
+        "--out", str(out),
+        "--name", "smoke",
+        "--workdir", str(tmp_path / "work"),
+    ]  # fmt: skip
+    started = time.perf_counter()
+    env = {**os.environ, "JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+    run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    seconds = time.perf_counter() - started
+    assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout[-5000:]}\n{run.stderr[-5000:]}"
+
+    results = json.loads((out / "smoke.json").read_text())
+    assert results["verified"] is True and results["problems"] == []
+    assert list(results["results"]) == SYSTEMS
+    expected = results["workload"]["expected_checksum"]
+    for name, record in results["results"].items():
+        assert record["status"] == "ok", (name, record.get("error"))
+        assert record["correct"] is True, name
+        assert record["check"]["checksum"] == expected, name
+        assert record["check"]["rows"] == results["workload"]["expected_rows"], name
+        assert list(record["steps"]) == STEPS, name
+        for step in record["steps"].values():
+            assert step["seconds"] > 0 and step["bytes_written"] > 0, name
+            assert step["peak_rss_bytes"] > 0, name
+        assert record["scan"]["seconds"] > 0 and record["scan_partition"]["seconds"] > 0
+    bound = results["results"]["cow_upsert"]["steps"]["upsert_1"]["details"]["physical_bound"]
+    assert bound["files"] > 0 and bound["seconds"] > 0
+    assert results["machine"]["cores"] >= 1 and results["machine"]["memory_bytes"] > 0
+
+    markdown = (out / "smoke.md").read_text()
+    for name in SYSTEMS:
+        assert f"`{name}`" in markdown
+    assert "cores" in markdown and "Verification: every finished system" in markdown
+    assert (out / "smoke.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    print(f"bench/compare.py smoke run: {seconds:.1f}s")
