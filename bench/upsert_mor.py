@@ -131,12 +131,15 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 # -- timing the write client's stages ------------------------------------------------------------
 @contextlib.contextmanager
-def stage_timer():
-    """Seconds spent in each of STAGES during the block (wraps WriteClient's methods)."""
+def stage_timer(stages=STAGES):
+    """Seconds spent in each of `stages` during the block (wraps WriteClient's methods).
+
+    bench/compare/ times more steps (compaction, cleaning) with this same timer.
+    """
     from hoodie.write.client import WriteClient
 
-    seconds = {name: 0.0 for name in STAGES}
-    originals = {name: WriteClient.__dict__[name] for name in STAGES}
+    seconds = {name: 0.0 for name in stages}
+    originals = {name: WriteClient.__dict__[name] for name in stages}
 
     def timed(name, fn):
         @functools.wraps(fn)

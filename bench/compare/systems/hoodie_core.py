@@ -18,11 +18,10 @@ stats (`prevCommit` and `fileId`) in the listing taken before the write.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import os
 import posixpath
 import shutil
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -42,32 +41,15 @@ STAGES = {
 }
 
 
-@contextlib.contextmanager
 def stage_timer():
-    """Seconds spent in each of STAGES during the block (wraps WriteClient's methods)."""
-    from hoodie.write.client import WriteClient
+    """Seconds spent in each of STAGES during the block: bench/upsert_mor.py's timer."""
+    from .spark import BENCH_DIR
 
-    seconds = {name: 0.0 for name in STAGES}
-    originals = {name: WriteClient.__dict__[name] for name in STAGES}
+    if str(BENCH_DIR) not in sys.path:
+        sys.path.insert(0, str(BENCH_DIR))
+    from upsert_mor import stage_timer as timer
 
-    def timed(name, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            started = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                seconds[name] += time.perf_counter() - started
-
-        return wrapper
-
-    for name, fn in originals.items():
-        setattr(WriteClient, name, timed(name, fn))
-    try:
-        yield seconds
-    finally:
-        for name, fn in originals.items():
-            setattr(WriteClient, name, fn)
+    return timer(STAGES)
 
 
 class HoodieCore(SparkSystem):

@@ -146,7 +146,7 @@ class HoodieAdapter(SparkAdapter):
     def _lake_stats(self, relation) -> dict[str, Any]:
         information = getattr(relation, "information", None) or ""
         location = _LOCATION.search(information)
-        if f"Provider: {SOURCE_NAME}" not in information or location is None:
+        if not self.hoodie_is_lake_table(relation) or location is None:
             return {}
         try:
             properties = HoodieTable.open(location.group(1).strip()).properties
@@ -236,8 +236,8 @@ class HoodieAdapter(SparkAdapter):
         quoted = f"`{relation.schema}`.`{relation.identifier}`"
         spark.sql(f"CREATE DATABASE IF NOT EXISTS `{relation.schema}`")
         current = spark.table(quoted).schema if spark.catalog.tableExists(name) else None
-        if docs is None:
-            docs = CatalogDocs.current(spark, relation, current) if current else CatalogDocs()
+        registered = CatalogDocs.current(spark, relation, current) if current else CatalogDocs()
+        docs = registered if docs is None else docs
         wanted = docs.apply(catalog_schema(HoodieTable.open(base_uri)))
         if current is not None:
             # Names and types: a widened column (int -> bigint) needs the new type too.
@@ -245,7 +245,7 @@ class HoodieAdapter(SparkAdapter):
                 _columns(current) == _columns(wanted)
                 and current.fields[0].metadata.get(BASE_PATH_METADATA)
                 == wanted.fields[0].metadata[BASE_PATH_METADATA]
-                and CatalogDocs.current(spark, relation, current) == docs.with_comments_of(wanted)
+                and registered == docs.with_comments_of(wanted)
             ):
                 return
             spark.sql(f"DROP TABLE {quoted}")
