@@ -75,7 +75,8 @@ WARMUP_ROWS = 2000
 # first action of each triggers the lazy work before it).
 STAGES = {
     "_check_keys_and_partitions": "input: generate the batch, fill the input cache",
-    "_profile": "tagging: index key scan + join, fill the tagged cache",
+    "_tag_by_key_scan": "tagging (SIMPLE index): key scan + join, fill the tagged cache",
+    "_tag_by_bucket": "tagging (BUCKET index): bucket hash + lookup of (partition, bucket)",
     "_write_file_groups": "write: shuffle to file groups, merge/append handles",
 }
 
@@ -116,6 +117,18 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--workdir",
         default=None,
         help="where the tables go (default: a temporary folder, removed after)",
+    )
+    parser.add_argument(
+        "--index",
+        choices=["SIMPLE", "BUCKET"],
+        default="SIMPLE",
+        help="hoodie.index.type of both tables",
+    )
+    parser.add_argument(
+        "--buckets",
+        type=int,
+        default=1,
+        help="BUCKET index: buckets per partition (1 = the SIMPLE run's one file per partition)",
     )
     parser.add_argument("--master", default="local[2]", help="Spark master")
     parser.add_argument("--keep", action="store_true", help="keep the tables after the run")
@@ -174,7 +187,8 @@ def timed_upsert(table, df, cfg, label: str) -> dict:
     stages["driver_and_rest"] = round(seconds - sum(stages.values()), 3)
     print(
         f"  {label}: {result.summary()}; {seconds:.2f}s, {result.bytes_written:,} bytes "
-        f"(input {stages['_check_keys_and_partitions']:.1f}s, tagging {stages['_profile']:.1f}s, "
+        f"(input {stages['_check_keys_and_partitions']:.1f}s, tagging "
+        f"{stages['_tag_by_key_scan'] + stages['_tag_by_bucket']:.1f}s, "
         f"write {stages['_write_file_groups']:.1f}s"
         + (f"; others' CPU {cpu['others_cpu_seconds']:.1f}s" if cpu else "")
         + ")",
@@ -224,14 +238,14 @@ def expect(problems: list, label: str, stats: dict, rows: int, updated: int, ver
             problems.append(f"{label}: {key} is {stats[key]}, expected {value}")
 
 
-def warm_up(spark, workdir: Path, partitions: int) -> float:
+def warm_up(spark, workdir: Path, partitions: int, index: str, buckets: int) -> float:
     """A load and an update of a tiny table of each type (one-off costs of the session)."""
     from hoodie import HoodieTable
     from hoodie.properties import COPY_ON_WRITE, MERGE_ON_READ
 
     t0 = time.perf_counter()
     for table_type in (COPY_ON_WRITE, MERGE_ON_READ):
-        cfg = write_config(table_type)
+        cfg = write_config(table_type, index, buckets)
         path = workdir / f"warmup_{table_type.lower()}"
         table = HoodieTable.for_write(str(path), cfg)
         table.upsert(initial_rows(spark, WARMUP_ROWS, partitions), cfg)
@@ -241,11 +255,14 @@ def warm_up(spark, workdir: Path, partitions: int) -> float:
     return time.perf_counter() - t0
 
 
-def write_config(table_type: str):
+def write_config(table_type: str, index: str = "SIMPLE", buckets: int = 1):
     from hoodie import WriteConfig
     from hoodie.properties import MERGE_ON_READ
 
     options = {"hoodie.compact.inline": "false"} if table_type == MERGE_ON_READ else {}
+    options["hoodie.index.type"] = index
+    if index == "BUCKET":
+        options["hoodie.bucket.index.num.buckets"] = str(buckets)
     return WriteConfig.build(
         "bench",
         record_key="id",
@@ -286,7 +303,7 @@ def run(args: argparse.Namespace) -> dict:
     register(spark)
     print(f"spark {spark.version}, load average {load_before}", flush=True)
     try:
-        cfgs = {t: write_config(t) for t in paths}
+        cfgs = {t: write_config(t, args.index, args.buckets) for t in paths}
         tables = {t: HoodieTable.for_write(str(p), cfgs[t]) for t, p in paths.items()}
 
         # 1. the initial loads
@@ -302,7 +319,7 @@ def run(args: argparse.Namespace) -> dict:
         # 2. warm-up
         warmup_seconds = None
         if not args.no_warmup:
-            warmup_seconds = warm_up(spark, workdir, partitions)
+            warmup_seconds = warm_up(spark, workdir, partitions, args.index, args.buckets)
             print(f"warm-up tables: {warmup_seconds:.1f}s", flush=True)
 
         # 3. the measured batch, once per table
@@ -411,6 +428,8 @@ def run(args: argparse.Namespace) -> dict:
             "partitions": partitions,
             "updates_per_batch": updates,
             "update_fraction": args.update_fraction,
+            "index": args.index,
+            "buckets_per_partition": args.buckets if args.index == "BUCKET" else None,
             "delta_commits": deltas,
             "ratios": targets,
             "measured_batch": {"cow": cow, "mor": mor},

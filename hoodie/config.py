@@ -15,6 +15,8 @@ from .properties import COPY_ON_WRITE, MERGE_ON_READ
 from .schema_evolution import SchemaChange
 
 MB = 1024 * 1024
+SIMPLE_INDEX, BUCKET_INDEX = "SIMPLE", "BUCKET"
+INDEX_TYPES = (SIMPLE_INDEX, BUCKET_INDEX)
 
 
 def _positive_int(key: str, value: str) -> int:
@@ -61,11 +63,18 @@ def _choice(*choices: str):
 
 def _index_type(key: str, value: str) -> str:
     text = str(value).strip().upper()
-    if text != "SIMPLE":
+    if text not in INDEX_TYPES:
         raise InvalidConfigError(
-            f"option '{key}'={value!r} is not supported yet; supported: SIMPLE"
+            f"option '{key}'={value!r} is not supported; supported: {', '.join(INDEX_TYPES)}"
         )
     return text
+
+
+def _field_list(key: str, value: str) -> tuple[str, ...]:
+    fields = tuple(f.strip() for f in str(value).split(",") if f.strip())
+    if not fields:
+        raise InvalidConfigError(f"option '{key}' must name one or more columns, got {value!r}")
+    return fields
 
 
 # key -> (attribute on WriteConfig, parser, description for error messages and docs)
@@ -91,7 +100,21 @@ SUPPORTED_OPTIONS = {
         _non_negative_int,
         "Spark partitions for tagging, default 0 = Spark's default",
     ),
-    "hoodie.index.type": ("index_type", _index_type, "SIMPLE (default)"),
+    "hoodie.index.type": (
+        "index_type",
+        _index_type,
+        "SIMPLE (default: join with stored keys) | BUCKET (hash of the key, no key scan)",
+    ),
+    "hoodie.bucket.index.num.buckets": (
+        "bucket_count",
+        _positive_int,
+        "BUCKET index: buckets (file groups) per partition, fixed for the table, default 4",
+    ),
+    "hoodie.bucket.index.hash.field": (
+        "bucket_hash_fields",
+        _field_list,
+        "BUCKET index: the record key fields to hash, default all of them",
+    ),
     "hoodie.clean.automatic": (
         "auto_clean",
         _boolean,
@@ -141,6 +164,11 @@ SUPPORTED_OPTIONS = {
         "auto_archive",
         _boolean,
         "archive old instants after every write, default true",
+    ),
+    "hoodie.archive.beyond.savepoint": (
+        "archive_beyond_savepoint",
+        _boolean,
+        "archive past savepoints, keeping savepointed commits on the timeline, default false",
     ),
     "hoodie.keep.min.commits": (
         "keep_min_commits",
@@ -192,7 +220,9 @@ class WriteConfig:
     record_size_estimate: int = 1024
     compression: str = "snappy"
     parallelism: int = 0
-    index_type: str = "SIMPLE"
+    index_type: str = SIMPLE_INDEX
+    bucket_count: int = 4
+    bucket_hash_fields: tuple[str, ...] = ()  # default: the record key fields
     concurrency_mode: str = "single_writer"
     lock_wait_ms: int = 60_000
     lock_expire_minutes: int = 1
@@ -200,6 +230,7 @@ class WriteConfig:
     heartbeat_tolerable_misses: int = 2
     auto_clean: bool = True
     auto_archive: bool = True
+    archive_beyond_savepoint: bool = False
     keep_min_commits: int = 20
     keep_max_commits: int = 30
     cleaner_policy: str = "KEEP_LATEST_COMMITS"
@@ -228,6 +259,14 @@ class WriteConfig:
                     f"table '{self.table_name}': column names must be non-empty strings, "
                     f"got {name!r}"
                 )
+        stray = [f for f in self.bucket_hash_fields if f not in self.record_key_fields]
+        if stray:
+            raise InvalidConfigError(
+                f"table '{self.table_name}': hoodie.bucket.index.hash.field names "
+                f"{', '.join(stray)}, which {'is' if len(stray) == 1 else 'are'} not record key "
+                f"field(s) ({', '.join(self.record_key_fields)}): the bucket must follow from "
+                "the key"
+            )
         if self.keep_min_commits >= self.keep_max_commits:
             raise InvalidConfigError(
                 f"hoodie.keep.min.commits ({self.keep_min_commits}) must be smaller than "

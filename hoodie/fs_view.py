@@ -27,6 +27,22 @@ from .storage import FileInfo, Storage
 from .timeline import METAFOLDER, Action, Timeline
 
 
+def timeline_start(timeline: Timeline) -> str | None:
+    """The first completed write of the active timeline that no savepoint kept there.
+
+    Archiving beyond a savepoint (`hoodie.archive.beyond.savepoint`) keeps savepointed commits
+    on the active timeline while archiving the commits after them; those commits are older
+    than this instant, and the savepointed ones before it are islands. Without savepoints it
+    is simply the first completed write.
+    """
+    writes = timeline.completed.write_timeline.timestamps()
+    savepointed = {i.timestamp for i in timeline.completed if i.action is Action.SAVEPOINT}
+    rest = [t for t in writes if t not in savepointed]
+    if rest:
+        return rest[0]
+    return writes[0] if writes else None
+
+
 @dataclass(frozen=True)
 class CommittedInstants:
     """The instants whose writes a reader may see: `instant in committed`.
@@ -37,9 +53,11 @@ class CommittedInstants:
     ones, so a file or log block from before the timeline's start was written by a completed,
     archived commit. Without this, every file group untouched since its commit was archived
     vanished from our reads. As an extra guard Hudi's log scanner also applies, an instant
-    still on the timeline in a non-completed state never counts. (Not handled: savepoints
-    with `hoodie.archive.beyond.savepoint=true`, which leave holes in the timeline.)
-    Picklable: slice-reading tasks get it in their input partition.
+    still on the timeline in a non-completed state never counts. With
+    `hoodie.archive.beyond.savepoint=true` archival skips savepointed commits and leaves holes:
+    the timeline then starts at its first commit that is not savepointed (Hudi's
+    `getFirstNonSavepointCommit`). Picklable: slice-reading tasks get it in their input
+    partition.
     """
 
     completed: frozenset[str]
@@ -50,7 +68,7 @@ class CommittedInstants:
     @classmethod
     def of(cls, timeline: Timeline, as_of: str | None = None) -> CommittedInstants:
         writes = timeline.completed.write_timeline
-        first = writes.instants[0].timestamp if writes.instants else None
+        first = timeline_start(timeline)
         if as_of is not None:
             writes = writes.before_or_at(as_of)
         return cls(

@@ -194,7 +194,7 @@ def _stage_tables(records: list[dict]) -> list[str]:
     lines = []
     columns = [
         "check_keys_and_partitions",
-        "profile",
+        "tagging",
         "write_file_groups",
         "compact_inline",
         "clean",

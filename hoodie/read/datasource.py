@@ -2,7 +2,14 @@
 
 Planning (which file slices a query reads) happens once on the driver; each Spark task then
 reads, and for merge-on-read merges, one file slice with pyarrow and hands Arrow batches to
-Spark. Options follow Hudi's names (see `hoodie.read.options`). PySpark finds this source
+Spark.
+
+Column pruning: PySpark's Python data source API never tells a source which columns a query
+uses (Spark 4's `PythonScanBuilder` implements filter pushdown only), so a plain read returns
+every column. A read that names its columns with `spark.read.format("hoodie").schema(...)`
+gets only those, and only those column chunks are read from the files.
+
+Options follow Hudi's names (see `hoodie.read.options`). PySpark finds this source
 without registration through the top-level `pyspark_hoodie` module; `register()` covers
 sessions whose workers cannot see it.
 """
@@ -105,13 +112,24 @@ class HoodieReader(DataSourceReader):
         self.options = options
         self.partition_filters: list[Filter] = []
         arrow_schema = to_arrow_schema(schema, timezone="UTC")
+        snapshot = snapshot_arrow_schema(table)
+        unknown = [name for name in arrow_schema.names if name not in snapshot.names]
+        if unknown:
+            raise InvalidConfigError(
+                f"column(s) {', '.join(unknown)} are not in table '{table.name}' at {path}; "
+                f"its columns are: {', '.join(snapshot.names)}. Name only those in the schema "
+                "given to spark.read.format('hoodie').schema(...) (or re-create the catalog "
+                "table if the table's schema changed)"
+            )
         ordering = table.properties.precombine_field
+        projected = arrow_schema.names != snapshot.names
         self.spec = SliceReadSpec(
             storage=table.storage,
             schema=arrow_schema,
             record_key_fields=table.properties.record_key_fields,
-            ordering_field=ordering if ordering in arrow_schema.names else None,
+            ordering_field=ordering if ordering in snapshot.names else None,
             valid_instants=frozenset(),
+            merge_schema=snapshot if projected else None,
         )
 
     def partitions(self) -> list[InputPartition]:

@@ -15,8 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..exceptions import InvalidConfigError, TimelineError
-from ..fs_view import FileSystemView
+from ..fs_view import FileSystemView, timeline_start
 from ..table import HoodieTable
+from ..timeline import Action
 from .options import INCREMENTAL, READ_OPTIMIZED, ReadOptions
 
 
@@ -58,13 +59,47 @@ def readable_range(table: HoodieTable) -> tuple[str, str] | None:
     return first, instants[-1].timestamp
 
 
+def _time_travel_instant(table: HoodieTable, wanted: str, bounds: tuple[str, str]) -> str:
+    """The latest completed write at or before `wanted`, if its snapshot can still be read and
+    is the table's state at `wanted`.
+
+    Before the readable range only savepointed commits qualify: cleaning keeps their files.
+    A savepointed commit that archiving beyond the savepoint kept on the timeline is followed
+    by archived commits, and then its snapshot is not the table at later instants.
+    """
+    timeline = table.timeline()
+    savepoints = [i.timestamp for i in timeline.completed if i.action is Action.SAVEPOINT]
+    earlier = [i.timestamp for i in timeline.completed.write_timeline if i.timestamp <= wanted]
+    chosen = earlier[-1] if earlier else None
+    start = timeline_start(timeline)
+    if chosen is not None and chosen < bounds[0] and chosen not in savepoints:
+        chosen = None  # cleaned
+    if chosen is not None and start is not None and chosen < start and chosen < wanted:
+        from ..table_services.archival import archived_instants
+
+        archived = [
+            a.timestamp
+            for a in archived_instants(table)
+            if chosen < a.timestamp <= wanted and a.state == "COMPLETED"
+        ]
+        if archived:
+            chosen = None
+    if chosen is None:
+        also = f"; savepoints also readable: {', '.join(savepoints)}" if savepoints else ""
+        raise TimelineError(
+            f"as.of.instant {wanted} is before the earliest readable instant of table "
+            f"'{table.name}' (older file versions were cleaned or their commits archived); "
+            f"readable range: {bounds[0]} .. {bounds[1]}{also}"
+        )
+    return chosen
+
+
 def plan_read(
     table: HoodieTable,
     options: ReadOptions,
     partition_filter: Callable[[str], bool] | None = None,
 ) -> ReadPlan:
     timeline = table.timeline()
-    completed = timeline.completed.write_timeline
     bounds = readable_range(table)
     if options.query_type == INCREMENTAL:
         return _plan_incremental(table, options, bounds, partition_filter)
@@ -75,15 +110,7 @@ def plan_read(
                 f"as.of.instant {options.as_of_instant}: table '{table.name}' has no completed "
                 "commits to travel to"
             )
-        candidates = [
-            i.timestamp for i in completed if bounds[0] <= i.timestamp <= options.as_of_instant
-        ]
-        if not candidates:
-            raise TimelineError(
-                f"as.of.instant {options.as_of_instant} is before the earliest readable instant "
-                f"of table '{table.name}'; readable range: {bounds[0]} .. {bounds[1]}"
-            )
-        as_of = candidates[-1]
+        as_of = _time_travel_instant(table, options.as_of_instant, bounds)
     elif bounds is not None:
         as_of = bounds[1]
     if as_of is None:
@@ -139,12 +166,17 @@ def _plan_incremental(table, options: ReadOptions, bounds, partition_filter) -> 
     in_range = [
         i for i in timeline.completed.write_timeline if begin < i.timestamp <= end
     ]  # fmt: skip
-    if not in_range:
-        return ReadPlan([], end, (begin, end))
-    touched: set[tuple[str, str]] = set()
-    for instant in in_range:
-        for stat in table.commit_metadata(instant).write_stats():
-            touched.add((stat.partition_path, stat.file_id))
+    touched: set[tuple[str, str]] | None = None
+    if begin >= timeline_start(timeline):
+        if not in_range:
+            return ReadPlan([], end, (begin, end))
+        touched = set()
+        for instant in in_range:
+            for stat in table.commit_metadata(instant).write_stats():
+                touched.add((stat.partition_path, stat.file_id))
+    # Otherwise commits after `begin` may be archived (their metadata is gone from the active
+    # timeline): every file group is read as of `end` and the commit-time filter keeps the
+    # range, as Hudi's fallback to a full table scan does.
     view = FileSystemView(table.storage, timeline, end)
     splits, pruned = _latest_slices(view, options, partition_filter, only=touched)
     return ReadPlan(

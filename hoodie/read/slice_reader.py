@@ -33,7 +33,7 @@ class SliceReadSpec:
     """What every task of one read needs besides its split (pickled once per task)."""
 
     storage: Storage
-    schema: pa.Schema  # the output schema
+    schema: pa.Schema  # the output schema: the snapshot's columns, or those a read asked for
     record_key_fields: tuple[str, ...]
     ordering_field: str | None
     # Instants whose blocks count: completed writes at or before the read instant, and those
@@ -41,6 +41,13 @@ class SliceReadSpec:
     valid_instants: CommittedInstants | frozenset[str]
     merge_logs: bool = True
     commit_time_range: tuple[str, str] | None = None  # incremental: (begin excl., end incl.)
+    # The snapshot's columns, when `schema` is a projection: merging needs the key, ordering
+    # and delete columns even when the read does not return them.
+    merge_schema: pa.Schema | None = None
+
+    @property
+    def full_schema(self) -> pa.Schema:
+        return self.merge_schema if self.merge_schema is not None else self.schema
 
 
 def conform(table: pa.Table | pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
@@ -71,9 +78,12 @@ def read_slice(spec: SliceReadSpec, split: FileSplit) -> Iterator[pa.RecordBatch
 
 
 def _read_base(spec: SliceReadSpec, relative: str) -> Iterator[pa.RecordBatch]:
+    """The base file's rows, opening only the columns the read needs."""
     parquet = pq.ParquetFile(spec.storage.full_path(relative), filesystem=spec.storage.fs)
-    present = set(parquet.schema_arrow.names)
-    columns = [f.name for f in spec.schema if f.name in present]
+    wanted = set(spec.schema.names)
+    if spec.commit_time_range is not None:
+        wanted.add(COMMIT_TIME)  # `_emit` filters on it
+    columns = [name for name in parquet.schema_arrow.names if name in wanted]
     for batch in parquet.iter_batches(columns=columns, batch_size=BATCH_ROWS):
         yield from _emit(spec, batch)
 
@@ -113,7 +123,7 @@ def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
         n = table.num_rows
         if n == 0:
             return
-        keyed = pa.Table.from_batches([conform(table, spec.schema)])
+        keyed = pa.Table.from_batches([conform(table, spec.full_schema)])
         # The snapshot schema always has the record key column; fill it from the data too
         # (tables written without meta fields only have the key field itself).
         keyed = keyed.set_column(
@@ -161,7 +171,7 @@ def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
             sequence += n
     log_records = sequence - base_rows
     if not versions:
-        empty = pa.Table.from_batches([], schema=spec.schema)
+        empty = spec.full_schema.empty_table()
         return (empty, log_records) if with_count else empty
     rows = pa.concat_tables(versions, promote_options="permissive")
     if deletes:
@@ -172,7 +182,8 @@ def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
             ordering_field=spec.ordering_field,
         )
     latest = latest_per_key(rows, RECORD_KEY, spec.ordering_field, sequence=SEQUENCE)
-    merged = latest.drop_columns([SEQUENCE]).select(spec.schema.names)
+    # `_emit` narrows a projection after the commit-time filter, which needs the meta column.
+    merged = latest.drop_columns([SEQUENCE]).select(spec.full_schema.names)
     return (merged, log_records) if with_count else merged
 
 

@@ -9,8 +9,11 @@ files leave `.hoodie/`; a crash in between archives them twice, which readers of
 tolerate (we list each instant once).
 
 Never archived: anything at or after the first pending instant, the first savepoint, or the
-earliest commit the latest clean retained. Files of archived commits stay visible: readers
-count instants older than the active timeline as committed (`fs_view.CommittedInstants`).
+earliest commit the latest clean retained. With `hoodie.archive.beyond.savepoint=true`
+archival goes past savepoints instead, keeping only the savepoints and their commits on the
+active timeline (holes readers handle: `fs_view.timeline_start`). Files of archived commits
+stay visible: readers count instants older than the active timeline as committed
+(`fs_view.CommittedInstants`).
 
 The entries carry the instant (time, action, state); the per-action metadata fields, all
 optional in Hudi's schema, are left null.
@@ -73,22 +76,24 @@ def archived_instants(table: HoodieTable) -> list[ArchivedInstant]:
     return sorted(seen.values(), key=lambda i: (i.timestamp, i.action, i.state))
 
 
-def archive(table: HoodieTable, keep_min: int = 20, keep_max: int = 30) -> list[Instant]:
+def archive(
+    table: HoodieTable, keep_min: int = 20, keep_max: int = 30, beyond_savepoint: bool = False
+) -> list[Instant]:
     """Archive old instants if the active timeline holds more than `keep_max` writes."""
     timeline = table.timeline()
     writes = timeline.completed.write_timeline.instants
     if len(writes) <= keep_max:
         return []
+    savepointed = {i.timestamp for i in timeline if i.action is Action.SAVEPOINT}
     bounds = [writes[-keep_min].timestamp]
     bounds += [i.timestamp for i in timeline.pending][:1]
-    bounds += [i.timestamp for i in timeline if i.action is Action.SAVEPOINT][:1]
+    if not beyond_savepoint:
+        bounds += sorted(savepointed)[:1]
     retained = earliest_commit_to_retain(table)
     if retained:
         bounds.append(retained)
     bound = min(bounds)
-    old = [
-        i for i in timeline.completed if i.timestamp < bound and i.action is not Action.SAVEPOINT
-    ]
+    old = [i for i in timeline.completed if i.timestamp < bound and i.timestamp not in savepointed]
     if not old:
         return []
     # Every state file of those instants; a compaction's requested and inflight files are

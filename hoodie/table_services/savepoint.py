@@ -75,6 +75,7 @@ def restore(table: HoodieTable, savepoint_time: str) -> RestoreMetadata:
             f"table '{table.name}' has no savepoint at {savepoint_time}; savepoints: "
             f"{', '.join(savepoints(table)) or '(none)'}"
         )
+    _refuse_archived_after(table, savepoint_time)
     started = time.monotonic()
     timeline = table.timeline()
     pending = [i for i in timeline.pending if i.action is Action.RESTORE]
@@ -122,6 +123,25 @@ def restore(table: HoodieTable, savepoint_time: str) -> RestoreMetadata:
     )
     table.save_instant(inflight.with_state(State.COMPLETED), metadata.to_avro())
     return metadata
+
+
+def _refuse_archived_after(table: HoodieTable, savepoint_time: str) -> None:
+    """A restore undoes instants from their metadata on the active timeline; commits archived
+    beyond the savepoint (`hoodie.archive.beyond.savepoint`) have none left, so their files
+    could not be found to roll back. Refuse before changing anything."""
+    from .archival import archived_instants
+
+    archived = sorted(
+        {a.timestamp for a in archived_instants(table) if a.timestamp > savepoint_time}
+    )
+    if archived:
+        raise TimelineError(
+            f"cannot restore table '{table.name}' to savepoint {savepoint_time}: "
+            f"{len(archived)} later instant(s) were archived beyond it ({archived[0]} .. "
+            f"{archived[-1]}), and their files can no longer be rolled back. Restore needs "
+            "them on the active timeline: archive with hoodie.archive.beyond.savepoint=false "
+            "to keep them"
+        )
 
 
 def _user() -> str:

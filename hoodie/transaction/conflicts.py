@@ -10,6 +10,7 @@ writer's changes. Writers on disjoint file groups both commit.
 from __future__ import annotations
 
 from ..exceptions import ConcurrentWriteConflict
+from ..index.bucket import bucket_of_file_id
 from ..metadata import CommitMetadata
 from ..table import HoodieTable
 from ..table_services.compaction_plan import read_plan
@@ -23,6 +24,20 @@ def file_groups_of(metadata: CommitMetadata) -> FileGroups:
     for partition, ids in (metadata.partition_to_replace_file_ids or {}).items():
         groups.update((partition, file_id) for file_id in ids)
     return groups
+
+
+def _same_bucket(touched: FileGroups, written: FileGroups) -> FileGroups:
+    """Groups of `written` whose (partition, bucket) `touched` gave another file group.
+
+    Two writers that each create the file group of the same new bucket (BUCKET index) would
+    leave a partition with two groups for one bucket, which the index refuses from then on.
+    """
+    taken = {(p, b): f for p, f in touched if (b := bucket_of_file_id(f)) is not None}
+    return {
+        (p, f)
+        for p, f in written
+        if (b := bucket_of_file_id(f)) is not None and taken.get((p, b), f) != f
+    }
 
 
 def check_conflicts(
@@ -44,7 +59,7 @@ def check_conflicts(
             touched = file_groups_of(table.commit_metadata(other))
         elif other.action is Action.COMPACTION and other.timestamp not in known_plans:
             touched = read_plan(table.storage, other.timestamp).file_groups()
-        overlap = touched & written
+        overlap = (touched & written) | _same_bucket(touched, written)
         if overlap:
             clashes[f"{other.timestamp} ({other.action.value})"] = overlap
     if clashes:

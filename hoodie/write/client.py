@@ -22,7 +22,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from ..config import WriteConfig
+from ..config import BUCKET_INDEX, WriteConfig
 from ..exceptions import (
     CommitError,
     HoodieError,
@@ -32,6 +32,7 @@ from ..exceptions import (
 )
 from ..faults import crash_point
 from ..fs_view import FileSlice, FileSystemView
+from ..index.bucket import BUCKET, BucketIndex
 from ..index.simple import LOCATION, KeySource, tag_location
 from ..keygen import KeyGenerator
 from ..markers import WriteMarkers
@@ -65,6 +66,8 @@ from .append_handle import AppendHandle
 from .merge_handle import STAT_SCHEMA, TARGET, CopyOnWriteHandle, FileGroupTarget
 from .planner import WorkloadProfile, plan_inserts
 
+# Recorded in each commit's extra metadata: which index placed the records.
+INDEX_TYPE_KEY = "hoodie.index.type"
 log = logging.getLogger(__name__)
 INSERT_OVERWRITE_TABLE = "INSERT_OVERWRITE_TABLE"
 _BUCKET_POINT = "__hoodie_bucket_point"
@@ -224,7 +227,11 @@ class WriteClient:
             action = Action.REPLACE_COMMIT
         else:
             action = Action.DELTA_COMMIT if self.merge_on_read else Action.COMMIT
-        prepared = self._prepare(df).persist()
+        prepared = self._prepare(df)
+        if self._bucket_index is not None:
+            # Hashed once, into the input cache: grouping and writing both need the bucket.
+            prepared = prepared.withColumn(BUCKET, self._bucket_index.bucket_column())
+        prepared = prepared.persist()
         timeline, instant = self._start_instant(action)
         heartbeat = None
         if self.optimistic:
@@ -245,40 +252,19 @@ class WriteClient:
             else:
                 groups = view.file_groups(self._existing(partitions))
                 slices = [g.latest_slice for g in groups if g.latest_slice is not None]
-            parallelism = self.config.parallelism or spark.conf.get(
-                "spark.sql.shuffle.partitions", "200"
-            )
-            logged_inserts = self._groups_with_inserts_in_logs(timeline) if slices else set()
-            sources = [
-                KeySource.of(
-                    s,
-                    with_logs=self.merge_on_read
-                    and (s.base_file is None or (s.partition_path, s.file_id) in logged_inserts),
-                )
-                for s in slices
-            ]
-            tagged = tag_location(
-                spark,
-                prepared,
-                self.table.storage,
-                sources,
-                view.committed,
-                int(parallelism),
-                incoming_rows,
-            )
-            # A delete of a key the table does not hold has nothing to do.
-            tagged = tagged.filter(~(F.coalesce(F.col(IS_DELETED), F.lit(False))
-                                     & F.col(LOCATION).isNull()))  # fmt: skip
-            if sources:
-                # Tagging joined in stored keys: cache its result, which replaces the input's.
-                tagged = tagged.persist()
-                profile = self._profile(tagged)
-                prepared.unpersist()
+            by_bucket = self._bucket_index is not None
+            if by_bucket:
+                tagged, profile = self._tag_by_bucket(prepared, slices)
             else:
-                profile = self._profile(tagged)  # nothing stored: `prepared` is the cache
+                tagged, profile = self._tag_by_key_scan(
+                    spark, prepared, slices, timeline, view, incoming_rows
+                )
             crash_point("write.tagged")
             pending = pending_compaction_file_groups(self.table.storage, timeline)
-            buckets, targets = self._plan(profile, slices, partitions, pending)
+            if by_bucket:
+                buckets, targets = [], self._bucket_targets(profile, slices, pending)
+            else:
+                buckets, targets = self._plan(profile, slices, partitions, pending)
             planned = CommitMetadata(
                 operation_type=operation,
                 partition_to_replace_file_ids=replaced if overwrite else None,
@@ -297,7 +283,10 @@ class WriteClient:
             )
             metadata = CommitMetadata(
                 operation_type=operation,
-                extra_metadata={"schema": to_avro_schema(schema, self.table.name)},
+                extra_metadata={
+                    "schema": to_avro_schema(schema, self.table.name),
+                    INDEX_TYPE_KEY: self.config.index_type,
+                },
                 partition_to_replace_file_ids=replaced if overwrite else None,
             )
             for stat in stats:
@@ -342,12 +331,14 @@ class WriteClient:
         failure is logged, not raised: the commit is complete."""
         from ..table_services.archival import archive
 
+        config = self.config
+        args = (config.keep_min_commits, config.keep_max_commits, config.archive_beyond_savepoint)
         try:
             if self.optimistic:
                 with self._lock():
-                    archive(self.table, self.config.keep_min_commits, self.config.keep_max_commits)
+                    archive(self.table, *args)
             else:
-                archive(self.table, self.config.keep_min_commits, self.config.keep_max_commits)
+                archive(self.table, *args)
         except HoodieError as error:
             log.warning("archiving the timeline of table '%s' failed: %s", self.table.name, error)
 
@@ -379,6 +370,76 @@ class WriteClient:
             self.config.heartbeat_tolerable_misses,
         )
 
+    def _tag_by_key_scan(self, spark, prepared, slices, timeline, view, incoming_rows):
+        """SIMPLE index: join the batch's keys with the keys stored in the touched slices."""
+        parallelism = self.config.parallelism or spark.conf.get(
+            "spark.sql.shuffle.partitions", "200"
+        )
+        logged_inserts = self._groups_with_inserts_in_logs(timeline) if slices else set()
+        sources = [
+            KeySource.of(
+                s,
+                with_logs=self.merge_on_read
+                and (s.base_file is None or (s.partition_path, s.file_id) in logged_inserts),
+            )
+            for s in slices
+        ]
+        tagged = tag_location(
+            spark,
+            prepared,
+            self.table.storage,
+            sources,
+            view.committed,
+            int(parallelism),
+            incoming_rows,
+        )
+        # A delete of a key the table does not hold has nothing to do.
+        tagged = tagged.filter(~(F.coalesce(F.col(IS_DELETED), F.lit(False))
+                                 & F.col(LOCATION).isNull()))  # fmt: skip
+        if not sources:
+            return tagged, self._profile(tagged)  # nothing stored: `prepared` is the cache
+        # Tagging joined in stored keys: cache its result, which replaces the input's.
+        tagged = tagged.persist()
+        profile = self._profile(tagged)
+        prepared.unpersist()
+        return tagged, profile
+
+    @property
+    def _bucket_index(self) -> BucketIndex | None:
+        if self.config.index_type != BUCKET_INDEX:
+            return None
+        fields = self.config.bucket_hash_fields or self.config.record_key_fields
+        return BucketIndex(self.config.bucket_count, fields)
+
+    def _tag_by_bucket(self, prepared, slices):
+        """BUCKET index: every record's location is its bucket's file group, new or not."""
+        tagged, counts = self._bucket_index.tag(prepared, slices, self.table.name, LOCATION)
+        profile = WorkloadProfile()
+        for (partition, file_id), count in counts.items():
+            profile.add(partition, file_id, count)
+        return tagged, profile
+
+    def _bucket_targets(self, profile, slices, pending_compactions):
+        """Each bucket's file group takes all its records: a new base file for a new bucket;
+        otherwise a new base file version (copy-on-write) or a log file (merge-on-read: new
+        keys included, since the writer never learns whether a key is stored)."""
+        by_group = {(s.partition_path, s.file_id): s for s in slices}
+        targets: dict[str, FileGroupTarget] = {}
+        for partition, groups in profile.updates.items():
+            for file_id in groups:
+                file_slice = by_group.get((partition, file_id))
+                if file_slice is None:
+                    targets[file_id] = FileGroupTarget(partition, file_id, None, None)
+                elif self.merge_on_read:
+                    pending = pending_compactions.get((partition, file_id))
+                    targets[file_id] = _append_target(file_slice, pending)
+                else:
+                    base = file_slice.base_file
+                    targets[file_id] = FileGroupTarget(
+                        partition, file_id, base.relative_path, base.instant
+                    )
+        return targets
+
     def _groups_with_inserts_in_logs(self, timeline: Timeline) -> set[tuple[str, str]]:
         """File groups where some delta commit put new keys into a log file.
 
@@ -393,9 +454,12 @@ class WriteClient:
         for instant in timeline.completed:
             if instant.action is not Action.DELTA_COMMIT:
                 continue
-            for stat in self.table.commit_metadata(instant).write_stats():
+            metadata = self.table.commit_metadata(instant)
+            # A bucket-index write sends new keys to logs without counting them as inserts.
+            by_bucket = (metadata.extra_metadata or {}).get(INDEX_TYPE_KEY) == BUCKET_INDEX
+            for stat in metadata.write_stats():
                 is_log = stat.path and parse_log_file_name(posixpath.basename(stat.path))
-                if is_log and stat.num_inserts:
+                if is_log and (stat.num_inserts or by_bucket):
                     groups.add((stat.partition_path, stat.file_id))
         return groups
 

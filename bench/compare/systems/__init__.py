@@ -17,6 +17,8 @@ import pyarrow as pa
 SYSTEMS = {
     "cow_upsert": ("hoodie_core", "CowUpsert", True),
     "mor_upsert": ("hoodie_core", "MorUpsert", True),
+    "cow_upsert_bucket": ("hoodie_core", "CowUpsertBucket", True),
+    "mor_upsert_bucket": ("hoodie_core", "MorUpsertBucket", True),
     "spark_parquet": ("spark_parquet", "SparkParquet", True),
     "deltalake": ("delta", "DeltaLake", False),
     "pyiceberg": ("iceberg", "PyIceberg", False),

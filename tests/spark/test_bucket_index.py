@@ -1,0 +1,133 @@
+"""BUCKET index writes: each key's file group follows from its hash, with no key scan."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pytest
+from _spark_helpers import all_files, snapshot
+
+from hoodie import HoodieTable, WriteConfig
+from hoodie.exceptions import InvalidConfigError
+from hoodie.index.bucket import BucketIndex, bucket_id, bucket_of_file_id
+from hoodie.naming import parse_log_file_name
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "id int, name string, dt string, ts bigint, _hoodie_is_deleted boolean"
+A, B = "2024-01-01", "2024-01-02"
+BUCKETS = 3
+
+
+def bucket_config(table_type: str, buckets: int = BUCKETS, **options) -> WriteConfig:
+    return WriteConfig.build(
+        "bucketed",
+        record_key="id",
+        partition_path="dt",
+        precombine_field="ts",
+        table_type=table_type,
+        options={
+            "hoodie.index.type": "BUCKET",
+            "hoodie.bucket.index.num.buckets": str(buckets),
+            "hoodie.compact.inline": "false",
+            **options,
+        },
+    )
+
+
+def file_groups(path: str) -> set[tuple[str, str]]:
+    """(partition, file id) of every data file: base files and log files."""
+    groups = set()
+    for relative in all_files(path):
+        partition, name = os.path.split(relative)
+        if partition.startswith(".hoodie") or not (".parquet" in name or ".log." in name):
+            continue
+        log = parse_log_file_name(name)
+        groups.add((partition, log.file_id if log else name.split("_")[0]))
+    return groups
+
+
+def test_bucket_column_is_the_java_hash(spark):
+    """The Spark expression and the reference agree, for simple and multi-field keys."""
+    values = ["", "k1", "hello", "Ünïcödé", "😀x", "id:1,name:x", None, "1234567890123"]
+    df = spark.createDataFrame([(v, str(i)) for i, v in enumerate(values)], "a string, b string")
+    one = BucketIndex(7, ("a",))
+    two = BucketIndex(5, ("a", "b"))
+    got = df.select(one.bucket_column().alias("one"), two.bucket_column().alias("two")).collect()
+    assert [r["one"] for r in got] == [bucket_id([v], 7) for v in values]
+    assert [r["two"] for r in got] == [bucket_id([v, str(i)], 5) for i, v in enumerate(values)]
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_records_stay_in_their_buckets(spark, tmp_path, table_type):
+    path = str(tmp_path / "t")
+    cfg = bucket_config(table_type)
+    table = HoodieTable.for_write(path, cfg)
+    first = [(i, f"n{i}", (A, B)[i % 2], 1, False) for i in range(40)]
+    table.upsert(spark.createDataFrame(first, SCHEMA), cfg)
+    groups = file_groups(path)
+    assert {(p, bucket_of_file_id(f)) for p, f in groups} <= {
+        (p, b) for p in (A, B) for b in range(BUCKETS)
+    }
+    assert len(groups) == len({(p, bucket_of_file_id(f)) for p, f in groups})
+
+    # Updates, a stale update, new keys in old and new partitions, a delete, a delete of an
+    # unknown key (nothing to do, even in a bucket the partition does not have yet).
+    second = [(1, "n1-v2", B, 2, False), (2, "stale", A, 0, False), (3, None, B, 2, True),
+              (100, "new", A, 2, False), (101, "new", "2024-01-03", 2, False),
+              (500, None, "2024-01-04", 2, True)]  # fmt: skip
+    table.upsert(spark.createDataFrame(second, SCHEMA), cfg)
+    expected = {i: f"n{i}" for i in range(40) if i != 3} | {1: "n1-v2", 100: "new", 101: "new"}
+    rows = snapshot(table, spark)
+    assert {int(k): v["name"] for k, v in rows.items()} == expected
+    # Every record sits in the file group of its bucket, and buckets were never split.
+    for key, row in rows.items():
+        file_id = row["_hoodie_file_name"].split("_")[0]
+        assert bucket_of_file_id(file_id) == bucket_id([key], BUCKETS), key
+    after = file_groups(path)
+    assert groups < after  # one new bucket (2024-01-03), the same file groups otherwise
+    assert {p for p, _ in after - groups} == {"2024-01-03"}
+    if table_type == "MERGE_ON_READ":
+        # Changes to existing buckets (the new key 100 too) went to log files.
+        logs = [f for f in all_files(path) if ".log." in f]
+        assert logs and all(f.startswith((A, B)) for f in logs)
+        table.compact(spark, cfg)
+        assert {int(k): v["name"] for k, v in snapshot(table, spark).items()} == expected
+    hudi = pytest.importorskip("hudi")
+    theirs = pa.Table.from_batches(hudi.HudiTable(path).read())
+    assert dict(zip(theirs["id"].to_pylist(), theirs["name"].to_pylist())) == expected
+
+    # A later SIMPLE-index write still finds keys that only live in bucket log files.
+    simple = WriteConfig.build("bucketed", record_key="id", partition_path="dt",
+                               precombine_field="ts", table_type=table_type,
+                               options={"hoodie.compact.inline": "false"})  # fmt: skip
+    table.upsert(spark.createDataFrame([(100, "again", A, 3, False)], SCHEMA), simple)
+    rows = snapshot(table, spark)
+    assert rows["100"]["name"] == "again" and len(rows) == len(expected)
+
+
+def test_a_table_laid_out_otherwise_is_refused(spark, tmp_path):
+    path = str(tmp_path / "t")
+    simple = WriteConfig.build("bucketed", record_key="id", partition_path="dt",
+                               precombine_field="ts")  # fmt: skip
+    table = HoodieTable.for_write(path, simple)
+    data = spark.createDataFrame([(1, "a", A, 1, False)], SCHEMA)
+    table.upsert(data, simple)
+    data_files = {f for f in all_files(path) if not f.startswith(".hoodie")}
+    with pytest.raises(InvalidConfigError, match="not a bucket file group"):
+        table.upsert(data, bucket_config("COPY_ON_WRITE"))
+    assert {f for f in all_files(path) if not f.startswith(".hoodie")} == data_files
+    assert not list(table.timeline().pending)
+    # A full refresh lays the table out in buckets; bucket writes then work.
+    table.overwrite(data, bucket_config("COPY_ON_WRITE"))
+    table.upsert(spark.createDataFrame([(2, "b", A, 1, False)], SCHEMA),
+                 bucket_config("COPY_ON_WRITE"))  # fmt: skip
+    assert sorted(int(k) for k in snapshot(table, spark)) == [1, 2]
+
+    path = str(tmp_path / "b")
+    table = HoodieTable.for_write(path, bucket_config("COPY_ON_WRITE", buckets=8))
+    many = spark.createDataFrame([(i, "a", A, 1, False) for i in range(50)], SCHEMA)
+    table.upsert(many, bucket_config("COPY_ON_WRITE", buckets=8))
+    with pytest.raises(InvalidConfigError, match="bucket count cannot change"):
+        table.upsert(many, bucket_config("COPY_ON_WRITE", buckets=2))
