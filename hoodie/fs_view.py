@@ -36,7 +36,7 @@ def timeline_start(timeline: Timeline) -> str | None:
     is simply the first completed write.
     """
     writes = timeline.completed.write_timeline.timestamps()
-    savepointed = {i.timestamp for i in timeline.completed if i.action is Action.SAVEPOINT}
+    savepointed = set(timeline.completed.savepoint_times())
     rest = [t for t in writes if t not in savepointed]
     if rest:
         return rest[0]

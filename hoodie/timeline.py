@@ -156,6 +156,10 @@ class Timeline:
     def timestamps(self) -> list[str]:
         return [i.timestamp for i in self.instants]
 
+    def savepoint_times(self) -> list[str]:
+        """Times of the savepoints here, oldest first (a savepoint shares its commit's time)."""
+        return [i.timestamp for i in self.instants if i.action is Action.SAVEPOINT]
+
     def before_or_at(self, timestamp: str) -> Timeline:
         return self.filter(lambda i: i.timestamp <= timestamp)
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from ..exceptions import InvalidConfigError, TimelineError
 from ..fs_view import FileSystemView, timeline_start
 from ..table import HoodieTable
-from ..timeline import Action
 from .options import INCREMENTAL, READ_OPTIMIZED, ReadOptions
 
 
@@ -68,7 +67,7 @@ def _time_travel_instant(table: HoodieTable, wanted: str, bounds: tuple[str, str
     by archived commits, and then its snapshot is not the table at later instants.
     """
     timeline = table.timeline()
-    savepoints = [i.timestamp for i in timeline.completed if i.action is Action.SAVEPOINT]
+    savepoints = timeline.completed.savepoint_times()
     earlier = [i.timestamp for i in timeline.completed.write_timeline if i.timestamp <= wanted]
     chosen = earlier[-1] if earlier else None
     start = timeline_start(timeline)

@@ -31,7 +31,7 @@ import fastavro
 
 from ..logformat import BLOCK_CONTENT_VERSION, BlockType, HeaderKey, encode_block, read_log_file
 from ..table import HoodieTable
-from ..timeline import METAFOLDER, Action, Instant
+from ..timeline import METAFOLDER, Instant
 from .clean import earliest_commit_to_retain
 
 ARCHIVE_FOLDER = posixpath.join(METAFOLDER, "archived")
@@ -84,7 +84,7 @@ def archive(
     writes = timeline.completed.write_timeline.instants
     if len(writes) <= keep_max:
         return []
-    savepointed = {i.timestamp for i in timeline if i.action is Action.SAVEPOINT}
+    savepointed = set(timeline.savepoint_times())
     bounds = [writes[-keep_min].timestamp]
     bounds += [i.timestamp for i in timeline.pending][:1]
     if not beyond_savepoint:

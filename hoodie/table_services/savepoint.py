@@ -28,7 +28,7 @@ from .rollback import Rollback
 
 
 def savepoints(table: HoodieTable) -> list[str]:
-    return [i.timestamp for i in table.timeline().completed if i.action is Action.SAVEPOINT]
+    return table.timeline().completed.savepoint_times()
 
 
 def create_savepoint(

@@ -430,15 +430,20 @@ class WriteClient:
                 file_slice = by_group.get((partition, file_id))
                 if file_slice is None:
                     targets[file_id] = FileGroupTarget(partition, file_id, None, None)
-                elif self.merge_on_read:
-                    pending = pending_compactions.get((partition, file_id))
-                    targets[file_id] = _append_target(file_slice, pending)
                 else:
-                    base = file_slice.base_file
-                    targets[file_id] = FileGroupTarget(
-                        partition, file_id, base.relative_path, base.instant
-                    )
+                    targets[file_id] = self._next_version(file_slice, pending_compactions)
         return targets
+
+    def _next_version(self, file_slice: FileSlice, pending_compactions) -> FileGroupTarget:
+        """Where an existing file group's changes go: a new log file (merge-on-read) or a new
+        base file version (copy-on-write)."""
+        if self.merge_on_read:
+            key = (file_slice.partition_path, file_slice.file_id)
+            return _append_target(file_slice, pending_compactions.get(key))
+        base = file_slice.base_file
+        return FileGroupTarget(
+            file_slice.partition_path, file_slice.file_id, base.relative_path, base.instant
+        )
 
     def _groups_with_inserts_in_logs(self, timeline: Timeline) -> set[tuple[str, str]]:
         """File groups where some delta commit put new keys into a log file.
@@ -569,14 +574,7 @@ class WriteClient:
                 if file_id in targets:
                     continue  # a small file group taking inserts is rewritten, updates included
                 file_slice = by_group[(partition, file_id)]
-                if mor:
-                    pending = pending_compactions.get((partition, file_id))
-                    targets[file_id] = _append_target(file_slice, pending)
-                else:
-                    base = file_slice.base_file
-                    targets[file_id] = FileGroupTarget(
-                        partition, file_id, base.relative_path, base.instant
-                    )
+                targets[file_id] = self._next_version(file_slice, pending_compactions)
         return buckets, targets
 
     def _writer_schema(self, df: DataFrame, operation: str) -> pa.Schema:
