@@ -33,8 +33,16 @@ _LOG_FILE_RE = re.compile(
 
 
 def new_file_id() -> str:
-    """A new file group id: a UUID plus Hudi's `-0` suffix (the file group's first split)."""
-    return f"{uuid.uuid4()}-0"
+    """A new file group id: a UUID plus Hudi's `-0` suffix (the file group's first split).
+
+    The BUCKET index reads a file group's bucket from its first 8 characters when they are
+    all digits, as Hudi does; about 2% of random UUIDs start that way. Those are drawn again,
+    so a table written with another index never looks like a bucket layout to our writers.
+    """
+    while True:
+        file_id = f"{uuid.uuid4()}-0"
+        if not file_id[:8].isdigit():
+            return file_id
 
 
 def write_token(task_partition: int, stage: int, attempt: int) -> str:

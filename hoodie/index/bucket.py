@@ -126,7 +126,8 @@ class BucketIndex:
                     f"table '{table_name}' has bucket {bucket} in partition "
                     f"'{file_slice.partition_path}' but hoodie.bucket.index.num.buckets is "
                     f"{self.num_buckets}: the bucket count cannot change after the table is "
-                    "created; set it back (or rebuild the table with --full-refresh)"
+                    "created; set it back, or rebuild the table with --full-refresh (also the "
+                    "fix if another engine wrote it with another index)"
                 )
             other = found.setdefault((file_slice.partition_path, bucket), file_slice.file_id)
             if other != file_slice.file_id:

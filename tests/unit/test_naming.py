@@ -154,3 +154,16 @@ def test_log_file_name_round_trips():
     assert (parsed.file_id, parsed.base_instant, parsed.version, parsed.write_token) == (
         "abc-0", "20240101000000000", 3, "1-2-0",
     )  # fmt: skip
+
+
+def test_new_file_id_never_looks_like_a_bucket_file_id(monkeypatch):
+    # A UUID starting with 8 digits would read as bucket 48925046 to the BUCKET index, which
+    # then refused a SIMPLE table with the wrong reason (seen in CI); such draws are redone.
+    from hoodie.index.bucket import bucket_of_file_id
+
+    draws = iter([uuid.UUID("48925046-1c2d-4e5f-8a9b-0c1d2e3f4a5b"),
+                  uuid.UUID("4892504a-1c2d-4e5f-8a9b-0c1d2e3f4a5b")])  # fmt: skip
+    monkeypatch.setattr(uuid, "uuid4", lambda: next(draws))
+    fid = new_file_id()
+    assert fid == "4892504a-1c2d-4e5f-8a9b-0c1d2e3f4a5b-0"
+    assert bucket_of_file_id(fid) is None
