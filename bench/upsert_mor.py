@@ -78,6 +78,7 @@ STAGES = {
     "_tag_by_key_scan": "tagging (SIMPLE index): key scan + join, fill the tagged cache",
     "_tag_by_bucket": "tagging (BUCKET index): bucket hash + lookup of (partition, bucket)",
     "_write_file_groups": "write: shuffle to file groups, merge/append handles",
+    "_write_buckets": "BUCKET index, merge-on-read: input, tagging and write in one Spark job",
 }
 
 
@@ -189,7 +190,8 @@ def timed_upsert(table, df, cfg, label: str) -> dict:
         f"  {label}: {result.summary()}; {seconds:.2f}s, {result.bytes_written:,} bytes "
         f"(input {stages['_check_keys_and_partitions']:.1f}s, tagging "
         f"{stages['_tag_by_key_scan'] + stages['_tag_by_bucket']:.1f}s, "
-        f"write {stages['_write_file_groups']:.1f}s"
+        f"write {stages['_write_file_groups']:.1f}s, one-job bucket write "
+        f"{stages['_write_buckets']:.1f}s"
         + (f"; others' CPU {cpu['others_cpu_seconds']:.1f}s" if cpu else "")
         + ")",
         flush=True,

@@ -138,39 +138,55 @@ class BucketIndex:
                 )
         return found
 
+    @staticmethod
+    def aggregates() -> list[Column]:
+        """What `tag` needs per (partition, bucket) of the batch: its records and deletes
+        (the writer computes them in the same job as its input checks)."""
+        deleted = F.coalesce(F.col(IS_DELETED), F.lit(False))
+        return [F.count(F.lit(1)).alias("rows"), F.count_if(deleted).alias("deletes")]
+
     def tag(
-        self, records: DataFrame, slices: list[FileSlice], table_name: str, location: str
+        self,
+        records: DataFrame,
+        groups: list[BucketCount],
+        slices: list[FileSlice],
+        table_name: str,
+        location: str,
     ) -> tuple[DataFrame, dict[tuple[str, str], int]]:
         """`records` (which carry BUCKET, from `bucket_column`) plus `location`: the file id of
         each record's bucket, new buckets getting a fresh one; and the records per file group.
 
-        One small aggregate leaves Spark (records per partition and bucket), and a delete in a
-        bucket the table does not have yet is dropped: it has nothing to delete.
+        `groups` are the batch's (partition, bucket) counts; a delete in a bucket the table
+        does not have yet is dropped: it has nothing to delete.
         """
         existing = self.file_groups(slices, table_name)
-        deleted = F.coalesce(F.col(IS_DELETED), F.lit(False))
-        groups = (
-            records.groupBy(PARTITION_PATH, BUCKET)
-            .agg(F.count(F.lit(1)).alias("rows"), F.count_if(deleted).alias("deletes"))
-            .collect()
-        )
         lookup_rows, counts = [], {}
         for group in groups:
-            partition, bucket = group[PARTITION_PATH], group[BUCKET]
-            file_id = existing.get((partition, bucket))
+            file_id = existing.get((group.partition_path, group.bucket))
             exists = file_id is not None
-            file_id = file_id or new_bucket_file_id(bucket)
-            lookup_rows.append((partition, bucket, file_id, exists))
-            kept = group["rows"] if exists else group["rows"] - group["deletes"]
+            file_id = file_id or new_bucket_file_id(group.bucket)
+            lookup_rows.append((group.partition_path, group.bucket, file_id, exists))
+            kept = group.rows if exists else group.rows - group.deletes
             if kept:
-                counts[(partition, file_id)] = kept
+                counts[(group.partition_path, file_id)] = kept
         lookup = records.sparkSession.createDataFrame(
             lookup_rows,
             f"{PARTITION_PATH} string, {BUCKET} int, {location} string, {EXISTS} boolean",
         )
+        deleted = F.coalesce(F.col(IS_DELETED), F.lit(False))
         tagged = (
             records.join(F.broadcast(lookup), on=[PARTITION_PATH, BUCKET])
             .filter(~(deleted & ~F.col(EXISTS)))
             .drop(BUCKET, EXISTS)
         )
         return tagged, counts
+
+
+@dataclass(frozen=True)
+class BucketCount:
+    """Records and deletes of one (partition, bucket) in a batch."""
+
+    partition_path: str
+    bucket: int
+    rows: int
+    deletes: int

@@ -13,9 +13,8 @@ and object-store file systems cannot append, and Hudi makes the same choice on t
 
 from __future__ import annotations
 
-import json
 import posixpath
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -32,8 +31,10 @@ from .merge_handle import (
     FileGroupTarget,
     deduplicate,
     deleted_mask,
+    group_key,
     parquet_codec,
     stamp_records,
+    stat_table,
     task_token,
     with_string_keys,
 )
@@ -57,15 +58,17 @@ class AppendHandle:
     unconditional_deletes: bool = False
 
     def __call__(self, key: tuple, incoming: pa.Table) -> pa.Table:
-        target = self.targets[key[0].as_py() if hasattr(key[0], "as_py") else key[0]]
+        return stat_table([self.write(self.targets[group_key(key[0])], incoming)])
+
+    def write(self, target: FileGroupTarget, incoming: pa.Table) -> WriteStat:
+        """Append the file group's records (deduplicated by key) as a new log file."""
         incoming = deduplicate(
             with_string_keys(incoming),
             None if self.unconditional_deletes else self.precombine_field,
             self.record_key_fields,
             allow_duplicate_keys=self.unconditional_deletes,
         )
-        stat = self.append(target, incoming)
-        return pa.table({"stat": [json.dumps(asdict(stat))]})
+        return self.append(target, incoming)
 
     def append(self, target: FileGroupTarget, incoming: pa.Table) -> WriteStat:
         name = log_file_name(

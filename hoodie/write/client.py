@@ -32,7 +32,7 @@ from ..exceptions import (
 )
 from ..faults import crash_point
 from ..fs_view import FileSlice, FileSystemView
-from ..index.bucket import BUCKET, BucketIndex
+from ..index.bucket import BUCKET, BucketCount, BucketIndex
 from ..index.simple import LOCATION, KeySource, tag_location
 from ..keygen import KeyGenerator
 from ..markers import WriteMarkers
@@ -63,8 +63,9 @@ from ..transaction.conflicts import check_conflicts, file_groups_of
 from ..transaction.heartbeat import Heartbeat, is_expired
 from ..transaction.lock import FileSystemLock, LockProvider
 from .append_handle import AppendHandle
-from .merge_handle import STAT_SCHEMA, TARGET, CopyOnWriteHandle, FileGroupTarget
-from .planner import WorkloadProfile, plan_inserts
+from .bucket_writer import BucketWriter
+from .merge_handle import STAT_SCHEMA, TARGET, CopyOnWriteHandle, FileGroupTarget, group_key
+from .planner import WorkloadProfile, next_version, plan_inserts
 
 # Recorded in each commit's extra metadata: which index placed the records.
 INDEX_TYPE_KEY = "hoodie.index.type"
@@ -142,6 +143,29 @@ def table_properties_for(config: WriteConfig) -> TableProperties:
             ),
         },  # fmt: skip
     )
+
+
+@dataclass
+class _WritePlan:
+    """What tagging and planning decided before any data file is written."""
+
+    partitions: list[str]  # the batch's partitions
+    tagged: DataFrame | None  # the batch with each record's file group (LOCATION)
+    profile: WorkloadProfile
+    buckets: list  # insert buckets of SIMPLE planning
+    targets: dict[str, FileGroupTarget]  # file id -> where its new version goes
+    replaced: dict[str, list[str]]  # insert overwrite: partition -> file ids taken out
+
+    def inflight_metadata(self, operation: str) -> CommitMetadata:
+        """The `.inflight` file's content: the file groups the write is about to touch."""
+        planned = CommitMetadata(
+            operation_type=operation,
+            partition_to_replace_file_ids=self.replaced if self.replaced else None,
+        )
+        for target in self.targets.values():
+            planned.add(WriteStat(target.file_id, target.partition_path, None,
+                                  prev_commit=target.previous_instant or "null"))  # fmt: skip
+        return planned
 
 
 class WriteClient:
@@ -229,65 +253,49 @@ class WriteClient:
             action = Action.DELTA_COMMIT if self.merge_on_read else Action.COMMIT
         prepared = self._prepare(df)
         if self._bucket_index is not None:
-            # Hashed once, into the input cache: grouping and writing both need the bucket.
             prepared = prepared.withColumn(BUCKET, self._bucket_index.bucket_column())
-        prepared = prepared.persist()
+        one_job = self._bucket_index is not None and self.merge_on_read and not overwrite
+        if not one_job:
+            # Planning and writing both read the batch: cache it, so that model SQL that is not
+            # deterministic is computed once, and the key and bucket hash only once.
+            prepared = prepared.persist()
         timeline, instant = self._start_instant(action)
         heartbeat = None
         if self.optimistic:
             interval = self.config.heartbeat_interval_ms / 1000
             heartbeat = Heartbeat(self.table.storage, instant.timestamp, interval).start()
-        tagged = None
-        partitions: list[str] = []
-        targets: dict[str, FileGroupTarget] = {}
+        plan: _WritePlan | None = None
         try:
             crash_point("write.requested")
-            partitions, incoming_rows = self._check_keys_and_partitions(prepared)
-            view = FileSystemView(self.table.storage, timeline)
-            replaced: dict[str, list[str]] = {}
-            slices: list[FileSlice] = []
-            if overwrite:
-                for group in view.file_groups():
-                    replaced.setdefault(group.partition_path, []).append(group.file_id)
-            else:
-                groups = view.file_groups(self._existing(partitions))
-                slices = [g.latest_slice for g in groups if g.latest_slice is not None]
-            by_bucket = self._bucket_index is not None
-            if by_bucket:
-                tagged, profile = self._tag_by_bucket(prepared, slices)
-            else:
-                tagged, profile = self._tag_by_key_scan(
-                    spark, prepared, slices, timeline, view, incoming_rows
-                )
-            crash_point("write.tagged")
             pending = pending_compaction_file_groups(self.table.storage, timeline)
-            if by_bucket:
-                buckets, targets = [], self._bucket_targets(profile, slices, pending)
+            if one_job:
+                planned = CommitMetadata(operation_type=operation)
             else:
-                buckets, targets = self._plan(profile, slices, partitions, pending)
-            planned = CommitMetadata(
-                operation_type=operation,
-                partition_to_replace_file_ids=replaced if overwrite else None,
-            )
-            for target in targets.values():
-                planned.add(WriteStat(target.file_id, target.partition_path, None,
-                                      prev_commit=target.previous_instant or "null"))  # fmt: skip
+                plan = self._tag_and_plan(spark, prepared, timeline, overwrite, pending)
+                crash_point("write.tagged")
+                planned = plan.inflight_metadata(operation)
             instant = self.table.save_instant(
                 instant.with_state(State.INFLIGHT), planned.to_json().encode()
             )
             crash_point("write.inflight")
-            self._write_partition_metadata(instant.timestamp, profile.partitions)
-            crash_point("write.partition_metadata")
-            stats = self._write_file_groups(
-                tagged, buckets, targets, instant.timestamp, schema, operation
-            )
+            if one_job:
+                stats = self._write_buckets(prepared, timeline, pending, instant.timestamp,
+                                            schema, operation)  # fmt: skip
+                partitions = sorted({s.partition_path for s in stats})
+            else:
+                self._write_partition_metadata(instant.timestamp, plan.profile.partitions)
+                crash_point("write.partition_metadata")
+                stats = self._write_file_groups(
+                    plan.tagged, plan.buckets, plan.targets, instant.timestamp, schema, operation
+                )
+                partitions = plan.partitions
             metadata = CommitMetadata(
                 operation_type=operation,
                 extra_metadata={
                     "schema": to_avro_schema(schema, self.table.name),
                     INDEX_TYPE_KEY: self.config.index_type,
                 },
-                partition_to_replace_file_ids=replaced if overwrite else None,
+                partition_to_replace_file_ids=plan.replaced if overwrite else None,
             )
             for stat in stats:
                 metadata.add(stat)
@@ -308,8 +316,8 @@ class WriteClient:
             ) from error
         finally:
             prepared.unpersist()
-            if tagged is not None:
-                tagged.unpersist()
+            if plan is not None and plan.tagged is not None:
+                plan.tagged.unpersist()
             if heartbeat is not None:
                 heartbeat.stop()
         result = WriteResult(
@@ -325,6 +333,30 @@ class WriteClient:
         if self.config.auto_archive:
             self._archive()
         return result
+
+    def _tag_and_plan(self, spark, prepared, timeline, overwrite, pending) -> _WritePlan:
+        """Steps 1 and 2 and the planning of step 3: check the batch, tag it, and decide
+        which file group each record's new version goes to."""
+        bucket_counts = self._bucket_index is not None
+        partitions, incoming_rows, counts = self._check_keys_and_partitions(prepared, bucket_counts)
+        view = FileSystemView(self.table.storage, timeline)
+        replaced: dict[str, list[str]] = {}
+        slices: list[FileSlice] = []
+        if overwrite:
+            for group in view.file_groups():
+                replaced.setdefault(group.partition_path, []).append(group.file_id)
+        else:
+            groups = view.file_groups(self._existing(partitions))
+            slices = [g.latest_slice for g in groups if g.latest_slice is not None]
+        if bucket_counts:
+            tagged, profile = self._tag_by_bucket(prepared, counts, slices)
+            buckets, targets = [], self._bucket_targets(profile, slices, pending)
+        else:
+            tagged, profile = self._tag_by_key_scan(
+                spark, prepared, slices, timeline, view, incoming_rows
+            )
+            buckets, targets = self._plan(profile, slices, partitions, pending)
+        return _WritePlan(partitions, tagged, profile, buckets, targets, replaced)
 
     def _archive(self) -> None:
         """Hudi's archiving after a commit keeps the active timeline short; like cleaning, a
@@ -411,9 +443,9 @@ class WriteClient:
         fields = self.config.bucket_hash_fields or self.config.record_key_fields
         return BucketIndex(self.config.bucket_count, fields)
 
-    def _tag_by_bucket(self, prepared, slices):
+    def _tag_by_bucket(self, prepared, counts, slices):
         """BUCKET index: every record's location is its bucket's file group, new or not."""
-        tagged, counts = self._bucket_index.tag(prepared, slices, self.table.name, LOCATION)
+        tagged, counts = self._bucket_index.tag(prepared, counts, slices, self.table.name, LOCATION)
         profile = WorkloadProfile()
         for (partition, file_id), count in counts.items():
             profile.add(partition, file_id, count)
@@ -435,15 +467,8 @@ class WriteClient:
         return targets
 
     def _next_version(self, file_slice: FileSlice, pending_compactions) -> FileGroupTarget:
-        """Where an existing file group's changes go: a new log file (merge-on-read) or a new
-        base file version (copy-on-write)."""
-        if self.merge_on_read:
-            key = (file_slice.partition_path, file_slice.file_id)
-            return _append_target(file_slice, pending_compactions.get(key))
-        base = file_slice.base_file
-        return FileGroupTarget(
-            file_slice.partition_path, file_slice.file_id, base.relative_path, base.instant
-        )
+        key = (file_slice.partition_path, file_slice.file_id)
+        return next_version(file_slice, pending_compactions.get(key), self.merge_on_read)
 
     def _groups_with_inserts_in_logs(self, timeline: Timeline) -> set[tuple[str, str]]:
         """File groups where some delta commit put new keys into a log file.
@@ -620,14 +645,16 @@ class WriteClient:
             }
         )
 
-    def _check_keys_and_partitions(self, prepared: DataFrame) -> tuple[list[str], int]:
-        """The batch's partitions and row count; null keys stop the write here."""
+    def _check_keys_and_partitions(
+        self, prepared: DataFrame, bucket_counts: bool = False
+    ) -> tuple[list[str], int, list[BucketCount]]:
+        """The batch's partitions and row count (and, for the BUCKET index, its records per
+        partition and bucket, in the same job); null keys stop the write here."""
+        by = [PARTITION_PATH, BUCKET] if bucket_counts else [PARTITION_PATH]
+        extra = BucketIndex.aggregates() if bucket_counts else [F.count(F.lit(1)).alias("rows")]
         rows = (
-            prepared.groupBy(PARTITION_PATH)
-            .agg(
-                F.count_if(F.col(RECORD_KEY).isNull()).alias("nulls"),
-                F.count(F.lit(1)).alias("rows"),
-            )
+            prepared.groupBy(*by)
+            .agg(F.count_if(F.col(RECORD_KEY).isNull()).alias("nulls"), *extra)
             .collect()
         )
         nulls = sum(r["nulls"] for r in rows)
@@ -637,7 +664,12 @@ class WriteClient:
                 f"table '{self.table.name}': {nulls} row(s) have a null or empty record key "
                 f"(column(s): {fields}); nothing was written. Filter or fill them in the model"
             )
-        return sorted(r[PARTITION_PATH] for r in rows), sum(r["rows"] for r in rows)
+        counts = []
+        if bucket_counts:
+            counts = [BucketCount(r[PARTITION_PATH], r[BUCKET], r["rows"], r["deletes"])
+                      for r in rows]  # fmt: skip
+        partitions = sorted({r[PARTITION_PATH] for r in rows})
+        return partitions, sum(r["rows"] for r in rows), counts
 
     def _existing(self, partitions: list[str]) -> list[str]:
         """The partitions among these that the table already has."""
@@ -703,6 +735,15 @@ class WriteClient:
             assigned = updates.unionByName(inserts)
         else:
             assigned = tagged.withColumn(TARGET, F.col(LOCATION))
+        rewrite, append = self._handles(instant, schema, operation, targets)
+        # One shuffle partition per file group, so file groups are written in parallel.
+        assigned = assigned.drop(LOCATION).repartition(len(targets), TARGET)
+        write = _as_function(rewrite, append)
+        rows = assigned.groupBy(TARGET).applyInArrow(write, STAT_SCHEMA).collect()
+        return [_stat_from_json(r["stat"]) for r in rows]
+
+    def _handles(self, instant: str, schema, operation: str, targets):
+        """The write tasks' two handles: a base file version, and a log file."""
         common = dict(
             storage=self.table.storage,
             instant=instant,
@@ -725,10 +766,28 @@ class WriteClient:
             precombine_field=self.config.precombine_field,
             unconditional_deletes=delete_operation,
         )
-        # One shuffle partition per file group, so file groups are written in parallel.
-        assigned = assigned.drop(LOCATION).repartition(len(targets), TARGET)
-        write = _as_function(rewrite, append)
-        rows = assigned.groupBy(TARGET).applyInArrow(write, STAT_SCHEMA).collect()
+        return rewrite, append
+
+    def _write_buckets(
+        self, prepared, timeline, pending, instant: str, schema, operation: str
+    ) -> list[WriteStat]:
+        """Merge-on-read under the BUCKET index: tag and write in one job (bucket_writer)."""
+        create, append = self._handles(instant, schema, operation, targets={})
+        writer = BucketWriter(
+            storage=self.table.storage,
+            timeline=timeline,
+            pending_compactions=pending,
+            index=self._bucket_index,
+            table_name=self.table.name,
+            record_key_fields=self.config.record_key_fields,
+            partition_depth=len(self.config.partition_fields),
+            append=append,
+            create=create,
+        )
+        if self.config.parallelism:
+            prepared = prepared.repartition(self.config.parallelism, PARTITION_PATH, BUCKET)
+        write = _plain_function(writer)
+        rows = prepared.groupBy(PARTITION_PATH, BUCKET).applyInArrow(write, STAT_SCHEMA).collect()
         return [_stat_from_json(r["stat"]) for r in rows]
 
     # -- timeline and files --------------------------------------------------------------------
@@ -773,29 +832,6 @@ def clean_config(config: WriteConfig):
     )
 
 
-def _append_target(file_slice: FileSlice, pending_compaction: str | None) -> FileGroupTarget:
-    """A new log file for the file group's current slice.
-
-    While a compaction of the group is pending, the current slice is the one that compaction
-    will start: the log names the compaction's instant as its base (Hudi's rule), so that the
-    compaction, which reads only the logs in its plan, cannot lose these changes.
-    """
-    if pending_compaction is not None:
-        base_instant, base = pending_compaction, None
-    else:
-        base_instant, base = file_slice.base_instant, file_slice.base_file
-    logs = [lf for lf in file_slice.log_files if lf.base_instant == base_instant]
-    return FileGroupTarget(
-        file_slice.partition_path,
-        file_slice.file_id,
-        base.relative_path if base else None,
-        base_instant,
-        log_version=max((lf.version for lf in logs), default=0) + 1,
-        log_base_instant=base_instant,
-        log_files=tuple(lf.name for lf in logs),
-    )
-
-
 def _as_function(rewrite: CopyOnWriteHandle, append: AppendHandle):
     """The UDF for `applyInArrow`: the handle each file group's target calls for.
 
@@ -804,11 +840,19 @@ def _as_function(rewrite: CopyOnWriteHandle, append: AppendHandle):
     """
 
     def write_file_group(key, table):
-        file_id = key[0].as_py() if hasattr(key[0], "as_py") else key[0]
-        handle = append if rewrite.targets[file_id].appends_log else rewrite
+        handle = append if rewrite.targets[group_key(key[0])].appends_log else rewrite
         return handle(key, table)
 
     return write_file_group
+
+
+def _plain_function(writer):
+    """`applyInArrow` needs a function (it counts the arguments, which `self` confuses)."""
+
+    def write_bucket(key, table):
+        return writer(key, table)
+
+    return write_bucket
 
 
 def _stat_from_json(text: str) -> WriteStat:
@@ -831,6 +875,7 @@ def _hoodie_error_in(error: BaseException) -> HoodieError | None:
         "SchemaError",
         "NullRecordKeyError",
         "ConcurrentWriteConflict",
+        "InvalidConfigError",
     ):
         marker = f"{name}: "
         if marker in text:

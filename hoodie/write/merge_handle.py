@@ -57,6 +57,16 @@ class FileGroupTarget:
         return self.log_version is not None
 
 
+def group_key(value) -> str:
+    """A grouping key as `applyInArrow` hands it over (an Arrow scalar, or a plain value)."""
+    return value.as_py() if hasattr(value, "as_py") else value
+
+
+def stat_table(stats: list[WriteStat]) -> pa.Table:
+    """What a write task returns to the driver: its write stats, one JSON text each."""
+    return pa.table({"stat": pa.array([json.dumps(asdict(s)) for s in stats], pa.string())})
+
+
 def task_token() -> str:
     from pyspark import TaskContext
 
@@ -165,7 +175,11 @@ class CopyOnWriteHandle:
     allow_duplicate_keys: bool = False  # deletes: naming a key twice is harmless
 
     def __call__(self, key: tuple, incoming: pa.Table) -> pa.Table:
-        target = self.targets[key[0].as_py() if hasattr(key[0], "as_py") else key[0]]
+        stat = self.write(self.targets[group_key(key[0])], incoming)
+        return stat_table([stat])
+
+    def write(self, target: FileGroupTarget, incoming: pa.Table) -> WriteStat:
+        """Write the file group's new version: its records merged with the previous one."""
         incoming = deduplicate(
             with_string_keys(incoming),
             self.precombine_field,
@@ -175,7 +189,7 @@ class CopyOnWriteHandle:
         stored = self._read_previous(target)
         output, stat = self._merge(target, incoming, stored)
         self._write(target, output, stat)
-        return pa.table({"stat": [json.dumps(asdict(stat))]})
+        return stat
 
     # -- steps ---------------------------------------------------------------------------------
     def _read_previous(self, target: FileGroupTarget) -> pa.Table | None:

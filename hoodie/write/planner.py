@@ -13,8 +13,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..fs_view import BaseFile
+from ..fs_view import BaseFile, FileSlice
 from ..naming import new_file_id
+from .merge_handle import FileGroupTarget
 
 
 @dataclass(frozen=True)
@@ -85,3 +86,34 @@ def plan_inserts(
             buckets.append(InsertBucket(partition, file_id, records, lower, upper, base_file))
             lower = upper
     return buckets
+
+
+def next_version(
+    file_slice: FileSlice, pending_compaction: str | None, merge_on_read: bool
+) -> FileGroupTarget:
+    """Where an existing file group's changes go: a new base file version (copy-on-write) or
+    a new log file of its current slice (merge-on-read).
+
+    While a compaction of the group is pending, the current slice is the one that compaction
+    will start: the log names the compaction's instant as its base (Hudi's rule), so that the
+    compaction, which reads only the logs in its plan, cannot lose these changes.
+    """
+    if not merge_on_read:
+        base = file_slice.base_file
+        return FileGroupTarget(
+            file_slice.partition_path, file_slice.file_id, base.relative_path, base.instant
+        )
+    if pending_compaction is not None:
+        base_instant, base = pending_compaction, None
+    else:
+        base_instant, base = file_slice.base_instant, file_slice.base_file
+    logs = [lf for lf in file_slice.log_files if lf.base_instant == base_instant]
+    return FileGroupTarget(
+        file_slice.partition_path,
+        file_slice.file_id,
+        base.relative_path if base else None,
+        base_instant,
+        log_version=max((lf.version for lf in logs), default=0) + 1,
+        log_base_instant=base_instant,
+        log_files=tuple(lf.name for lf in logs),
+    )

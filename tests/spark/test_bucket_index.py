@@ -107,27 +107,75 @@ def test_records_stay_in_their_buckets(spark, tmp_path, table_type):
     assert rows["100"]["name"] == "again" and len(rows) == len(expected)
 
 
-def test_a_table_laid_out_otherwise_is_refused(spark, tmp_path):
+def data_files(path: str) -> set[str]:
+    return {f for f in all_files(path) if ".parquet" in f or ".log." in f}
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_table_laid_out_otherwise_is_refused(spark, tmp_path, table_type):
     path = str(tmp_path / "t")
     simple = WriteConfig.build("bucketed", record_key="id", partition_path="dt",
-                               precombine_field="ts")  # fmt: skip
+                               precombine_field="ts", table_type=table_type)  # fmt: skip
     table = HoodieTable.for_write(path, simple)
     data = spark.createDataFrame([(1, "a", A, 1, False)], SCHEMA)
     table.upsert(data, simple)
-    data_files = {f for f in all_files(path) if not f.startswith(".hoodie")}
+    before = data_files(path)
+    # The batch also has a new partition: on merge-on-read the refusal comes from the write
+    # task of partition A, after the task of partition B may have written its base file,
+    # which the rollback then removes.
+    both = spark.createDataFrame([(1, "a2", A, 2, False), (2, "b", B, 2, False)], SCHEMA)
     with pytest.raises(InvalidConfigError, match="not a bucket file group"):
-        table.upsert(data, bucket_config("COPY_ON_WRITE"))
-    assert {f for f in all_files(path) if not f.startswith(".hoodie")} == data_files
+        table.upsert(both, bucket_config(table_type))
+    assert data_files(path) == before
     assert not list(table.timeline().pending)
+    assert {int(k): v["name"] for k, v in snapshot(table, spark).items()} == {1: "a"}
     # A full refresh lays the table out in buckets; bucket writes then work.
-    table.overwrite(data, bucket_config("COPY_ON_WRITE"))
+    table.overwrite(data, bucket_config(table_type))
     table.upsert(spark.createDataFrame([(2, "b", A, 1, False)], SCHEMA),
-                 bucket_config("COPY_ON_WRITE"))  # fmt: skip
+                 bucket_config(table_type))  # fmt: skip
     assert sorted(int(k) for k in snapshot(table, spark)) == [1, 2]
 
     path = str(tmp_path / "b")
-    table = HoodieTable.for_write(path, bucket_config("COPY_ON_WRITE", buckets=8))
+    table = HoodieTable.for_write(path, bucket_config(table_type, buckets=8))
     many = spark.createDataFrame([(i, "a", A, 1, False) for i in range(50)], SCHEMA)
-    table.upsert(many, bucket_config("COPY_ON_WRITE", buckets=8))
+    table.upsert(many, bucket_config(table_type, buckets=8))
+    before = data_files(path)
     with pytest.raises(InvalidConfigError, match="bucket count cannot change"):
-        table.upsert(many, bucket_config("COPY_ON_WRITE", buckets=2))
+        table.upsert(many, bucket_config(table_type, buckets=2))
+    assert data_files(path) == before and not list(table.timeline().pending)
+
+
+def test_merge_on_read_bucket_writes_refuse_null_keys_and_respect_pending_compactions(
+    spark, tmp_path
+):
+    """The one-job merge-on-read write (bucket_writer): its tasks check keys and find the
+    slice a pending compaction will start, like the planned write does."""
+    from hoodie.exceptions import NullRecordKeyError
+    from hoodie.table_services.compaction import Compactor
+
+    cfg = bucket_config("MERGE_ON_READ", buckets=2)
+    path = str(tmp_path / "t")
+    table = HoodieTable.for_write(path, cfg)
+    table.upsert(spark.createDataFrame([(i, f"n{i}", A, 1, False) for i in range(10)], SCHEMA),
+                 cfg)  # fmt: skip
+    table.upsert(spark.createDataFrame([(1, "n1-v2", A, 2, False)], SCHEMA), cfg)
+    before = data_files(path)
+    bad = spark.createDataFrame([(2, "x", A, 3, False), (None, "no key", B, 3, False)], SCHEMA)
+    with pytest.raises(NullRecordKeyError, match=r"1 row\(s\) in partition '2024-01-02'.*id"):
+        table.upsert(bad, cfg)
+    assert data_files(path) == before and not list(table.timeline().pending)
+
+    planned = Compactor(table).schedule()
+    assert planned is not None
+    # Written while the plan is pending: the logs start the slice the compaction creates.
+    during = table.upsert(
+        spark.createDataFrame([(1, "n1-v3", A, 3, False), (3, None, A, 3, True)], SCHEMA), cfg
+    )
+    for stat in during.metadata.write_stats():
+        assert parse_log_file_name(os.path.basename(stat.path)).base_instant == planned
+    expected = {i: f"n{i}" for i in range(10) if i != 3} | {1: "n1-v3"}
+    assert {int(k): v["name"] for k, v in snapshot(table, spark).items()} == expected
+    Compactor(table).execute(spark, planned)
+    assert {int(k): v["name"] for k, v in snapshot(table, spark).items()} == expected
+    table.compact(spark, cfg)
+    assert {int(k): v["name"] for k, v in snapshot(table, spark).items()} == expected

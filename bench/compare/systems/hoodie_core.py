@@ -36,6 +36,7 @@ STAGES = {
     "_tag_by_key_scan": "SIMPLE index: stored keys scan + join (tagging), fill the tagged cache",
     "_tag_by_bucket": "BUCKET index: bucket hash, lookup of (partition, bucket) file groups",
     "_write_file_groups": "write: shuffle to file groups, merge or append, parquet/log files",
+    "_write_buckets": "BUCKET index, merge-on-read: input, tagging and write in one Spark job",
     "_compact_inline": "merge-on-read inline compaction",
     "_clean": "cleaning old file versions",
     "_archive": "archiving old instants",

@@ -1,0 +1,104 @@
+"""Merge-on-read writes under the BUCKET index, as one Spark job.
+
+With a bucket index a record's file group follows from its key alone, so Hudi's tagging for it
+is a map, not a join. A merge-on-read write then needs nothing from the batch before it writes:
+each (partition, bucket) of the batch goes to that bucket's current file slice as a new log
+file, or, for a bucket the partition does not have yet, to a new base file. The whole write is
+therefore one Spark job grouped by (partition, bucket), whose tasks find their bucket's file
+group in a listing of their partition (where Hudi's bucket index loads it too). There is no
+input cache and no profile job: a small upsert costs one Spark job, which is what makes
+merge-on-read upserts several times cheaper than copy-on-write ones (bench/upsert_mor.py).
+
+Copy-on-write keeps the profile job: each of its tasks rewrites a whole file group, and spreading
+those rewrites over tasks needs to know which groups the batch touches. Here the work of a task
+follows the records it receives, so Spark's adaptive execution can size the tasks by the
+shuffled bytes (or `hoodie.upsert.shuffle.parallelism` fixes their number).
+
+A task refuses, before writing, a partition laid out by another index or bucket count (the job
+fails and the writer rolls back what other tasks wrote), and rows without a record key.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..exceptions import NullRecordKeyError
+from ..fs_view import FileSlice, FileSystemView
+from ..index.bucket import BUCKET, BucketIndex, new_bucket_file_id
+from ..metadata import WriteStat
+from ..naming import PARTITION_METADATA_FILE, partition_metadata_text
+from ..schema import RECORD_KEY
+from ..storage import Storage
+from ..timeline import Timeline
+from .append_handle import AppendHandle
+from .merge_handle import CopyOnWriteHandle, FileGroupTarget, deleted_mask, group_key, stat_table
+from .planner import next_version
+
+
+@dataclass
+class BucketWriter:
+    """The `applyInArrow` function of the job: called once per (partition, bucket) group.
+
+    Picklable; each task gets its own copy, so the listing cache is per task.
+    """
+
+    storage: Storage
+    timeline: Timeline  # the timeline the write started from
+    pending_compactions: dict[tuple[str, str], str]
+    index: BucketIndex
+    table_name: str
+    record_key_fields: tuple[str, ...]
+    partition_depth: int
+    append: AppendHandle  # existing buckets: a log file of the current slice
+    create: CopyOnWriteHandle  # new buckets: a base file
+    _slices: dict[str, dict[int, FileSlice]] = field(default_factory=dict, repr=False)
+
+    def __call__(self, key: tuple, records: pa.Table) -> pa.Table:
+        partition, bucket = group_key(key[0]), group_key(key[1])
+        records = records.drop_columns([BUCKET])
+        self._refuse_null_keys(partition, records)
+        file_slice = self._bucket_slices(partition).get(bucket)
+        if file_slice is not None:
+            pending = self.pending_compactions.get((partition, file_slice.file_id))
+            target = next_version(file_slice, pending, merge_on_read=True)
+            return stat_table([self.append.write(target, records)])
+        # A new bucket: a delete has nothing to delete there.
+        records = records.filter(pc.invert(deleted_mask(records)))
+        if records.num_rows == 0:
+            return stat_table([])
+        self._write_partition_metadata(partition)
+        target = FileGroupTarget(partition, new_bucket_file_id(bucket), None, None)
+        stat: WriteStat = self.create.write(target, records)
+        return stat_table([stat])
+
+    def _bucket_slices(self, partition: str) -> dict[int, FileSlice]:
+        """bucket -> current file slice of the partition's bucket file groups (checked)."""
+        if partition not in self._slices:
+            view = FileSystemView(self.storage, self.timeline)
+            groups = view.file_groups([partition])
+            slices = [g.latest_slice for g in groups if g.latest_slice is not None]
+            by_id = {s.file_id: s for s in slices}
+            buckets = self.index.file_groups(slices, self.table_name)
+            self._slices[partition] = {b: by_id[fid] for (_, b), fid in buckets.items()}
+        return self._slices[partition]
+
+    def _refuse_null_keys(self, partition: str, records: pa.Table) -> None:
+        nulls = records.column(RECORD_KEY).null_count
+        if nulls:
+            raise NullRecordKeyError(
+                f"table '{self.table_name}': {nulls} row(s) in partition '{partition}' have a "
+                f"null or empty record key (column(s): {', '.join(self.record_key_fields)}); "
+                "nothing was written. Filter or fill them in the model"
+            )
+
+    def _write_partition_metadata(self, partition: str) -> None:
+        """A new partition gets its `.hoodie_partition_metadata` from the first task writing
+        a base file there, as Hudi's write handles create it."""
+        path = posixpath.join(partition, PARTITION_METADATA_FILE)
+        if not self.storage.exists(path):
+            text = partition_metadata_text(self.append.instant, self.partition_depth)
+            self.storage.create_if_absent(path, text.encode())
