@@ -114,29 +114,35 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
 
 
 def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
-    versions: list[pa.Table] = []
+    """Base file and log blocks merged per key (Hudi's merged log record reader).
+
+    Only the keys the logs name are merged: the base file's other rows pass through in their
+    order, without the sort and gather of every column that merging the whole slice costs.
+    (A base file holds each key once, so its untouched rows need no deduplication.)
+    """
     deletes: list[pa.Table] = []
     sequence = 0
 
-    def add_rows(table: pa.Table) -> None:
+    def keyed(table: pa.Table) -> pa.Table | None:
+        """`table` in the slice schema with a sequence number; soft deletes go to `deletes`."""
         nonlocal sequence
         n = table.num_rows
         if n == 0:
-            return
-        keyed = pa.Table.from_batches([conform(table, spec.full_schema)])
+            return None
+        rows = pa.Table.from_batches([conform(table, spec.full_schema)])
         # The snapshot schema always has the record key column; fill it from the data too
         # (tables written without meta fields only have the key field itself).
-        keyed = keyed.set_column(
-            keyed.schema.get_field_index(RECORD_KEY),
+        rows = rows.set_column(
+            rows.schema.get_field_index(RECORD_KEY),
             pa.field(RECORD_KEY, pa.string()),
             _key_column(spec, table),
         )
-        keyed = keyed.append_column(SEQUENCE, pa.array(range(sequence, sequence + n), pa.int64()))
+        rows = rows.append_column(SEQUENCE, pa.array(range(sequence, sequence + n), pa.int64()))
         sequence += n
         if IS_DELETED in table.column_names:
             flagged = pc.fill_null(_as_array(table.column(IS_DELETED)), False)
             if pc.any(flagged).as_py():
-                soft = keyed.filter(flagged)
+                soft = rows.filter(flagged)
                 deletes.append(
                     pa.table(
                         {
@@ -146,16 +152,20 @@ def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
                         }
                     )
                 )
-                keyed = keyed.filter(pc.invert(flagged))
-        versions.append(keyed)
+                rows = rows.filter(pc.invert(flagged))
+        return rows
 
+    base = None
     if split.base_file is not None:
-        add_rows(pq.read_table(spec.storage.full_path(split.base_file),
-                               filesystem=spec.storage.fs))  # fmt: skip
+        base = keyed(pq.read_table(spec.storage.full_path(split.base_file),
+                                   filesystem=spec.storage.fs))  # fmt: skip
     base_rows = sequence
+    logged: list[pa.Table] = []
     for block in _committed_blocks(spec, split):
         if block.block_type in (BlockType.PARQUET_DATA, BlockType.AVRO_DATA):
-            add_rows(block.records())
+            rows = keyed(block.records())
+            if rows is not None:
+                logged.append(rows)
         elif block.block_type is BlockType.DELETE:
             records = block.deleted_records()
             n = len(records)
@@ -170,18 +180,34 @@ def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
             )
             sequence += n
     log_records = sequence - base_rows
-    if not versions:
+    candidates = logged
+    untouched = None
+    if base is not None:
+        touched = [t.column(RECORD_KEY) for t in (*logged, *deletes)]
+        if touched:
+            keys = pa.chunked_array(touched, pa.string()).combine_chunks()
+            hit = pc.is_in(base.column(RECORD_KEY), value_set=keys)
+            untouched = base.filter(pc.invert(hit))
+            candidates = [base.filter(hit), *logged]
+        else:
+            untouched = base
+    parts = []
+    if untouched is not None and untouched.num_rows:
+        parts.append(untouched)
+    if candidates:
+        rows = pa.concat_tables(candidates, promote_options="permissive")
+        if deletes:
+            rows = drop_deleted(
+                rows,
+                RECORD_KEY,
+                pa.concat_tables(deletes, promote_options="permissive"),
+                ordering_field=spec.ordering_field,
+            )
+        parts.append(latest_per_key(rows, RECORD_KEY, spec.ordering_field, sequence=SEQUENCE))
+    if not parts:
         empty = spec.full_schema.empty_table()
         return (empty, log_records) if with_count else empty
-    rows = pa.concat_tables(versions, promote_options="permissive")
-    if deletes:
-        rows = drop_deleted(
-            rows,
-            RECORD_KEY,
-            pa.concat_tables(deletes, promote_options="permissive"),
-            ordering_field=spec.ordering_field,
-        )
-    latest = latest_per_key(rows, RECORD_KEY, spec.ordering_field, sequence=SEQUENCE)
+    latest = pa.concat_tables(parts, promote_options="permissive")
     # `_emit` narrows a projection after the commit-time filter, which needs the meta column.
     merged = latest.drop_columns([SEQUENCE]).select(spec.full_schema.names)
     return (merged, log_records) if with_count else merged
