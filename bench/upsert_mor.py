@@ -17,7 +17,8 @@ Steps:
    `time.perf_counter` around that call, first on the COW table, then on the MOR table.
    Bytes and files come from the commit's write stats (`result.bytes_written`). Around each
    call the script also times the write client's three Spark stages (input, index tagging,
-   file-group write) and the CPU used by this process tree and by everyone else;
+   file-group write; or, merge-on-read with the BUCKET index, its one job) and the CPU used
+   by this process tree and by everyone else;
 4. `--delta-commits` - 1 (4) more update batches on the MOR table, each the next `updates`
    ids of the permutation (so no id is updated twice, and every batch touches every
    partition) at version batch + 1: the file groups then hold 5 log files each;
