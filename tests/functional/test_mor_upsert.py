@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 from hoodie import HoodieTable
+from hoodie.index.bucket import bucket_of_file_id
 from hoodie.naming import parse_log_file_name
 from hoodie.timeline import Action
 
@@ -74,6 +75,12 @@ def test_mor_upsert_batches_compaction_and_table_operations(dbt_project):
     dbt_project.write(
         "models/orders_ops.sql", MODEL.replace("compaction_delta_commits=3", "compaction='off'")
     )
+    # The BUCKET index: merge-on-read writes are one Spark job (hoodie/write/bucket_writer.py).
+    bucket_options = ("options={'hoodie.index.type': 'BUCKET', "
+                      "'hoodie.bucket.index.num.buckets': '2'}")  # fmt: skip
+    dbt_project.write(
+        "models/orders_bucket.sql", MODEL.replace("compaction_delta_commits=3", bucket_options)
+    )
 
     def run(batch, model):
         return ["run", "--select", model, "--vars", f"{{batch: {batch}}}"]
@@ -98,10 +105,12 @@ def test_mor_upsert_batches_compaction_and_table_operations(dbt_project):
         operation("hoodie_restore"),
         operation("hoodie_clean"),
         operation("hoodie_rollback", "{model: orders_ops, instant: '1'}"),
+        *[run(batch, "orders_bucket") for batch in (1, 2, 3, 4)],
     ]
-    report = dbt_project.run(commands, tables=["func.orders", "func.orders_ops"])
+    tables = ["func.orders", "func.orders_ops", "func.orders_bucket"]
+    report = dbt_project.run(commands, tables=tables)
     outcomes = [c["success"] for c in report["commands"]]
-    assert outcomes == [True] * 15 + [False], report["commands"]
+    assert outcomes == [True] * 15 + [False] + [True] * 4, report["commands"]
     assert any("compaction" in m for m in report["commands"][3]["messages"])
 
     # orders: the four batches, compacted.
@@ -131,3 +140,14 @@ def test_mor_upsert_batches_compaction_and_table_operations(dbt_project):
         Action.DELTA_COMMIT, Action.SAVEPOINT, Action.ROLLBACK, Action.RESTORE,
     ]  # fmt: skip
     assert not list(base.rglob(".*.log.*"))  # the rolled-back log files are gone
+
+    # orders_bucket: the same batches through the BUCKET index, no compaction in between
+    # (the default trigger is 5 delta commits): bucket file groups, updates in their logs.
+    rows = {r["id"]: (r["name"], r["ts"]) for r in report["tables"]["func.orders_bucket"]["rows"]}
+    assert rows == AFTER[4]
+    base = dbt_project.root / "warehouse" / "func.db" / "orders_bucket"
+    assert _hudi_rs(base) == AFTER[4]
+    table = HoodieTable.open(str(base))
+    assert [i.action for i in table.timeline().completed] == [Action.DELTA_COMMIT] * 4
+    logs = [parse_log_file_name(p.name) for p in base.rglob(".*.log.*")]
+    assert logs and all(bucket_of_file_id(log.file_id) in (0, 1) for log in logs)
