@@ -67,8 +67,10 @@ from .bucket_writer import BucketWriter
 from .merge_handle import STAT_SCHEMA, TARGET, CopyOnWriteHandle, FileGroupTarget, group_key
 from .planner import WorkloadProfile, next_version, plan_inserts
 
-# Recorded in each commit's extra metadata: which index placed the records.
+# Recorded in each commit's extra metadata: which index placed the records (and, for the
+# BUCKET index, into how many buckets per partition).
 INDEX_TYPE_KEY = "hoodie.index.type"
+BUCKET_COUNT_KEY = "hoodie.bucket.index.num.buckets"
 log = logging.getLogger(__name__)
 INSERT_OVERWRITE_TABLE = "INSERT_OVERWRITE_TABLE"
 _BUCKET_POINT = "__hoodie_bucket_point"
@@ -259,6 +261,8 @@ class WriteClient:
             # Planning and writing both read the batch: cache it, so that model SQL that is not
             # deterministic is computed once, and the key and bucket hash only once.
             prepared = prepared.persist()
+        if self._bucket_index is not None and not overwrite:
+            self._refuse_changed_bucket_count(self.table.timeline())
         timeline, instant = self._start_instant(action)
         heartbeat = None
         if self.optimistic:
@@ -294,6 +298,11 @@ class WriteClient:
                 extra_metadata={
                     "schema": to_avro_schema(schema, self.table.name),
                     INDEX_TYPE_KEY: self.config.index_type,
+                    **(
+                        {BUCKET_COUNT_KEY: str(self.config.bucket_count)}
+                        if self._bucket_index is not None
+                        else {}
+                    ),
                 },
                 partition_to_replace_file_ids=plan.replaced if overwrite else None,
             )
@@ -442,6 +451,26 @@ class WriteClient:
             return None
         fields = self.config.bucket_hash_fields or self.config.record_key_fields
         return BucketIndex(self.config.bucket_count, fields)
+
+    def _refuse_changed_bucket_count(self, timeline: Timeline) -> None:
+        """A bucket count different from the one the table was written with would send keys
+        to other buckets than their stored versions (duplicates after more buckets): refused,
+        using the count the latest bucket-index commit recorded. (Fewer buckets than the
+        table has are also caught by the file group checks, for tables other writers made.)"""
+        for done in reversed(timeline.completed.write_timeline.instants):
+            extra = self.table.commit_metadata(done).extra_metadata or {}
+            if extra.get(INDEX_TYPE_KEY) != BUCKET_INDEX or BUCKET_COUNT_KEY not in extra:
+                continue
+            stored = int(extra[BUCKET_COUNT_KEY])
+            if stored != self.config.bucket_count:
+                raise InvalidConfigError(
+                    f"table '{self.table.name}' was written with {BUCKET_COUNT_KEY}={stored} "
+                    f"(commit {done.timestamp}), but this write asks for "
+                    f"{self.config.bucket_count}: the bucket count cannot change after the "
+                    f"table is created; set it back to {stored}, or rebuild the table with "
+                    "--full-refresh"
+                )
+            return
 
     def _tag_by_bucket(self, prepared, counts, slices):
         """BUCKET index: every record's location is its bucket's file group, new or not."""

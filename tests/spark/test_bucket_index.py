@@ -142,7 +142,12 @@ def test_a_table_laid_out_otherwise_is_refused(spark, tmp_path, table_type):
     before = data_files(path)
     with pytest.raises(InvalidConfigError, match="bucket count cannot change"):
         table.upsert(many, bucket_config(table_type, buckets=2))
+    # More buckets would send stored keys' new versions to other buckets (duplicates): the
+    # count recorded in the commits refuses it too.
+    with pytest.raises(InvalidConfigError, match=r"num.buckets=8 .*asks for 16"):
+        table.upsert(many, bucket_config(table_type, buckets=16))
     assert data_files(path) == before and not list(table.timeline().pending)
+    assert len(snapshot(table, spark)) == 50
 
 
 def test_merge_on_read_bucket_writes_refuse_null_keys_and_respect_pending_compactions(
