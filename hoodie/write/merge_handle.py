@@ -57,7 +57,7 @@ class FileGroupTarget:
         return self.log_version is not None
 
 
-def group_key(value) -> str:
+def group_key(value):
     """A grouping key as `applyInArrow` hands it over (an Arrow scalar, or a plain value)."""
     return value.as_py() if hasattr(value, "as_py") else value
 
