@@ -20,7 +20,6 @@ fails and the writer rolls back what other tasks wrote), and rows without a reco
 
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -29,13 +28,18 @@ import pyarrow.compute as pc
 from ..exceptions import NullRecordKeyError
 from ..fs_view import FileSlice, FileSystemView
 from ..index.bucket import BUCKET, BucketIndex, new_bucket_file_id
-from ..metadata import WriteStat
-from ..naming import PARTITION_METADATA_FILE, partition_metadata_text
 from ..schema import RECORD_KEY
 from ..storage import Storage
 from ..timeline import Timeline
 from .append_handle import AppendHandle
-from .merge_handle import CopyOnWriteHandle, FileGroupTarget, deleted_mask, group_key, stat_table
+from .merge_handle import (
+    CopyOnWriteHandle,
+    FileGroupTarget,
+    deleted_mask,
+    group_key,
+    stat_table,
+    write_partition_metadata,
+)
 from .planner import next_version
 
 
@@ -56,6 +60,7 @@ class BucketWriter:
     append: AppendHandle  # existing buckets: a log file of the current slice
     create: CopyOnWriteHandle  # new buckets: a base file
     _slices: dict[str, dict[int, FileSlice]] = field(default_factory=dict, repr=False)
+    _view: FileSystemView | None = field(default=None, repr=False)
 
     def __call__(self, key: tuple, records: pa.Table) -> pa.Table:
         partition, bucket = group_key(key[0]), group_key(key[1])
@@ -70,16 +75,19 @@ class BucketWriter:
         records = records.filter(pc.invert(deleted_mask(records)))
         if records.num_rows == 0:
             return stat_table([])
-        self._write_partition_metadata(partition)
+        # A new partition gets its metadata file from the first task writing there, as
+        # Hudi's write handles create it.
+        write_partition_metadata(self.storage, partition, self.append.instant, self.partition_depth)
         target = FileGroupTarget(partition, new_bucket_file_id(bucket), None, None)
-        stat: WriteStat = self.create.write(target, records)
-        return stat_table([stat])
+        return stat_table([self.create.write(target, records)])
 
     def _bucket_slices(self, partition: str) -> dict[int, FileSlice]:
         """bucket -> current file slice of the partition's bucket file groups (checked)."""
         if partition not in self._slices:
-            view = FileSystemView(self.storage, self.timeline)
-            groups = view.file_groups([partition])
+            # One view per task: it reads the replace commits once for all its partitions.
+            if self._view is None:
+                self._view = FileSystemView(self.storage, self.timeline)
+            groups = self._view.file_groups([partition])
             slices = [g.latest_slice for g in groups if g.latest_slice is not None]
             by_id = {s.file_id: s for s in slices}
             buckets = self.index.file_groups(slices, self.table_name)
@@ -94,11 +102,3 @@ class BucketWriter:
                 f"null or empty record key (column(s): {', '.join(self.record_key_fields)}); "
                 "nothing was written. Filter or fill them in the model"
             )
-
-    def _write_partition_metadata(self, partition: str) -> None:
-        """A new partition gets its `.hoodie_partition_metadata` from the first task writing
-        a base file there, as Hudi's write handles create it."""
-        path = posixpath.join(partition, PARTITION_METADATA_FILE)
-        if not self.storage.exists(path):
-            text = partition_metadata_text(self.append.instant, self.partition_depth)
-            self.storage.create_if_absent(path, text.encode())

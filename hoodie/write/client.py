@@ -38,11 +38,9 @@ from ..keygen import KeyGenerator
 from ..markers import WriteMarkers
 from ..metadata import CommitMetadata, WriteStat
 from ..naming import (
-    PARTITION_METADATA_FILE,
     is_partition_metadata,
     parse_base_file_name,
     parse_log_file_name,
-    partition_metadata_text,
 )
 from ..properties import COPY_ON_WRITE, MERGE_ON_READ, TableProperties
 from ..schema import (
@@ -64,7 +62,14 @@ from ..transaction.heartbeat import Heartbeat, is_expired
 from ..transaction.lock import FileSystemLock, LockProvider
 from .append_handle import AppendHandle
 from .bucket_writer import BucketWriter
-from .merge_handle import STAT_SCHEMA, TARGET, CopyOnWriteHandle, FileGroupTarget, group_key
+from .merge_handle import (
+    STAT_SCHEMA,
+    TARGET,
+    CopyOnWriteHandle,
+    FileGroupTarget,
+    group_key,
+    write_partition_metadata,
+)
 from .planner import WorkloadProfile, next_version, plan_inserts
 
 # Recorded in each commit's extra metadata: which index placed the records (and, for the
@@ -160,9 +165,10 @@ class _WritePlan:
 
     def inflight_metadata(self, operation: str) -> CommitMetadata:
         """The `.inflight` file's content: the file groups the write is about to touch."""
+        overwrite = operation == INSERT_OVERWRITE_TABLE
         planned = CommitMetadata(
             operation_type=operation,
-            partition_to_replace_file_ids=self.replaced if self.replaced else None,
+            partition_to_replace_file_ids=self.replaced if overwrite else None,
         )
         for target in self.targets.values():
             planned.add(WriteStat(target.file_id, target.partition_path, None,
@@ -823,11 +829,7 @@ class WriteClient:
     def _write_partition_metadata(self, instant: str, partitions: list[str]) -> None:
         depth = len(self.config.partition_fields)
         for partition in partitions:
-            path = posixpath.join(partition, PARTITION_METADATA_FILE)
-            if not self.table.storage.exists(path):
-                self.table.storage.create_if_absent(
-                    path, partition_metadata_text(instant, depth).encode()
-                )
+            write_partition_metadata(self.table.storage, partition, instant, depth)
 
     def _finalize(self, instant: str, metadata: CommitMetadata) -> None:
         """Delete marked files no write stat names (from retried or speculative tasks)."""

@@ -22,7 +22,12 @@ from ..faults import crash_point
 from ..markers import IOType, WriteMarkers
 from ..merge import latest_per_key
 from ..metadata import WriteStat
-from ..naming import base_file_name, write_token
+from ..naming import (
+    PARTITION_METADATA_FILE,
+    base_file_name,
+    partition_metadata_text,
+    write_token,
+)
 from ..schema import (
     FILE_NAME,
     IS_DELETED,
@@ -285,6 +290,14 @@ class CopyOnWriteHandle:
 
 def parquet_codec(compression: str) -> str:
     return "none" if compression in ("uncompressed", "none") else compression
+
+
+def write_partition_metadata(storage: Storage, partition: str, instant: str, depth: int) -> None:
+    """`.hoodie_partition_metadata` of a partition, unless it already has one (first writer
+    wins; readers and Hudi find partitions by this file)."""
+    path = posixpath.join(partition, PARTITION_METADATA_FILE)
+    if not storage.exists(path):
+        storage.create_if_absent(path, partition_metadata_text(instant, depth).encode())
 
 
 def write_base_file(storage: Storage, relative: str, rows: pa.Table, compression: str) -> int:
