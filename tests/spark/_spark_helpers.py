@@ -6,7 +6,7 @@ import json
 import os
 import re
 
-from hoodie import HoodieTable
+from hoodie import HoodieTable, WriteConfig
 from hoodie.naming import parse_base_file_name
 
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
@@ -20,6 +20,21 @@ META = (
     "_hoodie_partition_path",
     "_hoodie_file_name",
 )
+
+
+def id_dt_ts_config(
+    name: str, table_type: str = "COPY_ON_WRITE", options: dict[str, str] | None = None
+) -> WriteConfig:
+    """The Spark tests' usual table: key `id`, partitioned by `dt`, ordered by `ts`, with
+    `options` as raw hoodie.* settings."""
+    return WriteConfig.build(
+        name,
+        record_key="id",
+        partition_path="dt",
+        precombine_field="ts",
+        table_type=table_type,
+        options=options or {},
+    )
 
 
 def snapshot(table: HoodieTable, spark) -> dict[str, dict]:

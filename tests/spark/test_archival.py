@@ -6,8 +6,9 @@ import os
 
 import pyarrow as pa
 import pytest
+from _spark_helpers import id_dt_ts_config
 
-from hoodie import HoodieTable, WriteConfig
+from hoodie import HoodieTable
 from hoodie.exceptions import TimelineError
 from hoodie.read.datasource import register
 from hoodie.table_services.archival import archived_instants
@@ -22,15 +23,9 @@ SCHEMA = "id int, name string, dt string, ts bigint"
 def test_old_instants_are_archived_and_their_files_stay_visible(spark, tmp_path, table_type):
     register(spark)
     path = str(tmp_path / "t")
-    cfg = WriteConfig.build(
-        "archived",
-        record_key="id",
-        partition_path="dt",
-        precombine_field="ts",
-        table_type=table_type,
-        options={"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
-                 "hoodie.cleaner.commits.retained": "1"},
-    )  # fmt: skip
+    cfg = id_dt_ts_config("archived", table_type,
+                          {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+                           "hoodie.cleaner.commits.retained": "1"})  # fmt: skip
     table = HoodieTable.for_write(path, cfg)
     # Each write touches its own partition, so the first partitions' files are only ever
     # named by commits that end up archived.
@@ -72,16 +67,10 @@ def test_archiving_beyond_a_savepoint_leaves_a_hole_readers_handle(spark, tmp_pa
     and restore, which could not undo archived commits, refuses."""
     register(spark)
     path = str(tmp_path / "t")
-    cfg = WriteConfig.build(
-        "holes",
-        record_key="id",
-        partition_path="dt",
-        precombine_field="ts",
-        table_type=table_type,
-        options={"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
-                 "hoodie.cleaner.commits.retained": "1", "hoodie.compact.inline": "false",
-                 "hoodie.archive.beyond.savepoint": "true"},
-    )  # fmt: skip
+    cfg = id_dt_ts_config("holes", table_type,
+                          {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+                           "hoodie.cleaner.commits.retained": "1", "hoodie.compact.inline": "false",
+                           "hoodie.archive.beyond.savepoint": "true"})  # fmt: skip
     table = HoodieTable.for_write(path, cfg)
     instants = []
     for n in range(7):

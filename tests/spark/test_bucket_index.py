@@ -6,7 +6,7 @@ import os
 
 import pyarrow as pa
 import pytest
-from _spark_helpers import all_files, snapshot
+from _spark_helpers import all_files, id_dt_ts_config, snapshot
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie.exceptions import InvalidConfigError
@@ -21,13 +21,10 @@ BUCKETS = 3
 
 
 def bucket_config(table_type: str, buckets: int = BUCKETS, **options) -> WriteConfig:
-    return WriteConfig.build(
+    return id_dt_ts_config(
         "bucketed",
-        record_key="id",
-        partition_path="dt",
-        precombine_field="ts",
-        table_type=table_type,
-        options={
+        table_type,
+        {
             "hoodie.index.type": "BUCKET",
             "hoodie.bucket.index.num.buckets": str(buckets),
             "hoodie.compact.inline": "false",
@@ -99,9 +96,7 @@ def test_records_stay_in_their_buckets(spark, tmp_path, table_type):
     assert dict(zip(theirs["id"].to_pylist(), theirs["name"].to_pylist())) == expected
 
     # A later SIMPLE-index write still finds keys that only live in bucket log files.
-    simple = WriteConfig.build("bucketed", record_key="id", partition_path="dt",
-                               precombine_field="ts", table_type=table_type,
-                               options={"hoodie.compact.inline": "false"})  # fmt: skip
+    simple = id_dt_ts_config("bucketed", table_type, {"hoodie.compact.inline": "false"})
     table.upsert(spark.createDataFrame([(100, "again", A, 3, False)], SCHEMA), simple)
     rows = snapshot(table, spark)
     assert rows["100"]["name"] == "again" and len(rows) == len(expected)
@@ -114,8 +109,7 @@ def data_files(path: str) -> set[str]:
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_a_table_laid_out_otherwise_is_refused(spark, tmp_path, table_type):
     path = str(tmp_path / "t")
-    simple = WriteConfig.build("bucketed", record_key="id", partition_path="dt",
-                               precombine_field="ts", table_type=table_type)  # fmt: skip
+    simple = id_dt_ts_config("bucketed", table_type)
     table = HoodieTable.for_write(path, simple)
     data = spark.createDataFrame([(1, "a", A, 1, False)], SCHEMA)
     table.upsert(data, simple)

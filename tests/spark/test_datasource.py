@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from _spark_helpers import id_dt_ts_config
 from sample_tables import ROOT, unzip
 
 from hoodie import HoodieTable, WriteConfig
@@ -98,14 +99,7 @@ def test_a_read_given_a_schema_returns_only_those_columns_merged_correctly(
     (neither of which the projection returns) and applies deletes."""
     register(spark)
     path = str(tmp_path / table_type)
-    cfg = WriteConfig.build(
-        "proj",
-        record_key="id",
-        partition_path="dt",
-        precombine_field="ts",
-        table_type=table_type,
-        options={"hoodie.compact.inline": "false"},
-    )
+    cfg = id_dt_ts_config("proj", table_type, {"hoodie.compact.inline": "false"})
     table = HoodieTable.for_write(path, cfg)
     schema = "id int, name string, dt string, ts bigint, _hoodie_is_deleted boolean"
     table.upsert(

@@ -6,7 +6,7 @@ import os
 
 import pyarrow as pa
 import pytest
-from _spark_helpers import all_files
+from _spark_helpers import all_files, id_dt_ts_config
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie.avro_metadata import RestoreMetadata, SavepointMetadata
@@ -28,13 +28,10 @@ def rows(spark, path) -> dict:
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_savepoint_survives_cleaning_and_restore_returns_to_it(spark, tmp_path, table_type):
     path = str(tmp_path / "t")
-    cfg = WriteConfig.build(
+    cfg = id_dt_ts_config(
         "sp",
-        record_key="id",
-        partition_path="dt",
-        precombine_field="ts",
-        table_type=table_type,
-        options={"hoodie.cleaner.commits.retained": "1", "hoodie.compact.inline": "false"}
+        table_type,
+        {"hoodie.cleaner.commits.retained": "1", "hoodie.compact.inline": "false"}
         if table_type == "MERGE_ON_READ"
         else {"hoodie.cleaner.commits.retained": "1"},
     )
