@@ -24,7 +24,7 @@ Steps:
    - `slice_reader_in_driver`: the data source's own `HoodieReader.read` of every split in
      this process (what the Spark tasks run, minus Spark);
    - `mapinarrow_read_only`: the same `read_slice` calls inside Spark's Python workers
-     (`mapInArrow`, one task per file slice) sending no rows back;
+     (`mapInArrow`, one task per task of the source, with its file slices) sending no rows back;
    - `mapinarrow_full`: the same, sending every row to the JVM as Arrow batches;
 4. verify (row counts, updated rows and versions, no duplicate keys) and write JSON.
 
@@ -437,8 +437,8 @@ def run(args: argparse.Namespace) -> dict:
                 "slice_reader_in_driver", slice_reader_in_driver, args.repeats
             )
 
-            # The same per-split work in Spark's Python workers, through mapInArrow instead of
-            # the Python data source API: one task per split.
+            # The same per-task work in Spark's Python workers, through mapInArrow instead of
+            # the Python data source API: one task per task of the source (its packed slices).
             spec_splits = [
                 (
                     dataclasses.replace(
@@ -447,7 +447,7 @@ def run(args: argparse.Namespace) -> dict:
                         merge_logs=s.merge_logs,
                         commit_time_range=s.commit_time_range,
                     ),
-                    s.split,
+                    s.splits,
                 )
                 for s in splits
             ]
@@ -457,10 +457,11 @@ def run(args: argparse.Namespace) -> dict:
                 def fn(batches):
                     for batch in batches:
                         for i in batch.column(0).to_pylist():
-                            spec, split = spec_splits[i]
-                            for out in read_slice(spec, split):
-                                if send:
-                                    yield out
+                            spec, packed = spec_splits[i]
+                            for split in packed:
+                                for out in read_slice(spec, split):
+                                    if send:
+                                        yield out
                     if not send:
                         yield empty
 

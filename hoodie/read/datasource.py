@@ -1,8 +1,8 @@
 """The `hoodie` Spark data source: `spark.read.format("hoodie").load(path)` and catalog tables.
 
 Planning (which file slices a query reads) happens once on the driver; each Spark task then
-reads, and for merge-on-read merges, one file slice with pyarrow and hands Arrow batches to
-Spark.
+reads, and for merge-on-read merges, its file slices with pyarrow (one large slice, or several
+small ones packed together) and hands Arrow batches to Spark.
 
 Column pruning: PySpark's Python data source API never tells a source which columns a query
 uses (Spark 4's `PythonScanBuilder` implements filter pushdown only), so a plain read returns
@@ -28,6 +28,7 @@ from ..fs_view import CommittedInstants
 from ..schema import META_SCHEMA, normalize_schema
 from ..table import HoodieTable
 from .options import ReadOptions
+from .packing import MAX_PARTITION_BYTES, default_parallelism, pack_splits
 from .partition_filter import PartitionMatcher
 from .planner import FileSplit, plan_read
 from .slice_reader import SliceReadSpec, read_slice
@@ -63,7 +64,8 @@ def snapshot_arrow_schema(table: HoodieTable) -> pa.Schema:
 
 
 class SliceSplit(InputPartition):
-    """A Spark input partition: one file slice, with what the plan decided about reading it.
+    """A Spark input partition: file slices one task reads (small ones are packed together, see
+    `hoodie.read.packing`), with what the plan decided about reading them.
 
     The plan's results (valid instants, whether to merge logs, the incremental commit-time
     range) travel here rather than on the reader: PySpark pickles the reader for the tasks
@@ -74,13 +76,13 @@ class SliceSplit(InputPartition):
 
     def __init__(
         self,
-        split: FileSplit,
+        splits: tuple[FileSplit, ...],
         valid_instants: CommittedInstants | frozenset[str] = frozenset(),
         merge_logs: bool = True,
         commit_time_range: tuple[str, str] | None = None,
     ):
-        super().__init__(split)
-        self.split = split
+        super().__init__(splits)
+        self.splits = splits
         self.valid_instants = valid_instants
         self.merge_logs = merge_logs
         self.commit_time_range = commit_time_range
@@ -104,7 +106,7 @@ class HoodieDataSource(DataSource):
 
 
 class HoodieReader(DataSourceReader):
-    """Plans on the driver (in `partitions()`), reads one file slice per Spark task."""
+    """Plans on the driver (in `partitions()`); each Spark task reads its packed file slices."""
 
     def __init__(self, path: str, schema: StructType, options: ReadOptions):
         table = HoodieTable.open(path)
@@ -140,9 +142,14 @@ class HoodieReader(DataSourceReader):
             merge_logs=plan.merge_logs,
             commit_time_range=plan.commit_time_range,
         )
-        if not plan.splits:
-            return [SliceSplit(FileSplit("", "", None), **decided)]
-        return [SliceSplit(split, **decided) for split in plan.splits]
+        tasks = pack_splits(
+            plan.splits,
+            self.options.parallelism or default_parallelism(),
+            self.options.max_partition_bytes or MAX_PARTITION_BYTES,
+        )
+        if not tasks:
+            return [SliceSplit((), **decided)]
+        return [SliceSplit(tuple(task), **decided) for task in tasks]
 
     def read(self, partition: SliceSplit):
         # `self` is the reader as pickled before `partitions()` ran: take the plan's
@@ -153,7 +160,8 @@ class HoodieReader(DataSourceReader):
             merge_logs=partition.merge_logs,
             commit_time_range=partition.commit_time_range,
         )
-        yield from read_slice(spec, partition.split)
+        for split in partition.splits:
+            yield from read_slice(spec, split)
 
 
 class PartitionPruningReader(HoodieReader):

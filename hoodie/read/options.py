@@ -19,6 +19,8 @@ QUERY_TYPE = "hoodie.datasource.query.type"
 AS_OF_INSTANT = "as.of.instant"
 BEGIN_INSTANT = "hoodie.datasource.read.begin.instanttime"
 END_INSTANT = "hoodie.datasource.read.end.instanttime"
+MAX_PARTITION_BYTES = "hoodie.read.max.partition.bytes"
+PARALLELISM = "hoodie.read.parallelism"
 
 SNAPSHOT = "snapshot"
 READ_OPTIMIZED = "read_optimized"
@@ -32,6 +34,8 @@ SUPPORTED = {
     AS_OF_INSTANT: "time travel: yyyyMMddHHmmssSSS, 'yyyy-MM-dd HH:mm:ss' or yyyy-MM-dd",
     BEGIN_INSTANT: "incremental: changes after this instant (exclusive)",
     END_INSTANT: "incremental: changes up to this instant (inclusive), default latest",
+    MAX_PARTITION_BYTES: "bytes of file slices one Spark task reads at most (default 134217728)",
+    PARALLELISM: "tasks to spread a read of small file slices over (default: the driver's cores)",
 }
 
 _DIGITS = re.compile(r"^\d{8,17}$")
@@ -71,6 +75,8 @@ class ReadOptions:
     as_of_instant: str | None = None
     begin_instant: str | None = None
     end_instant: str | None = None
+    max_partition_bytes: int | None = None  # None: the packing module's default
+    parallelism: int | None = None  # None: the cores of the planning process
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> ReadOptions:
@@ -114,6 +120,8 @@ class ReadOptions:
             as_of_instant=normalize_instant(as_of, AS_OF_INSTANT) if as_of is not None else None,
             begin_instant=_begin(begin),
             end_instant=normalize_instant(end, END_INSTANT) if end is not None else None,
+            max_partition_bytes=_positive(given, MAX_PARTITION_BYTES),
+            parallelism=_positive(given, PARALLELISM),
         )
         if (
             parsed.begin_instant is not None
@@ -133,3 +141,14 @@ def _begin(value: str | None) -> str | None:
     if value.strip() in ("0", "000"):
         return "0" * 17  # before every instant
     return normalize_instant(value, BEGIN_INSTANT)
+
+
+def _positive(given: Mapping[str, str], option: str) -> int | None:
+    if option not in given:
+        return None
+    text = given[option].strip()
+    if not text.isdigit() or int(text) == 0:
+        raise InvalidConfigError(
+            f"option '{option}'={given[option]!r} must be a positive whole number"
+        )
+    return int(text)

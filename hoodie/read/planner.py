@@ -28,6 +28,7 @@ class FileSplit:
     file_id: str
     base_file: str | None
     log_files: tuple[str, ...] = ()
+    size: int = 0  # bytes of the base and log files, for packing splits into tasks
 
 
 @dataclass
@@ -140,7 +141,10 @@ def _latest_slices(view: FileSystemView, options: ReadOptions, partition_filter,
             logs = tuple(lf.relative_path for lf in latest.log_files)
         if base is None and options.query_type == READ_OPTIMIZED:
             continue  # a slice with only log files has no read-optimized rows yet
-        splits.append(FileSplit(group.partition_path, group.file_id, base, logs))
+        size = latest.base_file.size if latest.base_file else 0
+        if logs:
+            size += sum(lf.size for lf in latest.log_files)
+        splits.append(FileSplit(group.partition_path, group.file_id, base, logs, size))
     return splits, len(partitions) - len(kept)
 
 

@@ -513,7 +513,13 @@ def _slices_in(path: str, partition: str) -> int:
 
 
 def _assert_prunes(spark, path: str, column: str, value, partition: str):
-    reader = spark.read.format("hoodie").option("hoodie.read.filter.pushdown", "true")
+    """The filtered read opens only the partition's file slices: with one slice per task (the
+    byte cap below every slice turns packing off) its task count is their number."""
+    reader = (
+        spark.read.format("hoodie")
+        .option("hoodie.read.filter.pushdown", "true")
+        .option("hoodie.read.max.partition.bytes", "1")
+    )
     everything = reader.load(path)
     filtered = everything.filter(everything[column] == value)
     total = sum(1 for _ in hudi.HudiTable(path).get_file_slices())

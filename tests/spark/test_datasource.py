@@ -150,3 +150,54 @@ def test_a_schema_naming_an_unknown_column_is_an_error(spark, tmp_path):
     table.upsert(spark.createDataFrame([(1, "a")], "id int, name string"), cfg)
     with pytest.raises(Exception, match=r"column\(s\) nmae are not in table 'unknown_cols'"):
         spark.read.format("hoodie").schema("id int, nmae string").load(path).collect()
+
+
+# -- tasks ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_small_file_slices_are_packed_into_fewer_tasks_and_read_the_same(
+    spark, tmp_path, table_type
+):
+    """Six partitions of a few rows each: by default the slices share tasks (a task per core at
+    most, as Spark packs small files); with a byte cap below every slice each is a task of its
+    own. Both read the same rows, merge-on-read logs merged in either case."""
+    register(spark)
+    path = str(tmp_path / table_type)
+    cfg = id_dt_ts_config("packed", table_type, {"hoodie.compact.inline": "false"})
+    table = HoodieTable.for_write(path, cfg)
+    schema = "id int, name string, dt string, ts bigint"
+    table.upsert(
+        spark.createDataFrame([(i, f"n{i}", f"d{i % 6}", 1) for i in range(60)], schema), cfg
+    )
+    table.upsert(
+        spark.createDataFrame([(i, f"new{i}", f"d{i % 6}", 2) for i in range(0, 60, 7)], schema),
+        cfg,
+    )
+    slices = sum(1 for _ in table.file_system_view().file_groups())
+    assert slices == 6
+    if table_type == "MERGE_ON_READ":
+        assert any(".log." in name for _, _, names in os.walk(path) for name in names)
+    expected = sorted((i, f"new{i}" if i % 7 == 0 else f"n{i}") for i in range(60))
+
+    def read(**options):
+        reader = spark.read.format("hoodie")
+        for key, value in options.items():
+            reader = reader.option(key, value)
+        df = reader.load(path)
+        return df.rdd.getNumPartitions(), sorted((r["id"], r["name"]) for r in df.collect())
+
+    tasks, rows = read(**{"hoodie.read.parallelism": "2"})
+    assert (tasks, rows) == (2, expected)
+    tasks, rows = read(**{"hoodie.read.parallelism": "1"})
+    assert (tasks, rows) == (1, expected)
+    tasks, rows = read(**{"hoodie.read.max.partition.bytes": "1"})
+    assert (tasks, rows) == (slices, expected)
+
+
+def test_a_bad_task_sizing_option_names_itself(spark, tmp_path):
+    register(spark)
+    path = str(tmp_path / "sizing")
+    cfg = WriteConfig.build("sizing", record_key="id")
+    HoodieTable.for_write(path, cfg).upsert(spark.createDataFrame([(1,)], "id int"), cfg)
+    reader = spark.read.format("hoodie").option("hoodie.read.parallelism", "0")
+    with pytest.raises(Exception, match=r"'hoodie.read.parallelism'='0' must be a positive"):
+        reader.load(path).collect()

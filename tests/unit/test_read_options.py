@@ -70,3 +70,15 @@ def test_range_options_need_incremental_and_order():
                 "hoodie.datasource.read.end.instanttime": "20260101",
             }
         )
+
+
+def test_task_sizing_options_are_positive_whole_numbers():
+    parsed = ReadOptions.parse(
+        {"hoodie.read.max.partition.bytes": "1048576", "hoodie.read.parallelism": " 8 "}
+    )
+    assert (parsed.max_partition_bytes, parsed.parallelism) == (1048576, 8)
+    assert ReadOptions.parse({}).parallelism is None
+    for option in ("hoodie.read.max.partition.bytes", "hoodie.read.parallelism"):
+        for bad in ("0", "-1", "1.5", "lots"):
+            with pytest.raises(InvalidConfigError, match=rf"'{option}'=.* positive whole number"):
+                ReadOptions.parse({option: bad})
