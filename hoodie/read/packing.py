@@ -21,9 +21,9 @@ OPEN_COST_BYTES = 4 * 1024 * 1024
 
 
 def default_parallelism() -> int:
-    """The cores this process may use: the planning process runs on the driver, which in
-    local mode is the whole cluster (and elsewhere a lower bound, which only makes tasks
-    bigger up to the byte cap)."""
+    """The cores this process may use. Planning runs on the driver: in local mode its cores
+    are the executors'; a cluster usually has more, which only makes tasks bigger than they
+    need be, up to the byte cap (`hoodie.read.parallelism` says how many there are)."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
