@@ -7,7 +7,7 @@ import os
 
 import pyarrow as pa
 import pytest
-from _spark_helpers import all_files
+from _spark_helpers import all_files, id_dt_ts_config
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie.avro_metadata import CleanerPlan, CleanMetadata
@@ -24,14 +24,8 @@ SCHEMA = "id int, name string, dt string, ts bigint"
 
 
 def config(name, table_type="COPY_ON_WRITE", **options) -> WriteConfig:
-    return WriteConfig.build(
-        name,
-        record_key="id",
-        partition_path="dt",
-        precombine_field="ts",
-        table_type=table_type,
-        options={k.replace("_", "."): v for k, v in options.items()},
-    )
+    """`id_dt_ts_config` with options as keywords (`hoodie_cleaner_commits_retained="2"`)."""
+    return id_dt_ts_config(name, table_type, {k.replace("_", "."): v for k, v in options.items()})
 
 
 def versions(path: str) -> list[str]:

@@ -7,7 +7,7 @@ import os
 
 import pyarrow.parquet as pq
 import pytest
-from _spark_helpers import all_files, parquet_files, snapshot, user_columns
+from _spark_helpers import all_files, id_dt_ts_config, parquet_files, snapshot, user_columns
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie.exceptions import InvalidConfigError
@@ -28,15 +28,7 @@ SCHEMA = "id int, name string, dt string, ts bigint, _hoodie_is_deleted boolean"
 
 
 def mor_config(name: str, **options) -> WriteConfig:
-    opts = {"hoodie.compact.inline": "false", **options}
-    return WriteConfig.build(
-        name,
-        record_key="id",
-        partition_path="dt",
-        precombine_field="ts",
-        table_type=MERGE_ON_READ,
-        options=opts,
-    )
+    return id_dt_ts_config(name, MERGE_ON_READ, {"hoodie.compact.inline": "false", **options})
 
 
 def rows(table: HoodieTable, spark) -> dict[int, tuple]:
