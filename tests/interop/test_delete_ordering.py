@@ -35,6 +35,10 @@ def _config(table_type: str, index: str) -> WriteConfig:
             "hoodie.index.type": index,
             "hoodie.bucket.index.num.buckets": "2",
             "hoodie.compact.inline": "false",
+            # New keys go to new file groups: a merge-on-read group without log files that
+            # takes inserts is rewritten as a base file (copy-on-write style), which would
+            # apply the batch's deletes at once instead of logging them.
+            "hoodie.parquet.small.file.limit": "0",
         },
     )
 
@@ -67,63 +71,38 @@ def _both(spark, path: str) -> dict:
 
 
 @pytest.mark.parametrize(("table_type", "index"), LAYOUTS)
-@pytest.mark.parametrize("stored_before", [False, True], ids=["new-key", "stored-key"])
-def test_a_winning_delete_in_a_batch_removes_the_key(spark, tmp_path, table_type, index,
-                                                     stored_before):  # fmt: skip
-    """One batch: a delete with ts=20 and a row with ts=10 for key k. The delete is the
-    latest, so k ends up absent whether or not the table held it (the row with ts=10 used
-    to be inserted when k was new: the delete was dropped before the batch was combined)."""
-    register(spark)
-    config = _config(table_type, index)
-    path = str(tmp_path / "t")
-    table = HoodieTable.for_write(path, config)
-    first = [("other", "o", 1, False)]
-    if stored_before:
-        first.append(("k", "stored", 5, False))
-    _write(spark, table, config, first)
-    _write(spark, table, config, [("k", "deleted", 20, True), ("k", "older", 10, False)])
-    assert _both(spark, path) == {"other": ("o", 1)}
+def test_deletes_compete_by_ordering_value(spark, tmp_path, table_type, index):
+    """The README's rule, one key per case, on one table per layout (writes are what cost).
 
-
-@pytest.mark.parametrize(("table_type", "index"), LAYOUTS)
-def test_a_delete_keeps_its_ordering_until_the_row_is_gone_from_base_files(
-    spark, tmp_path, table_type, index
-):
-    """k is deleted with ts=20, then a later batch writes k with ts=0.
-
-    Merge-on-read (Hudi's log merge): the delete sits in a log with its ordering value, and
-    the older write stays deleted until compaction folds the logs; after that a write of k
-    is an insert like any other. Copy-on-write removed k from the base file at once, so the
-    later write is an insert. Both readers agree in every state.
+    - `new`, `stored`: one batch holds a delete with ts=20 and a row with ts=10. The delete is
+      the latest, so the key ends up absent whether or not the table held it (the ts=10 row
+      used to be inserted when the key was new: the delete was dropped before the batch was
+      combined).
+    - `a`, `b`: a delete with a null ts has no ordering and removes the stored row; `c`: a
+      delete with ts=0 is older than the stored ts=5 and loses.
+    - `late`: deleted with ts=20, then written with ts=0. Merge-on-read keeps the delete with
+      its value in a log, so the older write stays deleted until compaction folds the logs;
+      after that a write of the key is an insert like any other. Copy-on-write removed the
+      key from the base file at once, so the later write is an insert.
+    Our reader and hudi-rs agree in every state.
     """
     register(spark)
     config = _config(table_type, index)
     path = str(tmp_path / "t")
     table = HoodieTable.for_write(path, config)
-    _write(spark, table, config, [("k", "v1", 10, False), ("other", "o", 1, False)])
-    _write(spark, table, config, [("k", "gone", 20, True)])
-    assert _both(spark, path) == {"other": ("o", 1)}
-    _write(spark, table, config, [("k", "late", 0, False)])
+    _write(spark, table, config, [("other", "o", 1, False), ("stored", "s", 5, False),
+                                  ("a", "a", 5, False), ("b", "b", None, False),
+                                  ("c", "c", 5, False), ("late", "v1", 10, False)])  # fmt: skip
+    _write(spark, table, config, [("new", "deleted", 20, True), ("new", "older", 10, False),
+                                  ("stored", "deleted", 20, True), ("stored", "older", 10, False),
+                                  ("a", "d", None, True), ("b", "d", None, True),
+                                  ("c", "d", 0, True), ("late", "gone", 20, True)])  # fmt: skip
+    left = {"other": ("o", 1), "c": ("c", 5)}
+    assert _both(spark, path) == left
+    _write(spark, table, config, [("late", "late", 0, False)])
     if table_type == "MERGE_ON_READ":
-        assert _both(spark, path) == {"other": ("o", 1)}
+        assert _both(spark, path) == left
         table.compact(spark)
-        assert _both(spark, path) == {"other": ("o", 1)}
-        _write(spark, table, config, [("k", "again", 0, False)])
-    assert _both(spark, path) == {"other": ("o", 1), "k": ("again" if table_type ==
-                                  "MERGE_ON_READ" else "late", 0)}  # fmt: skip
-
-
-@pytest.mark.parametrize(("table_type", "index"), LAYOUTS)
-def test_a_delete_without_ordering_value_removes_the_stored_row(spark, tmp_path, table_type,
-                                                                index):  # fmt: skip
-    """A null ordering value on a delete is Hudi's "no ordering": the delete wins over what
-    was stored before it, on copy-on-write as on merge-on-read; a 0 is a real value."""
-    register(spark)
-    config = _config(table_type, index)
-    path = str(tmp_path / "t")
-    table = HoodieTable.for_write(path, config)
-    _write(spark, table, config, [("a", "a", 5, False), ("b", "b", None, False),
-                                  ("c", "c", 5, False)])  # fmt: skip
-    _write(spark, table, config, [("a", "d", None, True), ("b", "d", None, True),
-                                  ("c", "d", 0, True)])  # fmt: skip
-    assert _both(spark, path) == {"c": ("c", 5)}
+        assert _both(spark, path) == left
+        _write(spark, table, config, [("late", "late", 0, False)])
+    assert _both(spark, path) == {**left, "late": ("late", 0)}
