@@ -169,12 +169,13 @@ class TestCowUpsertConstraintsColumnsEqual(CowUpsert, LakeConstraintsColumnsEqua
 
 
 class TestMorUpsertConstraintsColumnsEqual(MorUpsert, LakeConstraintsColumnsEqual):
-    """Only the int and string cases: the type check is dbt's and runs before the table type
-    matters (the shared lake_upsert macro); cow_upsert runs every case."""
+    """Only the int case (against a `string` yml, then an `int` one): the type check is dbt's
+    and runs before the table type matters (the shared lake_upsert macro); cow_upsert runs
+    every case, and each correct case costs a lake write."""
 
     @pytest.fixture
     def data_types(self):
-        return [["1", "int", "int"], ["'1'", "string", "string"]]
+        return [["1", "int", "int"]]
 
 
 # -- not_null: the run stops and the table keeps its rows ---------------------------------------
@@ -401,7 +402,8 @@ class TestCowUpsertContractRegressions:
         assert_nothing_written(project, hoodie_spark_root, "contracted")
 
     def test_null_in_not_null_column_is_refused(self, project, hoodie_spark_root):
-        """...and a view under the model's name, which the lake table would replace, stays."""
+        """...and a view under the model's name, which the lake table replaces, stays until the
+        rows keep the contract."""
         view = f"{project.test_schema}.contracted"
         project.run_sql(f"create view {view} as select 1 as id, 'kept' as val")
         write_file(contracted_sql.format(val="cast(null as string)"), "models", "contracted.sql")
@@ -414,3 +416,10 @@ class TestCowUpsertContractRegressions:
         assert not lake_table(project, hoodie_spark_root, "contracted").exists()
         rows = project.run_sql(f"select id, val from {view}", fetch="all")
         assert [tuple(r) for r in rows] == [(1, "kept")]
+
+        # Once the rows keep the contract, the lake table replaces the view.
+        write_file(contracted_sql.format(val="'fixed'"), "models", "contracted.sql")
+        run_dbt(["run", "-s", "contracted"])
+        assert lake_table(project, hoodie_spark_root, "contracted").exists()
+        rows = project.run_sql(f"select id, val from {view}", fetch="all")
+        assert [tuple(r) for r in rows] == [(1, "fixed")]
