@@ -3,6 +3,13 @@
 The ordering (precombine) field decides, as Hudi's `DefaultHoodieRecordPayload` does: the
 larger value wins, a null value loses to any value, and among equals the later record (higher
 sequence) wins. Without an ordering field, the later record wins.
+
+Deletes carry an ordering value too. Within a file slice (a base file and its logs) the rule is
+the one of Hudi's merged log record reader, as hudi-rs implements it: the key's winning data
+version is dropped if a delete of the slice is newer by ordering value (or equal and from a
+later instant). A delete with no ordering value (null, or Hudi's default Integer 0) orders by
+time: it wins if its instant is later than the winning version's.
+So on merge-on-read a delete keeps its ordering value until compaction folds it away.
 """
 
 from __future__ import annotations
@@ -40,44 +47,74 @@ def latest_per_key(
     return ordered.filter(pa.concat_arrays([pc.fill_null(is_last, True), pa.array([True])]))
 
 
-ORDERING = "__hoodie_delete_ordering"  # a delete's ordering value, in `drop_deleted`'s input
+ORDERING = "__hoodie_delete_ordering"  # a delete's ordering value, in `merge_slice`'s input
+INSTANT = "__hoodie_instant"  # the instant that wrote a version or a delete
 
 
-def drop_deleted(
+def merge_slice(
     rows: pa.Table,
     key: str,
     deletes: pa.Table,
-    sequence: str = SEQUENCE,
     ordering_field: str | None = None,
+    sequence: str = SEQUENCE,
 ) -> pa.Table:
-    """Rows that no later delete cancels. `deletes` has columns (key, sequence[, ORDERING]).
+    """One row per key of `rows` (a file slice's data versions), minus the deleted keys.
 
-    A delete cancels the versions of its key that arrived before it; a version arriving after
-    it (a re-insert) survives. With an ordering field, a delete that carries an ordering value
-    spares an earlier version whose ordering value is larger, as Hudi's log reader does with
-    `DefaultHoodieRecordPayload`: an out-of-date delete does not remove newer data. A null
-    ordering value (Hudi's 0 default) deletes unconditionally.
+    `deletes` has columns (key, sequence, INSTANT[, ORDERING]); with an ordering field `rows`
+    carries INSTANT too. Without an ordering field a delete cancels the versions that arrived
+    before it, and a later version (a re-insert) survives.
     """
-    if deletes.num_rows == 0 or rows.num_rows == 0:
-        return rows
-    last = deletes.take(pc.sort_indices(deletes, [(key, "ascending"), (sequence, "ascending")]))
-    keys = last.column(key).combine_chunks()
-    n = last.num_rows
-    is_last = pa.concat_arrays(
-        [pc.not_equal(keys.slice(0, n - 1), keys.slice(1)), pa.array([True])]
+    winners = latest_per_key(rows, key, ordering_field, sequence)
+    if deletes.num_rows == 0 or winners.num_rows == 0:
+        return winners
+    if ordering_field is None or ORDERING not in deletes.column_names:
+        return _drop_by_arrival(winners, key, deletes, sequence)
+    return _drop_by_ordering(winners, key, deletes, ordering_field)
+
+
+def has_no_ordering(values: pa.Array) -> pa.Array:
+    """Per delete ordering value: is it Hudi's "no ordering value"?
+
+    That is null (an Integer 0 in a delete block reads as null, see
+    `hoodie.logformat.DeleteRecord`). A long 0 of a bigint ordering field is a real value, for
+    Hudi's Java reader and for hudi-rs 0.5 alike.
+    """
+    return pc.is_null(values)
+
+
+def _drop_by_arrival(winners: pa.Table, key: str, deletes: pa.Table, sequence: str) -> pa.Table:
+    last = deletes.group_by(key).aggregate([(sequence, "max")])
+    position = pc.index_in(winners.column(key), value_set=last.column(key))
+    deleted_at = pc.take(last.column(f"{sequence}_max"), position)
+    alive = pc.or_kleene(pc.is_null(deleted_at), pc.greater(winners.column(sequence), deleted_at))
+    return winners.filter(pc.fill_null(alive, True))
+
+
+def _drop_by_ordering(winners: pa.Table, key: str, deletes: pa.Table, ordering: str) -> pa.Table:
+    """hudi-rs's rule: per key, the deletes' largest ordering value and latest instant."""
+    order_type = winners.schema.field(ordering).type
+    values = deletes.column(ORDERING)
+    try:
+        values = values.cast(order_type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        values = pa.nulls(len(values), order_type)
+    values = pc.if_else(has_no_ordering(values.combine_chunks()), None, values.combine_chunks())
+    latest = (
+        pa.table({key: deletes.column(key), ORDERING: values, INSTANT: deletes.column(INSTANT)})
+        .group_by(key)
+        .aggregate([(ORDERING, "max"), (INSTANT, "max")])
     )
-    last = last.filter(pc.fill_null(is_last, True))
-    # Look each row's key up among deleted keys (no join: rows may hold nested columns).
-    position = pc.index_in(rows.column(key), value_set=last.column(key))
-    deleted_at = pc.take(last.column(sequence), position)
-    alive = pc.or_kleene(pc.is_null(deleted_at), pc.greater(rows.column(sequence), deleted_at))
-    if ordering_field is not None and ORDERING in last.column_names:
-        stored = rows.column(ordering_field)
-        delete_order = pc.take(last.column(ORDERING), position)
-        try:
-            delete_order = delete_order.cast(stored.type)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            delete_order = pa.nulls(len(delete_order), stored.type)
-        newer = pc.fill_null(pc.greater(stored, delete_order), False)
-        alive = pc.or_kleene(alive, newer)
-    return rows.filter(pc.fill_null(alive, True))
+    position = pc.index_in(winners.column(key), value_set=latest.column(key))
+    delete_order = pc.take(latest.column(f"{ORDERING}_max"), position)
+    delete_instant = pc.take(latest.column(f"{INSTANT}_max"), position)
+    stored_order = winners.column(ordering)
+    later = pc.fill_null(pc.greater(delete_instant, winners.column(INSTANT)), False)
+    newer = pc.or_(
+        pc.fill_null(pc.greater(delete_order, stored_order), False),
+        pc.and_(pc.is_null(stored_order), pc.is_valid(delete_order)),
+    )
+    tie = pc.fill_null(pc.equal(delete_order, stored_order), False)
+    by_order = pc.or_(newer, pc.and_(tie, later))
+    deleted = pc.if_else(pc.is_null(delete_order), later, by_order)
+    has_delete = pc.is_valid(position)
+    return winners.filter(pc.invert(pc.and_(has_delete, deleted)))

@@ -152,12 +152,15 @@ class BucketIndex:
         slices: list[FileSlice],
         table_name: str,
         location: str,
+        delete_operation: bool = False,
     ) -> tuple[DataFrame, dict[tuple[str, str], int]]:
         """`records` (which carry BUCKET, from `bucket_column`) plus `location`: the file id of
         each record's bucket, new buckets getting a fresh one; and the records per file group.
 
-        `groups` are the batch's (partition, bucket) counts; a delete in a bucket the table
-        does not have yet is dropped: it has nothing to delete.
+        `groups` are the batch's (partition, bucket) counts. A delete operation's keys in a
+        bucket the table does not have yet are dropped: they have nothing to delete. An
+        upsert's deletes stay, since one may be the latest version of a key that another row
+        of the batch would insert (the write task combines them).
         """
         existing = self.file_groups(slices, table_name)
         lookup_rows, counts = [], {}
@@ -166,19 +169,17 @@ class BucketIndex:
             exists = file_id is not None
             file_id = file_id or new_bucket_file_id(group.bucket)
             lookup_rows.append((group.partition_path, group.bucket, file_id, exists))
-            kept = group.rows if exists else group.rows - group.deletes
+            kept = group.rows if exists or not delete_operation else group.rows - group.deletes
             if kept:
                 counts[(group.partition_path, file_id)] = kept
         lookup = records.sparkSession.createDataFrame(
             lookup_rows,
             f"{PARTITION_PATH} string, {BUCKET} int, {location} string, {EXISTS} boolean",
         )
-        deleted = F.coalesce(F.col(IS_DELETED), F.lit(False))
-        tagged = (
-            records.join(F.broadcast(lookup), on=[PARTITION_PATH, BUCKET])
-            .filter(~(deleted & ~F.col(EXISTS)))
-            .drop(BUCKET, EXISTS)
-        )
+        tagged = records.join(F.broadcast(lookup), on=[PARTITION_PATH, BUCKET])
+        if delete_operation:
+            tagged = tagged.filter(F.col(EXISTS))
+        tagged = tagged.drop(BUCKET, EXISTS)
         return tagged, counts
 
 

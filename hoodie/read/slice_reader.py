@@ -3,13 +3,15 @@
 Runs inside a Spark task. Log blocks count only if their instant completed at or before the
 read's instant (or was archived before the active timeline starts, see
 `hoodie.fs_view.CommittedInstants`) and no rollback command block retracted it. Records then
-merge by key with the same rule writers use (`hoodie.merge`): log versions replace base
-versions by ordering value, delete blocks remove the versions before them, and
-`_hoodie_is_deleted` rows delete too.
+merge by key with the rule of `hoodie.merge.merge_slice` (Hudi's merged log record reader, as
+hudi-rs applies it): the version with the largest ordering value wins, and a delete block (or
+a `_hoodie_is_deleted` row) removes it if the delete is newer by ordering value, or by
+instant when the delete has none.
 """
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -20,7 +22,8 @@ import pyarrow.parquet as pq
 from ..fs_view import CommittedInstants
 from ..keygen import record_keys_of
 from ..logformat import BlockType, DeleteRecord, read_log_file
-from ..merge import ORDERING, SEQUENCE, drop_deleted, latest_per_key
+from ..merge import INSTANT, ORDERING, SEQUENCE, merge_slice
+from ..naming import parse_base_file_name
 from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY
 from ..storage import Storage
 from .planner import FileSplit
@@ -123,8 +126,10 @@ def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
     deletes: list[pa.Table] = []
     sequence = 0
 
-    def keyed(table: pa.Table) -> pa.Table | None:
-        """`table` in the slice schema with a sequence number; soft deletes go to `deletes`."""
+    def keyed(table: pa.Table, instant: str) -> pa.Table | None:
+        """`table` in the slice schema with a sequence number and the instant that wrote each
+        row (its commit time; `instant` where the data has none); soft deletes go to
+        `deletes`."""
         nonlocal sequence
         n = table.num_rows
         if n == 0:
@@ -138,6 +143,10 @@ def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
             _key_column(spec, table),
         )
         rows = rows.append_column(SEQUENCE, pa.array(range(sequence, sequence + n), pa.int64()))
+        written = pa.array([instant] * n, pa.string())
+        if COMMIT_TIME in table.column_names:
+            written = pc.coalesce(_as_array(table.column(COMMIT_TIME)).cast(pa.string()), written)
+        rows = rows.append_column(INSTANT, written)
         sequence += n
         if IS_DELETED in table.column_names:
             flagged = pc.fill_null(_as_array(table.column(IS_DELETED)), False)
@@ -148,6 +157,7 @@ def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
                         {
                             RECORD_KEY: soft.column(RECORD_KEY),
                             SEQUENCE: soft.column(SEQUENCE),
+                            INSTANT: soft.column(INSTANT),
                             ORDERING: _ordering_values(spec, soft),
                         }
                     )
@@ -157,13 +167,14 @@ def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
 
     base = None
     if split.base_file is not None:
+        base_instant = parse_base_file_name(posixpath.basename(split.base_file)).instant
         base = keyed(pq.read_table(spec.storage.full_path(split.base_file),
-                                   filesystem=spec.storage.fs))  # fmt: skip
+                                   filesystem=spec.storage.fs), base_instant)  # fmt: skip
     base_rows = sequence
     logged: list[pa.Table] = []
     for block in _committed_blocks(spec, split):
         if block.block_type in (BlockType.PARQUET_DATA, BlockType.AVRO_DATA):
-            rows = keyed(block.records())
+            rows = keyed(block.records(), block.instant_time)
             if rows is not None:
                 logged.append(rows)
         elif block.block_type is BlockType.DELETE:
@@ -174,6 +185,7 @@ def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
                     {
                         RECORD_KEY: pa.array([r.record_key for r in records], pa.string()),
                         SEQUENCE: pa.array(range(sequence, sequence + n), pa.int64()),
+                        INSTANT: pa.array([block.instant_time] * n, pa.string()),
                         ORDERING: _delete_ordering(records),
                     }
                 )
@@ -196,21 +208,33 @@ def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
         parts.append(untouched)
     if candidates:
         rows = pa.concat_tables(candidates, promote_options="permissive")
-        if deletes:
-            rows = drop_deleted(
-                rows,
-                RECORD_KEY,
-                pa.concat_tables(deletes, promote_options="permissive"),
-                ordering_field=spec.ordering_field,
-            )
-        parts.append(latest_per_key(rows, RECORD_KEY, spec.ordering_field, sequence=SEQUENCE))
+        all_deletes = (
+            pa.concat_tables([_typed(spec, rows, d) for d in deletes], promote_options="permissive")
+            if deletes
+            else pa.table({RECORD_KEY: pa.array([], pa.string())})
+        )
+        parts.append(merge_slice(rows, RECORD_KEY, all_deletes, spec.ordering_field))
     if not parts:
         empty = spec.full_schema.empty_table()
         return (empty, log_records) if with_count else empty
     latest = pa.concat_tables(parts, promote_options="permissive")
     # `_emit` narrows a projection after the commit-time filter, which needs the meta column.
-    merged = latest.drop_columns([SEQUENCE]).select(spec.full_schema.names)
+    merged = latest.select(spec.full_schema.names)
     return (merged, log_records) if with_count else merged
+
+
+def _typed(spec: SliceReadSpec, rows: pa.Table, deletes: pa.Table) -> pa.Table:
+    """`deletes` with its ordering values in the ordering column's type (so that deletes of
+    several blocks concatenate); a value that cannot be read as that type counts as none."""
+    if spec.ordering_field is None or ORDERING not in deletes.column_names:
+        return deletes
+    wanted = rows.schema.field(spec.ordering_field).type
+    values = deletes.column(ORDERING)
+    try:
+        values = values.cast(wanted)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        values = pa.nulls(len(values), wanted)
+    return deletes.set_column(deletes.schema.get_field_index(ORDERING), ORDERING, values)
 
 
 def _ordering_values(spec: SliceReadSpec, rows: pa.Table) -> pa.Array:

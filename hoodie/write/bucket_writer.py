@@ -71,9 +71,11 @@ class BucketWriter:
             pending = self.pending_compactions.get((partition, file_slice.file_id))
             target = next_version(file_slice, pending, merge_on_read=True)
             return stat_table([self.append.write(target, records)])
-        # A new bucket: a delete has nothing to delete there.
-        records = records.filter(pc.invert(deleted_mask(records)))
-        if records.num_rows == 0:
+        # A new bucket: the batch's latest versions go to a base file, except deletes, which
+        # have nothing to delete there. (Combined first: a delete may be the latest version
+        # of a key that another row would insert.)
+        records = self.create.combine(records)
+        if pc.all(deleted_mask(records)).as_py() is not False:
             return stat_table([])
         # A new partition gets its metadata file from the first task writing there, as
         # Hudi's write handles create it.

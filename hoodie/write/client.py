@@ -281,7 +281,7 @@ class WriteClient:
             if one_job:
                 planned = CommitMetadata(operation_type=operation)
             else:
-                plan = self._tag_and_plan(spark, prepared, timeline, overwrite, pending)
+                plan = self._tag_and_plan(spark, prepared, timeline, operation, pending)
                 crash_point("write.tagged")
                 planned = plan.inflight_metadata(operation)
             instant = self.table.save_instant(
@@ -349,9 +349,11 @@ class WriteClient:
             self._archive()
         return result
 
-    def _tag_and_plan(self, spark, prepared, timeline, overwrite, pending) -> _WritePlan:
+    def _tag_and_plan(self, spark, prepared, timeline, operation, pending) -> _WritePlan:
         """Steps 1 and 2 and the planning of step 3: check the batch, tag it, and decide
         which file group each record's new version goes to."""
+        overwrite = operation == INSERT_OVERWRITE_TABLE
+        delete_operation = operation == "DELETE"
         bucket_counts = self._bucket_index is not None
         partitions, incoming_rows, counts = self._check_keys_and_partitions(prepared, bucket_counts)
         view = FileSystemView(self.table.storage, timeline)
@@ -364,11 +366,11 @@ class WriteClient:
             groups = view.file_groups(self._existing(partitions))
             slices = [g.latest_slice for g in groups if g.latest_slice is not None]
         if bucket_counts:
-            tagged, profile = self._tag_by_bucket(prepared, counts, slices)
+            tagged, profile = self._tag_by_bucket(prepared, counts, slices, delete_operation)
             buckets, targets = [], self._bucket_targets(profile, slices, pending)
         else:
             tagged, profile = self._tag_by_key_scan(
-                spark, prepared, slices, timeline, view, incoming_rows
+                spark, prepared, slices, timeline, view, incoming_rows, delete_operation
             )
             buckets, targets = self._plan(profile, slices, partitions, pending)
         return _WritePlan(partitions, tagged, profile, buckets, targets, replaced)
@@ -417,7 +419,9 @@ class WriteClient:
             self.config.heartbeat_tolerable_misses,
         )
 
-    def _tag_by_key_scan(self, spark, prepared, slices, timeline, view, incoming_rows):
+    def _tag_by_key_scan(
+        self, spark, prepared, slices, timeline, view, incoming_rows, delete_operation
+    ):
         """SIMPLE index: join the batch's keys with the keys stored in the touched slices."""
         parallelism = self.config.parallelism or spark.conf.get(
             "spark.sql.shuffle.partitions", "200"
@@ -440,9 +444,11 @@ class WriteClient:
             int(parallelism),
             incoming_rows,
         )
-        # A delete of a key the table does not hold has nothing to do.
-        tagged = tagged.filter(~(F.coalesce(F.col(IS_DELETED), F.lit(False))
-                                 & F.col(LOCATION).isNull()))  # fmt: skip
+        if delete_operation:
+            # A delete of a key the table does not hold has nothing to do. (In an upsert such
+            # a delete stays: it may be the batch's latest version of a key that another of
+            # its rows would insert; the write task combines them and writes neither.)
+            tagged = tagged.filter(F.col(LOCATION).isNotNull())
         if not sources:
             return tagged, self._profile(tagged)  # nothing stored: `prepared` is the cache
         # Tagging joined in stored keys: cache its result, which replaces the input's.
@@ -478,9 +484,11 @@ class WriteClient:
                 )
             return
 
-    def _tag_by_bucket(self, prepared, counts, slices):
+    def _tag_by_bucket(self, prepared, counts, slices, delete_operation):
         """BUCKET index: every record's location is its bucket's file group, new or not."""
-        tagged, counts = self._bucket_index.tag(prepared, counts, slices, self.table.name, LOCATION)
+        tagged, counts = self._bucket_index.tag(
+            prepared, counts, slices, self.table.name, LOCATION, delete_operation
+        )
         profile = WorkloadProfile()
         for (partition, file_id), count in counts.items():
             profile.add(partition, file_id, count)

@@ -165,6 +165,12 @@ def _greater_equal(incoming, stored) -> pa.Array:
     return pc.fill_null(result, True)
 
 
+def _unordered_delete_keys(incoming: pa.Table, ordering_field: str) -> pa.Array:
+    """Keys of the incoming deletes that have no ordering value (null)."""
+    unordered = pc.and_(deleted_mask(incoming), pc.is_null(incoming.column(ordering_field)))
+    return incoming.column(RECORD_KEY).filter(unordered).combine_chunks()
+
+
 @dataclass
 class CopyOnWriteHandle:
     """Picklable: Spark ships it to the tasks of `groupBy(TARGET).applyInArrow(...)`."""
@@ -181,20 +187,30 @@ class CopyOnWriteHandle:
 
     def __call__(self, key: tuple, incoming: pa.Table) -> pa.Table:
         stat = self.write(self.targets[group_key(key[0])], incoming)
-        return stat_table([stat])
+        return stat_table([stat] if stat is not None else [])
 
-    def write(self, target: FileGroupTarget, incoming: pa.Table) -> WriteStat:
-        """Write the file group's new version: its records merged with the previous one."""
-        incoming = deduplicate(
+    def write(self, target: FileGroupTarget, incoming: pa.Table) -> WriteStat | None:
+        """Write the file group's new version: its records merged with the previous one.
+
+        A new file group whose records all turn out to be deletes (of keys the table does not
+        hold) is not created: None.
+        """
+        incoming = self.combine(incoming)
+        stored = self._read_previous(target)
+        output, stat = self._merge(target, incoming, stored)
+        if stored is None and output.num_rows == 0:
+            return None
+        self._write(target, output, stat)
+        return stat
+
+    def combine(self, incoming: pa.Table) -> pa.Table:
+        """The batch's latest version of each key (Hudi's precombine), deletes included."""
+        return deduplicate(
             with_string_keys(incoming),
             self.precombine_field,
             self.record_key_fields,
             self.allow_duplicate_keys,
         )
-        stored = self._read_previous(target)
-        output, stat = self._merge(target, incoming, stored)
-        self._write(target, output, stat)
-        return stat
 
     # -- steps ---------------------------------------------------------------------------------
     def _read_previous(self, target: FileGroupTarget) -> pa.Table | None:
@@ -273,6 +289,14 @@ class CopyOnWriteHandle:
             pairs.column(self.precombine_field),
             pairs.column("__stored").cast(pairs.schema.field(self.precombine_field).type),
         )
+        if IS_DELETED in incoming.column_names:
+            # A delete without an ordering value orders by time, as merge-on-read readers
+            # apply it (`hoodie.merge`): it removes the stored row whatever its value.
+            flagged = pc.is_in(
+                pairs.column(RECORD_KEY),
+                value_set=_unordered_delete_keys(incoming, self.precombine_field),
+            )
+            verdict = pc.or_(verdict, flagged)
         losers = pairs.column(RECORD_KEY).filter(pc.invert(verdict))
         if len(losers) == 0:
             return pa.array([True] * incoming.num_rows)

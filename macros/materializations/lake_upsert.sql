@@ -11,19 +11,32 @@
   {{ run_hooks(pre_hooks, inside_transaction=False) }}
   {{ run_hooks(pre_hooks, inside_transaction=True) }}
 
+  {#-- An enforced contract is checked before anything is written or dropped: dbt's own check
+       of column names and data types, then the constraints (not_null is checked on the rows
+       by hoodie_upsert, other kinds are refused). The table's columns follow the contract. --#}
+  {%- set sql = model['compiled_code'] -%}
+  {%- set not_null = [] -%}
+  {% if config.get('contract').enforced %}
+    {% do get_assert_columns_equivalent(sql) %}
+    {%- set not_null = adapter.hoodie_contract_not_null(
+          model['name'], config.get('materialized'), model['columns'], model['constraints']) -%}
+    {%- set sql = get_select_subquery(sql) -%}
+  {% endif %}
+
   {#-- A view, or a table of another format, under this name makes way for the lake table. --#}
+  {%- set replacing = none -%}
   {% if existing_relation is not none
         and (existing_relation.type != 'table' or not adapter.hoodie_is_lake_table(existing_relation)) %}
-    {{ log("Replacing " ~ existing_relation ~ " (not a hoodie lake table) with one", info=True) }}
-    {% do adapter.drop_relation(existing_relation) %}
+    {%- set replacing = existing_relation -%}
   {% endif %}
 
   {#-- persist_docs: the model's docs are registered with the catalog table. --#}
   {%- set response = adapter.hoodie_upsert(
-        target_relation, model['compiled_code'], model['name'], model['config'],
-        table_type, full_refresh, model.get('description'), model.get('columns')) -%}
+        target_relation, sql, model['name'], model['config'],
+        table_type, full_refresh, model.get('description'), model.get('columns'),
+        not_null, replacing) -%}
   {% do store_result('main', response=response) %}
-  {% do adapter.cache_added(target_relation) if existing_relation is none %}
+  {% do adapter.cache_added(target_relation) if existing_relation is none or replacing is not none %}
 
   {{ run_hooks(post_hooks, inside_transaction=True) }}
   {{ run_hooks(post_hooks, inside_transaction=False) }}

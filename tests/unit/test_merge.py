@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from hoodie.merge import ORDERING, SEQUENCE, drop_deleted, latest_per_key
+from hoodie.merge import INSTANT, ORDERING, SEQUENCE, latest_per_key, merge_slice
 
 
 def _winners(table: pa.Table) -> dict:
@@ -32,7 +32,7 @@ def test_deletes_cancel_earlier_versions_only():
     rows = pa.table({"k": ["a", "a", "b", "c"], "v": ["a0", "a9", "b1", "c1"],
                      SEQUENCE: pa.array([0, 9, 1, 2], pa.int64())})  # fmt: skip
     deletes = pa.table({"k": ["a", "b"], SEQUENCE: pa.array([5, 6], pa.int64())})
-    alive = drop_deleted(rows, "k", deletes)
+    alive = merge_slice(rows, "k", deletes)
     # a's version after the delete (a re-insert) survives; b is gone; c was never deleted.
     assert sorted(alive["v"].to_pylist()) == ["a9", "c1"]
 
@@ -40,32 +40,55 @@ def test_deletes_cancel_earlier_versions_only():
 def test_nested_columns_survive_deletes():
     rows = pa.table({"k": ["a", "b"], "s": [{"x": [1]}, {"x": [2]}],
                      SEQUENCE: pa.array([0, 1], pa.int64())})  # fmt: skip
-    alive = drop_deleted(rows, "k", pa.table({"k": ["a"], SEQUENCE: pa.array([5], pa.int64())}))
+    alive = merge_slice(rows, "k", pa.table({"k": ["a"], SEQUENCE: pa.array([5], pa.int64())}))
     assert alive["s"].to_pylist() == [{"x": [2]}]
 
 
+def _versions(keys, values, ts, instants):
+    return pa.table({"k": keys, "v": values, "ts": pa.array(ts, pa.int64()),
+                     SEQUENCE: pa.array(range(len(keys)), pa.int64()),
+                     INSTANT: instants})  # fmt: skip
+
+
+def _deletes(keys, ordering, instants):
+    return pa.table({"k": keys, SEQUENCE: pa.array(range(100, 100 + len(keys)), pa.int64()),
+                     INSTANT: instants, ORDERING: pa.array(ordering, pa.int64())})  # fmt: skip
+
+
 def test_a_delete_with_an_older_ordering_value_spares_newer_versions():
-    rows = pa.table({"k": ["a", "b", "c"], "v": ["a1", "b9", "c5"], "ts": [1, 9, 5],
-                     SEQUENCE: pa.array([0, 1, 2], pa.int64())})  # fmt: skip
-    deletes = pa.table(
-        {
-            "k": ["a", "b", "c"],
-            SEQUENCE: pa.array([3, 4, 5], pa.int64()),
-            # a: newer delete; b: older than the stored ts=9; c: no ordering (Hudi's default 0)
-            ORDERING: pa.array([2, 3, None], pa.int64()),
-        }
-    )
-    alive = drop_deleted(rows, "k", deletes, ordering_field="ts")
-    assert alive["v"].to_pylist() == ["b9"]
+    rows = _versions(["a", "b", "c"], ["a1", "b9", "c5"], [1, 9, 5], ["t1", "t1", "t1"])
+    # a: newer delete; b: older than the stored ts=9; c: no ordering (Hudi's default)
+    deletes = _deletes(["a", "b", "c"], [2, 3, None], ["t2", "t2", "t2"])
+    assert merge_slice(rows, "k", deletes, "ts")["v"].to_pylist() == ["b9"]
     # Without an ordering field every delete is unconditional.
-    assert drop_deleted(rows, "k", deletes).num_rows == 0
+    assert merge_slice(rows, "k", deletes.drop_columns([ORDERING])).num_rows == 0
 
 
-def test_the_last_delete_of_a_key_decides():
-    rows = pa.table({"k": ["a"], "v": ["a1"], "ts": [5], SEQUENCE: pa.array([0], pa.int64())})
-    deletes = pa.table({"k": ["a", "a"], SEQUENCE: pa.array([2, 1], pa.int64()),
-                        ORDERING: pa.array([9, 1], pa.int64())})  # fmt: skip
-    assert drop_deleted(rows, "k", deletes, ordering_field="ts").num_rows == 0
+def test_a_delete_keeps_its_ordering_against_later_versions():
+    """Hudi's log merge: a version written after a delete, with a smaller ordering value,
+    stays deleted; with a larger one it comes back; a tie goes to the later instant."""
+    rows = _versions(["a", "b", "c"], ["a0", "b30", "c20"], [0, 30, 20], ["t3", "t3", "t3"])
+    deletes = _deletes(["a", "b", "c"], [20, 20, 20], ["t2", "t2", "t2"])
+    assert merge_slice(rows, "k", deletes, "ts")["v"].to_pylist() == ["b30", "c20"]
+    later = _deletes(["c"], [20], ["t4"])
+    assert merge_slice(rows, "k", later, "ts")["v"].to_pylist() == ["a0", "b30"]
+
+
+def test_a_delete_without_ordering_removes_what_came_before_it():
+    """Null (Hudi's default): the delete orders by instant against the winning version, as
+    hudi-rs does; a long 0 is a real ordering value."""
+    rows = _versions(["a", "a", "b"], ["a30", "a10", "b5"], [30, 10, 5], ["t1", "t3", "t1"])
+    deletes = _deletes(["a", "b"], [None, None], ["t2", "t2"])
+    # a's winner is the ts=30 version of t1, older than the delete: a is gone, like b.
+    assert merge_slice(rows, "k", deletes, "ts").num_rows == 0
+    assert merge_slice(rows, "k", _deletes(["b"], [None], ["t0"]), "ts").num_rows == 2
+    assert merge_slice(rows, "k", _deletes(["b"], [0], ["t2"]), "ts").num_rows == 2
+
+
+def test_the_largest_delete_ordering_of_a_key_decides():
+    rows = _versions(["a"], ["a1"], [5], ["t1"])
+    deletes = _deletes(["a", "a"], [9, 1], ["t2", "t3"])
+    assert merge_slice(rows, "k", deletes, "ts").num_rows == 0
 
 
 def test_record_keys_of_stored_rows_match_the_key_generators_format():

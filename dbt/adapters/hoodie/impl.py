@@ -16,6 +16,7 @@ from typing import Any
 
 from dbt.adapters.base import available
 from dbt.adapters.contracts.connection import AdapterResponse
+from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
@@ -39,6 +40,7 @@ from hoodie.schema import META_COLUMNS
 from hoodie.storage import Storage
 from hoodie.table_services.savepoint import savepoints
 
+from . import contract
 from .connections import HoodieConnectionManager
 from .model_config import model_settings
 from .snapshot import snapshot_batch, snapshot_errors, snapshot_settings
@@ -46,6 +48,7 @@ from .snapshot import snapshot_batch, snapshot_errors, snapshot_settings
 LAKE_MATERIALIZATIONS = ("cow_upsert", "mor_upsert")
 _LOCATION = re.compile(r"^Location: (.+)$", re.MULTILINE)
 _COMMENT = re.compile(r"^Comment: (.*)$", re.MULTILINE)
+logger = AdapterLogger("Hoodie")
 
 
 def _columns(schema) -> list[tuple[str, str]]:
@@ -110,6 +113,8 @@ class CatalogDocs:
 
 class HoodieAdapter(SparkAdapter):
     ConnectionManager = HoodieConnectionManager
+    # Model contracts (see .contract): not_null is checked, other kinds are refused.
+    CONSTRAINT_SUPPORT = contract.CONSTRAINT_SUPPORT
 
     @classmethod
     def type(cls) -> str:
@@ -179,6 +184,17 @@ class HoodieAdapter(SparkAdapter):
         return f"Provider: {SOURCE_NAME}" in information
 
     @available
+    def hoodie_contract_not_null(
+        self,
+        model_name: str,
+        materialized: str,
+        columns: dict[str, Any] | None,
+        constraints: list[dict[str, Any]] | None,
+    ) -> list[str]:
+        """The not_null columns of an enforced contract; refuses every kind it cannot enforce."""
+        return contract.not_null_columns(model_name, materialized, columns, constraints)
+
+    @available
     def hoodie_upsert(
         self,
         relation,
@@ -189,11 +205,17 @@ class HoodieAdapter(SparkAdapter):
         full_refresh: bool = False,
         description: str | None = None,
         columns: dict[str, Any] | None = None,
+        not_null: list[str] | None = None,
+        replacing=None,
     ) -> AdapterResponse:
         """Upsert the model's rows into its lake table, then (re)register it in the catalog.
 
         `description` and `columns` are the model's docs; with `persist_docs` they become the
-        catalog table's comment and column comments.
+        catalog table's comment and column comments. `not_null` are the columns the model's
+        contract declares not null: the rows are checked first and kept (cached), so the rows
+        written are the rows checked, even when the model's sources change meanwhile.
+        `replacing` is an object of another kind under the model's name: it is dropped only
+        once the checks passed, right before the write.
         """
         spark = self._spark()
         warehouse = spark.conf.get("spark.sql.warehouse.dir")
@@ -206,8 +228,15 @@ class HoodieAdapter(SparkAdapter):
             warehouse_dir=warehouse,
         )
         cfg = settings.write_config
+        df = spark.sql(sql)
+        if not_null:
+            df = df.persist()
         try:
-            df = spark.sql(sql)
+            if not_null:
+                contract.check_not_null(df, model_name, not_null)
+            if replacing is not None:
+                logger.info(f"Replacing {replacing} (not a hoodie lake table) with one")
+                self.drop_relation(replacing)
             exists = HoodieTable.exists(settings.base_uri)
             if exists and full_refresh:
                 result = HoodieTable.open(settings.base_uri).overwrite(df, cfg)
@@ -218,6 +247,9 @@ class HoodieAdapter(SparkAdapter):
             raise CompilationError(f"Model '{model_name}': {exc}") from exc
         except HoodieError as exc:
             raise DbtRuntimeError(f"Model '{model_name}': {exc}") from exc
+        finally:
+            if not_null:
+                df.unpersist()
         self._register(relation, settings.base_uri, CatalogDocs.of(config, description, columns))
         rows = result.num_inserts + result.num_updates + result.num_deletes
         return AdapterResponse(_message=result.summary(), code=result.operation, rows_affected=rows)
