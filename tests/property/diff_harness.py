@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from unittest import mock
@@ -45,6 +46,7 @@ from hoodie import HoodieTable, WriteConfig
 from hoodie.exceptions import HoodieError, TimelineError
 
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
+RS = "hudi-rs-0.5"
 INCREMENTAL = {"hoodie.datasource.query.type": "incremental"}
 READ_OPTIMIZED = {"hoodie.datasource.query.type": "read_optimized"}
 
@@ -122,6 +124,17 @@ def scenario_script(scenario) -> str:
         f"    options={options_of(p)!r}, schema_change='append_new_columns')",
         "table = HoodieTable.for_write(path, config)",
     ]
+    if any(isinstance(op, FailedUpsert) for op in scenario.ops):
+        lines[2:2] = [
+            "from unittest import mock",
+            "from hoodie.write.client import WriteClient",
+            "from hoodie.table_services.rollback import Rollback",
+            "def fail_at(point):",
+            "    def crash_point(name):",
+            "        if name == point:",
+            "            raise RuntimeError(f'injected failure at {name}')",
+            "    return crash_point",
+        ]
     for op in scenario.ops:
         lines.extend(_op_lines(p, op))
     return "\n".join(lines)
@@ -135,10 +148,15 @@ def _op_lines(p: Params, op) -> list[str]:
         df = f"spark.createDataFrame({delete_rows(p, op)!r}, {delete_schema(p)!r})"
         return [f"table.delete({df}, config)"]
     if isinstance(op, FailedUpsert):
-        return [
-            f"# fails at crash point {op.point!r} (raise there), recovery: {op.recovery}",
-            *[f"# {line}" for line in _op_lines(p, op.upsert)],
-        ]
+        patches = f"mock.patch('hoodie.write.client.crash_point', fail_at({op.point!r}))"
+        if op.recovery != "undone":  # the writer dies there: no undo of its own
+            patches += ", mock.patch.object(WriteClient, '_abort', lambda self, instant: None)"
+        lines = [f"with {patches}:", "    try:"]
+        lines += [f"        {line}" for line in _op_lines(p, op.upsert)]
+        lines += ["    except Exception as e:", "        print('failed as planned:', e)"]
+        if op.recovery == "explicit":
+            lines.append("Rollback(table).rollback_failed_writes()")
+        return lines
     if isinstance(op, Compact):
         return ["table.compact(spark, config)"]
     if isinstance(op, Clean):
@@ -170,8 +188,12 @@ def rows_of(table: pa.Table | None, p: Params, what: str) -> dict:
                 raise Disagreement(f"{what}: _hoodie_partition_path != dt in {r}")
         if ident in out:
             raise Disagreement(f"{what}: record {ident} appears twice")
-        out[ident] = (r.get("ts"), r.get("v"), *[r.get(c) for c in EXTRA_COLUMNS],
-                      r.get("_hoodie_commit_time"))  # fmt: skip
+        out[ident] = (
+            r.get("ts"),
+            r.get("v"),
+            *[r.get(c) for c in EXTRA_COLUMNS],
+            r.get("_hoodie_commit_time"),
+        )
     return out
 
 
@@ -216,6 +238,12 @@ class Stats:
     steps: int = 0
     reads: int = 0
     refused: int = 0  # time travel / incremental reads refused (cleaned or archived instants)
+    # hudi-rs reads that differ from R7 exactly where hudi 0.5.0 is known to (see
+    # TableModel.merged's "hudi-rs-0.5" variant): counted, not failed
+    hudi_rs_known: int = 0
+    hudi_rs_examples: list = field(default_factory=list)
+    op_seconds: float = 0.0  # in the operations
+    check_seconds: float = 0.0  # in the reads and comparisons
 
 
 @dataclass
@@ -237,14 +265,16 @@ class Runner:
         self.done: list[str] = []
 
     def run(self) -> Stats:
-        from hoodie.read.datasource import register
-
-        register(self.spark)
+        _register(self.spark)
         for index, op in enumerate(self.scenario.ops):
             self.step = f"step {index + 1} ({type(op).__name__})"
             try:
+                started = time.monotonic()
                 self._do(op)
+                checked = time.monotonic()
                 self._check(op)
+                self.stats.op_seconds += checked - started
+                self.stats.check_seconds += time.monotonic() - checked
             except AssertionError as error:
                 raise Disagreement(
                     f"{self.step}: {error}\n\nThe sequence (model instants -> table instants "
@@ -285,8 +315,9 @@ class Runner:
             df = spark.createDataFrame(batch_rows(self.p, op), batch_schema(self.p, op))
             table.upsert(df.coalesce(1), config)
         elif isinstance(op, Delete):
-            table.delete(spark.createDataFrame(delete_rows(self.p, op), delete_schema(self.p)),
-                         config)  # fmt: skip
+            table.delete(
+                spark.createDataFrame(delete_rows(self.p, op), delete_schema(self.p)), config
+            )
         elif isinstance(op, FailedUpsert):
             self._failed_upsert(op)
         elif isinstance(op, Compact):
@@ -317,7 +348,9 @@ class Runner:
             if name == op.point:
                 raise InjectedFault(f"injected failure at {name}")
 
-        df = self.spark.createDataFrame(batch_rows(self.p, op.upsert), batch_schema(self.p, op.upsert))
+        df = self.spark.createDataFrame(
+            batch_rows(self.p, op.upsert), batch_schema(self.p, op.upsert)
+        )
         try:
             with ExitStack() as stack:
                 stack.enter_context(mock.patch("hoodie.write.client.crash_point", crash_point))
@@ -337,8 +370,9 @@ class Runner:
     def _table_writes(self) -> list[tuple[str, str]]:
         from hoodie.table_services.archival import archived_instants
 
-        active = {(i.timestamp, i.action.value)
-                  for i in self.table.timeline().completed.write_timeline}  # fmt: skip
+        active = {
+            (i.timestamp, i.action.value) for i in self.table.timeline().completed.write_timeline
+        }
         archived = {
             (a.timestamp, a.action)
             for a in archived_instants(self.table)
@@ -368,15 +402,21 @@ class Runner:
         new = [t for t, a in self._table_writes() if (t, a) not in before and a == "deltacommit"]
         if not new:
             return Placement()
-        instant = next(i for i in self.table.timeline().completed.write_timeline
-                       if i.timestamp == new[0])  # fmt: skip
+        instant = next(
+            i for i in self.table.timeline().completed.write_timeline if i.timestamp == new[0]
+        )
         base_files, logs = {}, set()
         for stat in self.table.commit_metadata(instant).write_stats():
             if not stat.path:
                 continue
             if stat.path.endswith(".parquet"):
-                keys = pq.read_table(os.path.join(self.path, stat.path),
-                                     columns=["_hoodie_record_key"]).column(0).to_pylist()  # fmt: skip
+                keys = (
+                    pq.read_table(
+                        os.path.join(self.path, stat.path), columns=["_hoodie_record_key"]
+                    )
+                    .column(0)
+                    .to_pylist()
+                )
                 partition = stat.partition_path or None
                 base_files[stat.file_id] = (partition, frozenset(keys))
             else:
@@ -386,10 +426,14 @@ class Runner:
     # -- reads -----------------------------------------------------------------------------
     def _expected(self, rows: dict) -> dict:
         return {
-            ident: (r["ts"], r["v"], *[r.get(c) for c in EXTRA_COLUMNS],
-                    self.instants[r["_instant"]])
+            ident: (
+                r["ts"],
+                r["v"],
+                *[r.get(c) for c in EXTRA_COLUMNS],
+                self.instants[r["_instant"]],
+            )
             for ident, r in rows.items()
-        }  # fmt: skip
+        }
 
     def _compare(self, what: str, expected: dict, actual: dict) -> None:
         self.stats.reads += 1
@@ -402,21 +446,50 @@ class Runner:
                 lines.append(f"  {ident}: model {want}, read {got}")
         raise Disagreement("\n".join(lines))
 
+    def _compare_hudi_rs(self, what: str, expected: dict, known: dict, actual: dict) -> None:
+        """As `_compare`, but a record where hudi-rs returns what hudi 0.5.0 is known to return
+        instead of R7's answer is a known divergence (counted), not a failure."""
+        if expected == actual or any(
+            actual.get(ident) != known.get(ident) or known.get(ident) == expected.get(ident)
+            for ident in expected.keys() | actual.keys()
+            if expected.get(ident) != actual.get(ident)
+        ):
+            self._compare(what, expected, actual)
+            return
+        self.stats.reads += 1
+        self.stats.hudi_rs_known += 1
+        if len(self.stats.hudi_rs_examples) < 3:
+            self.stats.hudi_rs_examples.append(f"{self.step}, {what}:{self.scenario!r}")
+
     def _check(self, op) -> None:
         p, model, path = self.p, self.model, self.path
         now = self._expected(model.rows())
         if self.spark_reads:
-            self._compare("snapshot (Spark)", now, rows_of(read_spark(self.spark, path, {}), p, "spark"))
-        self._compare("snapshot (hudi-rs)", now, rows_of(self._hudi_rs(), p, "hudi-rs"))
-        self._compare("snapshot (data source in-process)", now,
-                      rows_of(read_in_process(path, {}), p, "ours"))  # fmt: skip
+            self._compare(
+                "snapshot (Spark)", now, rows_of(read_spark(self.spark, path, {}), p, "spark")
+            )
+        self._compare_hudi_rs(
+            "snapshot (hudi-rs)",
+            now,
+            self._expected(model.rows(variant=RS)),
+            rows_of(self._hudi_rs(), p, "hudi-rs"),
+        )
+        self._compare(
+            "snapshot (data source in-process)", now, rows_of(read_in_process(path, {}), p, "ours")
+        )
         if p.table_type == MOR:
             ro = self._expected(model.rows(read_optimized=True))
-            self._compare("read-optimized (in-process)", ro,
-                          rows_of(read_in_process(path, READ_OPTIMIZED), p, "ours"))  # fmt: skip
+            self._compare(
+                "read-optimized (in-process)",
+                ro,
+                rows_of(read_in_process(path, READ_OPTIMIZED), p, "ours"),
+            )
             if self.spark_reads and self.compacted:
-                self._compare("read-optimized after compaction (Spark)", ro,
-                              rows_of(read_spark(self.spark, path, READ_OPTIMIZED), p, "spark"))  # fmt: skip
+                self._compare(
+                    "read-optimized after compaction (Spark)",
+                    ro,
+                    rows_of(read_spark(self.spark, path, READ_OPTIMIZED), p, "spark"),
+                )
         self._check_history()
 
     def _hudi_rs(self, **kwargs):
@@ -433,8 +506,12 @@ class Runner:
         for done in history:
             t = self.instants[done.instant]
             want = self._expected(model.rows(done.state))
-            if self._try(f"time travel to {t} (in-process)", done.instant in sure, want,
-                         lambda t=t: read_in_process(self.path, {"as.of.instant": t})):  # fmt: skip
+            if self._try(
+                f"time travel to {t} (in-process)",
+                done.instant in sure,
+                want,
+                lambda t=t: read_in_process(self.path, {"as.of.instant": t}),
+            ):
                 readable.append(done)
         active_start = self._active_start()
         ranges = []
@@ -448,39 +525,61 @@ class Runner:
         for begin, end in ranges:
             b = "0" if begin is None else self.instants[begin.instant]
             e = self.instants[end.instant]
-            want = self._expected(model.incremental(0 if begin is None else begin.instant,
-                                                    end.instant))  # fmt: skip
-            options = {**INCREMENTAL, "hoodie.datasource.read.begin.instanttime": b,
-                       "hoodie.datasource.read.end.instanttime": e}  # fmt: skip
-            self._try(f"incremental ({b}, {e}] (in-process)", end.instant in sure, want,
-                      lambda o=options: read_in_process(self.path, o))  # fmt: skip
+            want = self._expected(
+                model.incremental(0 if begin is None else begin.instant, end.instant)
+            )
+            options = {
+                **INCREMENTAL,
+                "hoodie.datasource.read.begin.instanttime": b,
+                "hoodie.datasource.read.end.instanttime": e,
+            }
+            self._try(
+                f"incremental ({b}, {e}] (in-process)",
+                # README: a begin before the earliest readable instant may be refused too
+                end.instant in sure and (begin is None or begin.instant in sure),
+                want,
+                lambda o=options: read_in_process(self.path, o),
+            )
         # hudi-rs: where it cannot be misled by cleaned files or archived commits.
         for done in history:
             t = self.instants[done.instant]
             if done.instant in sure and t >= active_start:
-                self._compare(f"time travel to {t} (hudi-rs)",
-                              self._expected(model.rows(done.state)),
-                              rows_of(read_hudi_rs(self.path, as_of=t), p, "hudi-rs"))  # fmt: skip
+                self._compare_hudi_rs(
+                    f"time travel to {t} (hudi-rs)",
+                    self._expected(model.rows(done.state)),
+                    self._expected(model.rows(done.state, variant=RS)),
+                    rows_of(read_hudi_rs(self.path, as_of=t), p, "hudi-rs"),
+                )
         for begin, end in ranges:
-            if begin is None or end.instant not in sure:
+            # hudi-rs's merge-on-read incremental read merges only the log blocks in the range
+            # (a delete before it does not apply to a version in it), a different reading of
+            # "changes in the range" than R10's: compared on copy-on-write only.
+            if p.table_type == MOR or begin is None or end.instant not in sure:
                 continue
             b, e = self.instants[begin.instant], self.instants[end.instant]
             if b < active_start or begin.instant not in sure:
                 continue
-            self._compare(f"incremental ({b}, {e}] (hudi-rs)",
-                          self._expected(model.incremental(begin.instant, end.instant)),
-                          rows_of(read_hudi_rs(self.path, incremental=(b, e)), p, "hudi-rs"))  # fmt: skip
+            self._compare_hudi_rs(
+                f"incremental ({b}, {e}] (hudi-rs)",
+                self._expected(model.incremental(begin.instant, end.instant)),
+                self._expected(model.incremental(begin.instant, end.instant, variant=RS)),
+                rows_of(read_hudi_rs(self.path, incremental=(b, e)), p, "hudi-rs"),
+            )
         # Through Spark: the previous instant, and what changed since.
         if self.spark_reads and len(readable) > 1:
             prev, last = readable[-2], readable[-1]
             t, e = self.instants[prev.instant], self.instants[last.instant]
-            self._compare(f"time travel to {t} (Spark)", self._expected(model.rows(prev.state)),
-                          rows_of(read_spark(self.spark, self.path, {"as.of.instant": t}), p,
-                                  "spark"))  # fmt: skip
+            self._compare(
+                f"time travel to {t} (Spark)",
+                self._expected(model.rows(prev.state)),
+                rows_of(read_spark(self.spark, self.path, {"as.of.instant": t}), p, "spark"),
+            )
             options = {**INCREMENTAL, "hoodie.datasource.read.begin.instanttime": t}
-            self._compare(f"incremental ({t}, latest] (Spark)",
-                          self._expected(model.incremental(prev.instant, last.instant)),
-                          rows_of(read_spark(self.spark, self.path, options), p, "spark"))  # fmt: skip
+            self._compare(
+                f"incremental ({t}, latest] (Spark)",
+                self._expected(model.incremental(prev.instant, last.instant)),
+                rows_of(read_spark(self.spark, self.path, options), p, "spark"),
+            )
 
     def _try(self, what: str, must_read: bool, want: dict, read) -> bool:
         """Compare a read that cleaning or archival may refuse (never answer wrongly)."""
@@ -488,7 +587,9 @@ class Runner:
             got = read()
         except TimelineError as error:
             if must_read:
-                raise Disagreement(f"{what} was refused but must be readable (R10): {error}")
+                raise Disagreement(
+                    f"{what} was refused but must be readable (R10): {error}"
+                ) from error
             self.stats.refused += 1
             return False
         self._compare(what, want, rows_of(got, self.p, what))
@@ -497,6 +598,18 @@ class Runner:
     def _active_start(self) -> str:
         writes = self.table.timeline().completed.write_timeline.instants
         return writes[0].timestamp if writes else "0"
+
+
+_REGISTERED: set[int] = set()
+
+
+def _register(spark) -> None:
+    """Register the data source once per session (registering again only logs a warning)."""
+    from hoodie.read.datasource import register
+
+    if id(spark) not in _REGISTERED:
+        register(spark)
+        _REGISTERED.add(id(spark))
 
 
 def run_scenario(spark, scenario, workdir: str, spark_reads: bool = True) -> Stats:

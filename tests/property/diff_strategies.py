@@ -83,8 +83,9 @@ def upserts(draw, p: Params) -> Upsert:
                 ts=st.sampled_from(TS),
                 v=st.sampled_from(VALUES),
                 deleted=st.sampled_from((False, False, False, True)),
-                extras=st.tuples(*[st.tuples(st.just(c), st.sampled_from(EXTRA_VALUES))
-                                   for c in columns]),  # fmt: skip
+                extras=st.tuples(
+                    *[st.tuples(st.just(c), st.sampled_from(EXTRA_VALUES)) for c in columns]
+                ),
             ),
             min_size=1,
             max_size=5,
@@ -125,8 +126,8 @@ def operations(p: Params) -> st.SearchStrategy:
 
 
 @st.composite
-def scenarios(draw, max_ops: int = 10) -> Scenario:
+def scenarios(draw, max_ops: int = 10, min_ops: int = 1) -> Scenario:
     p = draw(table_params())
     first = draw(upserts(p))  # a table starts with a write
-    rest = draw(st.lists(operations(p), max_size=max_ops - 1))
+    rest = draw(st.lists(operations(p), min_size=min_ops - 1, max_size=max_ops - 1))
     return Scenario(p, (first, *rest))
