@@ -701,11 +701,14 @@ class WriteClient:
         check runs before the shuffle, in a stage that completes before any task writes, so a
         row without a key stops the write with nothing written and no Spark job of its own.
         """
-        where = F.concat(
-            F.lit(f"NullRecordKeyError: table '{self.table.name}': a row in partition '"),
-            self.keygen.partition_path(),
-            F.lit(f"' has {missing_key_text(self.config.record_key_fields)}"),
-        )
+        prefix = f"NullRecordKeyError: table '{self.table.name}': a row"
+        lacks = f" has {missing_key_text(self.config.record_key_fields)}"
+        where = F.lit(prefix + lacks)
+        if self.config.partition_fields:
+            in_partition = F.concat(
+                F.lit(" in partition '"), self.keygen.partition_path(), F.lit("'")
+            )
+            where = F.concat(F.lit(prefix), in_partition, F.lit(lacks))
         key = F.col(RECORD_KEY)
         return F.when(key.isNull(), F.raise_error(where)).otherwise(key)
 
