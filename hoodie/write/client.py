@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import posixpath
+import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -28,7 +29,6 @@ from ..exceptions import (
     HoodieError,
     InvalidConfigError,
     NullRecordKeyError,
-    SchemaError,
 )
 from ..faults import crash_point
 from ..fs_view import FileSlice, FileSystemView
@@ -71,6 +71,7 @@ from .merge_handle import (
     write_partition_metadata,
 )
 from .planner import WorkloadProfile, next_version, plan_inserts
+from .validation import check_batch, missing_key_text
 
 # Recorded in each commit's extra metadata: which index placed the records (and, for the
 # BUCKET index, into how many buckets per partition).
@@ -263,6 +264,8 @@ class WriteClient:
         if self._bucket_index is not None:
             prepared = prepared.withColumn(BUCKET, self._bucket_index.bucket_column())
         one_job = self._bucket_index is not None and self.merge_on_read and not overwrite
+        if one_job:
+            prepared = prepared.withColumn(RECORD_KEY, self._key_or_error())
         if not one_job:
             # Planning and writing both read the batch: cache it, so that model SQL that is not
             # deterministic is computed once, and the key and bucket hash only once.
@@ -647,22 +650,8 @@ class WriteClient:
 
     def _writer_schema(self, df: DataFrame, operation: str) -> pa.Schema:
         """The user columns of the new table version, checked against the table's schema."""
+        check_batch(self.table.name, self.config, df.schema, with_ordering=operation != "DELETE")
         columns = df.columns
-        needed = [*self.config.record_key_fields, *self.config.partition_fields]
-        if self.config.precombine_field and operation != "DELETE":
-            needed.append(self.config.precombine_field)
-        for name in needed:
-            if name not in columns:
-                raise SchemaError(
-                    f"table '{self.table.name}': column '{name}' is configured as a key, "
-                    f"partition or precombine field but is not in the data. Columns: "
-                    f"{', '.join(columns)}"
-                )
-        if IS_DELETED in columns and dict(df.dtypes)[IS_DELETED] != "boolean":
-            raise SchemaError(
-                f"table '{self.table.name}': column '{IS_DELETED}' must be boolean, "
-                f"got {dict(df.dtypes)[IS_DELETED]}"
-            )
         spark_schema = df.drop(*[c for c in META_COLUMNS if c in columns]).schema
         # Spark hands timestamps to Arrow in the session time zone; we store them as UTC.
         incoming = normalize_schema(data_schema(to_arrow_schema(spark_schema, timezone="UTC")))
@@ -702,10 +691,9 @@ class WriteClient:
         )
         nulls = sum(r["nulls"] for r in rows)
         if nulls:
-            fields = ", ".join(self.config.record_key_fields)
             raise NullRecordKeyError(
-                f"table '{self.table.name}': {nulls} row(s) have a null or empty record key "
-                f"(column(s): {fields}); nothing was written. Filter or fill them in the model"
+                f"table '{self.table.name}': {nulls} row(s) have "
+                f"{missing_key_text(self.config.record_key_fields)}"
             )
         counts = []
         if bucket_counts:
@@ -713,6 +701,24 @@ class WriteClient:
                       for r in rows]  # fmt: skip
         partitions = sorted({r[PARTITION_PATH] for r in rows})
         return partitions, sum(r["rows"] for r in rows), counts
+
+    def _key_or_error(self):
+        """The record key, failing the Spark job where it is missing.
+
+        For writes whose tasks write as they go (merge-on-read under the BUCKET index): the
+        check runs before the shuffle, in a stage that completes before any task writes, so a
+        row without a key stops the write with nothing written and no Spark job of its own.
+        """
+        prefix = f"NullRecordKeyError: table '{self.table.name}': a row"
+        lacks = f" has {missing_key_text(self.config.record_key_fields)}"
+        where = F.lit(prefix + lacks)
+        if self.config.partition_fields:
+            in_partition = F.concat(
+                F.lit(" in partition '"), self.keygen.partition_path(), F.lit("'")
+            )
+            where = F.concat(F.lit(prefix), in_partition, F.lit(lacks))
+        key = F.col(RECORD_KEY)
+        return F.when(key.isNull(), F.raise_error(where)).otherwise(key)
 
     def _existing(self, partitions: list[str]) -> list[str]:
         """The partitions among these that the table already has."""
@@ -918,6 +924,8 @@ def _hoodie_error_in(error: BaseException) -> HoodieError | None:
     ):
         marker = f"{name}: "
         if marker in text:
-            message = text.split(marker, 1)[1].split("\n", 1)[0].strip()
+            message = text.split(marker, 1)[1].split("\n", 1)[0]
+            # Spark appends the SQL state to errors raised by SQL expressions (raise_error).
+            message = re.sub(r"\s*SQLSTATE: \w+\s*$", "", message).strip()
             return getattr(exceptions, name)(message)
     return None

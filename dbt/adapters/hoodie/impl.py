@@ -39,6 +39,7 @@ from hoodie.read.options import ReadOptions
 from hoodie.schema import META_COLUMNS
 from hoodie.storage import Storage
 from hoodie.table_services.savepoint import savepoints
+from hoodie.write.validation import check_batch
 
 from . import contract
 from .connections import HoodieConnectionManager
@@ -238,6 +239,10 @@ class HoodieAdapter(SparkAdapter):
                 logger.info(f"Replacing {replacing} (not a hoodie lake table) with one")
                 self.drop_relation(replacing)
             exists = HoodieTable.exists(settings.base_uri)
+            if not exists:
+                # Before the table is created: a refused first run must not leave a table
+                # whose stored keys the corrected config would then conflict with.
+                check_batch(cfg.table_name, cfg, df.schema)
             if exists and full_refresh:
                 result = HoodieTable.open(settings.base_uri).overwrite(df, cfg)
             else:
