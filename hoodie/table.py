@@ -81,7 +81,10 @@ class HoodieTable:
 
         if cls.exists(base_uri):
             return cls.open(base_uri)
-        return cls.create(base_uri, table_properties_for(config))
+        try:
+            return cls.create(base_uri, table_properties_for(config))
+        except TableExistsError:  # a concurrent writer's first write created it just now
+            return cls.open(base_uri)
 
     # -- metadata ------------------------------------------------------------------------------
     def timeline(self) -> Timeline:
