@@ -96,12 +96,14 @@ def main(plan_path: str) -> None:
         for spec, table, cfg in tables:
             rows = batch(spec["keys"], writer, round_)
             entry = {"table": spec["path"], "writer": writer, "round": round_, "rows": rows}
+            started = time.monotonic()
             try:
                 result = table.upsert(spark.createDataFrame(rows, SCHEMA), cfg)
                 entry.update(instant=result.instant,
                              compactions=[c.instant for c in result.compactions])  # fmt: skip
             except HoodieError as error:
                 entry.update(error=type(error).__name__, message=str(error))
+            entry["seconds"] = round(time.monotonic() - started, 2)
             results.append(entry)
     with open(plan["out"], "w") as handle:
         json.dump(results, handle)

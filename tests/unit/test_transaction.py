@@ -9,10 +9,13 @@ import time
 import pytest
 
 from hoodie import HoodieTable, WriteConfig
-from hoodie.exceptions import LockTimeoutError, TimelineError
+from hoodie.exceptions import ConcurrentWriteConflict, LockTimeoutError, TimelineError
+from hoodie.metadata import CommitMetadata, WriteStat
 from hoodie.properties import TableProperties
 from hoodie.storage import Storage
-from hoodie.timeline import Action
+from hoodie.table_services.compaction_plan import CompactionOperation, CompactionPlan
+from hoodie.timeline import Action, Instant, State
+from hoodie.transaction.conflicts import check_conflicts
 from hoodie.transaction.failed_writes import FailedWritesPolicy
 from hoodie.transaction.heartbeat import Heartbeat, heartbeat_path, is_expired
 from hoodie.transaction.lock import LOCK_FILE, FileSystemLock
@@ -161,3 +164,32 @@ def test_taking_over_a_failed_instant_holds_the_table_lock(tmp_path):
     with eager.exclusive():
         assert not (tmp_path / "t" / LOCK_FILE).exists()
     assert eager.take_over("20240101000000000") is None
+
+
+def test_conflicts_with_compactions_planned_after_the_write_started_only(tmp_path):
+    """A write that started while a compaction plan was pending wrote its log files on top of
+    the plan's slices: the plan completing is no conflict. A plan made after the write started,
+    or a write completed since, on the same file group is."""
+    table = HoodieTable.create(
+        str(tmp_path / "t"),
+        TableProperties(name="t", table_type="MERGE_ON_READ", record_key_fields=("id",)),
+    )
+    group = ("p", "f1")
+    plan = CompactionPlan([CompactionOperation("p", "f1", "001", "f1_0-0-0_001.parquet", ())])
+
+    def commit(timestamp: str, action: Action) -> None:
+        metadata = CommitMetadata(operation_type="UPSERT")
+        metadata.add(WriteStat("f1", "p", f"p/{timestamp}"))
+        table.save_instant(Instant(timestamp, action, State.COMPLETED), metadata.to_json().encode())
+
+    table.save_instant(Instant("002", Action.COMPACTION, State.REQUESTED), plan.to_avro())
+    started = table.timeline()  # the write "009" starts: plan 002 is pending
+    commit("002", Action.COMPACTION)
+    check_conflicts(table, "009", started, {group})  # no error
+    table.save_instant(Instant("003", Action.COMPACTION, State.REQUESTED), plan.to_avro())
+    with pytest.raises(ConcurrentWriteConflict, match=r"write 009 .* conflicts with 003 \("):
+        check_conflicts(table, "009", started, {group})
+    check_conflicts(table, "009", started, {("p", "other")})
+    commit("004", Action.DELTA_COMMIT)
+    with pytest.raises(ConcurrentWriteConflict, match=r"003 \(compaction\), 004 \(deltacommit\)"):
+        check_conflicts(table, "009", started, {group})
