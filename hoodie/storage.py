@@ -153,14 +153,20 @@ class Storage:
         offers (a later issue adds conditional writes for concurrent writers).
         """
         if self.is_local:
+            # Written aside, then hard-linked into place (which fails if the name exists): a
+            # concurrent reader never sees the file before its content (O_EXCL alone would let
+            # it read an empty plan or lock record).
             path = self.full_path(relative)
             os.makedirs(os.path.dirname(path), exist_ok=True)
+            aside = os.path.join(os.path.dirname(path), f".{uuid.uuid4().hex}.creating")
+            with open(aside, "wb") as handle:
+                handle.write(data)
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                os.link(aside, path)
             except FileExistsError:
                 return False
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
+            finally:
+                os.unlink(aside)
             return True
         if self.exists(relative):
             return False

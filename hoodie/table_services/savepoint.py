@@ -24,6 +24,7 @@ from ..exceptions import TimelineError
 from ..fs_view import FileSystemView
 from ..table import HoodieTable
 from ..timeline import WRITE_ACTIONS, Action, Instant, State, new_instant_time
+from ..transaction.failed_writes import FailedWritesPolicy
 from .rollback import Rollback
 
 
@@ -68,8 +69,18 @@ def create_savepoint(
     return metadata
 
 
-def restore(table: HoodieTable, savepoint_time: str) -> RestoreMetadata:
-    """Roll the table back to the snapshot of a savepoint."""
+def restore(
+    table: HoodieTable, savepoint_time: str, failed_writes: FailedWritesPolicy
+) -> RestoreMetadata:
+    """Roll the table back to the snapshot of a savepoint; refused while a write or compaction
+    is in progress (`failed_writes` tells: with a single writer, none is)."""
+    with failed_writes.exclusive():
+        return _restore(table, savepoint_time, failed_writes)
+
+
+def _restore(
+    table: HoodieTable, savepoint_time: str, failed_writes: FailedWritesPolicy
+) -> RestoreMetadata:
     if savepoint_time not in savepoints(table):
         raise TimelineError(
             f"table '{table.name}' has no savepoint at {savepoint_time}; savepoints: "
@@ -78,6 +89,7 @@ def restore(table: HoodieTable, savepoint_time: str) -> RestoreMetadata:
     _refuse_archived_after(table, savepoint_time)
     started = time.monotonic()
     timeline = table.timeline()
+    failed_writes.refuse_in_progress(timeline, table.name, "a restore")
     pending = [i for i in timeline.pending if i.action is Action.RESTORE]
     if pending:
         requested = pending[0].with_state(State.REQUESTED)

@@ -56,10 +56,11 @@ from ..schema_evolution import writer_schema
 from ..table import HoodieTable
 from ..table_services.compaction_plan import pending_compaction_file_groups
 from ..table_services.rollback import Rollback
-from ..timeline import Action, Instant, State, Timeline, new_instant_time
+from ..timeline import Action, Instant, State, Timeline
 from ..transaction.conflicts import check_conflicts, file_groups_of
-from ..transaction.heartbeat import Heartbeat, is_expired
-from ..transaction.lock import FileSystemLock, LockProvider
+from ..transaction.failed_writes import FailedWritesPolicy
+from ..transaction.heartbeat import Heartbeat
+from ..transaction.lock import LockProvider, table_lock
 from .append_handle import AppendHandle
 from .bucket_writer import BucketWriter
 from .merge_handle import (
@@ -184,6 +185,8 @@ class WriteClient:
         self.table = table
         self.config = config
         self.lock_provider = lock_provider  # default: the file-system lock
+        # Which pending writes (of other writers too) have failed and may be rolled back.
+        self.failed_writes = FailedWritesPolicy.of(table.storage, config, lock_provider)
         self._check_matches_table()
         self.keygen = KeyGenerator(
             config.record_key_fields,
@@ -253,9 +256,9 @@ class WriteClient:
         if left_out and operation != "DELETE":
             df = df.drop(*left_out)
         overwrite = operation == INSERT_OVERWRITE_TABLE
-        # Hudi's EAGER policy: writes that crashed before completing are rolled back first
-        # (with concurrent writers, only those whose heartbeat stopped).
-        Rollback(self.table).rollback_failed_writes(is_failed=self._has_failed)
+        # Writes that crashed before completing are rolled back first (with concurrent writers,
+        # only those whose heartbeat stopped).
+        Rollback(self.table).rollback_failed_writes(self.failed_writes)
         if overwrite:
             action = Action.REPLACE_COMMIT
         else:
@@ -272,11 +275,7 @@ class WriteClient:
             prepared = prepared.persist()
         if self._bucket_index is not None and not overwrite:
             self._refuse_changed_bucket_count(self.table.timeline())
-        timeline, instant = self._start_instant(action)
-        heartbeat = None
-        if self.optimistic:
-            interval = self.config.heartbeat_interval_ms / 1000
-            heartbeat = Heartbeat(self.table.storage, instant.timestamp, interval).start()
+        timeline, instant, heartbeat = self._start_instant(action)
         plan: _WritePlan | None = None
         try:
             crash_point("write.requested")
@@ -412,16 +411,6 @@ class WriteClient:
     def optimistic(self) -> bool:
         return self.config.concurrency_mode == "optimistic_concurrency_control"
 
-    def _has_failed(self, instant: str) -> bool:
-        if not self.optimistic:
-            return True  # single writer: a pending write at start-up can only have crashed
-        return is_expired(
-            self.table.storage,
-            instant,
-            self.config.heartbeat_interval_ms / 1000,
-            self.config.heartbeat_tolerable_misses,
-        )
-
     def _tag_by_key_scan(
         self, spark, prepared, slices, timeline, view, incoming_rows, delete_operation
     ):
@@ -539,18 +528,11 @@ class WriteClient:
                     groups.add((stat.partition_path, stat.file_id))
         return groups
 
-    def _start_instant(self, action: Action) -> tuple[Timeline, Instant]:
-        """A new requested instant, unique even against other processes starting at once."""
-        for _attempt in range(50):
-            timeline = self.table.timeline()
-            instant = Instant(
-                new_instant_time(after=timeline.last_timestamp()), action, State.REQUESTED
-            )
-            try:
-                return timeline, self.table.save_instant(instant)
-            except CommitError:
-                continue  # another writer took this millisecond
-        raise CommitError(f"could not start a new instant on table '{self.table.name}'")
+    def _start_instant(self, action: Action) -> tuple[Timeline, Instant, Heartbeat | None]:
+        """A new requested instant (and its heartbeat), and the timeline it starts from."""
+        timeline = self.table.timeline()
+        instant, heartbeat = self.failed_writes.start_instant(self.table, action)
+        return timeline, instant, heartbeat
 
     def _complete(self, instant: Instant, metadata: CommitMetadata, started: Timeline) -> None:
         """Complete the instant; with concurrent writers, under the lock and after checking
@@ -560,16 +542,30 @@ class WriteClient:
             self.table.save_instant(done, metadata.to_json().encode())
             return
         with self._lock():
+            self._refuse_if_rolled_back(instant)
             check_conflicts(self.table, instant.timestamp, started, file_groups_of(metadata))
             self.table.save_instant(done, metadata.to_json().encode())
 
+    def _refuse_if_rolled_back(self, instant: Instant) -> None:
+        """Another writer rolls back a write whose heartbeat stopped (a stalled process); if it
+        did so to this one, completing it would name files that are gone. (Rollbacks of other
+        writers' instants hold the lock too, so this check cannot race one.)"""
+        timeline, rollback = self.table.timeline(), Rollback(self.table)
+        pending = [i for i in timeline.pending if i.timestamp == instant.timestamp]
+        if not pending or any(
+            rollback.target_of(i) == instant.timestamp
+            for i in timeline.pending
+            if i.action is Action.ROLLBACK
+        ):
+            raise CommitError(
+                f"write {instant.timestamp} to table '{self.table.name}' was rolled back by "
+                "another writer, which took it for failed: its heartbeat stopped for longer than "
+                "hoodie.client.heartbeat.interval_in_ms x (tolerable.misses + 1). Run it again"
+            )
+
     @contextmanager
     def _lock(self):
-        lock = self.lock_provider or FileSystemLock(
-            self.table.storage,
-            lease_seconds=self.config.lock_expire_minutes * 60,
-            wait_seconds=self.config.lock_wait_ms / 1000,
-        )
+        lock = table_lock(self.table.storage, self.config, self.lock_provider)
         lock.acquire()
         try:
             yield

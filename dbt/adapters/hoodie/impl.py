@@ -480,9 +480,9 @@ class HoodieAdapter(SparkAdapter):
         self, relation, model_name: str, config: dict[str, Any], instant: str | None = None
     ) -> dict:
         """Roll back the latest completed commit of a lake table (`hoodie_rollback`)."""
-        table, _ = self._lake_table(relation, model_name, config)
+        table, write_config = self._lake_table(relation, model_name, config)
         with self._operation(model_name):
-            metadata = table.rollback(str(instant) if instant is not None else None)
+            metadata = table.rollback(str(instant) if instant is not None else None, write_config)
         return {
             "instant": metadata.start_rollback_time,
             "rolled_back": ", ".join(metadata.commits_rolled_back),
@@ -508,14 +508,14 @@ class HoodieAdapter(SparkAdapter):
         self, relation, model_name: str, config: dict[str, Any], instant: str | None = None
     ) -> dict:
         """Restore a lake table to a savepoint, by default the latest (`hoodie_restore`)."""
-        table, _ = self._lake_table(relation, model_name, config)
+        table, write_config = self._lake_table(relation, model_name, config)
         with self._operation(model_name):
             if instant is None:
                 pinned = savepoints(table)
                 if not pinned:
                     raise TimelineError(f"table '{table.name}' has no savepoint to restore")
                 instant = pinned[-1]
-            metadata = table.restore(str(instant))
+            metadata = table.restore(str(instant), write_config)
         self._register(relation, table.base_uri)  # the schema may be the older one again
         return {
             "instant": metadata.start_restore_time,
