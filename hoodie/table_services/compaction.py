@@ -40,6 +40,7 @@ from ..timeline import Action, Instant, State, Timeline, new_instant_time
 from ..write.merge_handle import task_token, write_base_file
 from .compaction_plan import CompactionOperation, CompactionPlan, read_plan
 from .rollback import Rollback
+from .savepoint import refuse_pending_restore
 
 log = logging.getLogger(__name__)
 COMPACT = "COMPACT"
@@ -139,6 +140,7 @@ class Compactor:
         from ..write.client import WriteResult
 
         results: list[WriteResult] = []
+        refuse_pending_restore(self.table, "compact")
         Rollback(self.table).rollback_failed_writes()
         for instant in self.table.timeline().pending:
             if instant.action is Action.COMPACTION:
@@ -155,6 +157,7 @@ class Compactor:
         and changes it commits later would be left out of the compacted base file (Hudi's rule:
         a compaction's instant must precede no pending write).
         """
+        refuse_pending_restore(self.table, "schedule a compaction of")
         timeline = self.table.timeline()
         pending_writes = [
             i.timestamp

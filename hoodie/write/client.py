@@ -56,9 +56,10 @@ from ..schema_evolution import writer_schema
 from ..table import HoodieTable
 from ..table_services.compaction_plan import pending_compaction_file_groups
 from ..table_services.rollback import Rollback
+from ..table_services.savepoint import refuse_pending_restore
 from ..timeline import Action, Instant, State, Timeline, new_instant_time
 from ..transaction.conflicts import check_conflicts, file_groups_of
-from ..transaction.heartbeat import Heartbeat, is_expired
+from ..transaction.heartbeat import Heartbeat, heartbeat_path, is_expired
 from ..transaction.lock import FileSystemLock, LockProvider
 from .append_handle import AppendHandle
 from .bucket_writer import BucketWriter
@@ -244,6 +245,7 @@ class WriteClient:
 
     def _write(self, df: DataFrame, operation: str) -> WriteResult:
         started = time.monotonic()
+        refuse_pending_restore(self.table, "write to")
         spark = df.sparkSession
         schema = self._writer_schema(df, operation)
         # Columns the writer schema leaves out (on_schema_change='ignore') go no further.
@@ -253,8 +255,10 @@ class WriteClient:
             df = df.drop(*left_out)
         overwrite = operation == INSERT_OVERWRITE_TABLE
         # Hudi's EAGER policy: writes that crashed before completing are rolled back first
-        # (with concurrent writers, only those whose heartbeat stopped).
-        Rollback(self.table).rollback_failed_writes(is_failed=self._has_failed)
+        # (with concurrent writers, only those whose heartbeat stopped, whose heartbeat file
+        # then goes too, as in Hudi: nothing else would ever delete it).
+        for failed in Rollback(self.table).rollback_failed_writes(is_failed=self._has_failed):
+            self.table.storage.delete(heartbeat_path(failed))
         if overwrite:
             action = Action.REPLACE_COMMIT
         else:
@@ -550,7 +554,9 @@ class WriteClient:
             return
         with self._lock():
             check_conflicts(self.table, instant.timestamp, started, file_groups_of(metadata))
+            crash_point("commit.conflicts_checked")
             self.table.save_instant(done, metadata.to_json().encode())
+            crash_point("commit.completed_under_lock")
 
     @contextmanager
     def _lock(self):
