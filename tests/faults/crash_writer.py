@@ -2,9 +2,9 @@
 
 Usage: python crash_writer.py <base path> <plan.json>
 The plan is {"action": ..., "table_type": ..., "options": {...}} plus what the action needs.
-"upsert" (of "rows": [[id, name, dt, ts, deleted], ...]), "compact" and "rollback" (the latest
-commit) start Spark; the others run on the driver alone, as they do in the core, so their
-child costs a Python start, not a JVM's: "clean", "archive" (with the options' keep.*),
+Only "upsert" (of "rows": [[id, name, dt, ts, deleted], ...]) and "compact" start Spark; the
+others run on the driver alone, as they do in the core, so their child costs a Python start,
+not a JVM's: "rollback" (the latest commit), "clean", "archive" (with the options' keep.*),
 "savepoint" / "restore" (of "instant"), "schedule_compaction", and "commit": the commit step
 of an optimistic-concurrency write whose files are written (the state and inputs the test
 captured just before that write completed, in "ready"), under a table lock of "lease_seconds".
@@ -40,7 +40,6 @@ def main(base: str, plan_path: str) -> None:
     elif action == "compact":
         table.compact(child_spark(), cfg)
     elif action == "rollback":
-        child_spark()
         table.rollback()
     elif action == "clean":  # what `table.clean(cfg)` does, without importing PySpark
         from hoodie.table_services.clean import CleanConfig, Cleaner

@@ -50,8 +50,8 @@ WRITE_POINTS = [
     "write.completed",
 ]
 MOR_WRITE_POINTS = ["task.log_file.marked", "task.log_file.torn", "task.log_file.written"]
+# (compaction.scheduled, reached before a compaction needs Spark, is in test_service_crashes)
 COMPACTION_POINTS = [
-    "compaction.scheduled",
     "compaction.inflight",
     "compaction.task.marked",
     "compaction.task.written",
@@ -65,7 +65,8 @@ ROLLBACK_POINTS = [
     "rollback.completed",
 ]
 
-# Every point once (each child costs a JVM start): copy-on-write for the points both table
+# Every point once (the child of an upsert or compaction costs a JVM start; a rollback runs on
+# the driver alone, and its child starts no Spark): copy-on-write for the points both table
 # types share, merge-on-read for log files, compaction and the rollback of a delta commit.
 SCENARIOS = (
     [(COW, "upsert", p) for p in WRITE_POINTS]

@@ -75,6 +75,7 @@ SCENARIOS = [
     ("restore", "restore.instant_undone"),
     ("restore", "restore.instants_undone"),
     ("schedule_compaction", "create.staged"),  # the plan's bytes written, not yet requested
+    ("schedule_compaction", "compaction.scheduled"),
     ("commit", "commit.conflicts_checked"),
     ("commit", "commit.completed_under_lock"),
 ]
