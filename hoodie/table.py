@@ -136,10 +136,13 @@ class HoodieTable:
     def history(self) -> list[dict]:
         """Every instant, archived ones first: time, action, state and rows written.
 
-        What the `hoodie_timeline` operation prints.
+        What the `hoodie_timeline` operation prints. An instant both archived and still on the
+        active timeline (an archival crashed before removing it) is listed once, as active.
         """
         from .table_services.archival import archived_instants
 
+        timeline = self.timeline()
+        active = set(timeline.timestamps())
         rows = [
             {
                 "instant": archived.timestamp,
@@ -148,9 +151,9 @@ class HoodieTable:
                 "rows_written": "",
             }
             for archived in archived_instants(self)
-            if archived.state == "COMPLETED"
+            if archived.state == "COMPLETED" and archived.timestamp not in active
         ]
-        for instant in self.timeline():
+        for instant in timeline:
             written = ""
             if instant.is_completed and instant.action in WRITE_ACTIONS:
                 written = self.commit_metadata(instant).total("num_writes")

@@ -41,6 +41,7 @@ from ..transaction.failed_writes import FailedWritesPolicy
 from ..write.merge_handle import task_token, write_base_file
 from .compaction_plan import CompactionOperation, CompactionPlan, read_plan
 from .rollback import Rollback
+from .savepoint import refuse_pending_restore
 
 log = logging.getLogger(__name__)
 COMPACT = "COMPACT"
@@ -146,6 +147,7 @@ class Compactor:
         from ..write.client import WriteResult
 
         results: list[WriteResult] = []
+        refuse_pending_restore(self.table, "compact")
         Rollback(self.table).rollback_failed_writes(self.failed_writes)
         for instant in self.table.timeline().pending:
             if instant.action is Action.COMPACTION:
@@ -191,6 +193,7 @@ class Compactor:
         and changes it commits later would be left out of the compacted base file (Hudi's rule:
         a compaction's instant must precede no pending write).
         """
+        refuse_pending_restore(self.table, "schedule a compaction of")
         scheduled, heartbeat = self._schedule_beating()
         if heartbeat is not None:
             heartbeat.stop()  # the caller executes the plan, or a later run takes it over

@@ -56,6 +56,7 @@ from ..schema_evolution import writer_schema
 from ..table import HoodieTable
 from ..table_services.compaction_plan import pending_compaction_file_groups
 from ..table_services.rollback import Rollback
+from ..table_services.savepoint import refuse_pending_restore
 from ..timeline import Action, Instant, State, Timeline
 from ..transaction.conflicts import check_conflicts, file_groups_of
 from ..transaction.failed_writes import FailedWritesPolicy
@@ -248,6 +249,7 @@ class WriteClient:
 
     def _write(self, df: DataFrame, operation: str) -> WriteResult:
         started = time.monotonic()
+        refuse_pending_restore(self.table, "write to")
         spark = df.sparkSession
         schema = self._writer_schema(df, operation)
         # Columns the writer schema leaves out (on_schema_change='ignore') go no further.
@@ -544,7 +546,9 @@ class WriteClient:
         with self._lock():
             self._refuse_if_rolled_back(instant)
             check_conflicts(self.table, instant.timestamp, started, file_groups_of(metadata))
+            crash_point("commit.conflicts_checked")
             self.table.save_instant(done, metadata.to_json().encode())
+            crash_point("commit.completed_under_lock")
 
     def _refuse_if_rolled_back(self, instant: Instant) -> None:
         """Another writer rolls back a write whose heartbeat stopped (a stalled process); if it
