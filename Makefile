@@ -8,7 +8,7 @@ export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 # (top-level `pyspark_*` modules) finds `pyspark_hoodie` in an editable install too.
 EDITABLE := --config-settings editable_mode=compat
 
-.PHONY: demo test lint soak bench bench-upsert wheel java clean
+.PHONY: demo test test-writers lint soak bench bench-upsert wheel java clean
 
 java:
 	@bash .ci/ensure-java.sh
@@ -58,6 +58,13 @@ SEED ?= 1
 soak: java $(VENV)/.dev
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	$(BIN)/python tests/property/soak.py --sequences $(SEQUENCES) --seed $(SEED)
+
+# The full concurrent-writer matrix (marker `writers`, left out of `make test`, which runs two
+# of its eight scenarios): 4 writer processes x 10 rounds over COW/MOR x SIMPLE/BUCKET x
+# overlapping/disjoint keys, with inline compaction and clean inside the writers.
+test-writers: java $(VENV)/.dev
+	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
+	$(PYTEST) -m writers tests/faults/test_concurrent_writers.py
 
 # The comparison of bench/README.md (our core vs plain Spark, delta-rs, pyiceberg), N = 1M rows:
 # results in bench/results/compare_1M.{json,md,png}. Takes ~20 minutes on 2 cores.

@@ -38,6 +38,19 @@ class SchemaEvolutionError(SchemaError):
     """
 
 
+class MissingColumnError(SchemaError):
+    """A configured record key, partition or precombine column is not in the incoming data."""
+
+
+class DuplicateColumnError(SchemaError):
+    """Two incoming columns have the same name, ignoring case; readers could not tell them apart."""
+
+
+class ColumnTypeError(SchemaError):
+    """A column's type cannot serve its role (record key, partition, precombine,
+    `_hoodie_is_deleted`) or cannot be stored at all. Raised before anything is written."""
+
+
 class NullRecordKeyError(HoodieError):
     """Some incoming rows have a null record key; nothing was written."""
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import pyarrow.fs as pafs
 
+from .faults import crash_point
+
 
 def _normalize(base_uri: str) -> str:
     if "://" not in base_uri and not base_uri.startswith("file:"):
@@ -24,6 +26,16 @@ def _normalize(base_uri: str) -> str:
             path = path[1:]
         return os.path.abspath(path)
     return base_uri.rstrip("/")
+
+
+def _create_exclusive(path: str, data: bytes) -> bool:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    return True
 
 
 @dataclass(frozen=True)
@@ -147,24 +159,39 @@ class Storage:
             raise
 
     def create_if_absent(self, relative: str, data: bytes) -> bool:
-        """Atomically create a file only if none exists; False when one already did.
+        """Atomically create a file holding all of `data`, only if none exists; False when one
+        already did.
 
-        On local disks this is `O_EXCL`; object stores get the best their pyarrow file system
-        offers (a later issue adds conditional writes for concurrent writers).
+        On local disks the bytes are first written under a temporary name, then hard-linked
+        under their own (`link` fails when the name exists, as `O_EXCL` does). So a crash never
+        leaves the file empty or half-written: a requested compaction, clean or rollback always
+        holds its whole plan, and a torn one would stop every later write that reads the
+        plans. Object stores get the best their pyarrow file system offers (a later issue adds
+        conditional writes for concurrent writers); their uploads appear whole or not at all.
         """
-        if self.is_local:
-            path = self.full_path(relative)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
+        if not self.is_local:
+            if self.exists(relative):
                 return False
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
+            self.write_bytes(relative, data)
             return True
-        if self.exists(relative):
+        path = self.full_path(relative)
+        folder = os.path.dirname(path)
+        os.makedirs(folder, exist_ok=True)
+        if not data:
+            return _create_exclusive(path, data)  # nothing that could be torn
+        # A name that no Hudi reader takes for a timeline, base or log file.
+        staged = os.path.join(folder, f".staged-{uuid.uuid4().hex}.tmp")
+        with open(staged, "wb") as handle:
+            handle.write(data)
+        try:
+            crash_point("create.staged")
+            os.link(staged, path)
+        except FileExistsError:
             return False
-        self.write_bytes(relative, data)
+        except OSError:  # a file system without hard links
+            return _create_exclusive(path, data)
+        finally:
+            os.unlink(staged)
         return True
 
     def delete(self, relative: str) -> None:

@@ -81,7 +81,10 @@ class HoodieTable:
 
         if cls.exists(base_uri):
             return cls.open(base_uri)
-        return cls.create(base_uri, table_properties_for(config))
+        try:
+            return cls.create(base_uri, table_properties_for(config))
+        except TableExistsError:  # a concurrent writer's first write created it just now
+            return cls.open(base_uri)
 
     # -- metadata ------------------------------------------------------------------------------
     def timeline(self) -> Timeline:
@@ -133,10 +136,13 @@ class HoodieTable:
     def history(self) -> list[dict]:
         """Every instant, archived ones first: time, action, state and rows written.
 
-        What the `hoodie_timeline` operation prints.
+        What the `hoodie_timeline` operation prints. An instant both archived and still on the
+        active timeline (an archival crashed before removing it) is listed once, as active.
         """
         from .table_services.archival import archived_instants
 
+        timeline = self.timeline()
+        active = set(timeline.timestamps())
         rows = [
             {
                 "instant": archived.timestamp,
@@ -145,9 +151,9 @@ class HoodieTable:
                 "rows_written": "",
             }
             for archived in archived_instants(self)
-            if archived.state == "COMPLETED"
+            if archived.state == "COMPLETED" and archived.timestamp not in active
         ]
-        for instant in self.timeline():
+        for instant in timeline:
             written = ""
             if instant.is_completed and instant.action in WRITE_ACTIONS:
                 written = self.commit_metadata(instant).total("num_writes")
@@ -216,6 +222,7 @@ class HoodieTable:
 
     def compact(self, spark: SparkSession, config: WriteConfig | None = None) -> list[WriteResult]:
         """Merge-on-read: finish pending compactions, then compact every slice with log files.
+        `config` is how the table is written (None: one writer).
 
         Returns one result per compaction that ran (none when no slice has log files).
         """
@@ -224,14 +231,20 @@ class HoodieTable:
         return Compactor(self, config).run(spark)
 
     def clean(self, config: WriteConfig | None = None):
-        """Delete file versions the cleaning policy no longer needs (`hoodie_clean`).
+        """Roll back failed writes, then delete file versions the cleaning policy no longer
+        needs (`hoodie_clean`). `config` is how the table is written (None: one writer).
 
         Returns Hudi's clean metadata, or None when there was nothing to delete.
         """
         from .table_services.clean import CleanConfig, Cleaner
+        from .table_services.rollback import Rollback
+        from .transaction.failed_writes import FailedWritesPolicy
         from .write.client import clean_config
 
-        return Cleaner(self, clean_config(config) if config else CleanConfig()).run()
+        failed_writes = FailedWritesPolicy.of(self.storage, config)
+        Rollback(self).rollback_failed_writes(failed_writes)
+        with failed_writes.exclusive():  # one cleaner at a time among concurrent writers
+            return Cleaner(self, clean_config(config) if config else CleanConfig()).run()
 
     def savepoint(self, instant_time: str | None = None, comment: str = ""):
         """Pin the snapshot of a completed commit (default: the latest): cleaning keeps its
@@ -240,20 +253,26 @@ class HoodieTable:
 
         return create_savepoint(self, instant_time, comment=comment)
 
-    def restore(self, savepoint_time: str):
-        """Roll back every commit after a savepoint (Hudi's restore)."""
+    def restore(self, savepoint_time: str, config: WriteConfig | None = None):
+        """Roll back every commit after a savepoint (Hudi's restore). `config` is how the table
+        is written (None: one writer); a write in progress makes it refuse."""
         from .table_services.savepoint import restore
+        from .transaction.failed_writes import FailedWritesPolicy
 
-        return restore(self, savepoint_time)
+        return restore(self, savepoint_time, FailedWritesPolicy.of(self.storage, config))
 
-    def rollback(self, instant_time: str | None = None):
+    def rollback(self, instant_time: str | None = None, config: WriteConfig | None = None):
         """Roll back the latest completed commit (`instant_time`, if given, must be it).
+        `config` is how the table is written (None: one writer); a write in progress makes
+        it refuse.
 
         Returns Hudi's rollback metadata: the files deleted, the instant rolled back.
         """
         from .table_services.rollback import Rollback
+        from .transaction.failed_writes import FailedWritesPolicy
 
-        return Rollback(self).rollback_latest_commit(instant_time)
+        failed_writes = FailedWritesPolicy.of(self.storage, config)
+        return Rollback(self).rollback_latest_commit(failed_writes, instant_time)
 
     def read(self, spark: SparkSession) -> DataFrame:
         """The latest snapshot as a Spark DataFrame (through the `hoodie` data source)."""

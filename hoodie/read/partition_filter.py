@@ -40,6 +40,10 @@ _COMPARISONS = {
 _SIMPLE = (EqualTo, EqualNullSafe, In, IsNull, IsNotNull, StringStartsWith, *_COMPARISONS)
 
 
+# A string column's value in Hudi's default partition: null or '' (both are written there).
+_NULL_OR_EMPTY = object()
+
+
 class _Unknown(Exception):
     """The filter cannot be decided for this partition: keep it."""
 
@@ -83,10 +87,13 @@ class PartitionMatcher:
             text = segment.split("=", 1)[1] if self.hive_style and "=" in segment else segment
             if self.url_encoded:
                 text = unquote(text)
-            if text == DEFAULT_PARTITION:
-                out[name] = None
-                continue
             dtype = self.types.get(name, pa.string())
+            if text == DEFAULT_PARTITION:
+                # Hudi's folder for a null value, and for an empty string: a string column's
+                # rows there may hold either.
+                text_column = pa.types.is_string(dtype) or pa.types.is_large_string(dtype)
+                out[name] = _NULL_OR_EMPTY if text_column else None
+                continue
             try:
                 out[name] = pa.scalar(text).cast(dtype).as_py()
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
@@ -96,9 +103,21 @@ class PartitionMatcher:
     def __call__(self, partition_path: str) -> bool:
         try:
             values = self.values(partition_path)
-            return all(_holds(item, values) for item in self.filters)
+            return any(
+                all(_holds(item, candidate) for item in self.filters)
+                for candidate in _candidates(values)
+            )
         except _Unknown:
             return True
+
+
+def _candidates(values: dict[str, Any]) -> list[dict[str, Any]]:
+    """The partition's possible values: null and '' for each `_NULL_OR_EMPTY` column."""
+    out = [{}]
+    for name, value in values.items():
+        options = (None, "") if value is _NULL_OR_EMPTY else (value,)
+        out = [{**partial, name: option} for partial in out for option in options]
+    return out
 
 
 def _holds(item: Filter, values: dict[str, Any]) -> bool:

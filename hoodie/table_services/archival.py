@@ -5,8 +5,11 @@ timeline must stay bounded. When it holds more than `hoodie.keep.max.commits` (3
 writes, the oldest instants go until `hoodie.keep.min.commits` (20) remain, as Hudi's timeline
 archiver does. Archived instants are written first, as `HoodieArchivedMetaEntry` records in an
 Avro data block of a log file `.hoodie/archived/.commits_.archive.<n>_<token>`, then their
-files leave `.hoodie/`; a crash in between archives them twice, which readers of the archive
-tolerate (we list each instant once).
+files leave `.hoodie/`, oldest instant first and each instant's completed file last. A crash
+in between leaves the newer of those instants on the active timeline as well (readers see no
+hole in it), until an archival reaches them again and archives them twice, which readers of
+the archive tolerate: each instant is listed once, and from the active timeline while it is
+there (`HoodieTable.history`).
 
 Never archived: anything at or after the first pending instant, the first savepoint, or the
 earliest commit the latest clean retained. With `hoodie.archive.beyond.savepoint=true`
@@ -22,6 +25,7 @@ optional in Hudi's schema, are left null.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import posixpath
 import re
@@ -29,6 +33,7 @@ from dataclasses import dataclass
 
 import fastavro
 
+from ..faults import crash_point
 from ..logformat import BLOCK_CONTENT_VERSION, BlockType, HeaderKey, encode_block, read_log_file
 from ..table import HoodieTable
 from ..timeline import METAFOLDER, Instant
@@ -115,10 +120,13 @@ def archive(
         for _, _, found in files
     ]
     _write_archive_file(table, entries)
-    for _, name, _ in files:
+    crash_point("archive.written")
+    for _, removed in itertools.groupby(files, key=lambda f: f[2].timestamp):
         # Requested and inflight go before completed: the instant stays completed until its
         # last file goes, for readers listing the timeline meanwhile.
-        table.storage.delete(posixpath.join(METAFOLDER, name))
+        for _, name, _ in removed:
+            table.storage.delete(posixpath.join(METAFOLDER, name))
+        crash_point("archive.instant_removed")
     return old
 
 

@@ -14,8 +14,9 @@ compaction reads, and files of savepointed instants.
 
 A clean is an action on the timeline: `<t>.clean.requested` and `.clean.inflight` hold the
 plan (Hudi's Avro `HoodieCleanerPlan`), `<t>.clean` what was deleted (`HoodieCleanMetadata`).
-A crash mid-clean leaves the plan pending; the next clean finishes it first. The plan's
-earliest retained commit is what readers report as the start of the readable range.
+A crash mid-clean leaves the plan pending; the next clean finishes it first (Hudi's
+`CleanActionExecutor`), deleting what is left of the plan: files already gone are skipped. The
+plan's earliest retained commit is what readers report as the start of the readable range.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ..avro_metadata import (
     CleanPartitionMetadata,
     SavepointMetadata,
 )
+from ..faults import crash_point
 from ..fs_view import FileSlice, FileSystemView
 from ..naming import parse_base_file_name, parse_log_file_name
 from ..table import HoodieTable
@@ -115,6 +117,7 @@ class Cleaner:
             new_instant_time(after=timeline.last_timestamp()), Action.CLEAN, State.REQUESTED
         )
         self.table.save_instant(instant, plan.to_avro())
+        crash_point("clean.requested")
         return instant.timestamp
 
     def _earliest_to_retain(self, writes: tuple[Instant, ...]) -> Instant | None:
@@ -190,7 +193,9 @@ class Cleaner:
                 if self.storage.exists(relative):
                     self.storage.delete(relative)
                     deleted += 1
+                    crash_point("clean.file_deleted")
                 meta.success_delete_files.append(name)
+        crash_point("clean.files_deleted")
         earliest = plan.earliest_instant_to_retain
         metadata = CleanMetadata(
             start_clean_time=instant_time,

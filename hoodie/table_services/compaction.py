@@ -36,10 +36,12 @@ from ..read.slice_reader import SliceReadSpec, merged_slice
 from ..schema import COMMIT_TIME, FILE_NAME, META_COLUMNS, to_avro_schema, with_meta_columns
 from ..storage import Storage
 from ..table import HoodieTable
-from ..timeline import Action, Instant, State, Timeline, new_instant_time
+from ..timeline import Action, Instant, State, Timeline
+from ..transaction.failed_writes import FailedWritesPolicy
 from ..write.merge_handle import task_token, write_base_file
 from .compaction_plan import CompactionOperation, CompactionPlan, read_plan
 from .rollback import Rollback
+from .savepoint import refuse_pending_restore
 
 log = logging.getLogger(__name__)
 COMPACT = "COMPACT"
@@ -125,7 +127,7 @@ class _CompactionTask:
 
 
 class Compactor:
-    def __init__(self, table: HoodieTable, config: WriteConfig | None = None):
+    def __init__(self, table: HoodieTable, config: WriteConfig | None = None, lock_provider=None):
         if table.properties.table_type != MERGE_ON_READ:
             raise InvalidConfigError(
                 f"table '{table.name}' is {table.properties.table_type}: only merge-on-read "
@@ -133,20 +135,56 @@ class Compactor:
             )
         self.table = table
         self.compression = config.compression if config is not None else "snappy"
+        # How the table is written (None: one writer) says which pending instants are failed.
+        self.failed_writes = FailedWritesPolicy.of(table.storage, config, lock_provider)
 
     def run(self, spark) -> list:
-        """Execute pending plans (oldest first), then schedule and execute a new one."""
+        """Execute pending plans (oldest first), then schedule and execute a new one.
+
+        With concurrent writers, a pending plan another writer is executing (its heartbeat is
+        live) is left to it; one whose executor failed is taken over.
+        """
         from ..write.client import WriteResult
 
         results: list[WriteResult] = []
-        Rollback(self.table).rollback_failed_writes()
+        refuse_pending_restore(self.table, "compact")
+        Rollback(self.table).rollback_failed_writes(self.failed_writes)
         for instant in self.table.timeline().pending:
             if instant.action is Action.COMPACTION:
-                results.append(self.execute(spark, instant.timestamp))
-        scheduled = self.schedule()
+                heartbeat = self._take_over(instant.timestamp)
+                if heartbeat is not False:
+                    results.append(self._execute_beating(spark, instant.timestamp, heartbeat))
+        scheduled, heartbeat = self._schedule_beating()
         if scheduled is not None:
-            results.append(self.execute(spark, scheduled))
+            results.append(self._execute_beating(spark, scheduled, heartbeat))
         return results
+
+    def _take_over(self, instant_time: str):
+        """The heartbeat to execute an abandoned plan with (None: a single writer needs
+        none); False when the plan is not abandoned, or no longer pending."""
+        policy = self.failed_writes
+        if not policy.has_failed(instant_time):
+            return False
+        with policy.exclusive():
+            still = any(i.timestamp == instant_time and i.action is Action.COMPACTION
+                        for i in self.table.timeline().pending)  # fmt: skip
+            if not still or not policy.has_failed(instant_time):
+                return False
+            return policy.take_over(instant_time)
+
+    def _schedule_beating(self):
+        """`schedule`, with concurrent writers under the table lock (so that no write completes
+        between the plan's view of the table and the plan) and with the plan's heartbeat
+        beating from before the plan exists."""
+        with self.failed_writes.exclusive():
+            return self._schedule()
+
+    def _execute_beating(self, spark, instant_time: str, heartbeat):
+        try:
+            return self.execute(spark, instant_time)
+        finally:
+            if heartbeat is not None:
+                heartbeat.stop()
 
     def schedule(self) -> str | None:
         """Write a plan for every latest slice with log files; None when there is none.
@@ -155,6 +193,13 @@ class Compactor:
         and changes it commits later would be left out of the compacted base file (Hudi's rule:
         a compaction's instant must precede no pending write).
         """
+        refuse_pending_restore(self.table, "schedule a compaction of")
+        scheduled, heartbeat = self._schedule_beating()
+        if heartbeat is not None:
+            heartbeat.stop()  # the caller executes the plan, or a later run takes it over
+        return scheduled
+
+    def _schedule(self):
         timeline = self.table.timeline()
         pending_writes = [
             i.timestamp
@@ -197,14 +242,13 @@ class Compactor:
                 )
             )
         if not operations:
-            return None
-        instant = Instant(
-            new_instant_time(after=timeline.last_timestamp()), Action.COMPACTION, State.REQUESTED
+            return None, None
+        instant, heartbeat = self.failed_writes.start_instant(
+            self.table, Action.COMPACTION, CompactionPlan(operations).to_avro()
         )
-        self.table.save_instant(instant, CompactionPlan(operations).to_avro())
         crash_point("compaction.scheduled")
         log.info("scheduled compaction %s of %d file slice(s)", instant.timestamp, len(operations))
-        return instant.timestamp
+        return instant.timestamp, heartbeat
 
     def execute(self, spark, instant_time: str):
         from ..write.client import WriteResult

@@ -1,7 +1,9 @@
 """Rollback: undo an instant's data files and take it off the timeline, recorded as an instant.
 
-Hudi's EAGER failed-writes policy: a write that crashed leaves a pending instant and some data
-files; the next writer (or table service) rolls it back before doing anything else. A rollback
+A write that crashed leaves a pending instant and some data files; the next writer (or table
+service) rolls it back before doing anything else, once the table's failed-writes policy says
+it has failed (`hoodie.transaction.failed_writes`: at once with a single writer, after its
+heartbeat stopped with concurrent writers). A rollback
 is itself an action: `<r>.rollback.requested` (the plan: which files go), `.rollback.inflight`,
 then `<r>.rollback` (what was deleted), and only then are the rolled-back instant's own timeline
 files removed. A crash at any point leaves either the failed instant (rolled back again next
@@ -21,7 +23,6 @@ from __future__ import annotations
 import logging
 import posixpath
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..avro_metadata import (
@@ -39,6 +40,8 @@ from ..metadata import CommitMetadata
 from ..naming import log_file_name, parse_base_file_name, parse_log_file_name, write_token
 from ..table import HoodieTable
 from ..timeline import METAFOLDER, WRITE_ACTIONS, Action, Instant, State, new_instant_time
+from ..transaction.failed_writes import FailedWritesPolicy
+from ..transaction.heartbeat import heartbeat_path
 
 log = logging.getLogger(__name__)
 
@@ -58,60 +61,79 @@ class Rollback:
         self.storage = table.storage
 
     # -- entry points --------------------------------------------------------------------------
-    def rollback_failed_writes(
-        self, keep: frozenset[str] = frozenset(), is_failed: Callable[[str], bool] | None = None
-    ) -> list[str]:
-        """Finish interrupted rollbacks, then roll back every pending write not in `keep`.
+    def rollback_failed_writes(self, failed_writes: FailedWritesPolicy) -> list[str]:
+        """Finish interrupted rollbacks, then roll back every pending write that has failed.
 
-        `is_failed` decides which pending writes have failed (with concurrent writers: those
-        whose heartbeat stopped); by default all have, as with a single writer. Pending
-        compactions are not failed writes: their plan is executed again instead. Returns the
+        Which have failed is the table's policy (`failed_writes`): with a single writer, all;
+        with concurrent writers, those whose heartbeat stopped. Pending compactions are not
+        failed writes: their plan is executed again instead. Candidates are looked for without
+        the lock and confirmed under it, since a write may complete meanwhile. Returns the
         instants rolled back.
         """
-        timeline = self.table.timeline()
-        for pending in timeline.pending:
-            if pending.action is Action.ROLLBACK:
+        if not any(self._abandoned(failed_writes)):
+            return []
+        with failed_writes.exclusive():
+            for pending in self._abandoned(failed_writes)[0]:
                 self._resume(pending)
+            failed = self._abandoned(failed_writes)[1]  # after resuming: some may be gone
+            for instant in failed:
+                log.warning("rolling back failed write %s of table '%s'", instant, self.table.name)
+                self.rollback(instant)
+        return [i.timestamp for i in failed]
+
+    def _abandoned(self, failed_writes: FailedWritesPolicy) -> tuple[list[Instant], list[Instant]]:
+        """Pending rollbacks whose writer died (those of a failed instant), and failed writes."""
         timeline = self.table.timeline()
+        interrupted = [
+            i
+            for i in timeline.pending
+            if i.action is Action.ROLLBACK and failed_writes.has_failed(self.target_of(i))
+        ]
         failed = [
             i
             for i in timeline.pending
-            if i.action in WRITE_ACTIONS
-            and i.timestamp not in keep
-            and (is_failed is None or is_failed(i.timestamp))
+            if i.action in WRITE_ACTIONS and failed_writes.has_failed(i.timestamp)
         ]
-        for instant in failed:
-            log.warning("rolling back failed write %s of table '%s'", instant, self.table.name)
-            self.rollback(instant)
-        return [i.timestamp for i in failed]
+        return interrupted, failed
 
-    def rollback_latest_commit(self, instant_time: str | None = None) -> RollbackMetadata:
+    def target_of(self, pending_rollback: Instant) -> str:
+        """The instant a pending rollback undoes (from its plan)."""
+        requested = pending_rollback.with_state(State.REQUESTED)
+        plan = RollbackPlan.from_avro(self._metadata_bytes(requested))
+        return plan.instant_to_rollback.commit_time if plan.instant_to_rollback else ""
+
+    def rollback_latest_commit(
+        self, failed_writes: FailedWritesPolicy, instant_time: str | None = None
+    ) -> RollbackMetadata:
         """Roll back the latest completed write (the `hoodie_rollback` operation).
 
         Only the latest can go: a later write may have built on its files. Older states are
-        reached with a restore to a savepoint.
+        reached with a restore to a savepoint. Refused while another writer's write is in
+        progress: it may be building on the commit.
         """
-        timeline = self.table.timeline()
-        if any(i.action in WRITE_ACTIONS for i in timeline.pending):
-            self.rollback_failed_writes()
+        self.rollback_failed_writes(failed_writes)
+        with failed_writes.exclusive():
             timeline = self.table.timeline()
-        writes = timeline.completed.write_timeline.instants
-        if not writes:
-            raise TimelineError(f"table '{self.table.name}' has no completed commit to roll back")
-        latest = writes[-1]
-        if any(i.action is Action.SAVEPOINT and i.timestamp == latest.timestamp
-               for i in timeline.completed):  # fmt: skip
-            raise TimelineError(
-                f"commit {latest.timestamp} of table '{self.table.name}' is savepointed; "
-                "delete the savepoint first, or restore to an earlier one"
-            )
-        if instant_time is not None and instant_time != latest.timestamp:
-            raise TimelineError(
-                f"instant {instant_time} is not the latest completed commit of table "
-                f"'{self.table.name}' (that is {latest.timestamp}); only the latest can be rolled "
-                "back. Restore a savepoint to go further back"
-            )
-        return self.rollback(latest)
+            failed_writes.refuse_in_progress(timeline, self.table.name, "a rollback")
+            writes = timeline.completed.write_timeline.instants
+            if not writes:
+                raise TimelineError(
+                    f"table '{self.table.name}' has no completed commit to roll back"
+                )
+            latest = writes[-1]
+            if any(i.action is Action.SAVEPOINT and i.timestamp == latest.timestamp
+                   for i in timeline.completed):  # fmt: skip
+                raise TimelineError(
+                    f"commit {latest.timestamp} of table '{self.table.name}' is savepointed; "
+                    "delete the savepoint first, or restore to an earlier one"
+                )
+            if instant_time is not None and instant_time != latest.timestamp:
+                raise TimelineError(
+                    f"instant {instant_time} is not the latest completed commit of table "
+                    f"'{self.table.name}' (that is {latest.timestamp}); only the latest can be "
+                    "rolled back. Restore a savepoint to go further back"
+                )
+            return self.rollback(latest)
 
     def rollback(self, instant: Instant) -> RollbackMetadata:
         started = time.monotonic()
@@ -248,6 +270,7 @@ class Rollback:
             Instant(target.commit_time, Action(target.action), State.COMPLETED)
         )
         WriteMarkers(self.storage, target.commit_time).delete_all()
+        self.storage.delete(heartbeat_path(target.commit_time))
 
     def undo(self, plan: RollbackPlan, rollback_time: str, started: float) -> RollbackMetadata:
         """Carry out a plan's deletions and log retractions; Hudi's metadata of what was done."""

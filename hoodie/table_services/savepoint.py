@@ -4,8 +4,15 @@ A savepoint of commit `t` is the instant `<t>.savepoint` (same time as the commi
 listing the files of the snapshot as of `t`; the cleaner never deletes them. A restore rolls
 back, newest first, every write and compaction after the savepoint, recorded as one restore
 instant (`<r>.restore.requested` holds the plan, `<r>.restore` the rollback metadata of each
-instant undone). An interrupted restore resumes from its plan at the next restore call; the
-instants it already undid are gone from the timeline and are skipped.
+instant undone). An interrupted restore resumes from its plan at the next restore to the same
+savepoint; the instants it already undid are gone from the timeline and are skipped. Until it
+completes, readers see the table with some of the later commits undone, so writes and
+compactions are refused meanwhile (Hudi's rule): they would build on that state, and the
+resumed restore, which only undoes the instants of its plan, would keep them.
+
+A savepoint is `<t>.savepoint.inflight`, then `<t>.savepoint`; one interrupted in between
+pins nothing (the cleaner and restore only trust completed savepoints) and is finished by
+savepointing the same commit again.
 """
 
 from __future__ import annotations
@@ -21,9 +28,11 @@ from ..avro_metadata import (
     SavepointPartitionMetadata,
 )
 from ..exceptions import TimelineError
+from ..faults import crash_point
 from ..fs_view import FileSystemView
 from ..table import HoodieTable
 from ..timeline import WRITE_ACTIONS, Action, Instant, State, new_instant_time
+from ..transaction.failed_writes import FailedWritesPolicy
 from .rollback import Rollback
 
 
@@ -64,12 +73,23 @@ def create_savepoint(
     )
     instant = Instant(instant_time, Action.SAVEPOINT, State.INFLIGHT)
     table.save_instant(instant)
+    crash_point("savepoint.inflight")
     table.save_instant(instant.with_state(State.COMPLETED), metadata.to_avro())
     return metadata
 
 
-def restore(table: HoodieTable, savepoint_time: str) -> RestoreMetadata:
-    """Roll the table back to the snapshot of a savepoint."""
+def restore(
+    table: HoodieTable, savepoint_time: str, failed_writes: FailedWritesPolicy
+) -> RestoreMetadata:
+    """Roll the table back to the snapshot of a savepoint; refused while a write or compaction
+    is in progress (`failed_writes` tells: with a single writer, none is)."""
+    with failed_writes.exclusive():
+        return _restore(table, savepoint_time, failed_writes)
+
+
+def _restore(
+    table: HoodieTable, savepoint_time: str, failed_writes: FailedWritesPolicy
+) -> RestoreMetadata:
     if savepoint_time not in savepoints(table):
         raise TimelineError(
             f"table '{table.name}' has no savepoint at {savepoint_time}; savepoints: "
@@ -78,10 +98,18 @@ def restore(table: HoodieTable, savepoint_time: str) -> RestoreMetadata:
     _refuse_archived_after(table, savepoint_time)
     started = time.monotonic()
     timeline = table.timeline()
+    failed_writes.refuse_in_progress(timeline, table.name, "a restore")
     pending = [i for i in timeline.pending if i.action is Action.RESTORE]
     if pending:
         requested = pending[0].with_state(State.REQUESTED)
         plan = RestorePlan.from_avro(table.instant_content(requested))
+        if plan.savepoint_to_restore_timestamp not in (None, savepoint_time):
+            raise TimelineError(
+                f"table '{table.name}' has an interrupted restore {requested.timestamp} to "
+                f"savepoint {plan.savepoint_to_restore_timestamp}; finish it first (restore "
+                f"to {plan.savepoint_to_restore_timestamp} again), then restore to "
+                f"{savepoint_time}"
+            )
     else:
         undo = [
             i
@@ -111,9 +139,11 @@ def restore(table: HoodieTable, savepoint_time: str) -> RestoreMetadata:
         rollback.revert_to_inflight(instant)
         done[info.commit_time] = [rollback.undo(undo_plan, inflight.timestamp, time.monotonic())]
         rollback.forget(undo_plan)
+        crash_point("restore.instant_undone")
     for later in table.timeline():  # savepoints of commits that no longer exist
         if later.action is Action.SAVEPOINT and later.timestamp > savepoint_time:
             table.delete_instant(later, (State.COMPLETED, State.INFLIGHT))
+    crash_point("restore.instants_undone")
     metadata = RestoreMetadata(
         start_restore_time=inflight.timestamp,
         time_taken_in_millis=int((time.monotonic() - started) * 1000),
@@ -123,6 +153,27 @@ def restore(table: HoodieTable, savepoint_time: str) -> RestoreMetadata:
     )
     table.save_instant(inflight.with_state(State.COMPLETED), metadata.to_avro())
     return metadata
+
+
+def refuse_pending_restore(table: HoodieTable, action: str) -> None:
+    """Writes and compactions wait for an interrupted restore to be finished.
+
+    Until then the table holds some of the commits the restore is undoing; a new instant built
+    on them would survive the resumed restore (its plan lists only the instants that existed
+    when it started), leaving data of undone commits in the table. Hudi refuses new commits
+    for the same reason.
+    """
+    pending = [i for i in table.timeline().pending if i.action is Action.RESTORE]
+    if not pending:
+        return
+    requested = pending[0].with_state(State.REQUESTED)
+    plan = RestorePlan.from_avro(table.instant_content(requested))
+    savepoint = plan.savepoint_to_restore_timestamp or "its savepoint"
+    raise TimelineError(
+        f"cannot {action} table '{table.name}': restore {requested.timestamp} to savepoint "
+        f"{savepoint} was interrupted and the table is partly restored. Finish it first: "
+        f"restore to {savepoint} again (dbt: hoodie_restore)"
+    )
 
 
 def _refuse_archived_after(table: HoodieTable, savepoint_time: str) -> None:

@@ -2,7 +2,9 @@
 
 Writers work without a lock and take it only to commit. Under the lock, a writer looks at what
 completed since it started: if any of those instants wrote to, replaced or planned a compaction
-of a file group this write also wrote, the later writer loses. Its new versions were computed
+of a file group this write also wrote, the later writer loses. (A compaction whose plan was
+already there when the write started does not conflict: the write's log files went to the
+slices the compaction starts.) Its new versions were computed
 from file slices that are no longer the latest, so committing would silently drop the other
 writer's changes. Writers on disjoint file groups both commit.
 """
@@ -55,9 +57,13 @@ def check_conflicts(
         if other.timestamp == instant:
             continue
         touched: FileGroups = set()
-        if other.is_completed and other.action in WRITE_ACTIONS and other.timestamp not in known:
+        if other.timestamp in known or other.timestamp in known_plans:
+            # A compaction planned before this write started is no conflict when it completes:
+            # the write's log files already start the slices the compaction's base files begin.
+            continue
+        if other.is_completed and other.action in WRITE_ACTIONS:
             touched = file_groups_of(table.commit_metadata(other))
-        elif other.action is Action.COMPACTION and other.timestamp not in known_plans:
+        elif other.action is Action.COMPACTION:
             touched = read_plan(table.storage, other.timestamp).file_groups()
         overlap = (touched & written) | _same_bucket(touched, written)
         if overlap:

@@ -33,9 +33,19 @@ class Heartbeat:
                                         daemon=True)  # fmt: skip
 
     def start(self) -> Heartbeat:
+        """Beat from now on, taking over the instant's heartbeat file if there is one."""
         self._touch()
         self._thread.start()
         return self
+
+    def claim(self) -> bool:
+        """Beat from now on if no one else beats for this instant: the first beat creates the
+        file exclusively. False (and no beating) when it exists: another writer picked the
+        same instant time, and its heartbeat must not be overwritten or deleted."""
+        if not self.storage.create_if_absent(heartbeat_path(self.instant), _now()):
+            return False
+        self._thread.start()
+        return True
 
     def stop(self) -> None:
         self._stop.set()
@@ -44,11 +54,15 @@ class Heartbeat:
         self.storage.delete(heartbeat_path(self.instant))
 
     def _touch(self) -> None:
-        self.storage.write_atomic(heartbeat_path(self.instant), str(time.time()).encode())
+        self.storage.write_atomic(heartbeat_path(self.instant), _now())
 
     def _beat(self) -> None:
         while not self._stop.wait(self.interval):
             self._touch()
+
+
+def _now() -> bytes:
+    return str(time.time()).encode()
 
 
 def is_expired(storage: Storage, instant: str, interval_seconds: float, misses: int) -> bool:

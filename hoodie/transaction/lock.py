@@ -109,3 +109,15 @@ class FileSystemLock:
         if taken != expired:
             self.storage.create_if_absent(LOCK_FILE, json.dumps(taken).encode())
         self.storage.delete(aside)
+
+
+def table_lock(storage: Storage, config, provider: LockProvider | None = None) -> LockProvider:
+    """The lock all concurrent writers of a table take: `provider` when the caller has one,
+    else the file-system lock with the write config's lease and wait."""
+    if provider is not None:
+        return provider
+    return FileSystemLock(
+        storage,
+        lease_seconds=config.lock_expire_minutes * 60,
+        wait_seconds=config.lock_wait_ms / 1000,
+    )

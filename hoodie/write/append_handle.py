@@ -21,7 +21,13 @@ import pyarrow.compute as pc
 
 from ..exceptions import ConcurrentWriteConflict
 from ..faults import armed, crash_point
-from ..logformat import DeleteRecord, add_meta_fields, delete_block, parquet_data_block
+from ..logformat import (
+    DeleteRecord,
+    add_meta_fields,
+    delete_block,
+    parquet_data_block,
+    read_log_file,
+)
 from ..markers import IOType, WriteMarkers
 from ..metadata import WriteStat
 from ..naming import log_file_name
@@ -108,8 +114,10 @@ class AppendHandle:
             # same log file name; one of the two writes must lose, and this one has not
             # written anything yet.
             raise ConcurrentWriteConflict(
-                f"log file {relative} already exists: another writer is appending to file "
-                f"group {target.file_id} at the same time; this write was rolled back"
+                f"write {self.instant} to table '{self.table_name}' conflicts with "
+                f"{self._writer_of(relative)}, which is appending to the same file group "
+                f"{target.file_id} (log file {relative} exists); it was rolled back. Run it "
+                "again: it will build on the new versions"
             )
         crash_point("task.log_file.written")
         size = self.storage.size(relative)
@@ -129,6 +137,11 @@ class AppendHandle:
             log_version=target.log_version,
             log_offset=0,
         )
+
+    def _writer_of(self, relative: str) -> str:
+        """The instant whose blocks a log file holds (created whole: never half written)."""
+        instants = {b.instant_time for b in read_log_file(self.storage, relative)}
+        return " ".join(f"{i} (deltacommit)" for i in sorted(instants - {None})) or "a write"
 
     def _delete_block(self, deletes: pa.Table, avro_schema: str) -> bytes:
         keys = deletes.column(RECORD_KEY).to_pylist()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import posixpath
+import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -28,7 +29,6 @@ from ..exceptions import (
     HoodieError,
     InvalidConfigError,
     NullRecordKeyError,
-    SchemaError,
 )
 from ..faults import crash_point
 from ..fs_view import FileSlice, FileSystemView
@@ -56,10 +56,12 @@ from ..schema_evolution import writer_schema
 from ..table import HoodieTable
 from ..table_services.compaction_plan import pending_compaction_file_groups
 from ..table_services.rollback import Rollback
-from ..timeline import Action, Instant, State, Timeline, new_instant_time
+from ..table_services.savepoint import refuse_pending_restore
+from ..timeline import Action, Instant, State, Timeline
 from ..transaction.conflicts import check_conflicts, file_groups_of
-from ..transaction.heartbeat import Heartbeat, is_expired
-from ..transaction.lock import FileSystemLock, LockProvider
+from ..transaction.failed_writes import FailedWritesPolicy
+from ..transaction.heartbeat import Heartbeat
+from ..transaction.lock import LockProvider, table_lock
 from .append_handle import AppendHandle
 from .bucket_writer import BucketWriter
 from .merge_handle import (
@@ -71,6 +73,7 @@ from .merge_handle import (
     write_partition_metadata,
 )
 from .planner import WorkloadProfile, next_version, plan_inserts
+from .validation import check_batch, missing_key_text
 
 # Recorded in each commit's extra metadata: which index placed the records (and, for the
 # BUCKET index, into how many buckets per partition).
@@ -183,6 +186,8 @@ class WriteClient:
         self.table = table
         self.config = config
         self.lock_provider = lock_provider  # default: the file-system lock
+        # Which pending writes (of other writers too) have failed and may be rolled back.
+        self.failed_writes = FailedWritesPolicy.of(table.storage, config, lock_provider)
         self._check_matches_table()
         self.keygen = KeyGenerator(
             config.record_key_fields,
@@ -244,6 +249,7 @@ class WriteClient:
 
     def _write(self, df: DataFrame, operation: str) -> WriteResult:
         started = time.monotonic()
+        refuse_pending_restore(self.table, "write to")
         spark = df.sparkSession
         schema = self._writer_schema(df, operation)
         # Columns the writer schema leaves out (on_schema_change='ignore') go no further.
@@ -252,9 +258,9 @@ class WriteClient:
         if left_out and operation != "DELETE":
             df = df.drop(*left_out)
         overwrite = operation == INSERT_OVERWRITE_TABLE
-        # Hudi's EAGER policy: writes that crashed before completing are rolled back first
-        # (with concurrent writers, only those whose heartbeat stopped).
-        Rollback(self.table).rollback_failed_writes(is_failed=self._has_failed)
+        # Writes that crashed before completing are rolled back first (with concurrent writers,
+        # only those whose heartbeat stopped).
+        Rollback(self.table).rollback_failed_writes(self.failed_writes)
         if overwrite:
             action = Action.REPLACE_COMMIT
         else:
@@ -263,17 +269,15 @@ class WriteClient:
         if self._bucket_index is not None:
             prepared = prepared.withColumn(BUCKET, self._bucket_index.bucket_column())
         one_job = self._bucket_index is not None and self.merge_on_read and not overwrite
+        if one_job:
+            prepared = prepared.withColumn(RECORD_KEY, self._key_or_error())
         if not one_job:
             # Planning and writing both read the batch: cache it, so that model SQL that is not
             # deterministic is computed once, and the key and bucket hash only once.
             prepared = prepared.persist()
         if self._bucket_index is not None and not overwrite:
             self._refuse_changed_bucket_count(self.table.timeline())
-        timeline, instant = self._start_instant(action)
-        heartbeat = None
-        if self.optimistic:
-            interval = self.config.heartbeat_interval_ms / 1000
-            heartbeat = Heartbeat(self.table.storage, instant.timestamp, interval).start()
+        timeline, instant, heartbeat = self._start_instant(action)
         plan: _WritePlan | None = None
         try:
             crash_point("write.requested")
@@ -409,16 +413,6 @@ class WriteClient:
     def optimistic(self) -> bool:
         return self.config.concurrency_mode == "optimistic_concurrency_control"
 
-    def _has_failed(self, instant: str) -> bool:
-        if not self.optimistic:
-            return True  # single writer: a pending write at start-up can only have crashed
-        return is_expired(
-            self.table.storage,
-            instant,
-            self.config.heartbeat_interval_ms / 1000,
-            self.config.heartbeat_tolerable_misses,
-        )
-
     def _tag_by_key_scan(
         self, spark, prepared, slices, timeline, view, incoming_rows, delete_operation
     ):
@@ -536,18 +530,11 @@ class WriteClient:
                     groups.add((stat.partition_path, stat.file_id))
         return groups
 
-    def _start_instant(self, action: Action) -> tuple[Timeline, Instant]:
-        """A new requested instant, unique even against other processes starting at once."""
-        for _attempt in range(50):
-            timeline = self.table.timeline()
-            instant = Instant(
-                new_instant_time(after=timeline.last_timestamp()), action, State.REQUESTED
-            )
-            try:
-                return timeline, self.table.save_instant(instant)
-            except CommitError:
-                continue  # another writer took this millisecond
-        raise CommitError(f"could not start a new instant on table '{self.table.name}'")
+    def _start_instant(self, action: Action) -> tuple[Timeline, Instant, Heartbeat | None]:
+        """A new requested instant (and its heartbeat), and the timeline it starts from."""
+        timeline = self.table.timeline()
+        instant, heartbeat = self.failed_writes.start_instant(self.table, action)
+        return timeline, instant, heartbeat
 
     def _complete(self, instant: Instant, metadata: CommitMetadata, started: Timeline) -> None:
         """Complete the instant; with concurrent writers, under the lock and after checking
@@ -557,16 +544,32 @@ class WriteClient:
             self.table.save_instant(done, metadata.to_json().encode())
             return
         with self._lock():
+            self._refuse_if_rolled_back(instant)
             check_conflicts(self.table, instant.timestamp, started, file_groups_of(metadata))
+            crash_point("commit.conflicts_checked")
             self.table.save_instant(done, metadata.to_json().encode())
+            crash_point("commit.completed_under_lock")
+
+    def _refuse_if_rolled_back(self, instant: Instant) -> None:
+        """Another writer rolls back a write whose heartbeat stopped (a stalled process); if it
+        did so to this one, completing it would name files that are gone. (Rollbacks of other
+        writers' instants hold the lock too, so this check cannot race one.)"""
+        timeline, rollback = self.table.timeline(), Rollback(self.table)
+        pending = [i for i in timeline.pending if i.timestamp == instant.timestamp]
+        if not pending or any(
+            rollback.target_of(i) == instant.timestamp
+            for i in timeline.pending
+            if i.action is Action.ROLLBACK
+        ):
+            raise CommitError(
+                f"write {instant.timestamp} to table '{self.table.name}' was rolled back by "
+                "another writer, which took it for failed: its heartbeat stopped for longer than "
+                "hoodie.client.heartbeat.interval_in_ms x (tolerable.misses + 1). Run it again"
+            )
 
     @contextmanager
     def _lock(self):
-        lock = self.lock_provider or FileSystemLock(
-            self.table.storage,
-            lease_seconds=self.config.lock_expire_minutes * 60,
-            wait_seconds=self.config.lock_wait_ms / 1000,
-        )
+        lock = table_lock(self.table.storage, self.config, self.lock_provider)
         lock.acquire()
         try:
             yield
@@ -647,22 +650,8 @@ class WriteClient:
 
     def _writer_schema(self, df: DataFrame, operation: str) -> pa.Schema:
         """The user columns of the new table version, checked against the table's schema."""
+        check_batch(self.table.name, self.config, df.schema, with_ordering=operation != "DELETE")
         columns = df.columns
-        needed = [*self.config.record_key_fields, *self.config.partition_fields]
-        if self.config.precombine_field and operation != "DELETE":
-            needed.append(self.config.precombine_field)
-        for name in needed:
-            if name not in columns:
-                raise SchemaError(
-                    f"table '{self.table.name}': column '{name}' is configured as a key, "
-                    f"partition or precombine field but is not in the data. Columns: "
-                    f"{', '.join(columns)}"
-                )
-        if IS_DELETED in columns and dict(df.dtypes)[IS_DELETED] != "boolean":
-            raise SchemaError(
-                f"table '{self.table.name}': column '{IS_DELETED}' must be boolean, "
-                f"got {dict(df.dtypes)[IS_DELETED]}"
-            )
         spark_schema = df.drop(*[c for c in META_COLUMNS if c in columns]).schema
         # Spark hands timestamps to Arrow in the session time zone; we store them as UTC.
         incoming = normalize_schema(data_schema(to_arrow_schema(spark_schema, timezone="UTC")))
@@ -702,10 +691,9 @@ class WriteClient:
         )
         nulls = sum(r["nulls"] for r in rows)
         if nulls:
-            fields = ", ".join(self.config.record_key_fields)
             raise NullRecordKeyError(
-                f"table '{self.table.name}': {nulls} row(s) have a null or empty record key "
-                f"(column(s): {fields}); nothing was written. Filter or fill them in the model"
+                f"table '{self.table.name}': {nulls} row(s) have "
+                f"{missing_key_text(self.config.record_key_fields)}"
             )
         counts = []
         if bucket_counts:
@@ -713,6 +701,24 @@ class WriteClient:
                       for r in rows]  # fmt: skip
         partitions = sorted({r[PARTITION_PATH] for r in rows})
         return partitions, sum(r["rows"] for r in rows), counts
+
+    def _key_or_error(self):
+        """The record key, failing the Spark job where it is missing.
+
+        For writes whose tasks write as they go (merge-on-read under the BUCKET index): the
+        check runs before the shuffle, in a stage that completes before any task writes, so a
+        row without a key stops the write with nothing written and no Spark job of its own.
+        """
+        prefix = f"NullRecordKeyError: table '{self.table.name}': a row"
+        lacks = f" has {missing_key_text(self.config.record_key_fields)}"
+        where = F.lit(prefix + lacks)
+        if self.config.partition_fields:
+            in_partition = F.concat(
+                F.lit(" in partition '"), self.keygen.partition_path(), F.lit("'")
+            )
+            where = F.concat(F.lit(prefix), in_partition, F.lit(lacks))
+        key = F.col(RECORD_KEY)
+        return F.when(key.isNull(), F.raise_error(where)).otherwise(key)
 
     def _existing(self, partitions: list[str]) -> list[str]:
         """The partitions among these that the table already has."""
@@ -918,6 +924,8 @@ def _hoodie_error_in(error: BaseException) -> HoodieError | None:
     ):
         marker = f"{name}: "
         if marker in text:
-            message = text.split(marker, 1)[1].split("\n", 1)[0].strip()
+            message = text.split(marker, 1)[1].split("\n", 1)[0]
+            # Spark appends the SQL state to errors raised by SQL expressions (raise_error).
+            message = re.sub(r"\s*SQLSTATE: \w+\s*$", "", message).strip()
             return getattr(exceptions, name)(message)
     return None

@@ -1,9 +1,15 @@
 """A writer that a fault-injection test kills: run as a child process with HOODIE_CRASH_AT set.
 
 Usage: python crash_writer.py <base path> <plan.json>
-The plan is {"action": "upsert" | "compact" | "rollback", "rows": [[id, name, dt, ts], ...],
-"table_type": ...}. Reaching the crash point kills this process with SIGKILL; finishing the
-action instead exits with status 3, which the test reports as a crash point never reached.
+The plan is {"action": ..., "table_type": ..., "options": {...}} plus what the action needs.
+Only "upsert" (of "rows": [[id, name, dt, ts, deleted], ...]) and "compact" start Spark; the
+others run on the driver alone, as they do in the core, so their child costs a Python start,
+not a JVM's: "rollback" (the latest commit), "clean", "archive" (with the options' keep.*),
+"savepoint" / "restore" (of "instant"), "schedule_compaction", and "commit": the commit step
+of an optimistic-concurrency write whose files are written (the state and inputs the test
+captured just before that write completed, in "ready"), under a table lock of "lease_seconds".
+Reaching the crash point kills this process with SIGKILL; finishing the action instead exits
+with status 3, which the test reports as a crash point never reached.
 """
 
 from __future__ import annotations
@@ -25,16 +31,53 @@ NOT_REACHED = 3
 def main(base: str, plan_path: str) -> None:
     with open(plan_path) as handle:
         plan = json.load(handle)
-    spark = child_spark()
-    cfg = write_config(plan["table_type"], inline_compaction=plan.get("inline", False))
+    action = plan["action"]
+    cfg = write_config(plan["table_type"], plan.get("inline", False), plan.get("options"))
     table = HoodieTable.open(base)
-    if plan["action"] == "upsert":
+    if action == "upsert":
+        spark = child_spark()
         table.upsert(spark.createDataFrame([tuple(r) for r in plan["rows"]], SCHEMA), cfg)
-    elif plan["action"] == "compact":
-        table.compact(spark, cfg)
-    elif plan["action"] == "rollback":
+    elif action == "compact":
+        table.compact(child_spark(), cfg)
+    elif action == "rollback":
         table.rollback()
+    elif action == "clean":  # what `table.clean(cfg)` does, without importing PySpark
+        from hoodie.table_services.clean import CleanConfig, Cleaner
+
+        policy = (cfg.cleaner_policy, cfg.cleaner_commits_retained,
+                  cfg.cleaner_file_versions_retained)  # fmt: skip
+        Cleaner(table, CleanConfig(*policy)).run()
+    elif action == "archive":
+        from hoodie.table_services.archival import archive
+
+        archive(table, cfg.keep_min_commits, cfg.keep_max_commits)
+    elif action == "savepoint":
+        table.savepoint(plan["instant"])
+    elif action == "restore":
+        table.restore(plan["instant"])
+    elif action == "schedule_compaction":
+        from hoodie.table_services.compaction import Compactor
+
+        Compactor(table, cfg).schedule()
+    elif action == "commit":
+        commit(table, cfg, plan)
     sys.exit(NOT_REACHED)
+
+
+def commit(table, cfg, plan) -> None:
+    """The completion step of a write, given what the write had in hand at that moment."""
+    from hoodie.metadata import CommitMetadata
+    from hoodie.timeline import Action, Instant, State, Timeline
+    from hoodie.transaction.lock import FileSystemLock
+    from hoodie.write.client import WriteClient
+
+    with open(plan["ready"]) as handle:
+        ready = json.load(handle)
+    instant = Instant(ready["instant"], Action(ready["action"]), State.INFLIGHT)
+    started = Timeline([Instant.parse_file_name(name) for name in ready["started"]])
+    lock = FileSystemLock(table.storage, lease_seconds=plan["lease_seconds"])
+    client = WriteClient(table, cfg, lock_provider=lock)
+    client._complete(instant, CommitMetadata.from_json(ready["metadata"]), started)
 
 
 if __name__ == "__main__":

@@ -1,84 +1,245 @@
-"""Several processes upsert into one table at once with optimistic concurrency control.
+"""Four writer processes upsert into the same tables at once, with optimistic concurrency.
 
-Writers on disjoint file groups all commit; writers touching the same file group conflict,
-and then exactly one of each clashing pair commits while the other fails with a clear
-ConcurrentWriteConflict and leaves nothing behind. Afterwards the table holds exactly the rows
-of the writes that committed: no lost update, no duplicate key.
+Each writer process (`multi_writer.py`, one JVM) runs ten rounds over every table of the
+scenario: copy-on-write and merge-on-read, SIMPLE and BUCKET index, with keys the writers
+share (`overlap`) or keys each writer has to itself (`disjoint`), and with automatic clean and
+(merge-on-read) inline compaction every two delta commits running inside the writers. While
+they run, this process reads the tables. Then:
+- conflicts happen where writers share file groups, and each is a ConcurrentWriteConflict
+  naming the other writer's instant (or a compaction's); writers on disjoint keys conflict only
+  with compactions, which touch every file group;
+- every acknowledged write's rows are in the final table with the right values: the table
+  equals the model built from the committed writes (no lost update, no duplicate key), for us
+  and for hudi-rs;
+- every read saw the state after some prefix of the commits, never part of one;
+- no write that its writer saw commit, or that was still running, was rolled back: rollback
+  instants only undo writes whose writer failed them (a conflict), and nothing is left pending.
+
+`make test` runs two scenarios (merge-on-read BUCKET overlapping, copy-on-write SIMPLE
+disjoint); `make test-writers` runs all eight (marker `writers`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from multi_writer import SCHEMA, config, seed_rows
 
-from hoodie import HoodieTable, WriteConfig
+from hoodie import HoodieTable
+from hoodie.avro_metadata import RollbackMetadata
 from hoodie.read.datasource import register
-from hoodie.timeline import WRITE_ACTIONS
+from hoodie.timeline import METAFOLDER, WRITE_ACTIONS, Action
 
 pytestmark = pytest.mark.slow
 
-CHILD = Path(__file__).with_name("concurrent_writer.py")
-WRITERS, ROUNDS = 4, 3
-OCC = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control"}
+CHILD = Path(__file__).with_name("multi_writer.py")
+WRITERS, ROUNDS = 4, 10
+COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
+SCENARIOS = [(t, i, k) for t in (COW, MOR) for i in ("SIMPLE", "BUCKET")
+             for k in ("overlap", "disjoint")]  # fmt: skip
+IN_MAKE_TEST = [(MOR, "BUCKET", "overlap"), (COW, "SIMPLE", "disjoint")]
+CONFLICT = re.compile(r"^write (\d{17}) to table '\w+' conflicts with (.+?), which")
+NAMED = re.compile(r"(\d{17}) \((\w+)\)")
+
+
+def _name(scenario) -> str:
+    table_type, index, keys = scenario
+    return f"{'cow' if table_type == COW else 'mor'}-{index.lower()}-{keys}"
 
 
 def test_concurrent_writers(spark, tmp_path):
+    _run_and_check(spark, tmp_path, IN_MAKE_TEST)
+
+
+@pytest.mark.writers
+def test_concurrent_writers_full_matrix(spark, tmp_path):
+    _run_and_check(spark, tmp_path, SCENARIOS)
+
+
+# -- the run -------------------------------------------------------------------------------------
+def _run_and_check(spark, tmp_path, scenarios) -> None:
     register(spark)
-    path = str(tmp_path / "table")
-    cfg = WriteConfig.build(
-        "concurrent", record_key="id", partition_path="p", precombine_field="ts", options=OCC
-    )
-    table = HoodieTable.for_write(path, cfg)
-    table.upsert(
-        spark.createDataFrame([(0, "initial", "shared", 0)], "id int, value string, p string, "
-                              "ts bigint"), cfg)  # fmt: skip
+    specs = []
+    for scenario in scenarios:
+        table_type, index, keys = scenario
+        spec = {"path": str(tmp_path / _name(scenario)), "table_type": table_type,
+                "index": index, "keys": keys}  # fmt: skip
+        cfg = config(spec)
+        table = HoodieTable.for_write(spec["path"], cfg)
+        seed = table.upsert(spark.createDataFrame(seed_rows(keys, WRITERS), SCHEMA), cfg)
+        spec["seed"] = {"instant": seed.instant, "rows": seed_rows(keys, WRITERS)}
+        specs.append(spec)
+    started = time.monotonic()
+    results, reads = _run_writers(spark, tmp_path, specs)
+    seconds = time.monotonic() - started
+    summary = []
+    for spec in specs:
+        writes = [r for r in results if r["table"] == spec["path"]]
+        summary.append(_check_table(spark, spec, writes, reads[spec["path"]]))
+    print(f"\n{WRITERS} writers x {ROUNDS} rounds in {seconds:.0f}s: " + "; ".join(summary))
+
+
+def _run_writers(spark, tmp_path, specs) -> tuple[list[dict], dict[str, list]]:
+    """Start the writers together; read every table over and over until they are done."""
+    go = tmp_path / "go"
+    children, outs, ready = [], [], []
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
-    outs = [tmp_path / f"writer{w}.json" for w in range(WRITERS)]
-    children = [
-        subprocess.Popen(
-            [sys.executable, str(CHILD), path, str(w), str(ROUNDS), str(outs[w])],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+    for w in range(WRITERS):
+        plan = {"writer": w, "rounds": ROUNDS, "tables": specs, "go": str(go),
+                "ready": str(tmp_path / f"ready{w}"),
+                "out": str(tmp_path / f"writer{w}.json")}  # fmt: skip
+        (tmp_path / f"plan{w}.json").write_text(json.dumps(plan))
+        outs.append(Path(plan["out"]))
+        ready.append(Path(plan["ready"]))
+        children.append(
+            subprocess.Popen(
+                [sys.executable, str(CHILD), str(tmp_path / f"plan{w}.json")],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )  # fmt: skip
         )
-        for w in range(WRITERS)
-    ]
+    reads: dict[str, list] = {spec["path"]: [] for spec in specs}
+    while not all(p.exists() for p in ready):
+        assert all(c.poll() is None for c in children), _output(children)
+        time.sleep(0.2)
+    go.touch()
+    while any(c.poll() is None for c in children):
+        for spec in specs:
+            reads[spec["path"]].append(_read(spark, spec["path"]))
+        time.sleep(2)  # a reader among the writers, not a fifth load on two cores
     for child in children:
-        _, stderr = child.communicate(timeout=900)
-        assert child.returncode == 0, stderr[-3000:]
-    results = {w: json.loads(outs[w].read_text()) for w in range(WRITERS)}
+        assert child.returncode == 0, _output([child])
+    return [r for out in outs for r in json.loads(out.read_text())], reads
 
-    committed, failed = [], []
-    for w, rounds in results.items():
-        for r in rounds:
-            (committed if "instant" in r else failed).append((w, r))
-    # Every failure is a clear conflict, and only writers sharing a file group conflict.
-    for w, r in failed:
-        assert r["error"] == "ConcurrentWriteConflict", r
-        assert "conflicts with" in r["message"] or "already exists" in r["message"], r
-        assert w % 2 == 0, f"writer {w} only touched its own file group, yet failed: {r}"
-    for w in (1, 3):
-        assert all("instant" in r for r in results[w])
 
-    # Exactly the committed rows, the shared key holding the last committed value.
-    expected = {0: "initial"}
-    for _w, r in sorted(committed, key=lambda item: item[1]["instant"]):
-        for key, value, _p, _ts in r["rows"]:
-            expected[key] = value
-    rows = spark.read.format("hoodie").load(path).select("id", "value").collect()
-    got = {row.id: row.value for row in rows}
-    assert len(got) == len(rows), "duplicate keys"
-    assert got == expected
+def _output(children) -> str:
+    text = []
+    for child in children:
+        if child.poll() is not None:
+            stdout, stderr = child.communicate()
+            text.append(f"exit {child.returncode}:\n{stdout[-2000:]}\n{stderr[-4000:]}")
+    return "\n".join(text)
+
+
+def _read(spark, path: str) -> tuple[set[str], dict, set[str]]:
+    """A snapshot, and the completed writes (and compactions) seen just before and after it."""
+    before = _completed(path)
+    rows = spark.read.format("hoodie").load(path).select("id", "value", "ts").collect()
+    snapshot = {r.id: (r.value, r.ts) for r in rows}
+    assert len(snapshot) == len(rows), f"duplicate keys in a read of {path}"
+    return before, snapshot, _completed(path)
+
+
+def _completed(path: str) -> set[str]:
+    timeline = HoodieTable.open(path).timeline()
+    return {i.timestamp for i in timeline.completed if i.action in WRITE_ACTIONS}
+
+
+# -- the checks ----------------------------------------------------------------------------------
+def _model(commits: list[dict]) -> dict:
+    """The table after these writes: the larger `ts` wins (the precombine field), deletes
+    remove a key. Each key's writes have distinct `ts`, so the order of commits does not
+    matter."""
+    state: dict[int, tuple] = {}
+    for commit in commits:
+        for key, value, _p, ts, deleted in commit["rows"]:
+            stored = state.get(key)
+            if stored is not None and ts < stored[1]:
+                continue
+            if deleted:
+                state.pop(key, None)
+            else:
+                state[key] = (value, ts)
+    return state
+
+
+def _check_table(spark, spec: dict, writes: list[dict], reads: list) -> str:
+    path, name = spec["path"], Path(spec["path"]).name
+    table = HoodieTable.open(path)
+    timeline = table.timeline()
+    assert len(writes) == WRITERS * ROUNDS
+    committed = [spec["seed"], *[w for w in writes if "instant" in w]]
+    by_instant = {c["instant"]: c for c in committed}
+    failed = [w for w in writes if "instant" not in w]
+    # A merge-on-read table's commits are its compactions.
+    compactions = {i.timestamp for i in timeline if i.action is Action.COMPACTION
+                   or (spec["table_type"] == MOR and i.action is Action.COMMIT)}  # fmt: skip
+
+    # Conflicts: each a clear ConcurrentWriteConflict naming the other writer's instant.
+    for w in failed:
+        assert w["error"] == "ConcurrentWriteConflict", w
+        match = CONFLICT.match(w["message"])
+        assert match, w["message"]
+        w["tried"], w["named"] = match.group(1), NAMED.findall(match.group(2))
+        assert w["named"], w["message"]
+    writer_of = {c["instant"]: c["writer"] for c in committed[1:]}
+    writer_of |= {w["tried"]: w["writer"] for w in failed}
+    with_writes = 0
+    for w in failed:
+        for other, action in w["named"]:
+            if other in compactions:  # pending ("compaction") or completed ("commit")
+                assert action in ("compaction", "commit"), w["message"]
+            else:
+                with_writes += 1
+                assert writer_of.get(other, w["writer"]) != w["writer"], w["message"]
+    if spec["keys"] == "overlap":
+        assert with_writes > 0, f"{name}: writers sharing file groups never conflicted"
+    else:
+        assert with_writes == 0, f"{name}: writers on disjoint keys conflicted: {failed}"
+
+    # Every acknowledged write is in the final table, with the right values.
+    expected = _model(committed)
+    final = _read(spark, path)[1]
+    assert final == expected, f"{name}: the table is not the committed writes' result"
     hudi = pytest.importorskip("hudi")
     theirs = pa.Table.from_batches(hudi.HudiTable(path).read())
-    assert dict(zip(theirs["id"].to_pylist(), theirs["value"].to_pylist())) == expected
-    assert not [i for i in table.timeline().pending if i.action in WRITE_ACTIONS]
-    # Report what happened (visible with pytest -s; summarized in the issue notes).
-    print(f"\nconcurrent writers: {len(committed)} commits, {len(failed)} conflicts")
+    theirs = dict(zip(theirs["id"].to_pylist(), zip(theirs["value"].to_pylist(),
+                                                     theirs["ts"].to_pylist())))  # fmt: skip
+    assert theirs == expected, f"{name}: hudi-rs reads another table"
+
+    # Every read saw the state after a prefix of the commits (in the order they completed).
+    order = _completion_order(path, by_instant)
+    assert sorted(order) == sorted(by_instant)
+    for before, snapshot, after in reads:
+        before, after = before - compactions, after - compactions
+        assert before <= after <= set(order), "a completed write no writer saw commit"
+        low, high = len(before), len(after)
+        assert set(order[:low]) == before and set(order[:high]) == after, "out of order"
+        states = [_model([by_instant[i] for i in order[:k]]) for k in range(low, high + 1)]
+        assert snapshot in states, f"{name}: a read saw a state no prefix of commits produced"
+
+    # No live or acknowledged write was rolled back; nothing is left pending.
+    tried = {w["tried"] for w in failed}
+    rollbacks = [i for i in timeline.completed if i.action is Action.ROLLBACK]
+    for instant in rollbacks:
+        undone = RollbackMetadata.from_avro(table.instant_content(instant)).commits_rolled_back
+        assert set(undone) <= tried, f"{name}: rollback {instant.timestamp} undid {undone}"
+    assert not [i for i in timeline.pending if i.action in WRITE_ACTIONS]
+    done = {i.timestamp for i in timeline.completed}
+    return (
+        f"{name}: {len(committed) - 1} commits, {len(failed)} conflicts ({with_writes} with "
+        f"writes), {len(rollbacks)} rollbacks, {len(compactions & done)} compactions, "
+        f"{len(reads)} reads"
+    )
+
+
+def _completion_order(path: str, writes: dict) -> list[str]:
+    """The committed writes in the order they completed (their completed files' times)."""
+    meta = Path(path) / METAFOLDER
+    done = []
+    for instant in writes:
+        for suffix in ("commit", "deltacommit", "replacecommit"):
+            file = meta / f"{instant}.{suffix}"
+            if file.exists():
+                done.append((file.stat().st_mtime_ns, instant))
+    return [i for _, i in sorted(done)]

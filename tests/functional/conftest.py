@@ -77,3 +77,9 @@ class DbtProject:
 @pytest.fixture
 def dbt_project(tmp_path) -> DbtProject:
     return DbtProject(tmp_path / "project")
+
+
+@pytest.fixture
+def make_dbt_project(tmp_path):
+    """Several projects of one test (each its own dbt process, warehouse and metastore)."""
+    return lambda name: DbtProject(tmp_path / name)

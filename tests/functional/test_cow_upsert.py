@@ -154,6 +154,10 @@ def test_bad_configs_fail_with_clear_errors(dbt_project):
         "{{ config(materialized='cow_upsert', record_key='id') }} "
         "select cast(null as int) as id union all select 1 as id",
     )
+    dbt_project.write(
+        "models/float_key.sql",
+        "{{ config(materialized='cow_upsert', record_key='price') }} select 1.5d as price",
+    )
     # mor_upsert's compaction configs (one dbt process for all bad configs keeps this fast).
     dbt_project.write(
         "models/cow_with_compaction.sql",
@@ -186,13 +190,20 @@ def test_bad_configs_fail_with_clear_errors(dbt_project):
     assert "unique_key='other'" in messages and "record_key='id'" in messages
     assert "unknown option 'hoodie.parquet.max.fil.size'" in messages
     assert "hoodie.parquet.max.file.size" in messages  # the list of supported options
-    assert "1 row(s) have a null or empty record key (column(s): id)" in messages
+    assert "1 row(s) have a null or empty record key (column 'id')" in messages
+    assert "Model 'float_key': table 'float_key': the record key column 'price' is double" in (
+        messages
+    )
     assert "Model 'bad_schema_change': on_schema_change must be one of ignore, " in messages
     # Nothing was half-written: the failed models left no completed instant behind.
     warehouse = dbt_project.root / "warehouse" / "func.db"
     for model in ("missing_column", "null_keys"):
         assert not list((warehouse / model / ".hoodie").glob("*.commit"))
         assert not list((warehouse / model).glob("**/*.parquet"))
+    # A first run refused for its columns creates no table, so a corrected config is no
+    # change of the table's keys.
+    for model in ("missing_column", "float_key"):
+        assert not (warehouse / model).exists()
 
 
 def test_full_refresh_replaces_contents_and_keeps_history(dbt_project):

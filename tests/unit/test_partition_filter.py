@@ -9,6 +9,7 @@ from pyspark.sql.datasource import (
     EqualTo,
     GreaterThan,
     In,
+    IsNotNull,
     IsNull,
     LessThanOrEqual,
     Not,
@@ -47,6 +48,19 @@ def test_hive_style_in_not_and_prefix():
 def test_default_partition_is_null():
     assert matcher([IsNull(("region",))])("2026-11-01/__HIVE_DEFAULT_PARTITION__")
     assert not matcher([EqualTo(("region",), "eu")])("2026-11-01/__HIVE_DEFAULT_PARTITION__")
+    n = matcher([IsNotNull(("n",))], fields=("day", "n"))
+    assert not n("2026-11-01/__HIVE_DEFAULT_PARTITION__")  # an int is never ''
+
+
+def test_default_partition_of_a_string_column_may_hold_empty_strings():
+    """The writer sends '' to the default partition too: filters matching '' keep it."""
+    default = "2026-11-01/__HIVE_DEFAULT_PARTITION__"
+    assert matcher([EqualTo(("region",), "")])(default)
+    assert matcher([IsNotNull(("region",))])(default)
+    assert matcher([Not(EqualTo(("region",), "eu"))])(default)
+    assert matcher([Not(IsNull(("region",))), StringStartsWith(("region",), "")])(default)
+    assert not matcher([StringStartsWith(("region",), "e")])(default)
+    assert not matcher([IsNotNull(("region",)), IsNull(("region",))])(default)
 
 
 def test_doubtful_partitions_are_kept():

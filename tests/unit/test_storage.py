@@ -44,6 +44,20 @@ def test_create_if_absent(storage, tmp_path):
     assert storage.create_if_absent(".hoodie/1.commit.requested", b"second") is False
     assert (tmp_path / ".hoodie" / "1.commit.requested").read_bytes() == b"first"
     assert storage.exists(".hoodie/1.commit.requested")
+    # The bytes were staged under another name, which is gone (test_service_crashes kills a
+    # writer between staging and creating).
+    assert [p.name for p in (tmp_path / ".hoodie").iterdir()] == ["1.commit.requested"]
+
+
+def test_create_if_absent_without_hard_links(storage, tmp_path, monkeypatch):
+    def no_links(*_):
+        raise PermissionError("hard links not supported")
+
+    monkeypatch.setattr("os.link", no_links)
+    assert storage.create_if_absent("a/f", b"first") is True
+    assert storage.create_if_absent("a/f", b"second") is False
+    assert [p.name for p in (tmp_path / "a").iterdir()] == ["f"]
+    assert storage.read_bytes("a/f") == b"first"
 
 
 def test_create_if_absent_after_write(storage):

@@ -1,4 +1,4 @@
-"""The table lock and writer heartbeats (no Spark)."""
+"""The table lock, writer heartbeats and the failed-writes policy (no Spark)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,15 @@ import time
 
 import pytest
 
-from hoodie.exceptions import LockTimeoutError
+from hoodie import HoodieTable, WriteConfig
+from hoodie.exceptions import ConcurrentWriteConflict, LockTimeoutError, TimelineError
+from hoodie.metadata import CommitMetadata, WriteStat
+from hoodie.properties import TableProperties
 from hoodie.storage import Storage
+from hoodie.table_services.compaction_plan import CompactionOperation, CompactionPlan
+from hoodie.timeline import Action, Instant, State
+from hoodie.transaction.conflicts import check_conflicts
+from hoodie.transaction.failed_writes import FailedWritesPolicy
 from hoodie.transaction.heartbeat import Heartbeat, heartbeat_path, is_expired
 from hoodie.transaction.lock import LOCK_FILE, FileSystemLock
 
@@ -76,3 +83,113 @@ def test_a_stale_heartbeat_counts_as_failed(tmp_path):
     storage.write_atomic(heartbeat_path("1"), str(time.time() - 10).encode())
     assert is_expired(storage, "1", interval_seconds=1, misses=2)
     assert not is_expired(storage, "1", interval_seconds=5, misses=2)
+
+
+def _table(tmp_path) -> HoodieTable:
+    return HoodieTable.create(
+        str(tmp_path / "t"),
+        TableProperties(name="t", table_type="COPY_ON_WRITE", record_key_fields=("id",)),
+    )
+
+
+def _policy(table, mode: str) -> FailedWritesPolicy:
+    config = WriteConfig.build("t", "id", options={"hoodie.write.concurrency.mode": mode})
+    return FailedWritesPolicy.of(table.storage, config)
+
+
+def test_single_writer_policy_fails_every_pending_write_without_a_live_heartbeat(tmp_path):
+    table = _table(tmp_path)
+    eager = _policy(table, "single_writer")
+    assert eager.name == "EAGER" and eager.lock is None
+    instant, beat = eager.start_instant(table, Action.COMMIT)
+    assert beat is None and not (tmp_path / "t" / heartbeat_path(instant.timestamp)).exists()
+    assert eager.has_failed(instant.timestamp)
+    assert eager.in_progress(table.timeline()) == []
+    # A concurrent writer's live heartbeat protects its write even from a single-writer action.
+    live = Heartbeat(table.storage, "20240101000000000").start()
+    try:
+        assert not eager.has_failed("20240101000000000")
+    finally:
+        live.stop()
+
+
+def test_concurrent_policy_beats_before_the_instant_exists(tmp_path, monkeypatch):
+    table = _table(tmp_path)
+    lazy = _policy(table, "optimistic_concurrency_control")
+    assert lazy.name == "LAZY" and isinstance(lazy.lock, FileSystemLock)
+    beating_when_created = []
+    save = table.save_instant
+
+    def saving(instant, content=b""):
+        beating_when_created.append(not lazy.has_failed(instant.timestamp))
+        return save(instant, content)
+
+    monkeypatch.setattr(table, "save_instant", saving)
+    instant, beat = lazy.start_instant(table, Action.DELTA_COMMIT)
+    try:
+        assert beating_when_created == [True]
+        assert [i.timestamp for i in lazy.in_progress(table.timeline())] == [instant.timestamp]
+        with pytest.raises(TimelineError, match=f"a restore of table 't'.*{instant.timestamp}"):
+            lazy.refuse_in_progress(table.timeline(), "t", "a restore")
+    finally:
+        beat.stop()
+    assert lazy.has_failed(instant.timestamp)  # its writer is gone
+
+
+def test_an_instant_time_whose_heartbeat_another_writer_holds_is_not_taken(tmp_path):
+    table = _table(tmp_path)
+    lazy = _policy(table, "optimistic_concurrency_control")
+    other = Heartbeat(table.storage, "x")
+    assert other.claim()
+    assert not Heartbeat(table.storage, "x").claim()  # the file stays the other writer's
+    other.stop()
+    assert Heartbeat(table.storage, "x").claim()
+    first, beat_1 = lazy.start_instant(table, Action.COMMIT)
+    second, beat_2 = lazy.start_instant(table, Action.COMMIT)
+    assert first.timestamp < second.timestamp
+    beat_1.stop()
+    beat_2.stop()
+
+
+def test_taking_over_a_failed_instant_holds_the_table_lock(tmp_path):
+    table = _table(tmp_path)
+    lazy = _policy(table, "optimistic_concurrency_control")
+    with lazy.exclusive():
+        assert (tmp_path / "t" / LOCK_FILE).exists()
+        beat = lazy.take_over("20240101000000000")
+    assert not (tmp_path / "t" / LOCK_FILE).exists()
+    assert not lazy.has_failed("20240101000000000")
+    beat.stop()
+    eager = _policy(table, "single_writer")
+    with eager.exclusive():
+        assert not (tmp_path / "t" / LOCK_FILE).exists()
+    assert eager.take_over("20240101000000000") is None
+
+
+def test_conflicts_with_compactions_planned_after_the_write_started_only(tmp_path):
+    """A write that started while a compaction plan was pending wrote its log files on top of
+    the plan's slices: the plan completing is no conflict. A plan made after the write started,
+    or a write completed since, on the same file group is."""
+    table = HoodieTable.create(
+        str(tmp_path / "t"),
+        TableProperties(name="t", table_type="MERGE_ON_READ", record_key_fields=("id",)),
+    )
+    group = ("p", "f1")
+    plan = CompactionPlan([CompactionOperation("p", "f1", "001", "f1_0-0-0_001.parquet", ())])
+
+    def commit(timestamp: str, action: Action) -> None:
+        metadata = CommitMetadata(operation_type="UPSERT")
+        metadata.add(WriteStat("f1", "p", f"p/{timestamp}"))
+        table.save_instant(Instant(timestamp, action, State.COMPLETED), metadata.to_json().encode())
+
+    table.save_instant(Instant("002", Action.COMPACTION, State.REQUESTED), plan.to_avro())
+    started = table.timeline()  # the write "009" starts: plan 002 is pending
+    commit("002", Action.COMPACTION)
+    check_conflicts(table, "009", started, {group})  # no error
+    table.save_instant(Instant("003", Action.COMPACTION, State.REQUESTED), plan.to_avro())
+    with pytest.raises(ConcurrentWriteConflict, match=r"write 009 .* conflicts with 003 \("):
+        check_conflicts(table, "009", started, {group})
+    check_conflicts(table, "009", started, {("p", "other")})
+    commit("004", Action.DELTA_COMMIT)
+    with pytest.raises(ConcurrentWriteConflict, match=r"003 \(compaction\), 004 \(deltacommit\)"):
+        check_conflicts(table, "009", started, {group})

@@ -39,6 +39,7 @@ from hoodie.read.options import ReadOptions
 from hoodie.schema import META_COLUMNS
 from hoodie.storage import Storage
 from hoodie.table_services.savepoint import savepoints
+from hoodie.write.validation import check_batch
 
 from . import contract
 from .connections import HoodieConnectionManager
@@ -238,6 +239,10 @@ class HoodieAdapter(SparkAdapter):
                 logger.info(f"Replacing {replacing} (not a hoodie lake table) with one")
                 self.drop_relation(replacing)
             exists = HoodieTable.exists(settings.base_uri)
+            if not exists:
+                # Before the table is created: a refused first run must not leave a table
+                # whose stored keys the corrected config would then conflict with.
+                check_batch(cfg.table_name, cfg, df.schema)
             if exists and full_refresh:
                 result = HoodieTable.open(settings.base_uri).overwrite(df, cfg)
             else:
@@ -475,9 +480,9 @@ class HoodieAdapter(SparkAdapter):
         self, relation, model_name: str, config: dict[str, Any], instant: str | None = None
     ) -> dict:
         """Roll back the latest completed commit of a lake table (`hoodie_rollback`)."""
-        table, _ = self._lake_table(relation, model_name, config)
+        table, write_config = self._lake_table(relation, model_name, config)
         with self._operation(model_name):
-            metadata = table.rollback(str(instant) if instant is not None else None)
+            metadata = table.rollback(str(instant) if instant is not None else None, write_config)
         return {
             "instant": metadata.start_rollback_time,
             "rolled_back": ", ".join(metadata.commits_rolled_back),
@@ -503,14 +508,14 @@ class HoodieAdapter(SparkAdapter):
         self, relation, model_name: str, config: dict[str, Any], instant: str | None = None
     ) -> dict:
         """Restore a lake table to a savepoint, by default the latest (`hoodie_restore`)."""
-        table, _ = self._lake_table(relation, model_name, config)
+        table, write_config = self._lake_table(relation, model_name, config)
         with self._operation(model_name):
             if instant is None:
                 pinned = savepoints(table)
                 if not pinned:
                     raise TimelineError(f"table '{table.name}' has no savepoint to restore")
                 instant = pinned[-1]
-            metadata = table.restore(str(instant))
+            metadata = table.restore(str(instant), write_config)
         self._register(relation, table.base_uri)  # the schema may be the older one again
         return {
             "instant": metadata.start_restore_time,

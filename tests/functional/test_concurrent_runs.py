@@ -1,0 +1,70 @@
+"""Two `dbt run`s of one mor_upsert model at the same time, with optimistic concurrency.
+
+Each run is its own dbt project and process with its own Derby metastore (embedded Derby
+takes one JVM per metastore), and the model's `location_root` puts both at one lake table.
+Both upsert the same five keys (and one key of their own) into a table neither has created
+yet. Either both commit (one after the other), or one fails with the conflict error naming
+the other's commit, and the other's rows are all in the table; never a mix, a duplicate key
+or a pending write.
+"""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+
+import pyarrow as pa
+import pytest
+
+from hoodie import HoodieTable
+from hoodie.timeline import WRITE_ACTIONS, Action
+
+pytestmark = pytest.mark.slow
+
+MODEL = """\
+{{{{ config(materialized='mor_upsert', record_key='id', partition_path='p', precombine_field='ts',
+          location_root='{root}',
+          options={{'hoodie.write.concurrency.mode': 'optimistic_concurrency_control',
+                   'hoodie.index.type': 'BUCKET', 'hoodie.bucket.index.num.buckets': '2'}}) }}}}
+select id, 'run{run}' as value, 'p0' as p, cast({run} as bigint) as ts
+from (select explode(array(0, 1, 2, 3, 4, {run}00)) as id)
+"""
+SHARED = [0, 1, 2, 3, 4]
+
+
+def test_two_dbt_runs_of_one_model_at_once(make_dbt_project, tmp_path):
+    lake = tmp_path / "lake"
+    projects = []
+    for run in (1, 2):
+        project = make_dbt_project(f"project{run}")
+        project.write("models/events.sql", MODEL.format(root=lake, run=run))
+        projects.append(project)
+    with ThreadPoolExecutor(2) as pool:
+        reports = list(pool.map(lambda p: p.run([["run"]]), projects))
+    outcomes = [r["commands"][0] for r in reports]
+
+    table = HoodieTable.open(str(lake / "events"))
+    timeline = table.timeline()
+    commits = [i.timestamp for i in timeline.completed if i.action is Action.DELTA_COMMIT]
+    assert not [i for i in timeline.pending if i.action in WRITE_ACTIONS]
+    hudi = pytest.importorskip("hudi")
+    rows = pa.Table.from_batches(hudi.HudiTable(str(lake / "events")).read()).to_pylist()
+    got = {r["id"]: r["value"] for r in rows}
+    assert len(got) == len(rows), "a key appears twice"
+
+    if all(o["success"] for o in outcomes):
+        assert len(commits) == 2
+        # The larger ts (run 2's) wins on the shared keys, whichever committed last.
+        assert got == {**{k: "run2" for k in SHARED}, 100: "run1", 200: "run2"}
+        print("\nthe two runs committed one after the other")
+        return
+    assert [o["success"] for o in outcomes].count(True) == 1, outcomes
+    winner = 1 if outcomes[0]["success"] else 2
+    error = outcomes[2 - winner]["error"]
+    assert len(commits) == 1
+    match = re.search(r"Model 'events': write (\d{17}) to table 'events' conflicts with "
+                      r"(\d{17}) \(deltacommit\)", error)  # fmt: skip
+    assert match, error
+    assert match.group(2) == commits[0] and match.group(1) != commits[0]
+    assert got == {**{k: f"run{winner}" for k in SHARED}, winner * 100: f"run{winner}"}
+    print(f"\nrun {3 - winner} failed with the conflict: {error}")
