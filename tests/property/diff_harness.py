@@ -129,6 +129,7 @@ def scenario_script(scenario) -> str:
             "from unittest import mock",
             "from hoodie.write.client import WriteClient",
             "from hoodie.table_services.rollback import Rollback",
+            "from hoodie.transaction.failed_writes import FailedWritesPolicy",
             "def fail_at(point):",
             "    def crash_point(name):",
             "        if name == point:",
@@ -155,7 +156,10 @@ def _op_lines(p: Params, op) -> list[str]:
         lines += [f"        {line}" for line in _op_lines(p, op.upsert)]
         lines += ["    except Exception as e:", "        print('failed as planned:', e)"]
         if op.recovery == "explicit":
-            lines.append("Rollback(table).rollback_failed_writes()")
+            lines.append(
+                "Rollback(table).rollback_failed_writes("
+                "FailedWritesPolicy.of(table.storage, config))"
+            )
         return lines
     if isinstance(op, Compact):
         return ["table.compact(spark, config)"]
@@ -166,9 +170,9 @@ def _op_lines(p: Params, op) -> list[str]:
     if isinstance(op, Savepoint):
         return ["table.savepoint()"]
     if isinstance(op, Restore):
-        return ["table.restore(max(table.timeline().completed.savepoint_times()))"]
+        return ["table.restore(max(table.timeline().completed.savepoint_times()), config)"]
     if isinstance(op, Rollback):
-        return ["table.rollback()"]
+        return ["table.rollback(config=config)"]
     raise TypeError(op)
 
 
@@ -333,15 +337,16 @@ class Runner:
         elif isinstance(op, Restore):
             if expected.error:
                 return  # no savepoint to restore to: nothing to call
-            table.restore(self.instants[max(self.model.savepoints)])
+            table.restore(self.instants[max(self.model.savepoints)], config)
         elif isinstance(op, Rollback):
-            table.rollback()
+            table.rollback(config=config)
 
     def _failed_upsert(self, op: FailedUpsert) -> None:
         """The write fails at a crash point; 'crashed' and 'explicit' also skip the writer's own
         undo, as if the process had died there (the next operation, or an explicit rollback of
         failed writes, must undo it)."""
         from hoodie.table_services.rollback import Rollback as Rollbacks
+        from hoodie.transaction.failed_writes import FailedWritesPolicy
         from hoodie.write.client import WriteClient
 
         def crash_point(name: str) -> None:
@@ -361,7 +366,8 @@ class Runner:
                 self.table.upsert(df.coalesce(1), self.config)
         finally:
             if op.recovery == "explicit":
-                Rollbacks(self.table).rollback_failed_writes()
+                policy = FailedWritesPolicy.of(self.table.storage, self.config)
+                Rollbacks(self.table).rollback_failed_writes(policy)
             pending = [i for i in self.table.timeline().pending if i.action.value in WRITE_ACTIONS]
             if op.recovery == "undone" and pending:
                 raise Disagreement(f"a failed write left pending instants {pending}")

@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 import time
+from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -87,12 +88,14 @@ def main(argv=None) -> int:
         tally["known"] += stats.hudi_rs_known
         examples.extend(stats.hudi_rs_examples[: max(0, 2 - len(examples))])
         p = scenario.params
+        kinds = Counter(type(op).__name__ for op in scenario.ops)
+        ops = " ".join(f"{name}x{count}" for name, count in sorted(kinds.items()))
         print(
             f"sequence {tally['agreed']}: agreed, {stats.steps} steps, {stats.reads} reads "
             f"({stats.refused} refused), {time.monotonic() - t0:.1f} s (operations "
             f"{stats.op_seconds:.1f} s, reads {stats.check_seconds:.1f} s) "
             f"[{p.table_type} {p.index} partitioned={p.partitioned} "
-            f"precombine={p.precombine}]",
+            f"precombine={p.precombine}] {ops}",
             flush=True,
         )
 
