@@ -271,6 +271,7 @@ class TableModel:
         self.history: list[Completed] = []
         self.savepoints: list[int] = []
         self._next = 0
+        self._most_later: dict[int, int] = {}  # instant -> most later writes it ever had
 
     # -- merging (R7) ---------------------------------------------------------------------------
     def merged(self, slot: Slot, variant: str = "rule") -> Version | None:
@@ -357,9 +358,12 @@ class TableModel:
         }
 
     def guaranteed_readable(self) -> set[int]:
-        """R10: instants time travel must still reach (the latest writes and savepoints)."""
+        """R10: instants time travel must still reach: savepoints, and writes that never had
+        min(commits retained, keep.min.commits) later writes (once they had, a clean or an
+        archive may have taken them, and a rollback or restore does not bring them back)."""
         keep = min(self.params.commits_retained, self.params.keep_min)
-        return {c.instant for c in self.history[-keep:]} | set(self.savepoints)
+        recent = {c.instant for c in self.history if self._most_later[c.instant] < keep}
+        return recent | set(self.savepoints)
 
     # -- operations -----------------------------------------------------------------------------
     def expect(self, op: Op) -> Expected:
@@ -440,6 +444,9 @@ class TableModel:
     def _complete(self, instant: int, action: str, state: State, compaction=False) -> None:
         self.state = state
         self.history.append(Completed(instant, action, state, compaction))
+        for position, done in enumerate(self.history):
+            later = len(self.history) - 1 - position
+            self._most_later[done.instant] = max(self._most_later.get(done.instant, 0), later)
 
     def _compact(self) -> None:
         """R8: every slice with log files becomes its merged result."""
