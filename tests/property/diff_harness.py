@@ -509,6 +509,9 @@ class Runner:
         p, model = self.p, self.model
         history = model.completed()
         sure = model.guaranteed_readable()
+        # Incremental reads reach back to savepoints only within the readable range (README:
+        # an instant before the earliest readable one stops the read).
+        recent = model.guaranteed_readable(savepoints=False)
         readable = []
         for done in history:
             t = self.instants[done.instant]
@@ -543,7 +546,7 @@ class Runner:
             self._try(
                 f"incremental ({b}, {e}] (in-process)",
                 # README: a begin before the earliest readable instant may be refused too
-                end.instant in sure and (begin is None or begin.instant in sure),
+                end.instant in recent and (begin is None or begin.instant in recent),
                 want,
                 lambda o=options: read_in_process(self.path, o),
             )
@@ -561,10 +564,10 @@ class Runner:
             # hudi-rs's merge-on-read incremental read merges only the log blocks in the range
             # (a delete before it does not apply to a version in it), a different reading of
             # "changes in the range" than R10's: compared on copy-on-write only.
-            if p.table_type == MOR or begin is None or end.instant not in sure:
+            if p.table_type == MOR or begin is None or end.instant not in recent:
                 continue
             b, e = self.instants[begin.instant], self.instants[end.instant]
-            if b < active_start or begin.instant not in sure:
+            if b < active_start or begin.instant not in recent:
                 continue
             self._compare_hudi_rs(
                 f"incremental ({b}, {e}] (hudi-rs)",

@@ -357,13 +357,13 @@ class TableModel:
             if begin < row["_instant"] <= end
         }
 
-    def guaranteed_readable(self) -> set[int]:
+    def guaranteed_readable(self, savepoints: bool = True) -> set[int]:
         """R10: instants time travel must still reach: savepoints, and writes that never had
         min(commits retained, keep.min.commits) later writes (once they had, a clean or an
         archive may have taken them, and a rollback or restore does not bring them back)."""
         keep = min(self.params.commits_retained, self.params.keep_min)
         recent = {c.instant for c in self.history if self._most_later[c.instant] < keep}
-        return recent | set(self.savepoints)
+        return recent | set(self.savepoints) if savepoints else recent
 
     # -- operations -----------------------------------------------------------------------------
     def expect(self, op: Op) -> Expected:
