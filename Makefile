@@ -8,7 +8,7 @@ export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 # (top-level `pyspark_*` modules) finds `pyspark_hoodie` in an editable install too.
 EDITABLE := --config-settings editable_mode=compat
 
-.PHONY: demo test test-writers lint bench bench-upsert wheel java clean
+.PHONY: demo test test-writers lint soak bench bench-upsert wheel java clean
 
 java:
 	@bash .ci/ensure-java.sh
@@ -48,6 +48,16 @@ test: java $(VENV)/.dev lint
 	wait $$suite; adapter=$$?; \
 	echo "== dbt's adapter test suite: pytest tests/adapter =="; cat $$log; rm -f $$log; \
 	test $$main -eq 0 && test $$adapter -eq 0
+
+# The differential test's soak (tests/property): SEQUENCES random operation sequences from
+# SEED, each checked against the model of README's rules after every step; prints how many
+# agreed and, on a disagreement, the shrunk sequence as core API calls. Not part of `make test`
+# (which runs a small fixed set of the same test).
+SEQUENCES ?= 100
+SEED ?= 1
+soak: java $(VENV)/.dev
+	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
+	$(BIN)/python tests/property/soak.py --sequences $(SEQUENCES) --seed $(SEED)
 
 # The full concurrent-writer matrix (marker `writers`, left out of `make test`, which runs two
 # of its eight scenarios): 4 writer processes x 10 rounds over COW/MOR x SIMPLE/BUCKET x

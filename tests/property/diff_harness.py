@@ -1,0 +1,626 @@
+"""Runs a scenario against the core and holds every reader to the model after each step.
+
+Readers compared after every operation:
+- our snapshot through Spark (`spark.read.format("hoodie")`) and hudi-rs's snapshot;
+- through our data source's own classes run in-process (`HoodieDataSource.reader`, the code
+  Spark's tasks run, without a Spark job per read): read-optimized, time travel to every
+  completed instant, incremental reads between consecutive instants and from the start;
+- hudi-rs's time travel and incremental reads where the instants are sure to be readable;
+- through Spark again: time travel to the previous instant, the incremental read since it, and
+  read-optimized after a compaction (so the options' path through Spark is covered too).
+
+Rows compare as {(partition, key): (ts, v, e1, e2, _hoodie_commit_time)}; other meta columns
+only for consistency (record key and partition path must match the data).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from unittest import mock
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from diff_model import (
+    BUCKET,
+    EXTRA_COLUMNS,
+    MOR,
+    Archive,
+    Clean,
+    Compact,
+    Delete,
+    FailedUpsert,
+    Params,
+    Placement,
+    Restore,
+    Rollback,
+    Savepoint,
+    TableModel,
+    Upsert,
+)
+
+from hoodie import HoodieTable, WriteConfig
+from hoodie.exceptions import HoodieError, TimelineError
+
+WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
+RS = "hudi-rs-0.5"
+INCREMENTAL = {"hoodie.datasource.query.type": "incremental"}
+READ_OPTIMIZED = {"hoodie.datasource.query.type": "read_optimized"}
+
+
+class InjectedFault(Exception):
+    """Raised at a crash point of the write client to make a write fail (see FailedUpsert)."""
+
+
+class Disagreement(AssertionError):
+    pass
+
+
+# -- building the calls ------------------------------------------------------------------------
+def options_of(p: Params) -> dict[str, str]:
+    options = {
+        "hoodie.index.type": p.index,
+        "hoodie.cleaner.commits.retained": str(p.commits_retained),
+        "hoodie.keep.min.commits": str(p.keep_min),
+        "hoodie.keep.max.commits": str(p.keep_max),
+        "hoodie.upsert.shuffle.parallelism": "2",
+    }
+    if p.index == BUCKET:
+        options["hoodie.bucket.index.num.buckets"] = str(p.bucket_count)
+    if p.table_type == MOR:
+        options["hoodie.compact.inline.max.delta.commits"] = str(p.compact_every)
+    return options
+
+
+def write_config(p: Params, name: str = "difftest") -> WriteConfig:
+    return WriteConfig.build(
+        name,
+        record_key="id",
+        partition_path="dt" if p.partitioned else None,
+        precombine_field="ts" if p.precombine else None,
+        table_type=p.table_type,
+        options=options_of(p),
+        schema_change="append_new_columns",
+    )
+
+
+def batch_schema(p: Params, upsert: Upsert) -> str:
+    columns = ["id string"] + (["dt string"] if p.partitioned else [])
+    columns += ["ts bigint", "v string"] + [f"{c} bigint" for c in upsert.columns]
+    return ", ".join(columns + ["_hoodie_is_deleted boolean"])
+
+
+def batch_rows(p: Params, upsert: Upsert) -> list[tuple]:
+    out = []
+    for rec in upsert.rows:
+        extras = dict(rec.extras)
+        row = (rec.key,) + ((rec.partition,) if p.partitioned else ())
+        row += (rec.ts, rec.v) + tuple(extras.get(c) for c in upsert.columns) + (rec.deleted,)
+        out.append(row)
+    return out
+
+
+def delete_schema(p: Params) -> str:
+    return "id string, dt string" if p.partitioned else "id string"
+
+
+def delete_rows(p: Params, op: Delete) -> list[tuple]:
+    return [(k, part) if p.partitioned else (k,) for k, part in op.keys]
+
+
+def scenario_script(scenario) -> str:
+    """The scenario as core API calls, to paste into a session with `spark` and `path`."""
+    p = scenario.params
+    lines = [
+        "from hoodie import HoodieTable, WriteConfig",
+        "from hoodie.table_services.archival import archive",
+        f"# {p}",
+        f"config = WriteConfig.build('difftest', record_key='id', "
+        f"partition_path={'dt' if p.partitioned else None!r}, "
+        f"precombine_field={'ts' if p.precombine else None!r}, table_type={p.table_type!r},",
+        f"    options={options_of(p)!r}, schema_change='append_new_columns')",
+        "table = HoodieTable.for_write(path, config)",
+    ]
+    if any(isinstance(op, FailedUpsert) for op in scenario.ops):
+        lines[2:2] = [
+            "from unittest import mock",
+            "from hoodie.write.client import WriteClient",
+            "from hoodie.table_services.rollback import Rollback",
+            "from hoodie.transaction.failed_writes import FailedWritesPolicy",
+            "def fail_at(point):",
+            "    def crash_point(name):",
+            "        if name == point:",
+            "            raise RuntimeError(f'injected failure at {name}')",
+            "    return crash_point",
+        ]
+    for op in scenario.ops:
+        lines.extend(_op_lines(p, op))
+    return "\n".join(lines)
+
+
+def _op_lines(p: Params, op) -> list[str]:
+    if isinstance(op, Upsert):
+        df = f"spark.createDataFrame({batch_rows(p, op)!r}, {batch_schema(p, op)!r}).coalesce(1)"
+        return [f"table.upsert({df}, config)"]
+    if isinstance(op, Delete):
+        df = f"spark.createDataFrame({delete_rows(p, op)!r}, {delete_schema(p)!r})"
+        return [f"table.delete({df}, config)"]
+    if isinstance(op, FailedUpsert):
+        patches = f"mock.patch('hoodie.write.client.crash_point', fail_at({op.point!r}))"
+        if op.recovery != "undone":  # the writer dies there: no undo of its own
+            patches += ", mock.patch.object(WriteClient, '_abort', lambda self, instant: None)"
+        lines = [f"with {patches}:", "    try:"]
+        lines += [f"        {line}" for line in _op_lines(p, op.upsert)]
+        lines += ["    except Exception as e:", "        print('failed as planned:', e)"]
+        if op.recovery == "explicit":
+            lines.append(
+                "Rollback(table).rollback_failed_writes("
+                "FailedWritesPolicy.of(table.storage, config))"
+            )
+        return lines
+    if isinstance(op, Compact):
+        return ["table.compact(spark, config)"]
+    if isinstance(op, Clean):
+        return ["table.clean(config)"]
+    if isinstance(op, Archive):
+        return [f"archive(table, {p.keep_min}, {p.keep_max})"]
+    if isinstance(op, Savepoint):
+        return ["table.savepoint()"]
+    if isinstance(op, Restore):
+        return ["table.restore(max(table.timeline().completed.savepoint_times()), config)"]
+    if isinstance(op, Rollback):
+        return ["table.rollback(config=config)"]
+    raise TypeError(op)
+
+
+# -- reading -------------------------------------------------------------------------------
+def rows_of(table: pa.Table | None, p: Params, what: str) -> dict:
+    """{(partition, key): (ts, v, e1, e2, commit time)} of a reader's result."""
+    out: dict = {}
+    if table is None:
+        return out
+    for r in table.to_pylist():
+        partition = r.get("dt") if p.partitioned else None
+        ident = (partition, r["id"])
+        if "_hoodie_record_key" in r and r["_hoodie_record_key"] != r["id"]:
+            raise Disagreement(f"{what}: _hoodie_record_key {r['_hoodie_record_key']!r} != id")
+        if p.partitioned and "_hoodie_partition_path" in r:
+            if r["_hoodie_partition_path"] != partition:
+                raise Disagreement(f"{what}: _hoodie_partition_path != dt in {r}")
+        if ident in out:
+            raise Disagreement(f"{what}: record {ident} appears twice")
+        out[ident] = (
+            r.get("ts"),
+            r.get("v"),
+            *[r.get(c) for c in EXTRA_COLUMNS],
+            r.get("_hoodie_commit_time"),
+        )
+    return out
+
+
+def read_in_process(path: str, options: dict[str, str]) -> pa.Table | None:
+    """A read through the `hoodie` data source's reader, planned and run in this process."""
+    from hoodie.read.datasource import HoodieDataSource
+
+    source = HoodieDataSource({"path": path, **options})
+    reader = source.reader(source.schema())
+    batches = [b for part in reader.partitions() for b in reader.read(part)]
+    return pa.Table.from_batches(batches) if batches else None
+
+
+def read_hudi_rs(path: str, as_of: str | None = None, incremental=None) -> pa.Table | None:
+    import hudi
+
+    options = hudi.HudiReadOptions()
+    if as_of is not None:
+        options = options.with_as_of_timestamp(as_of)
+    if incremental is not None:
+        begin, end = incremental
+        options = (
+            options.with_query_type(hudi.HudiQueryType.Incremental)
+            .with_start_timestamp(begin)
+            .with_end_timestamp(end)
+        )
+    batches = hudi.HudiTable(path).read(options)
+    return pa.Table.from_batches(batches) if batches else None
+
+
+def read_spark(spark, path: str, options: dict[str, str]) -> pa.Table | None:
+    reader = spark.read.format("hoodie")
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    table = reader.load(path).toArrow()
+    return table if table.num_rows else None
+
+
+# -- running -------------------------------------------------------------------------------
+@dataclass
+class Stats:
+    steps: int = 0
+    reads: int = 0
+    refused: int = 0  # time travel / incremental reads refused (cleaned or archived instants)
+    # hudi-rs reads that differ from R7 exactly where hudi 0.5.0 is known to (see
+    # TableModel.merged's "hudi-rs-0.5" variant): counted, not failed
+    hudi_rs_known: int = 0
+    hudi_rs_examples: list = field(default_factory=list)
+    op_seconds: float = 0.0  # in the operations
+    check_seconds: float = 0.0  # in the reads and comparisons
+
+
+@dataclass
+class Runner:
+    spark: object
+    scenario: object
+    path: str
+    spark_reads: bool = True
+    stats: Stats = field(default_factory=Stats)
+
+    def __post_init__(self):
+        p = self.scenario.params
+        self.p = p
+        self.model = TableModel(p)
+        self.config = write_config(p)
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.table = HoodieTable.for_write(self.path, self.config)
+        self.instants: dict[int, str] = {}  # model instant -> the table's instant time
+        self.done: list[str] = []
+
+    def run(self) -> Stats:
+        _register(self.spark)
+        for index, op in enumerate(self.scenario.ops):
+            self.step = f"step {index + 1} ({type(op).__name__})"
+            try:
+                started = time.monotonic()
+                self._do(op)
+                checked = time.monotonic()
+                self._check(op)
+                self.stats.op_seconds += checked - started
+                self.stats.check_seconds += time.monotonic() - checked
+            except AssertionError as error:
+                raise Disagreement(
+                    f"{self.step}: {error}\n\nThe sequence (model instants -> table instants "
+                    f"{self.instants}):{self.scenario!r}"
+                ) from error
+            self.stats.steps += 1
+        return self.stats
+
+    # -- operations ------------------------------------------------------------------------
+    def _do(self, op) -> None:
+        expected = self.model.expect(op)
+        self.compacted = False
+        before = self._table_writes()
+        error = None
+        try:
+            self._call(op, expected)
+        except (HoodieError, InjectedFault) as raised:
+            error = raised
+        if expected.error is None and error is not None:
+            raise Disagreement(f"{op} raised {type(error).__name__}: {error}")
+        if expected.error is not None:
+            if error is None and "NoSavepoint" not in expected.error:
+                raise Disagreement(f"{op} should fail with {expected.error} but succeeded")
+            if error is not None and type(error).__name__ not in expected.error:
+                raise Disagreement(
+                    f"{op} should fail with {expected.error}, raised {type(error).__name__}: "
+                    f"{error}"
+                )
+            self._sync_instants()
+            return
+        placement = self._placement(before) if isinstance(op, (Upsert, Delete)) else None
+        self.compacted = "commit" in self.model.apply(op, placement) and self.p.table_type == MOR
+        self._sync_instants()
+
+    def _call(self, op, expected) -> None:
+        spark, table, config = self.spark, self.table, self.config
+        if isinstance(op, Upsert):
+            df = spark.createDataFrame(batch_rows(self.p, op), batch_schema(self.p, op))
+            table.upsert(df.coalesce(1), config)
+        elif isinstance(op, Delete):
+            table.delete(
+                spark.createDataFrame(delete_rows(self.p, op), delete_schema(self.p)), config
+            )
+        elif isinstance(op, FailedUpsert):
+            self._failed_upsert(op)
+        elif isinstance(op, Compact):
+            table.compact(spark, config)
+        elif isinstance(op, Clean):
+            table.clean(config)
+        elif isinstance(op, Archive):
+            from hoodie.table_services.archival import archive
+
+            archive(table, self.p.keep_min, self.p.keep_max)
+        elif isinstance(op, Savepoint):
+            table.savepoint()
+        elif isinstance(op, Restore):
+            if expected.error:
+                return  # no savepoint to restore to: nothing to call
+            table.restore(self.instants[max(self.model.savepoints)], config)
+        elif isinstance(op, Rollback):
+            table.rollback(config=config)
+
+    def _failed_upsert(self, op: FailedUpsert) -> None:
+        """The write fails at a crash point; 'crashed' and 'explicit' also skip the writer's own
+        undo, as if the process had died there (the next operation, or an explicit rollback of
+        failed writes, must undo it)."""
+        from hoodie.table_services.rollback import Rollback as Rollbacks
+        from hoodie.transaction.failed_writes import FailedWritesPolicy
+        from hoodie.write.client import WriteClient
+
+        def crash_point(name: str) -> None:
+            if name == op.point:
+                raise InjectedFault(f"injected failure at {name}")
+
+        df = self.spark.createDataFrame(
+            batch_rows(self.p, op.upsert), batch_schema(self.p, op.upsert)
+        )
+        try:
+            with ExitStack() as stack:
+                stack.enter_context(mock.patch("hoodie.write.client.crash_point", crash_point))
+                if op.recovery != "undone":
+                    stack.enter_context(
+                        mock.patch.object(WriteClient, "_abort", lambda self, instant: None)
+                    )
+                self.table.upsert(df.coalesce(1), self.config)
+        finally:
+            if op.recovery == "explicit":
+                policy = FailedWritesPolicy.of(self.table.storage, self.config)
+                Rollbacks(self.table).rollback_failed_writes(policy)
+            pending = [i for i in self.table.timeline().pending if i.action.value in WRITE_ACTIONS]
+            if op.recovery == "undone" and pending:
+                raise Disagreement(f"a failed write left pending instants {pending}")
+
+    # -- the timeline ------------------------------------------------------------------------
+    def _table_writes(self) -> list[tuple[str, str]]:
+        from hoodie.table_services.archival import archived_instants
+
+        active = {
+            (i.timestamp, i.action.value) for i in self.table.timeline().completed.write_timeline
+        }
+        archived = {
+            (a.timestamp, a.action)
+            for a in archived_instants(self.table)
+            if a.state == "COMPLETED" and a.action in WRITE_ACTIONS
+        }
+        return sorted(active | archived)
+
+    def _sync_instants(self) -> None:
+        """R9: the table's completed writes are the model's, action for action."""
+        real = self._table_writes()
+        model = [(c.instant, c.action) for c in self.model.history]
+        if [a for _, a in real] != [a for _, a in model]:
+            raise Disagreement(
+                f"R9: completed writes are {[f'{t}:{a}' for t, a in real]}, the model expects "
+                f"actions {[a for _, a in model]}"
+            )
+        self.instants = {m: t for (m, _), (t, _) in zip(model, real)}
+        savepoints = self.table.timeline().completed.savepoint_times()
+        wanted = [self.instants[s] for s in self.model.savepoints]
+        if sorted(savepoints) != sorted(wanted):
+            raise Disagreement(f"R9: savepoints are {savepoints}, the model expects {wanted}")
+
+    def _placement(self, before: list[tuple[str, str]]) -> Placement:
+        """Merge-on-read: which file groups the write gave base files (and their keys)."""
+        if self.p.table_type != MOR:
+            return Placement()
+        new = [t for t, a in self._table_writes() if (t, a) not in before and a == "deltacommit"]
+        if not new:
+            return Placement()
+        instant = next(
+            i for i in self.table.timeline().completed.write_timeline if i.timestamp == new[0]
+        )
+        base_files, logs = {}, set()
+        for stat in self.table.commit_metadata(instant).write_stats():
+            if not stat.path:
+                continue
+            if stat.path.endswith(".parquet"):
+                keys = (
+                    pq.read_table(
+                        os.path.join(self.path, stat.path), columns=["_hoodie_record_key"]
+                    )
+                    .column(0)
+                    .to_pylist()
+                )
+                partition = stat.partition_path or None
+                base_files[stat.file_id] = (partition, frozenset(keys))
+            else:
+                logs.add(stat.file_id)
+        return Placement(base_files, frozenset(logs))
+
+    # -- reads -----------------------------------------------------------------------------
+    def _expected(self, rows: dict) -> dict:
+        return {
+            ident: (
+                r["ts"],
+                r["v"],
+                *[r.get(c) for c in EXTRA_COLUMNS],
+                self.instants[r["_instant"]],
+            )
+            for ident, r in rows.items()
+        }
+
+    def _compare(self, what: str, expected: dict, actual: dict) -> None:
+        self.stats.reads += 1
+        if expected == actual:
+            return
+        lines = [f"{what} disagrees with the model (ts, v, e1, e2, commit time):"]
+        for ident in sorted(expected.keys() | actual.keys(), key=str):
+            want, got = expected.get(ident), actual.get(ident)
+            if want != got:
+                lines.append(f"  {ident}: model {want}, read {got}")
+        raise Disagreement("\n".join(lines))
+
+    def _compare_hudi_rs(self, what: str, expected: dict, known: dict, actual: dict) -> None:
+        """As `_compare`, but a record where hudi-rs returns what hudi 0.5.0 is known to return
+        instead of R7's answer is a known divergence (counted), not a failure."""
+        if expected == actual or any(
+            actual.get(ident) != known.get(ident) or known.get(ident) == expected.get(ident)
+            for ident in expected.keys() | actual.keys()
+            if expected.get(ident) != actual.get(ident)
+        ):
+            self._compare(what, expected, actual)
+            return
+        self.stats.reads += 1
+        self.stats.hudi_rs_known += 1
+        if len(self.stats.hudi_rs_examples) < 3:
+            self.stats.hudi_rs_examples.append(f"{self.step}, {what}:{self.scenario!r}")
+
+    def _check(self, op) -> None:
+        p, model, path = self.p, self.model, self.path
+        now = self._expected(model.rows())
+        if self.spark_reads:
+            self._compare(
+                "snapshot (Spark)", now, rows_of(read_spark(self.spark, path, {}), p, "spark")
+            )
+        self._compare_hudi_rs(
+            "snapshot (hudi-rs)",
+            now,
+            self._expected(model.rows(variant=RS)),
+            rows_of(self._hudi_rs(), p, "hudi-rs"),
+        )
+        self._compare(
+            "snapshot (data source in-process)", now, rows_of(read_in_process(path, {}), p, "ours")
+        )
+        if p.table_type == MOR:
+            ro = self._expected(model.rows(read_optimized=True))
+            self._compare(
+                "read-optimized (in-process)",
+                ro,
+                rows_of(read_in_process(path, READ_OPTIMIZED), p, "ours"),
+            )
+            if self.spark_reads and self.compacted:
+                self._compare(
+                    "read-optimized after compaction (Spark)",
+                    ro,
+                    rows_of(read_spark(self.spark, path, READ_OPTIMIZED), p, "spark"),
+                )
+        self._check_history()
+
+    def _hudi_rs(self, **kwargs):
+        if not self.model.history:
+            return None  # hudi-rs reads no table without commits
+        return read_hudi_rs(self.path, **kwargs)
+
+    def _check_history(self) -> None:
+        """R10: time travel to every completed instant and incremental reads between them."""
+        p, model = self.p, self.model
+        history = model.completed()
+        sure = model.guaranteed_readable()
+        readable = []
+        for done in history:
+            t = self.instants[done.instant]
+            want = self._expected(model.rows(done.state))
+            if self._try(
+                f"time travel to {t} (in-process)",
+                done.instant in sure,
+                want,
+                lambda t=t: read_in_process(self.path, {"as.of.instant": t}),
+            ):
+                readable.append(done)
+        active_start = self._active_start()
+        ranges = []
+        previous = None
+        for done in history:
+            ranges.append((previous, done))
+            previous = done
+        if len(history) > 1:
+            ranges.append((None, history[-1]))
+            ranges.append((history[0], history[-1]))
+        for begin, end in ranges:
+            b = "0" if begin is None else self.instants[begin.instant]
+            e = self.instants[end.instant]
+            want = self._expected(
+                model.incremental(0 if begin is None else begin.instant, end.instant)
+            )
+            options = {
+                **INCREMENTAL,
+                "hoodie.datasource.read.begin.instanttime": b,
+                "hoodie.datasource.read.end.instanttime": e,
+            }
+            self._try(
+                f"incremental ({b}, {e}] (in-process)",
+                # README: a begin before the earliest readable instant may be refused too
+                end.instant in sure and (begin is None or begin.instant in sure),
+                want,
+                lambda o=options: read_in_process(self.path, o),
+            )
+        # hudi-rs: where it cannot be misled by cleaned files or archived commits.
+        for done in history:
+            t = self.instants[done.instant]
+            if done.instant in sure and t >= active_start:
+                self._compare_hudi_rs(
+                    f"time travel to {t} (hudi-rs)",
+                    self._expected(model.rows(done.state)),
+                    self._expected(model.rows(done.state, variant=RS)),
+                    rows_of(read_hudi_rs(self.path, as_of=t), p, "hudi-rs"),
+                )
+        for begin, end in ranges:
+            # hudi-rs's merge-on-read incremental read merges only the log blocks in the range
+            # (a delete before it does not apply to a version in it), a different reading of
+            # "changes in the range" than R10's: compared on copy-on-write only.
+            if p.table_type == MOR or begin is None or end.instant not in sure:
+                continue
+            b, e = self.instants[begin.instant], self.instants[end.instant]
+            if b < active_start or begin.instant not in sure:
+                continue
+            self._compare_hudi_rs(
+                f"incremental ({b}, {e}] (hudi-rs)",
+                self._expected(model.incremental(begin.instant, end.instant)),
+                self._expected(model.incremental(begin.instant, end.instant, variant=RS)),
+                rows_of(read_hudi_rs(self.path, incremental=(b, e)), p, "hudi-rs"),
+            )
+        # Through Spark: the previous instant, and what changed since.
+        if self.spark_reads and len(readable) > 1:
+            prev, last = readable[-2], readable[-1]
+            t, e = self.instants[prev.instant], self.instants[last.instant]
+            self._compare(
+                f"time travel to {t} (Spark)",
+                self._expected(model.rows(prev.state)),
+                rows_of(read_spark(self.spark, self.path, {"as.of.instant": t}), p, "spark"),
+            )
+            options = {**INCREMENTAL, "hoodie.datasource.read.begin.instanttime": t}
+            self._compare(
+                f"incremental ({t}, latest] (Spark)",
+                self._expected(model.incremental(prev.instant, last.instant)),
+                rows_of(read_spark(self.spark, self.path, options), p, "spark"),
+            )
+
+    def _try(self, what: str, must_read: bool, want: dict, read) -> bool:
+        """Compare a read that cleaning or archival may refuse (never answer wrongly)."""
+        try:
+            got = read()
+        except TimelineError as error:
+            if must_read:
+                raise Disagreement(
+                    f"{what} was refused but must be readable (R10): {error}"
+                ) from error
+            self.stats.refused += 1
+            return False
+        self._compare(what, want, rows_of(got, self.p, what))
+        return True
+
+    def _active_start(self) -> str:
+        writes = self.table.timeline().completed.write_timeline.instants
+        return writes[0].timestamp if writes else "0"
+
+
+_REGISTERED: set[int] = set()
+
+
+def _register(spark) -> None:
+    """Register the data source once per session (registering again only logs a warning)."""
+    from hoodie.read.datasource import register
+
+    if id(spark) not in _REGISTERED:
+        register(spark)
+        _REGISTERED.add(id(spark))
+
+
+def run_scenario(spark, scenario, workdir: str, spark_reads: bool = True) -> Stats:
+    path = os.path.join(workdir, "table")
+    try:
+        return Runner(spark, scenario, path, spark_reads).run()
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

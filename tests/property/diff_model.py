@@ -1,0 +1,602 @@
+"""A pure-Python model of one dbt-hoodie table: what every read must return after each step.
+
+No Spark and nothing from `hoodie`: the model restates README.md's rules (and, where README is
+silent, Apache Hudi's and hudi-rs's) so that the differential test can hold the core to them.
+The rules, numbered as the test's messages cite them:
+
+R1  Identity. A record is (partition path, record key); the same key in two partitions is two
+    records (non-global indexes).
+R2  Batch precombine. With an ordering (precombine) field `ts`, the rows of one batch that share
+    a key reduce to one: the largest `ts` wins, null is smaller than any value, and among equal
+    values the later row of the batch wins. A `_hoodie_is_deleted = true` row competes with its
+    `ts` like any row, and if it wins the batch deletes the key.
+R3  No ordering field. Two rows with one key in a batch are an error
+    (`DuplicateRecordKeyError`) and nothing is written; otherwise the incoming row replaces
+    (or deletes) the stored one.
+R4  Against the stored row (copy-on-write, and any write that rewrites a base file). The batch's
+    winner replaces the stored row, or removes it if it is a delete, unless the stored `ts` is
+    larger (null smaller than any value; ties go to the incoming row). A delete whose `ts` is
+    null has no ordering value and always removes the stored row (Hudi's default). A delete of
+    a key the table does not hold does nothing. The delete operation (`HoodieTable.delete`)
+    removes its keys whatever their `ts`; naming a key twice is allowed.
+R5  Commit time. A record's `_hoodie_commit_time` is the instant that wrote its winning
+    version; a stale update that loses leaves it unchanged, and compaction keeps it.
+R6  Merge-on-read writes. Updates and deletes of a stored key go to a log file of its file
+    group (a data block; deletes to a delete block carrying their `ts`, or Hudi's Integer 0
+    for the delete operation and for tables without an ordering field), unless the group is a
+    small file group (no log files) that takes inserts in this batch: then the group's base
+    file is rewritten as in copy-on-write (R4). Inserts go to new base files or such small
+    groups. Which small group an insert lands in is the planner's (hash) choice: the model
+    takes it from the new base files' keys, and checks that inserts only ever land in new
+    groups or log-free groups.
+    Tagging decides whether a delete leaves a tombstone:
+    - SIMPLE index: a key is stored when it is in its group's base file (merge-on-read base
+      files hold every key the SIMPLE index placed); a delete of a key that is not stored is
+      dropped before writing (after the batch's precombine, R2). A key deleted in a log but
+      still in the base file *is* stored: a later delete or insert of it goes to that log.
+    - BUCKET index: a record's file group is its bucket (Java `List.hashCode` of the key,
+      mod the bucket count). On merge-on-read every record of an existing bucket goes to its
+      log, inserts and deletes of absent keys included (the writer never learns if a key is
+      stored); a bucket that does not exist yet is created as a base file of the batch's
+      surviving rows (deletes dropped), and not at all if none survive.
+R7  Merge-on-read reads, per file slice, as hudi-rs merges (`merge/record_merger.rs`,
+    `merge/ordering.rs`): among the key's data versions in the slice (base file and log data
+    blocks) the candidate is the one with the largest (`ts`, commit time). The slice's log
+    deletes of the key count as one: their largest ordering value and their latest instant.
+    The candidate is dropped if that ordering value is larger than the candidate's `ts` (a null
+    `ts` is smaller than any value), or equal with the latest delete instant after the
+    candidate's commit. Deletes without an ordering value (Hudi's Integer 0, which the delete
+    operation and tables without an ordering field write, or a null `ts`) leave out of the
+    largest value; if no delete has one, the candidate is dropped iff the latest delete
+    instant is after its commit. A bigint `ts` of 0 is a real value (hudi-rs 0.5 and Hudi
+    agree). Without an ordering field the candidate is the latest version. So until
+    compaction a tombstone keeps its ordering value: a later insert of the key with a smaller
+    `ts` stays deleted (on copy-on-write the key is gone and the later row is inserted), and
+    after a delete without ordering value, an older version with a larger `ts` than a later
+    insert still outranks the insert and stays deleted with it.
+R8  Compaction (inline after `hoodie.compact.inline.max.delta.commits` delta commits since the
+    last compaction, counting only when some slice has log files; or `table.compact`) rewrites
+    every slice with log files as its merged result: tombstones disappear, versions keep
+    their commit time. The snapshot does not change; read-optimized (base files only) catches
+    up with it.
+R9  Timeline. Each completed write is one instant (commit / deltacommit, plus a commit for an
+    inline compaction). A failed write leaves no completed instant (undone at once, or rolled
+    back by the next write, compaction, clean or explicit rollback). `rollback` undoes the
+    latest completed write (refused when it is savepointed or there is none); a savepoint pins
+    the latest completed write (refused twice on one instant); restore returns to a savepoint,
+    undoing every later instant (compactions included) and dropping later savepoints.
+R10 Reads. Time travel to instant t returns the snapshot after t. An incremental read of
+    (b, e] returns the records of the snapshot at e whose commit time lies in (b, e]
+    (deleted records do not appear). Cleaning and archival may make old instants unreadable
+    (a refusal), never wrong; the latest min(`hoodie.cleaner.commits.retained`,
+    `hoodie.keep.min.commits`) writes and savepointed ones stay readable.
+R11 Schema. With `on_schema_change = append_new_columns` a batch may add a column; rows written
+    before read it as null, and a known column a batch omits is null in the rows it writes.
+
+Instants are the model's own integers (1, 2, ...), in timeline order; the test maps them to the
+table's instant times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
+SIMPLE, BUCKET = "SIMPLE", "BUCKET"
+NATURAL = "natural"  # a delete's ordering value meaning "no ordering": arrival decides (R7)
+VALUE_COLUMNS = ("v",)  # data columns every batch carries besides key, partition and ts
+EXTRA_COLUMNS = ("e1", "e2")  # columns a batch may add (R11)
+
+
+# -- the table's parameters and the operations -------------------------------------------------
+@dataclass(frozen=True)
+class Params:
+    table_type: str = COW
+    index: str = SIMPLE
+    partitioned: bool = True
+    precombine: bool = True
+    compact_every: int = 3  # hoodie.compact.inline.max.delta.commits
+    bucket_count: int = 2
+    commits_retained: int = 10  # hoodie.cleaner.commits.retained
+    keep_min: int = 20  # hoodie.keep.min.commits
+    keep_max: int = 30  # hoodie.keep.max.commits
+
+    @property
+    def mor(self) -> bool:
+        return self.table_type == MOR
+
+
+@dataclass(frozen=True)
+class Rec:
+    """One incoming row. `extras`: values of the extra columns the batch carries."""
+
+    key: str
+    partition: str | None = None
+    ts: int | None = None
+    v: str | None = None
+    deleted: bool = False
+    extras: tuple[tuple[str, int | None], ...] = ()
+
+
+@dataclass(frozen=True)
+class Upsert:
+    rows: tuple[Rec, ...]
+    columns: tuple[str, ...] = ()  # the extra columns (EXTRA_COLUMNS) this batch carries
+
+
+@dataclass(frozen=True)
+class Delete:
+    """The delete operation: (key, partition) pairs; duplicates allowed (R4)."""
+
+    keys: tuple[tuple[str, str | None], ...]
+
+
+@dataclass(frozen=True)
+class FailedUpsert:
+    """An upsert made to fail at `point` (a crash point of the write client). `recovery`:
+    'undone' (the writer undoes itself), 'crashed' (left pending for the next operation),
+    'explicit' (left pending, then rolled back with Rollback.rollback_failed_writes)."""
+
+    upsert: Upsert
+    point: str = "write.files_written"
+    recovery: str = "undone"
+
+
+@dataclass(frozen=True)
+class Compact:
+    pass
+
+
+@dataclass(frozen=True)
+class Clean:
+    pass
+
+
+@dataclass(frozen=True)
+class Archive:
+    pass
+
+
+@dataclass(frozen=True)
+class Savepoint:
+    pass
+
+
+@dataclass(frozen=True)
+class Restore:
+    pass
+
+
+@dataclass(frozen=True)
+class Rollback:
+    pass
+
+
+Op = Upsert | Delete | FailedUpsert | Compact | Clean | Archive | Savepoint | Restore | Rollback
+
+
+# -- physical state ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Version:
+    """A data version of a record: its ordering value, the instant that wrote it, its values."""
+
+    ts: int | None
+    instant: int
+    values: tuple[tuple[str, object], ...]  # column -> value, key/partition/ts excluded
+
+
+@dataclass(frozen=True)
+class Tomb:
+    """A log delete: its ordering value (or NATURAL) and instant."""
+
+    ordering: int | str | None
+    instant: int
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One record's versions in its file slice: the base file's version and the log entries
+    since (Version or Tomb), in order; `group` is its file group (merge-on-read)."""
+
+    base: Version | None = None
+    logs: tuple[Version | Tomb, ...] = ()
+    group: object = None
+
+
+@dataclass(frozen=True)
+class Group:
+    partition: str | None
+    has_logs: bool = False
+
+
+@dataclass(frozen=True)
+class State:
+    slots: dict  # (partition, key) -> Slot
+    groups: dict  # group id -> Group (merge-on-read; BUCKET ids are (partition, bucket))
+    columns: tuple[str, ...] = ()  # extra columns the table has, in order of addition
+    delta_commits: int = 0  # completed delta commits since the last compaction
+
+
+@dataclass(frozen=True)
+class Completed:
+    instant: int
+    action: str  # commit | deltacommit
+    state: State
+    compaction: bool = False
+
+
+class ModelMismatch(AssertionError):
+    """The table did something the rules do not allow (placement, instants)."""
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What an operation must do: raise `error` (a class name), or complete `actions`."""
+
+    error: tuple[str, ...] | None = None
+    actions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a merge-on-read write put things (read from the commit's write stats and base
+    files): file id -> the keys of the base file it wrote, for groups that got a base file."""
+
+    base_files: dict = field(default_factory=dict)  # file id -> (partition, frozenset of keys)
+    log_groups: frozenset = frozenset()  # file ids that got a log file
+
+
+# -- ordering --------------------------------------------------------------------------------
+def _order(ts: int | None) -> tuple:
+    """Ordering values compare with null below any value (R2, R4)."""
+    return (0,) if ts is None else (1, ts)
+
+
+def java_bucket(key: str, buckets: int) -> int:
+    """Hudi's bucket of a one-field key: Java `List.hashCode` of [key], made non-negative, mod
+    the bucket count (`BucketIdentifier.getBucketId`)."""
+    h = 0
+    units = key.encode("utf-16-be")
+    for i in range(0, len(units), 2):
+        h = (h * 31 + int.from_bytes(units[i : i + 2], "big")) & 0xFFFFFFFF
+    h = (31 * 1 + h) & 0xFFFFFFFF
+    return (h & 0x7FFFFFFF) % buckets
+
+
+class TableModel:
+    def __init__(self, params: Params):
+        self.params = params
+        self.state = State(slots={}, groups={})
+        self.history: list[Completed] = []
+        self.savepoints: list[int] = []
+        self._next = 0
+
+    # -- merging (R7) ---------------------------------------------------------------------------
+    def merged(self, slot: Slot, variant: str = "rule") -> Version | None:
+        """R7: the record a reader returns for a slot, or None.
+
+        `variant="hudi-rs-0.5"` is what the hudi 0.5.0 package was seen to do where it departs
+        from R7 (its source is not at hand): each delete is weighed on its own, and a delete
+        without ordering value must be later than every data version of the key, not just the
+        winning one. The test only uses it to tell a known hudi-rs divergence from a new one.
+        """
+        versions = [e for e in slot.logs if isinstance(e, Version)]
+        if slot.base is not None:
+            versions.insert(0, slot.base)
+        if not versions:
+            return None
+        if self.params.precombine:
+            candidate = max(versions, key=lambda v: (_order(v.ts), v.instant))
+        else:
+            candidate = max(versions, key=lambda v: v.instant)
+        tombs = [e for e in slot.logs if isinstance(e, Tomb)]
+        if not tombs:
+            return candidate
+        if variant == "hudi-rs-0.5":
+            latest = max(v.instant for v in versions)
+            for tomb in tombs:
+                if not self.params.precombine or tomb.ordering in (NATURAL, None):
+                    kills = tomb.instant > latest
+                else:
+                    kills = _order(tomb.ordering) > _order(candidate.ts) or (
+                        tomb.ordering == candidate.ts and tomb.instant > candidate.instant
+                    )
+                if kills:
+                    return None
+            return candidate
+        # hudi-rs's rule (merge/ordering.rs): the key's deletes as one, with their largest
+        # ordering value and their latest instant.
+        instant = max(t.instant for t in tombs)
+        ordered = [t.ordering for t in tombs if t.ordering not in (NATURAL, None)]
+        if not self.params.precombine or not ordered:
+            kills = instant > candidate.instant
+        else:
+            top = max(ordered)
+            kills = _order(top) > _order(candidate.ts) or (
+                top == candidate.ts and instant > candidate.instant
+            )
+        return None if kills else candidate
+
+    # -- reads (R10) ----------------------------------------------------------------------------
+    def rows(
+        self, state: State | None = None, read_optimized: bool = False, variant: str = "rule"
+    ) -> dict:
+        """(partition, key) -> row dict (ts, values, commit instant) of a state's snapshot."""
+        state = self.state if state is None else state
+        out = {}
+        for ident, slot in state.slots.items():
+            version = slot.base if read_optimized else self.merged(slot, variant)
+            if version is not None:
+                out[ident] = self._row(version, state.columns)
+        return out
+
+    @staticmethod
+    def _row(version: Version, columns: tuple[str, ...]) -> dict:
+        values = dict(version.values)
+        row = {"ts": version.ts, "_instant": version.instant}
+        for name in (*VALUE_COLUMNS, *columns):
+            row[name] = values.get(name)
+        return row
+
+    def completed(self) -> list[Completed]:
+        return list(self.history)
+
+    def state_at(self, instant: int) -> State:
+        for done in self.history:
+            if done.instant == instant:
+                return done.state
+        raise KeyError(instant)
+
+    def incremental(self, begin: int, end: int, variant: str = "rule") -> dict:
+        """R10: records of the snapshot at `end` whose commit lies in (begin, end]."""
+        return {
+            ident: row
+            for ident, row in self.rows(self.state_at(end), variant=variant).items()
+            if begin < row["_instant"] <= end
+        }
+
+    def guaranteed_readable(self) -> set[int]:
+        """R10: instants time travel must still reach (the latest writes and savepoints)."""
+        keep = min(self.params.commits_retained, self.params.keep_min)
+        return {c.instant for c in self.history[-keep:]} | set(self.savepoints)
+
+    # -- operations -----------------------------------------------------------------------------
+    def expect(self, op: Op) -> Expected:
+        """What `op` must do, before it runs (no state change)."""
+        p = self.params
+        if isinstance(op, Upsert):
+            if not p.precombine and _has_duplicates(op.rows):
+                return Expected(error=("DuplicateRecordKeyError",))
+            return Expected(actions=self._write_actions())
+        if isinstance(op, Delete):
+            return Expected(actions=self._write_actions())
+        if isinstance(op, FailedUpsert):
+            return Expected(error=("CommitError", "DuplicateRecordKeyError", "InjectedFault"))
+        if isinstance(op, Compact):
+            return Expected(actions=("commit",) if self._has_logs() else ())
+        if isinstance(op, Savepoint):
+            if not self.history or self.history[-1].instant in self.savepoints:
+                return Expected(error=("TimelineError",))
+            return Expected()
+        if isinstance(op, Restore):
+            return Expected() if self.savepoints else Expected(error=("NoSavepoint",))
+        if isinstance(op, Rollback):
+            if not self.history or self.history[-1].instant in self.savepoints:
+                return Expected(error=("TimelineError",))
+            return Expected()
+        return Expected()  # Clean, Archive
+
+    def _write_actions(self) -> tuple[str, ...]:
+        if not self.params.mor:
+            return ("commit",)
+        return ("deltacommit",)  # an inline compaction's commit is added by `apply`
+
+    def _has_logs(self, state: State | None = None) -> bool:
+        state = self.state if state is None else state
+        return any(g.has_logs for g in state.groups.values())
+
+    def apply(self, op: Op, placement: Placement | None = None) -> tuple[str, ...]:
+        """Apply a successful `op`; returns the actions of the write instants it completed."""
+        if isinstance(op, (Upsert, Delete)):
+            instant = self._instant()
+            if isinstance(op, Upsert):
+                state = self._upsert(op, instant, placement)
+            else:
+                state = self._delete(op, instant, placement)
+            if self.params.mor:
+                state = replace(state, delta_commits=state.delta_commits + 1)
+            self._complete(instant, "deltacommit" if self.params.mor else "commit", state)
+            if (
+                self.params.mor
+                and state.delta_commits >= self.params.compact_every
+                and self._has_logs(state)
+            ):
+                self._compact()
+                return ("deltacommit", "commit")
+            return (self.history[-1].action,)
+        if isinstance(op, Compact):
+            if self._has_logs():
+                self._compact()
+                return ("commit",)
+            return ()
+        if isinstance(op, Savepoint):
+            self.savepoints.append(self.history[-1].instant)
+        elif isinstance(op, Restore):
+            target = max(self.savepoints)
+            while self.history[-1].instant != target:
+                self.history.pop()
+            self.savepoints = [s for s in self.savepoints if s <= target]
+            self.state = self.history[-1].state
+        elif isinstance(op, Rollback):
+            self.history.pop()
+            self.state = self.history[-1].state if self.history else State(slots={}, groups={})
+        return ()
+
+    def _instant(self) -> int:
+        self._next += 1
+        return self._next
+
+    def _complete(self, instant: int, action: str, state: State, compaction=False) -> None:
+        self.state = state
+        self.history.append(Completed(instant, action, state, compaction))
+
+    def _compact(self) -> None:
+        """R8: every slice with log files becomes its merged result."""
+        state = self.state
+        slots = dict(state.slots)
+        for ident, slot in state.slots.items():
+            if slot.logs:
+                merged = self.merged(slot)
+                if merged is None:
+                    del slots[ident]
+                else:
+                    slots[ident] = Slot(base=merged, logs=(), group=slot.group)
+        groups = {gid: replace(g, has_logs=False) for gid, g in state.groups.items()}
+        self._complete(
+            self._instant(),
+            "commit",
+            replace(state, slots=slots, groups=groups, delta_commits=0),
+            compaction=True,
+        )
+
+    # -- writes ---------------------------------------------------------------------------------
+    def _winners(self, rows: Iterable[Rec]) -> dict:
+        """R2/R3: one row per (partition, key), in first-arrival order of the keys."""
+        out: dict = {}
+        for rec in rows:
+            ident = (rec.partition, rec.key)
+            held = out.get(ident)
+            if held is None or not self.params.precombine or _order(rec.ts) >= _order(held.ts):
+                out[ident] = rec
+        return out
+
+    def _version(self, rec: Rec, instant: int, columns: tuple[str, ...]) -> Version:
+        extras = dict(rec.extras)
+        values = (("v", rec.v),) + tuple((c, extras.get(c)) for c in columns)
+        return Version(rec.ts, instant, values)
+
+    def _incoming_wins(self, rec_ts, stored: Version) -> bool:
+        """R4: the incoming winner replaces the stored row unless the stored ts is larger."""
+        if not self.params.precombine:
+            return True
+        return not _order(stored.ts) > _order(rec_ts)
+
+    def _upsert(self, op: Upsert, instant: int, placement: Placement | None) -> State:
+        state = self.state
+        columns = state.columns + tuple(c for c in op.columns if c not in state.columns)
+        state = replace(state, columns=columns)
+        winners = self._winners(op.rows)
+        entries = {
+            ident: (
+                Tomb(rec.ts if self.params.precombine else NATURAL, instant)
+                if rec.deleted
+                else self._version(rec, instant, op.columns)
+            )
+            for ident, rec in winners.items()
+        }
+        return self._write(state, entries, instant, placement)
+
+    def _delete(self, op: Delete, instant: int, placement: Placement | None) -> State:
+        entries = {(p, k): Tomb(NATURAL, instant) for k, p in op.keys}
+        return self._write(self.state, entries, instant, placement, delete_operation=True)
+
+    def _write(self, state, entries, instant, placement, delete_operation=False) -> State:
+        if not self.params.mor:
+            return self._write_cow(state, entries, delete_operation)
+        if self.params.index == BUCKET:
+            return self._write_mor_bucket(state, entries)
+        return self._write_mor_simple(state, entries, placement or Placement(), delete_operation)
+
+    def _merge_into(self, stored: Version | None, entry, delete_operation: bool):
+        """R4 at write time: the stored row after the incoming entry (a base-file rewrite)."""
+        if stored is None:
+            return None if isinstance(entry, Tomb) else entry
+        if isinstance(entry, Tomb):
+            no_ordering = entry.ordering in (NATURAL, None)
+            if delete_operation or no_ordering or self._incoming_wins(entry.ordering, stored):
+                return None
+            return stored
+        return entry if self._incoming_wins(entry.ts, stored) else stored
+
+    def _write_cow(self, state, entries, delete_operation) -> State:
+        slots = dict(state.slots)
+        for ident, entry in entries.items():
+            slot = slots.get(ident)
+            stored = slot.base if slot else None
+            after = self._merge_into(stored, entry, delete_operation)
+            if after is None:
+                slots.pop(ident, None)
+            else:
+                slots[ident] = Slot(base=after)
+        return replace(state, slots=slots)
+
+    def _write_mor_bucket(self, state, entries) -> State:
+        slots, groups = dict(state.slots), dict(state.groups)
+        created: dict = {}
+        for ident, entry in entries.items():
+            gid = (ident[0], java_bucket(ident[1], self.params.bucket_count))
+            if gid in state.groups:
+                slot = slots.get(ident) or Slot(group=gid)
+                slots[ident] = replace(slot, logs=slot.logs + (entry,))
+                groups[gid] = replace(groups[gid], has_logs=True)
+            elif isinstance(entry, Version):
+                created.setdefault(gid, []).append((ident, entry))
+        for gid, members in created.items():
+            groups[gid] = Group(gid[0])
+            for ident, version in members:
+                slots[ident] = Slot(base=version, group=gid)
+        return replace(state, slots=slots, groups=groups)
+
+    def _write_mor_simple(self, state, entries, placement: Placement, delete_operation) -> State:
+        slots, groups = dict(state.slots), dict(state.groups)
+        rewritten = set(placement.base_files)
+        for gid in rewritten & set(state.groups):
+            if state.groups[gid].has_logs:
+                raise ModelMismatch(
+                    f"R6: file group {gid} has log files but the write rewrote its base file"
+                )
+        located = {}  # file id of each new key
+        for gid, (partition, keys) in placement.base_files.items():
+            for key in keys:
+                located[(partition, key)] = gid
+        for ident, entry in entries.items():
+            slot = slots.get(ident)
+            stored = slot is not None and slot.base is not None  # SIMPLE tagging (R6)
+            if not stored:
+                if isinstance(entry, Tomb):
+                    continue  # a delete of a key the table does not hold
+                gid = located.get(ident)
+                if gid is None:
+                    raise ModelMismatch(f"R6: inserted record {ident} is in no new base file")
+                if slot is not None and slot.logs:
+                    raise ModelMismatch(f"model: {ident} has log entries but no base version")
+                slots[ident] = Slot(base=entry, group=gid)
+                groups.setdefault(gid, Group(ident[0]))
+                continue
+            gid = slot.group
+            if gid in rewritten:
+                after = self._merge_into(self.merged(slot), entry, delete_operation)
+                if after is None:
+                    slots.pop(ident)
+                else:
+                    slots[ident] = Slot(base=after, group=gid)
+            else:
+                slots[ident] = replace(slot, logs=slot.logs + (entry,))
+                groups[gid] = replace(groups[gid], has_logs=True)
+        return replace(state, slots=slots, groups=groups)
+
+    # -- placement hints for the harness ---------------------------------------------------------
+    def groups_of(self) -> dict:
+        """File group of each record (merge-on-read SIMPLE: learnt from placements)."""
+        return {ident: slot.group for ident, slot in self.state.slots.items()}
+
+
+def _has_duplicates(rows: Iterable[Rec]) -> bool:
+    seen = set()
+    for rec in rows:
+        ident = (rec.partition, rec.key)
+        if ident in seen:
+            return True
+        seen.add(ident)
+    return False

@@ -1,0 +1,133 @@
+"""Hypothesis strategies: a table's parameters and a sequence of operations on it.
+
+Tables stay tiny so that collisions are the rule: four keys, two partitions, ordering values
+from a handful (ties and stale updates are frequent), nulls in every data column.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from diff_model import (
+    BUCKET,
+    COW,
+    EXTRA_COLUMNS,
+    MOR,
+    SIMPLE,
+    Archive,
+    Clean,
+    Compact,
+    Delete,
+    FailedUpsert,
+    Params,
+    Rec,
+    Restore,
+    Rollback,
+    Savepoint,
+    Upsert,
+)
+from hypothesis import strategies as st
+
+KEYS = ("k0", "k1", "k2", "k3")
+PARTITIONS = ("p0", "p1")
+TS = (None, 0, 1, 2, 3, 5)
+VALUES = (None, "a", "b", "c")
+EXTRA_VALUES = (None, 0, 1, 2)
+FAIL_POINTS = ("write.inflight", "write.files_written", "write.finalized")
+RECOVERIES = ("undone", "crashed", "explicit")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    params: Params
+    ops: tuple
+
+    def __repr__(self) -> str:
+        return "\n" + self.to_script()
+
+    def to_script(self) -> str:
+        from diff_harness import scenario_script
+
+        return scenario_script(self)
+
+
+@st.composite
+def table_params(draw) -> Params:
+    keep_min, keep_max = draw(st.sampled_from(((2, 3), (3, 5), (20, 30))))
+    return Params(
+        table_type=draw(st.sampled_from((COW, MOR))),
+        index=draw(st.sampled_from((SIMPLE, BUCKET))),
+        partitioned=draw(st.booleans()),
+        precombine=draw(st.sampled_from((True, True, True, False))),
+        compact_every=draw(st.sampled_from((2, 3, 4))),
+        bucket_count=2,
+        commits_retained=draw(st.sampled_from((10, 2, 1))),
+        keep_min=keep_min,
+        keep_max=keep_max,
+    )
+
+
+def _partition(p: Params):
+    return st.sampled_from(PARTITIONS) if p.partitioned else st.none()
+
+
+@st.composite
+def upserts(draw, p: Params) -> Upsert:
+    columns = tuple(sorted(draw(st.sets(st.sampled_from(EXTRA_COLUMNS), max_size=2))))
+    rows = draw(
+        st.lists(
+            st.builds(
+                Rec,
+                key=st.sampled_from(KEYS),
+                partition=_partition(p),
+                ts=st.sampled_from(TS),
+                v=st.sampled_from(VALUES),
+                deleted=st.sampled_from((False, False, False, True)),
+                extras=st.tuples(
+                    *[st.tuples(st.just(c), st.sampled_from(EXTRA_VALUES)) for c in columns]
+                ),
+            ),
+            min_size=1,
+            max_size=5,
+        )
+    )
+    return Upsert(tuple(rows), columns)
+
+
+@st.composite
+def deletes(draw, p: Params) -> Delete:
+    keys = draw(st.lists(st.tuples(st.sampled_from(KEYS), _partition(p)), min_size=1, max_size=3))
+    return Delete(tuple(keys))
+
+
+@st.composite
+def failed_upserts(draw, p: Params) -> FailedUpsert:
+    return FailedUpsert(
+        draw(upserts(p)), draw(st.sampled_from(FAIL_POINTS)), draw(st.sampled_from(RECOVERIES))
+    )
+
+
+def operations(p: Params) -> st.SearchStrategy:
+    # Upserts first: Hypothesis shrinks towards the first branch.
+    choices = [
+        (10, upserts(p)),
+        (2, deletes(p)),
+        (1, failed_upserts(p)),
+        (1, st.just(Clean())),
+        (1, st.just(Archive())),
+        (1, st.just(Savepoint())),
+        (1, st.just(Restore())),
+        (1, st.just(Rollback())),
+    ]
+    if p.mor:
+        choices.insert(2, (2, st.just(Compact())))
+    weighted = [strategy for weight, strategy in choices for _ in range(weight)]
+    return st.one_of(*weighted)
+
+
+@st.composite
+def scenarios(draw, max_ops: int = 10, min_ops: int = 1) -> Scenario:
+    p = draw(table_params())
+    first = draw(upserts(p))  # a table starts with a write
+    rest = draw(st.lists(operations(p), min_size=min_ops - 1, max_size=max_ops - 1))
+    return Scenario(p, (first, *rest))

@@ -1,0 +1,126 @@
+"""The differential test's soak: many random sequences (`make soak SEQUENCES=500 SEED=1`).
+
+Runs `tests/property` scenarios with Hypothesis on one local SparkSession, prints a line per
+sequence, and at the end how many agreed with the model. On the first disagreement Hypothesis
+shrinks it to the shortest sequence, which is printed as core API calls; the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from diff_harness import Disagreement, run_scenario  # noqa: E402
+from diff_strategies import scenarios  # noqa: E402
+from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
+
+
+def make_spark(root: str):
+    """The tests' session (tests/conftest.py): local[2], small shuffles, UTC, no UI."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    return (
+        SparkSession.builder.master("local[2]")
+        .appName("hoodie-soak")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.default.parallelism", "4")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.ansi.enabled", "false")
+        .config("spark.driver.memory", "2g")
+        .config("spark.sql.warehouse.dir", os.path.join(root, "warehouse"))
+        .config("spark.local.dir", os.path.join(root, "local"))
+        .config("spark.log.level", "ERROR")
+        .getOrCreate()
+    )
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sequences", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--max-ops", type=int, default=12, help="operations per sequence, at most")
+    parser.add_argument("--min-ops", type=int, default=4, help="operations per sequence, at least")
+    args = parser.parse_args(argv)
+
+    root = tempfile.mkdtemp(prefix="hoodie-soak-")
+    spark = make_spark(root)
+    tally = {"agreed": 0, "steps": 0, "failed": False, "shrink_runs": 0, "known": 0}
+    examples: list[str] = []
+    started = time.monotonic()
+
+    @settings(
+        max_examples=args.sequences,
+        database=None,
+        deadline=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.generate, Phase.shrink),
+        report_multiple_bugs=False,
+        print_blob=False,
+    )
+    @seed(args.seed)
+    @given(scenario=scenarios(max_ops=args.max_ops, min_ops=args.min_ops))
+    def sequence(scenario):
+        if tally["failed"]:
+            tally["shrink_runs"] += 1
+        t0 = time.monotonic()
+        try:
+            stats = run_scenario(spark, scenario, root)
+        except BaseException:
+            if not tally["failed"]:
+                print(f"sequence {tally['agreed'] + 1}: DISAGREES; shrinking...", flush=True)
+            tally["failed"] = True
+            raise
+        if tally["failed"]:
+            return
+        tally["agreed"] += 1
+        tally["steps"] += stats.steps
+        tally["known"] += stats.hudi_rs_known
+        examples.extend(stats.hudi_rs_examples[: max(0, 2 - len(examples))])
+        p = scenario.params
+        kinds = Counter(type(op).__name__ for op in scenario.ops)
+        ops = " ".join(f"{name}x{count}" for name, count in sorted(kinds.items()))
+        print(
+            f"sequence {tally['agreed']}: agreed, {stats.steps} steps, {stats.reads} reads "
+            f"({stats.refused} refused), {time.monotonic() - t0:.1f} s (operations "
+            f"{stats.op_seconds:.1f} s, reads {stats.check_seconds:.1f} s) "
+            f"[{p.table_type} {p.index} partitioned={p.partitioned} "
+            f"precombine={p.precombine}] {ops}",
+            flush=True,
+        )
+
+    status = 0
+    try:
+        sequence()
+    except Disagreement as error:
+        status = 1
+        print(f"\nDISAGREEMENT (shrunk in {tally['shrink_runs']} runs):\n{error}", flush=True)
+    except Exception as error:  # the harness itself broke (a Spark error, ...)
+        status = 2
+        print(f"\nERROR (shrunk in {tally['shrink_runs']} runs): {type(error).__name__}: {error}")
+    minutes = (time.monotonic() - started) / 60
+    print(
+        f"\n{tally['agreed']} sequence(s) agreed with the model ({tally['steps']} steps) in "
+        f"{minutes:.1f} min, {tally['agreed'] / minutes:.2f} sequences/min; seed {args.seed}",
+        flush=True,
+    )
+    if tally["known"]:
+        print(f"{tally['known']} hudi-rs read(s) differed where hudi 0.5.0 is known to, e.g.:")
+        for example in examples:
+            print(example)
+    spark.stop()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
