@@ -21,10 +21,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from .avro_metadata import RollbackPlan
+from .logformat import LogBlock, read_log_file
 from .metadata import CommitMetadata
 from .naming import is_partition_metadata, parse_base_file_name, parse_log_file_name
 from .storage import FileInfo, Storage
-from .timeline import METAFOLDER, Action, Timeline
+from .timeline import METAFOLDER, Action, State, Timeline
 
 
 def timeline_start(timeline: Timeline) -> str | None:
@@ -88,6 +90,41 @@ class CommittedInstants:
             and instant not in self.pending
             and (self.as_of is None or instant <= self.as_of)
         )
+
+
+def listed_log_blocks(storage: Storage, relative: str, committed) -> list[LogBlock]:
+    """The blocks of a log file a view listed, or none if it has since been rolled back.
+
+    A view lists the log files of writes still running too (their blocks do not count, see
+    `committed`); with concurrent writers such a write may fail and be rolled back, deleting
+    its log files, before a reader's or tagger's task opens them. A missing log file is that
+    case only if a rollback of an instant the reader does not count planned its deletion (the
+    plan is saved before any file goes); any other missing file is an error.
+    """
+    try:
+        return list(read_log_file(storage, relative))
+    except FileNotFoundError:
+        if not _deleted_by_rollback(storage, relative, committed):
+            raise
+        return []
+
+
+def _deleted_by_rollback(storage: Storage, relative: str, committed) -> bool:
+    for instant in Timeline.load(storage):
+        if instant.action is not Action.ROLLBACK:
+            continue
+        requested = posixpath.join(METAFOLDER, instant.with_state(State.REQUESTED).file_name)
+        try:
+            plan = RollbackPlan.from_avro(storage.read_bytes(requested))
+        except FileNotFoundError:
+            continue
+        target = plan.instant_to_rollback
+        if target is None or target.commit_time in committed:
+            continue
+        deleted = (f for r in plan.rollback_requests for f in r.files_to_be_deleted)
+        if any(storage.relative(f) == relative for f in deleted):
+            return True
+    return False
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ..fs_view import CommittedInstants, FileSlice
-from ..logformat import BlockType, read_log_file
+from ..fs_view import CommittedInstants, FileSlice, listed_log_blocks
+from ..logformat import BlockType
 from ..schema import PARTITION_PATH, RECORD_KEY
 from ..storage import Storage
 
@@ -90,7 +90,7 @@ class _KeyReader:
             for chunk in parquet.iter_batches(columns=[RECORD_KEY], batch_size=_BATCH_ROWS):
                 yield chunk.column(0)
         for relative in source.log_files:
-            for block in read_log_file(self.storage, relative):
+            for block in listed_log_blocks(self.storage, relative, self.committed):
                 if block.block_type not in (BlockType.PARQUET_DATA, BlockType.AVRO_DATA):
                     continue
                 # Blocks of failed writes do not make a key exist. (A key of a rolled-back block

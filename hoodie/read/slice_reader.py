@@ -19,9 +19,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..fs_view import CommittedInstants
+from ..fs_view import CommittedInstants, listed_log_blocks
 from ..keygen import record_keys_of
-from ..logformat import BlockType, DeleteRecord, read_log_file
+from ..logformat import BlockType, DeleteRecord
 from ..merge import INSTANT, ORDERING, SEQUENCE, merge_slice
 from ..naming import parse_base_file_name
 from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY
@@ -257,7 +257,7 @@ def _committed_blocks(spec: SliceReadSpec, split: FileSplit):
     blocks = []
     rolled_back: set[str] = set()
     for relative in split.log_files:
-        for block in read_log_file(spec.storage, relative):
+        for block in listed_log_blocks(spec.storage, relative, spec.valid_instants):
             if block.block_type is BlockType.CORRUPT:
                 continue
             if block.block_type is BlockType.COMMAND:

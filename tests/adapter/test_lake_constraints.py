@@ -155,11 +155,14 @@ class LakeConstraintsColumnsEqual(Lake, BaseIncrementalConstraintsColumnsEqual):
 
     @pytest.fixture
     def data_types(self):
-        # sql_column_value, schema_data_type, error_data_type (Spark's names, as dbt shows them)
+        # sql_column_value, schema_data_type, error_data_type (Spark's names, as dbt shows them).
+        # The model's one column is its record key, so upstream's timestamp case is a date
+        # here: a timestamp record key is refused (hoodie.write.validation), whatever the
+        # contract says.
         return [
             ["1", "int", "int"],
             ["'1'", "string", "string"],
-            ["cast('2019-01-01 10:00:00' as timestamp)", "timestamp", "timestamp"],
+            ["cast('2019-01-01' as date)", "date", "date"],
             ["cast(6.45 as decimal(4,2))", "decimal(4,2)", "decimal(4,2)"],
         ]
 

@@ -9,7 +9,9 @@ import time
 import pytest
 
 from hoodie import HoodieTable, WriteConfig
+from hoodie.avro_metadata import InstantInfo, RollbackPlan, RollbackRequest
 from hoodie.exceptions import ConcurrentWriteConflict, LockTimeoutError, TimelineError
+from hoodie.fs_view import listed_log_blocks
 from hoodie.metadata import CommitMetadata, WriteStat
 from hoodie.properties import TableProperties
 from hoodie.storage import Storage
@@ -193,3 +195,21 @@ def test_conflicts_with_compactions_planned_after_the_write_started_only(tmp_pat
     commit("004", Action.DELTA_COMMIT)
     with pytest.raises(ConcurrentWriteConflict, match=r"003 \(compaction\), 004 \(deltacommit\)"):
         check_conflicts(table, "009", started, {group})
+
+
+def test_a_listed_log_file_of_a_rolled_back_write_reads_as_empty(tmp_path):
+    """A reader (or tagger) listed the log file of a running write, which then failed and was
+    rolled back before the task opened it: the file's blocks never counted, so it reads as no
+    blocks. Any other missing log file is still an error."""
+    storage = Storage(str(tmp_path))
+    log = "p/.f1_001.log.2_0-1-0"
+    plan = RollbackPlan(
+        InstantInfo("005", "deltacommit"),
+        [RollbackRequest("p", "", "", files_to_be_deleted=[storage.uri(log)])],
+    )
+    Storage(str(tmp_path)).write_bytes(".hoodie/006.rollback.requested", plan.to_avro())
+    assert listed_log_blocks(storage, log, frozenset({"001"})) == []
+    with pytest.raises(FileNotFoundError):  # the reader counts 005: its data is gone
+        listed_log_blocks(storage, log, frozenset({"001", "005"}))
+    with pytest.raises(FileNotFoundError):  # no rollback planned to delete this one
+        listed_log_blocks(storage, "p/.f2_001.log.1_0-1-0", frozenset({"001"}))
