@@ -151,8 +151,8 @@ class Compactor:
         Rollback(self.table).rollback_failed_writes(self.failed_writes)
         for instant in self.table.timeline().pending:
             if instant.action is Action.COMPACTION:
-                heartbeat = self._take_over(instant.timestamp)
-                if heartbeat is not False:
+                taken, heartbeat = self._take_over(instant.timestamp)
+                if taken:
                     results.append(self._execute_beating(spark, instant.timestamp, heartbeat))
         scheduled, heartbeat = self._schedule_beating()
         if scheduled is not None:
@@ -160,17 +160,17 @@ class Compactor:
         return results
 
     def _take_over(self, instant_time: str):
-        """The heartbeat to execute an abandoned plan with (None: a single writer needs
-        none); False when the plan is not abandoned, or no longer pending."""
+        """Whether to execute a pending plan (it is abandoned, and still pending), and the
+        heartbeat to execute it with (a single writer needs none)."""
         policy = self.failed_writes
         if not policy.has_failed(instant_time):
-            return False
+            return False, None
         with policy.exclusive():
             still = any(i.timestamp == instant_time and i.action is Action.COMPACTION
                         for i in self.table.timeline().pending)  # fmt: skip
             if not still or not policy.has_failed(instant_time):
-                return False
-            return policy.take_over(instant_time)
+                return False, None
+            return True, policy.take_over(instant_time)
 
     def _schedule_beating(self):
         """`schedule`, with concurrent writers under the table lock (so that no write completes
