@@ -75,12 +75,26 @@ WARMUP_ROWS = 2000
 # The write client's steps that run Spark jobs (wrapped with timers while the script runs; the
 # first action of each triggers the lazy work before it).
 STAGES = {
-    "_check_keys_and_partitions": "input: generate the batch, fill the input cache",
-    "_tag_by_key_scan": "tagging (SIMPLE index): key scan + join, fill the tagged cache",
-    "_tag_by_bucket": "tagging (BUCKET index): bucket hash + lookup of (partition, bucket)",
-    "_write_file_groups": "write: shuffle to file groups, merge/append handles",
-    "_write_buckets": "BUCKET index, merge-on-read: input, tagging and write in one Spark job",
+    "BatchPreparer.summarize": "input: generate the batch, fill the input cache",
+    "SimpleIndex.tag_and_place": "tagging (SIMPLE index): key scan + join, fill the tagged cache",
+    "BucketIndex.tag_and_place": "tagging (BUCKET index): bucket hash + lookup of (partition, "
+    "bucket)",
+    "WriteExecutor.write_file_groups": "write: shuffle to file groups, merge/append handles",
+    "WriteExecutor.write_buckets": "BUCKET index, merge-on-read: input, tagging and write in "
+    "one Spark job",
 }
+
+
+def _stage_owners() -> dict:
+    """The classes whose methods the stage timers wrap, by name."""
+    from hoodie.client.table_service_runner import TableServiceRunner
+    from hoodie.index.bucket import BucketIndex
+    from hoodie.index.simple import SimpleIndex
+    from hoodie.write.executor import WriteExecutor
+    from hoodie.write.prepare import BatchPreparer
+
+    owners = (BatchPreparer, SimpleIndex, BucketIndex, WriteExecutor, TableServiceRunner)
+    return {cls.__name__: cls for cls in owners}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -147,14 +161,13 @@ def parse_args(argv=None) -> argparse.Namespace:
 # -- timing the write client's stages ------------------------------------------------------------
 @contextlib.contextmanager
 def stage_timer(stages=STAGES):
-    """Seconds spent in each of `stages` during the block (wraps WriteClient's methods).
-
-    bench/compare/ times more steps (compaction, cleaning) with this same timer.
+    """Seconds spent in each of `stages` ("Class.method" of the write's floors) during the
+    block. bench/compare/ times more steps (compaction, cleaning) with this same timer.
     """
-    from hoodie.write.client import WriteClient
-
+    owners = _stage_owners()
     seconds = {name: 0.0 for name in stages}
-    originals = {name: WriteClient.__dict__[name] for name in stages}
+    targets = {name: owners[name.split(".")[0]] for name in stages}
+    originals = {name: targets[name].__dict__[name.split(".")[1]] for name in stages}
 
     def timed(name, fn):
         @functools.wraps(fn)
@@ -168,12 +181,12 @@ def stage_timer(stages=STAGES):
         return wrapper
 
     for name, fn in originals.items():
-        setattr(WriteClient, name, timed(name, fn))
+        setattr(targets[name], name.split(".")[1], timed(name, fn))
     try:
         yield seconds
     finally:
         for name, fn in originals.items():
-            setattr(WriteClient, name, fn)
+            setattr(targets[name], name.split(".")[1], fn)
 
 
 def timed_upsert(table, df, cfg, label: str) -> dict:
@@ -189,10 +202,10 @@ def timed_upsert(table, df, cfg, label: str) -> dict:
     stages["driver_and_rest"] = round(seconds - sum(stages.values()), 3)
     print(
         f"  {label}: {result.summary()}; {seconds:.2f}s, {result.bytes_written:,} bytes "
-        f"(input {stages['_check_keys_and_partitions']:.1f}s, tagging "
-        f"{stages['_tag_by_key_scan'] + stages['_tag_by_bucket']:.1f}s, "
-        f"write {stages['_write_file_groups']:.1f}s, one-job bucket write "
-        f"{stages['_write_buckets']:.1f}s"
+        f"(input {stages['BatchPreparer.summarize']:.1f}s, tagging "
+        f"{stages['SimpleIndex.tag_and_place'] + stages['BucketIndex.tag_and_place']:.1f}s, "
+        f"write {stages['WriteExecutor.write_file_groups']:.1f}s, one-job bucket write "
+        f"{stages['WriteExecutor.write_buckets']:.1f}s"
         + (f"; others' CPU {cpu['others_cpu_seconds']:.1f}s" if cpu else "")
         + ")",
         flush=True,

@@ -9,10 +9,46 @@ The core of dbt-hoodie, usable without dbt::
     table = HoodieTable.for_write("/lake/orders", config)
     table.upsert(spark_df, config)
     table.read(spark).show()
+
+What this module exports is the core's public API, and all the dbt adapter uses.
 """
 
-from .config import WriteConfig
-from .exceptions import HoodieError
+from .config import WriteConfig, as_field_tuple
+from .exceptions import (
+    DuplicateRecordKeyError,
+    HoodieError,
+    InvalidConfigError,
+    SchemaEvolutionError,
+    TableIdentityError,
+    TimelineError,
+)
+from .properties import COPY_ON_WRITE, MERGE_ON_READ
+from .read.datasource import BASE_PATH_METADATA, PUSHDOWN_OPTION, SOURCE_NAME
+from .read.datasource import register as register_data_source
+from .read.options import ReadOptions
+from .schema import META_COLUMNS
 from .table import HoodieTable
+from .write.result import WriteResult
+from .write.validation import check_batch
 
-__all__ = ["HoodieError", "HoodieTable", "WriteConfig"]
+__all__ = [
+    "BASE_PATH_METADATA",
+    "COPY_ON_WRITE",
+    "MERGE_ON_READ",
+    "META_COLUMNS",
+    "PUSHDOWN_OPTION",
+    "SOURCE_NAME",
+    "DuplicateRecordKeyError",
+    "HoodieError",
+    "HoodieTable",
+    "InvalidConfigError",
+    "ReadOptions",
+    "SchemaEvolutionError",
+    "TableIdentityError",
+    "TimelineError",
+    "WriteConfig",
+    "WriteResult",
+    "as_field_tuple",
+    "check_batch",
+    "register_data_source",
+]

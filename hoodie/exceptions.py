@@ -27,6 +27,20 @@ class InvalidConfigError(HoodieError):
     """A write or table option that is unknown, malformed or contradicts the table."""
 
 
+class TableIdentityError(InvalidConfigError):
+    """A write asks to change what the table's files are laid out by (record key, partition
+    path, precombine field, table type, partitioning style, bucket count), which cannot change
+    in place: only rebuilding the table (an overwrite with the new settings) can."""
+
+    def __init__(
+        self, message: str, setting: str = "", stored: object = None, wanted: object = None
+    ):
+        super().__init__(message)
+        self.setting = setting  # the write config's name for it
+        self.stored = stored
+        self.wanted = wanted
+
+
 class SchemaError(HoodieError):
     """The incoming data lacks a configured column, or its types cannot be written."""
 

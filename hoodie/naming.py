@@ -93,3 +93,20 @@ def parse_log_file_name(name: str) -> LogFileName | None:
 def partition_metadata_text(instant: str, depth: int) -> str:
     """Contents of `.hoodie_partition_metadata` (Java properties, as Hudi writes it)."""
     return f"#partition metadata\ncommitTime={instant}\npartitionDepth={depth}\n"
+
+
+# Bucket-index file ids: the bucket number, zero-padded, replaces the start of the UUID.
+_BUCKET_DIGITS = 8
+
+
+def bucket_of_file_id(file_id: str) -> int | None:
+    """The bucket a file id belongs to, or None if it is not a bucket file id."""
+    prefix = file_id[:_BUCKET_DIGITS]
+    if len(file_id) > _BUCKET_DIGITS and prefix.isdigit() and file_id[_BUCKET_DIGITS] == "-":
+        return int(prefix)
+    return None
+
+
+def new_bucket_file_id(bucket: int) -> str:
+    """A fresh file id for a bucket: a random UUID whose first 8 characters are the bucket."""
+    return f"{bucket:0{_BUCKET_DIGITS}d}{str(uuid.uuid4())[_BUCKET_DIGITS:]}-0"

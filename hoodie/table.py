@@ -1,137 +1,103 @@
-"""`HoodieTable`: open or create a table and reach its timeline, files and schema.
+"""`HoodieTable`: the Python API of the core, a thin facade over its floors.
 
-This is the entry point of the Python API (`hoodie.HoodieTable`) and what the dbt adapter
-calls. It holds no state beyond the table's identity: every call reloads the timeline, so one
-object can be kept across writes, by this process or others.
+What the dbt adapter calls, and what a user of the core without dbt calls. Metadata comes from
+the meta client; writes go through the write client; table services run under the concurrency
+policy of the config they are given (None: one writer). It holds no state beyond the table's
+identity, so one object can be kept across writes, by this process or others.
 """
 
 from __future__ import annotations
 
-import posixpath
 import uuid
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 
-from . import properties as props
-from .exceptions import CommitError, TableExistsError, TableNotFoundError
+from .avro_metadata import CleanMetadata, RestoreMetadata, RollbackMetadata, SavepointMetadata
+from .client.table_service_runner import TableServiceRunner
+from .client.write_client import WriteClient
+from .config import WriteConfig
 from .fs_view import FileSystemView
+from .meta_client import HoodieTableMetaClient, identity_changes, table_properties_for
 from .metadata import CommitMetadata
-from .schema import from_avro_schema
+from .properties import TableProperties
+from .read.datasource import catalog_schema, register
 from .storage import Storage
-from .timeline import METAFOLDER, WRITE_ACTIONS, Instant, State, Timeline
-
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
-
-    from .config import WriteConfig
-    from .write.client import WriteResult
-
-PROPERTIES_FILE = posixpath.join(METAFOLDER, "hoodie.properties")
+from .table_services.savepoint import create_savepoint, savepoints
+from .timeline import WRITE_ACTIONS, Instant, Timeline
+from .write.result import WriteResult
 
 
 class HoodieTable:
-    def __init__(self, storage: Storage, properties: props.TableProperties):
-        self.storage = storage
-        self.properties = properties
+    def __init__(self, meta_client: HoodieTableMetaClient):
+        self.meta_client = meta_client
 
     def __repr__(self) -> str:
-        return f"HoodieTable({self.properties.name!r}, {self.storage.base_uri!r})"
-
-    @property
-    def base_uri(self) -> str:
-        return self.storage.base_uri
-
-    @property
-    def name(self) -> str:
-        return self.properties.name
+        return f"HoodieTable({self.name!r}, {self.base_uri!r})"
 
     # -- opening -------------------------------------------------------------------------------
     @staticmethod
     def exists(base_uri: str) -> bool:
-        return Storage(base_uri).exists(PROPERTIES_FILE)
+        return HoodieTableMetaClient.exists(base_uri)
 
     @classmethod
     def open(cls, base_uri: str) -> HoodieTable:
-        storage = Storage(base_uri)
-        if not storage.exists(PROPERTIES_FILE):
-            raise TableNotFoundError(
-                f"no Hudi table at '{storage.base_uri}' (missing {PROPERTIES_FILE})"
-            )
-        loaded = props.loads(storage.read_text(PROPERTIES_FILE))
-        return cls(storage, props.TableProperties.from_dict(loaded))
+        return cls(HoodieTableMetaClient.open(base_uri))
 
     @classmethod
-    def create(cls, base_uri: str, properties: props.TableProperties) -> HoodieTable:
+    def create(cls, base_uri: str, properties: TableProperties) -> HoodieTable:
         """Lay out `.hoodie/` and write `hoodie.properties`; the timeline starts empty."""
-        storage = Storage(base_uri)
-        if storage.exists(PROPERTIES_FILE):
-            raise TableExistsError(f"a Hudi table already exists at '{storage.base_uri}'")
-        for folder in (".temp", "archived", ".aux", ".schema"):
-            storage.makedirs(posixpath.join(METAFOLDER, folder))
-        text = props.dumps(properties.to_dict(), comment="Properties saved by dbt-hoodie")
-        if not storage.create_if_absent(PROPERTIES_FILE, text.encode()):
-            raise TableExistsError(f"a Hudi table already exists at '{storage.base_uri}'")
-        return cls(storage, properties)
+        return cls(HoodieTableMetaClient.create(base_uri, properties))
+
+    @staticmethod
+    def location(base_uri: str) -> str:
+        """The table's base path as Spark and catalogs want it (a URI with a scheme)."""
+        return Storage(base_uri).uri()
 
     @classmethod
     def for_write(cls, base_uri: str, config: WriteConfig) -> HoodieTable:
         """Open the table at `base_uri`, creating it from the config when there is none."""
-        from .write.client import table_properties_for
+        return cls(HoodieTableMetaClient.open_or_create(base_uri, table_properties_for(config)))
 
-        if cls.exists(base_uri):
-            return cls.open(base_uri)
-        try:
-            return cls.create(base_uri, table_properties_for(config))
-        except TableExistsError:  # a concurrent writer's first write created it just now
-            return cls.open(base_uri)
+    # -- metadata (the meta client's) ----------------------------------------------------------
+    @property
+    def storage(self) -> Storage:
+        return self.meta_client.storage
 
-    # -- metadata ------------------------------------------------------------------------------
+    @property
+    def properties(self) -> TableProperties:
+        return self.meta_client.properties
+
+    @property
+    def base_uri(self) -> str:
+        return self.meta_client.base_uri
+
+    @property
+    def name(self) -> str:
+        return self.meta_client.name
+
     def timeline(self) -> Timeline:
-        return Timeline.load(self.storage)
+        return self.meta_client.timeline()
 
     def file_system_view(self, as_of: str | None = None) -> FileSystemView:
-        return FileSystemView(self.storage, self.timeline(), as_of)
-
-    def instant_content(self, instant: Instant) -> bytes:
-        """What the timeline file of `instant` in its state holds (JSON or Avro)."""
-        return self.storage.read_bytes(posixpath.join(METAFOLDER, instant.file_name))
+        return self.meta_client.file_system_view(as_of)
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
-        return CommitMetadata.from_json(self.instant_content(instant))
+        return self.meta_client.commit_metadata(instant)
 
-    def save_instant(self, instant: Instant, content: bytes = b"") -> Instant:
-        """Record `instant` in its state on the timeline.
+    def schema(self) -> pa.Schema | None:
+        """The latest writer schema (without meta columns), or None for a table with no commits."""
+        return self.meta_client.schema()
 
-        A new instant is created exclusively, so two writers can never both own one time; later
-        states replace the file atomically, so readers see the old state or the new one.
-        """
-        path = posixpath.join(METAFOLDER, instant.file_name)
-        if instant.state is State.REQUESTED:
-            if not self.storage.create_if_absent(path, content):
-                raise CommitError(f"instant {instant.timestamp} already exists on the timeline")
-        else:
-            self.storage.write_atomic(path, content)
-        return instant
+    def savepoints(self) -> list[str]:
+        """The instants of completed savepoints, oldest first."""
+        return savepoints(self.meta_client)
 
-    def delete_instant(
-        self,
-        instant: Instant,
-        states: tuple[State, ...] = (State.COMPLETED, State.INFLIGHT, State.REQUESTED),
-    ) -> None:
-        """Remove an instant's timeline files in these states, newest first by default, so the
-        instant leaves the timeline before its older states do."""
-        for state in states:
-            self.storage.delete(posixpath.join(METAFOLDER, instant.with_state(state).file_name))
-
-    def delete_pending_instant(self, instant: Instant) -> None:
-        """Remove the requested and inflight files of an instant that will not complete."""
-        self.delete_instant(instant, (State.INFLIGHT, State.REQUESTED))
-
-    def latest_commit_metadata(self) -> tuple[Instant, CommitMetadata] | None:
-        for instant in reversed(self.timeline().completed.write_timeline.instants):
-            return instant, self.commit_metadata(instant)
-        return None
+    def catalog_schema(self) -> StructType:
+        """The schema a catalog table of this table stores: the snapshot's, carrying the base
+        path (Spark gives a catalog table's data source nothing else)."""
+        return catalog_schema(self.meta_client)
 
     def history(self) -> list[dict]:
         """Every instant, archived ones first: time, action, state and rows written.
@@ -139,9 +105,8 @@ class HoodieTable:
         What the `hoodie_timeline` operation prints. An instant both archived and still on the
         active timeline (an archival crashed before removing it) is listed once, as active.
         """
-        from .table_services.archival import archived_instants
-
-        timeline = self.timeline()
+        meta_client = self.meta_client
+        timeline = meta_client.timeline()
         active = set(timeline.timestamps())
         rows = [
             {
@@ -150,13 +115,13 @@ class HoodieTable:
                 "state": f"{archived.state} (archived)",
                 "rows_written": "",
             }
-            for archived in archived_instants(self)
+            for archived in meta_client.archived_instants()
             if archived.state == "COMPLETED" and archived.timestamp not in active
         ]
         for instant in timeline:
             written = ""
             if instant.is_completed and instant.action in WRITE_ACTIONS:
-                written = self.commit_metadata(instant).total("num_writes")
+                written = meta_client.commit_metadata(instant).total("num_writes")
             rows.append(
                 {
                     "instant": instant.timestamp,
@@ -167,58 +132,44 @@ class HoodieTable:
             )
         return rows
 
-    def schema(self) -> pa.Schema | None:
-        """The latest writer schema (without meta columns), or None for a table with no commits."""
-        for instant in reversed(self.timeline().completed.write_timeline.instants):
-            avro = self.commit_metadata(instant).schema
-            if avro:
-                return from_avro_schema(avro)
-        if self.properties.create_schema:
-            return from_avro_schema(self.properties.create_schema)
-        return None
-
     # -- writing and reading (Spark) -----------------------------------------------------------
     def upsert(self, df: DataFrame, config: WriteConfig) -> WriteResult:
-        from .write.client import WriteClient
-
-        return WriteClient(self, config).upsert(df)
+        return WriteClient(self.meta_client, config).upsert(df)
 
     def delete(self, df: DataFrame, config: WriteConfig) -> WriteResult:
         """Delete the keys present in `df` (it needs the record key and partition columns)."""
-        from .write.client import WriteClient
-
-        return WriteClient(self, config).delete(df)
+        return WriteClient(self.meta_client, config).delete(df)
 
     def overwrite(self, df: DataFrame, config: WriteConfig) -> WriteResult:
-        """Replace the table's contents with `df` (dbt's --full-refresh).
+        """Replace the table's contents with `df`.
 
-        With the same keys this is one `insert_overwrite_table` replace commit, so history and
-        time travel survive. A config that changes the table's keys or partitioning needs a
-        new table: it is built beside this one and swapped in only once it is complete.
+        With the same identity (keys, partitioning, type) this is one `insert_overwrite_table`
+        replace commit, so history and time travel survive. A config that changes the
+        identity needs a new table: it is built beside this one and swapped in only once it
+        is complete.
         """
-        from .write.client import WriteClient, table_properties_for
-
         wanted = table_properties_for(config)
-        same_identity = (
-            wanted.record_key_fields == self.properties.record_key_fields
-            and wanted.partition_fields == self.properties.partition_fields
-            and wanted.precombine_field == self.properties.precombine_field
-            and wanted.table_type == self.properties.table_type
-            and wanted.hive_style_partitioning == self.properties.hive_style_partitioning
-        )
-        if same_identity:
-            return WriteClient(self, config).insert_overwrite_table(df)
+        if not identity_changes(self.properties, wanted):
+            return WriteClient(self.meta_client, config).insert_overwrite_table(df)
         staging_uri = f"{self.base_uri}.rebuild-{uuid.uuid4().hex[:8]}"
-        staged = HoodieTable.create(staging_uri, wanted)
+        staged = HoodieTableMetaClient.create(staging_uri, wanted)
         try:
             result = WriteClient(staged, config).upsert(df)
         except BaseException:
             staged.storage.delete_dir()
             raise
         self.storage.swap_in(staging_uri)
-        opened = HoodieTable.open(self.base_uri)
-        self.properties = opened.properties
+        self.meta_client = HoodieTableMetaClient.open(self.base_uri)
         return result
+
+    def read(self, spark: SparkSession) -> DataFrame:
+        """The latest snapshot as a Spark DataFrame (through the `hoodie` data source)."""
+        register(spark)
+        return spark.read.format("hoodie").load(self.base_uri)
+
+    # -- table services ------------------------------------------------------------------------
+    def _services(self, config: WriteConfig | None) -> TableServiceRunner:
+        return TableServiceRunner(self.meta_client, config)
 
     def compact(self, spark: SparkSession, config: WriteConfig | None = None) -> list[WriteResult]:
         """Merge-on-read: finish pending compactions, then compact every slice with log files.
@@ -226,57 +177,33 @@ class HoodieTable:
 
         Returns one result per compaction that ran (none when no slice has log files).
         """
-        from .table_services.compaction import Compactor
+        return self._services(config).compact(spark)
 
-        return Compactor(self, config).run(spark)
-
-    def clean(self, config: WriteConfig | None = None):
+    def clean(self, config: WriteConfig | None = None) -> CleanMetadata | None:
         """Roll back failed writes, then delete file versions the cleaning policy no longer
-        needs (`hoodie_clean`). `config` is how the table is written (None: one writer).
+        needs. `config` is how the table is written (None: one writer).
 
         Returns Hudi's clean metadata, or None when there was nothing to delete.
         """
-        from .table_services.clean import CleanConfig, Cleaner
-        from .table_services.rollback import Rollback
-        from .transaction.failed_writes import FailedWritesPolicy
-        from .write.client import clean_config
+        return self._services(config).clean()
 
-        failed_writes = FailedWritesPolicy.of(self.storage, config)
-        Rollback(self).rollback_failed_writes(failed_writes)
-        with failed_writes.exclusive():  # one cleaner at a time among concurrent writers
-            return Cleaner(self, clean_config(config) if config else CleanConfig()).run()
-
-    def savepoint(self, instant_time: str | None = None, comment: str = ""):
+    def savepoint(self, instant_time: str | None = None, comment: str = "") -> SavepointMetadata:
         """Pin the snapshot of a completed commit (default: the latest): cleaning keeps its
         files, and `restore` can return the table to it."""
-        from .table_services.savepoint import create_savepoint
+        return create_savepoint(self.meta_client, instant_time, comment=comment)
 
-        return create_savepoint(self, instant_time, comment=comment)
-
-    def restore(self, savepoint_time: str, config: WriteConfig | None = None):
+    def restore(self, savepoint_time: str, config: WriteConfig | None = None) -> RestoreMetadata:
         """Roll back every commit after a savepoint (Hudi's restore). `config` is how the table
         is written (None: one writer); a write in progress makes it refuse."""
-        from .table_services.savepoint import restore
-        from .transaction.failed_writes import FailedWritesPolicy
+        return self._services(config).restore(savepoint_time)
 
-        return restore(self, savepoint_time, FailedWritesPolicy.of(self.storage, config))
-
-    def rollback(self, instant_time: str | None = None, config: WriteConfig | None = None):
+    def rollback(
+        self, instant_time: str | None = None, config: WriteConfig | None = None
+    ) -> RollbackMetadata:
         """Roll back the latest completed commit (`instant_time`, if given, must be it).
         `config` is how the table is written (None: one writer); a write in progress makes
         it refuse.
 
         Returns Hudi's rollback metadata: the files deleted, the instant rolled back.
         """
-        from .table_services.rollback import Rollback
-        from .transaction.failed_writes import FailedWritesPolicy
-
-        failed_writes = FailedWritesPolicy.of(self.storage, config)
-        return Rollback(self).rollback_latest_commit(failed_writes, instant_time)
-
-    def read(self, spark: SparkSession) -> DataFrame:
-        """The latest snapshot as a Spark DataFrame (through the `hoodie` data source)."""
-        from .read.datasource import register
-
-        register(spark)
-        return spark.read.format("hoodie").load(self.base_uri)
+        return self._services(config).rollback(instant_time)

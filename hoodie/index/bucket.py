@@ -20,21 +20,26 @@ an unsigned number (about 2 s per million keys on 2 cores).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from ..exceptions import InvalidConfigError
+from ..config import BUCKET_INDEX, WriteConfig
+from ..exceptions import InvalidConfigError, TableIdentityError
 from ..fs_view import FileSlice
+from ..meta_client import HoodieTableMetaClient
+from ..naming import bucket_of_file_id, new_bucket_file_id
 from ..schema import IS_DELETED, PARTITION_PATH
+from ..timeline import Timeline
+from .base import INDEX_TYPE_KEY, LOCATION, HoodieIndex, Placement, TaggingContext, next_versions
+from .placement import FileGroupTarget, WorkloadProfile
 
+BUCKET_COUNT_KEY = "hoodie.bucket.index.num.buckets"
 BUCKET = "__hoodie_bucket"
 EXISTS = "__hoodie_bucket_exists"
 _TWO_TO_32 = 1 << 32
-_BUCKET_DIGITS = 8
 
 
 def java_string_hash(value: str | None) -> int:
@@ -54,19 +59,6 @@ def bucket_id(values: Iterable[str | None], num_buckets: int) -> int:
     for value in values:
         h = (31 * h + java_string_hash(value)) % _TWO_TO_32
     return (h & 0x7FFFFFFF) % num_buckets
-
-
-def bucket_of_file_id(file_id: str) -> int | None:
-    """The bucket a file id belongs to, or None if it is not a bucket file id."""
-    prefix = file_id[:_BUCKET_DIGITS]
-    if len(file_id) > _BUCKET_DIGITS and prefix.isdigit() and file_id[_BUCKET_DIGITS] == "-":
-        return int(prefix)
-    return None
-
-
-def new_bucket_file_id(bucket: int) -> str:
-    """A fresh file id for a bucket: a random UUID whose first 8 characters are the bucket."""
-    return f"{bucket:0{_BUCKET_DIGITS}d}{str(uuid.uuid4())[_BUCKET_DIGITS:]}-0"
 
 
 def _hash_text(text: Column) -> Column:
@@ -90,9 +82,75 @@ def _hash_text(text: Column) -> Column:
 
 
 @dataclass(frozen=True)
-class BucketIndex:
+class BucketIndex(HoodieIndex):
     num_buckets: int
     hash_fields: tuple[str, ...]
+    name = BUCKET_INDEX
+
+    @classmethod
+    def of(cls, config: WriteConfig) -> BucketIndex:
+        return cls(config.bucket_count, config.bucket_hash_fields or config.record_key_fields)
+
+    # -- HoodieIndex ---------------------------------------------------------------------------
+    def columns(self) -> dict[str, Column]:
+        return {BUCKET: self.bucket_column()}
+
+    def summary_keys(self) -> list[str]:
+        return [BUCKET]
+
+    def summary_aggregates(self) -> list[Column]:
+        deleted = F.coalesce(F.col(IS_DELETED), F.lit(False))
+        return [F.count_if(deleted).alias("deletes")]
+
+    def commit_metadata(self) -> dict[str, str]:
+        return {INDEX_TYPE_KEY: self.name, BUCKET_COUNT_KEY: str(self.num_buckets)}
+
+    def tags_in_write_tasks(self, merge_on_read: bool) -> bool:
+        # Merge-on-read appends every bucket's records to its slice's log: a task can find
+        # its bucket's slice and write at once. Copy-on-write rewrites, planned on the driver.
+        return merge_on_read
+
+    def check_table(self, meta_client: HoodieTableMetaClient, timeline: Timeline) -> None:
+        """A bucket count different from the one the table was written with would send keys
+        to other buckets than their stored versions (duplicates after more buckets): refused,
+        using the count the latest bucket-index commit recorded. (Fewer buckets than the
+        table has are also caught by the file group checks, for tables other writers made.)"""
+        for done in reversed(timeline.completed.write_timeline.instants):
+            extra = meta_client.commit_metadata(done).extra_metadata or {}
+            if extra.get(INDEX_TYPE_KEY) != BUCKET_INDEX or BUCKET_COUNT_KEY not in extra:
+                continue
+            stored = int(extra[BUCKET_COUNT_KEY])
+            if stored != self.num_buckets:
+                raise TableIdentityError(
+                    f"table '{meta_client.name}' was written with {BUCKET_COUNT_KEY}={stored} "
+                    f"(commit {done.timestamp}), but this write asks for {self.num_buckets}: "
+                    f"the bucket count cannot change after the table is created; set it back "
+                    f"to {stored}, or rebuild the table",
+                    setting=BUCKET_COUNT_KEY,
+                    stored=stored,
+                    wanted=self.num_buckets,
+                )
+            return
+
+    def tag_and_place(self, batch: DataFrame, context: TaggingContext) -> Placement:
+        """Every record's location is its bucket's file group, new or not; each bucket's file
+        group takes all its records: a new base file for a new bucket, otherwise a new base
+        file version (copy-on-write) or a log file (merge-on-read: new keys included, since
+        the writer never learns whether a key is stored)."""
+        counts = [BucketCount(r[PARTITION_PATH], r[BUCKET], r["rows"], r["deletes"])
+                  for r in context.summary]  # fmt: skip
+        tagged, per_group = self.tag(batch, counts, context.slices, context.meta_client.name,
+                                     LOCATION, context.delete_operation)  # fmt: skip
+        profile = WorkloadProfile()
+        for (partition, file_id), count in per_group.items():
+            profile.add(partition, file_id, count)
+        merge_on_read = context.meta_client.merge_on_read
+        targets = next_versions(profile, context.slices, context.pending_compactions,
+                                merge_on_read)  # fmt: skip
+        for partition, groups in profile.updates.items():
+            for file_id in groups:
+                targets.setdefault(file_id, FileGroupTarget(partition, file_id, None, None))
+        return Placement(tagged, profile, [], targets)
 
     def bucket_column(self) -> Column:
         """The bucket of every row, computed from its hash fields as Hudi does.
@@ -115,19 +173,25 @@ class BucketIndex:
         for file_slice in slices:
             bucket = bucket_of_file_id(file_slice.file_id)
             if bucket is None:
-                raise InvalidConfigError(
+                raise TableIdentityError(
                     f"table '{table_name}' has file group {file_slice.file_id} in partition "
                     f"'{file_slice.partition_path}', which is not a bucket file group: the table "
                     "was written with another index. hoodie.index.type=BUCKET needs a table "
-                    "built with it from the start (rebuild it with --full-refresh)"
+                    "built with it from the start (rebuild the table)",
+                    setting="hoodie.index.type",
+                    stored="not BUCKET",
+                    wanted="BUCKET",
                 )
             if bucket >= self.num_buckets:
-                raise InvalidConfigError(
+                raise TableIdentityError(
                     f"table '{table_name}' has bucket {bucket} in partition "
                     f"'{file_slice.partition_path}' but hoodie.bucket.index.num.buckets is "
                     f"{self.num_buckets}: the bucket count cannot change after the table is "
-                    "created; set it back, or rebuild the table with --full-refresh (also the "
-                    "fix if another engine wrote it with another index)"
+                    "created; set it back, or rebuild the table (also the "
+                    "fix if another engine wrote it with another index)",
+                    setting=BUCKET_COUNT_KEY,
+                    stored=f"more than {bucket}",
+                    wanted=self.num_buckets,
                 )
             other = found.setdefault((file_slice.partition_path, bucket), file_slice.file_id)
             if other != file_slice.file_id:
@@ -137,13 +201,6 @@ class BucketIndex:
                     "written with another bucket count or index?"
                 )
         return found
-
-    @staticmethod
-    def aggregates() -> list[Column]:
-        """What `tag` needs per (partition, bucket) of the batch: its records and deletes
-        (the writer computes them in the same job as its input checks)."""
-        deleted = F.coalesce(F.col(IS_DELETED), F.lit(False))
-        return [F.count(F.lit(1)).alias("rows"), F.count_if(deleted).alias("deletes")]
 
     def tag(
         self,

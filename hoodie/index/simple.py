@@ -13,6 +13,7 @@ become a duplicate in another file group.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -21,12 +22,25 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from ..config import BUCKET_INDEX, SIMPLE_INDEX, WriteConfig
 from ..fs_view import CommittedInstants, FileSlice, listed_log_blocks
 from ..logformat import BlockType
+from ..meta_client import HoodieTableMetaClient
+from ..naming import parse_base_file_name, parse_log_file_name
 from ..schema import PARTITION_PATH, RECORD_KEY
 from ..storage import Storage
+from ..timeline import Action, Timeline
+from .base import (
+    INDEX_TYPE_KEY,
+    LOCATION,
+    HoodieIndex,
+    Placement,
+    TaggingContext,
+    next_versions,
+    profile_of,
+)
+from .placement import FileGroupTarget, WorkloadProfile, plan_inserts
 
-LOCATION = "__hoodie_location"  # file id of the file group holding the key, or null
 KEY_FILTER_MAX_ROWS = 1_000_000  # batches up to this size filter stored keys in the readers
 _KEYS_SCHEMA = f"{RECORD_KEY} string, {PARTITION_PATH} string, {LOCATION} string"
 _BATCH_ROWS = 65536
@@ -142,3 +156,123 @@ def tag_location(
         # A key may be in a base file and in log files of its slice: one row per key.
         keys = keys.dropDuplicates([RECORD_KEY, PARTITION_PATH])
     return records.join(keys, on=[RECORD_KEY, PARTITION_PATH], how="left")
+
+
+class SimpleIndex(HoodieIndex):
+    """Tagging by a join of the batch's keys with the keys stored in the touched slices."""
+
+    name = SIMPLE_INDEX
+
+    def tag_and_place(self, batch: DataFrame, context: TaggingContext) -> Placement:
+        meta_client, spark = context.meta_client, batch.sparkSession
+        merge_on_read = meta_client.merge_on_read
+        parallelism = context.config.parallelism or int(
+            spark.conf.get("spark.sql.shuffle.partitions", "200")
+        )
+        logged_inserts = (
+            groups_with_inserts_in_logs(meta_client, context.timeline) if context.slices else set()
+        )
+        sources = [
+            KeySource.of(
+                s,
+                with_logs=merge_on_read
+                and (s.base_file is None or (s.partition_path, s.file_id) in logged_inserts),
+            )
+            for s in context.slices
+        ]
+        tagged = tag_location(spark, batch, meta_client.storage, sources, context.view.committed,
+                              parallelism, context.incoming_rows)  # fmt: skip
+        if context.delete_operation:
+            # A delete of a key the table does not hold has nothing to do. (In an upsert such
+            # a delete stays: it may be the batch's latest version of a key that another of
+            # its rows would insert; the write task combines them and writes neither.)
+            tagged = tagged.filter(F.col(LOCATION).isNotNull())
+        if sources:
+            # Tagging joined in stored keys: cache its result, which replaces the batch's.
+            tagged = tagged.persist()
+        profile = profile_of(tagged)
+        buckets, targets = self._place(profile, context)
+        return Placement(tagged, profile, buckets, targets, cached=bool(sources))
+
+    def _place(self, profile: WorkloadProfile, context: TaggingContext):
+        """Insert buckets, and where every record's file group gets its new version.
+
+        Inserts fill small file groups first. In a merge-on-read table only slices without log
+        files and outside pending compactions count as small (Hudi's rule when the index cannot
+        see log files): such a group is rewritten with its inserts and updates as a new base
+        file. Updates and deletes of every other existing group go to a new log file (merge-on-
+        read) or a new base file version (copy-on-write).
+        """
+        config, pending = context.config, context.pending_compactions
+        merge_on_read = context.meta_client.merge_on_read
+        small = [
+            s.base_file
+            for s in context.slices
+            if s.base_file is not None
+            and not (merge_on_read and (s.log_files or (s.partition_path, s.file_id) in pending))
+        ]
+        buckets = plan_inserts(
+            profile,
+            {p: [f for f in small if f.partition_path == p] for p in context.partitions},
+            max_file_size=config.max_file_size,
+            small_file_limit=config.small_file_limit,
+            average_record_size=average_record_size(context.meta_client, config),
+        )
+        targets: dict[str, FileGroupTarget] = {}
+        for bucket in buckets:
+            base = bucket.base_file
+            targets[bucket.file_id] = FileGroupTarget(
+                bucket.partition_path,
+                bucket.file_id,
+                base.relative_path if base else None,
+                base.instant if base else None,
+            )
+        # A small file group taking inserts is rewritten, its updates included.
+        targets.update(next_versions(profile, context.slices, pending, merge_on_read, targets))
+        return buckets, targets
+
+
+def average_record_size(meta_client: HoodieTableMetaClient, config: WriteConfig) -> int:
+    """Bytes per record of the latest commit that wrote base files, as Hudi estimates it.
+
+    Only base files count: a log file of a few records is mostly block headers and schema,
+    and would make every new file group look full far too early.
+    """
+    timeline = meta_client.timeline().completed.write_timeline
+    for instant in reversed(timeline.instants[-10:]):
+        stats = [
+            s
+            for s in meta_client.commit_metadata(instant).write_stats()
+            if s.path and parse_base_file_name(posixpath.basename(s.path)) is not None
+        ]
+        records = sum(s.num_writes for s in stats)
+        written = sum(s.total_write_bytes for s in stats)
+        if records > 0 and written > 0:
+            return max(1, written // records)
+    return config.record_size_estimate
+
+
+def groups_with_inserts_in_logs(
+    meta_client: HoodieTableMetaClient, timeline: Timeline
+) -> set[tuple[str, str]]:
+    """File groups where some delta commit put new keys into a log file.
+
+    Only there (and in slices without a base file) can a key live in a log file alone:
+    this writer sends inserts to base files, as Hudi does unless its index can see log
+    files. Everywhere else the base file already holds every key, so tagging skips the
+    logs, which would otherwise make each delta commit's tagging slower than the last.
+    """
+    if not meta_client.merge_on_read:
+        return set()
+    groups = set()
+    for instant in timeline.completed:
+        if instant.action is not Action.DELTA_COMMIT:
+            continue
+        metadata = meta_client.commit_metadata(instant)
+        # A bucket-index write sends new keys to logs without counting them as inserts.
+        by_bucket = (metadata.extra_metadata or {}).get(INDEX_TYPE_KEY) == BUCKET_INDEX
+        for stat in metadata.write_stats():
+            is_log = stat.path and parse_log_file_name(posixpath.basename(stat.path))
+            if is_log and (stat.num_inserts or by_bucket):
+                groups.add((stat.partition_path, stat.file_id))
+    return groups

@@ -25,8 +25,8 @@ from pyspark.sql.types import StructType
 
 from ..exceptions import InvalidConfigError
 from ..fs_view import CommittedInstants
+from ..meta_client import HoodieTableMetaClient
 from ..schema import META_SCHEMA, normalize_schema
-from ..table import HoodieTable
 from .options import ReadOptions
 from .packing import MAX_PARTITION_BYTES, default_parallelism, pack_splits
 from .partition_filter import PartitionMatcher
@@ -58,8 +58,8 @@ def _path(options, schema: StructType | None = None) -> str:
     return path
 
 
-def snapshot_arrow_schema(table: HoodieTable) -> pa.Schema:
-    data = table.schema() or pa.schema([])
+def snapshot_arrow_schema(meta_client: HoodieTableMetaClient) -> pa.Schema:
+    data = meta_client.schema() or pa.schema([])
     return pa.schema(list(META_SCHEMA) + list(normalize_schema(data)))
 
 
@@ -94,7 +94,9 @@ class HoodieDataSource(DataSource):
         return SOURCE_NAME
 
     def schema(self) -> StructType:
-        return from_arrow_schema(snapshot_arrow_schema(HoodieTable.open(_path(self.options))))
+        return from_arrow_schema(
+            snapshot_arrow_schema(HoodieTableMetaClient.open(_path(self.options)))
+        )
 
     def reader(self, schema: StructType) -> DataSourceReader:
         path = _path(self.options, schema)
@@ -109,36 +111,38 @@ class HoodieReader(DataSourceReader):
     """Plans on the driver (in `partitions()`); each Spark task reads its packed file slices."""
 
     def __init__(self, path: str, schema: StructType, options: ReadOptions):
-        table = HoodieTable.open(path)
-        self.table = table
+        meta_client = HoodieTableMetaClient.open(path)
+        self.meta_client = meta_client
         self.options = options
         self.partition_filters: list[Filter] = []
         arrow_schema = to_arrow_schema(schema, timezone="UTC")
-        snapshot = snapshot_arrow_schema(table)
+        snapshot = snapshot_arrow_schema(meta_client)
         unknown = [name for name in arrow_schema.names if name not in snapshot.names]
         if unknown:
             raise InvalidConfigError(
-                f"column(s) {', '.join(unknown)} are not in table '{table.name}' at {path}; "
+                f"column(s) {', '.join(unknown)} are not in table '{meta_client.name}' at {path}; "
                 f"its columns are: {', '.join(snapshot.names)}. Name only those in the schema "
                 "given to spark.read.format('hoodie').schema(...) (or re-create the catalog "
                 "table if the table's schema changed)"
             )
-        ordering = table.properties.precombine_field
+        ordering = meta_client.properties.precombine_field
         projected = arrow_schema.names != snapshot.names
         self.spec = SliceReadSpec(
-            storage=table.storage,
+            storage=meta_client.storage,
             schema=arrow_schema,
-            record_key_fields=table.properties.record_key_fields,
+            record_key_fields=meta_client.properties.record_key_fields,
             ordering_field=ordering if ordering in snapshot.names else None,
             valid_instants=frozenset(),
             merge_schema=snapshot if projected else None,
         )
 
     def partitions(self) -> list[InputPartition]:
-        matcher = PartitionMatcher.for_table(self.table, self.spec.schema, self.partition_filters)
-        plan = plan_read(self.table, self.options, matcher)
+        matcher = PartitionMatcher.for_table(
+            self.meta_client, self.spec.schema, self.partition_filters
+        )
+        plan = plan_read(self.meta_client, self.options, matcher)
         decided = dict(
-            valid_instants=CommittedInstants.of(self.table.timeline(), plan.as_of),
+            valid_instants=CommittedInstants.of(self.meta_client.timeline(), plan.as_of),
             merge_logs=plan.merge_logs,
             commit_time_range=plan.commit_time_range,
         )
@@ -169,18 +173,18 @@ class PartitionPruningReader(HoodieReader):
 
     def pushFilters(self, filters: list[Filter]):
         for item in filters:
-            if PartitionMatcher.usable(item, self.table.properties.partition_fields):
+            if PartitionMatcher.usable(item, self.meta_client.properties.partition_fields):
                 self.partition_filters.append(item)
             yield item  # Spark still evaluates every filter on the rows we return
 
 
-def catalog_schema(table: HoodieTable) -> StructType:
+def catalog_schema(meta_client: HoodieTableMetaClient) -> StructType:
     """The schema to store with a catalog table: the snapshot's, carrying the base path."""
-    schema = from_arrow_schema(snapshot_arrow_schema(table))
+    schema = from_arrow_schema(snapshot_arrow_schema(meta_client))
     first = schema.fields[0]
     first.metadata = {
         **(first.metadata or {}),
-        BASE_PATH_METADATA: table.storage.uri(),
+        BASE_PATH_METADATA: meta_client.storage.uri(),
         PUSHDOWN_OPTION: "true",
     }
     return schema

@@ -29,6 +29,7 @@ from pyspark.sql.datasource import (
     StringStartsWith,
 )
 
+from ..meta_client import HoodieTableMetaClient
 from ..naming import DEFAULT_PARTITION
 
 _COMPARISONS = {
@@ -65,10 +66,12 @@ class PartitionMatcher:
         )
 
     @classmethod
-    def for_table(cls, table, schema: pa.Schema, filters: list[Filter]):
-        if not filters or not table.properties.partition_fields:
+    def for_table(
+        cls, meta_client: HoodieTableMetaClient, schema: pa.Schema, filters: list[Filter]
+    ):
+        if not filters or not meta_client.properties.partition_fields:
             return None
-        props = table.properties
+        props = meta_client.properties
         types = {f.name: f.type for f in schema if f.name in props.partition_fields}
         return cls(
             props.partition_fields,

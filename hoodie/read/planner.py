@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..exceptions import InvalidConfigError, TimelineError
 from ..fs_view import FileSystemView, timeline_start
-from ..table import HoodieTable
+from ..meta_client import HoodieTableMetaClient
 from .options import INCREMENTAL, READ_OPTIMIZED, ReadOptions
 
 
@@ -41,25 +41,25 @@ class ReadPlan:
     instants: list[str] = field(default_factory=list)
 
 
-def readable_range(table: HoodieTable) -> tuple[str, str] | None:
+def readable_range(meta_client: HoodieTableMetaClient) -> tuple[str, str] | None:
     """The earliest and latest instants a read can be taken at, or None for an empty table.
 
     The earliest is the first completed write still on the active timeline, or, once cleaning
     deleted older file versions, the earliest commit the latest clean retained.
     """
-    from ..table_services.clean import earliest_commit_to_retain
-
-    instants = table.timeline().completed.write_timeline.instants
+    instants = meta_client.timeline().completed.write_timeline.instants
     if not instants:
         return None
     first = instants[0].timestamp
-    retained = earliest_commit_to_retain(table)
+    retained = meta_client.earliest_commit_to_retain()
     if retained is not None and retained > first:
         first = min(retained, instants[-1].timestamp)
     return first, instants[-1].timestamp
 
 
-def _time_travel_instant(table: HoodieTable, wanted: str, bounds: tuple[str, str]) -> str:
+def _time_travel_instant(
+    meta_client: HoodieTableMetaClient, wanted: str, bounds: tuple[str, str]
+) -> str:
     """The latest completed write at or before `wanted`, if its snapshot can still be read and
     is the table's state at `wanted`.
 
@@ -67,7 +67,7 @@ def _time_travel_instant(table: HoodieTable, wanted: str, bounds: tuple[str, str
     A savepointed commit that archiving beyond the savepoint kept on the timeline is followed
     by archived commits, and then its snapshot is not the table at later instants.
     """
-    timeline = table.timeline()
+    timeline = meta_client.timeline()
     savepoints = timeline.completed.savepoint_times()
     earlier = [i.timestamp for i in timeline.completed.write_timeline if i.timestamp <= wanted]
     chosen = earlier[-1] if earlier else None
@@ -75,11 +75,9 @@ def _time_travel_instant(table: HoodieTable, wanted: str, bounds: tuple[str, str
     if chosen is not None and chosen < bounds[0] and chosen not in savepoints:
         chosen = None  # cleaned
     if chosen is not None and start is not None and chosen < start and chosen < wanted:
-        from ..table_services.archival import archived_instants
-
         archived = [
             a.timestamp
-            for a in archived_instants(table)
+            for a in meta_client.archived_instants()
             if chosen < a.timestamp <= wanted and a.state == "COMPLETED"
         ]
         if archived:
@@ -88,34 +86,34 @@ def _time_travel_instant(table: HoodieTable, wanted: str, bounds: tuple[str, str
         also = f"; savepoints also readable: {', '.join(savepoints)}" if savepoints else ""
         raise TimelineError(
             f"as.of.instant {wanted} is before the earliest readable instant of table "
-            f"'{table.name}' (older file versions were cleaned or their commits archived); "
+            f"'{meta_client.name}' (older file versions were cleaned or their commits archived); "
             f"readable range: {bounds[0]} .. {bounds[1]}{also}"
         )
     return chosen
 
 
 def plan_read(
-    table: HoodieTable,
+    meta_client: HoodieTableMetaClient,
     options: ReadOptions,
     partition_filter: Callable[[str], bool] | None = None,
 ) -> ReadPlan:
-    timeline = table.timeline()
-    bounds = readable_range(table)
+    timeline = meta_client.timeline()
+    bounds = readable_range(meta_client)
     if options.query_type == INCREMENTAL:
-        return _plan_incremental(table, options, bounds, partition_filter)
+        return _plan_incremental(meta_client, options, bounds, partition_filter)
     as_of = None
     if options.as_of_instant is not None:
         if bounds is None:
             raise TimelineError(
-                f"as.of.instant {options.as_of_instant}: table '{table.name}' has no completed "
-                "commits to travel to"
+                f"as.of.instant {options.as_of_instant}: table '{meta_client.name}' has no "
+                "completed commits to travel to"
             )
-        as_of = _time_travel_instant(table, options.as_of_instant, bounds)
+        as_of = _time_travel_instant(meta_client, options.as_of_instant, bounds)
     elif bounds is not None:
         as_of = bounds[1]
     if as_of is None:
         return ReadPlan([], None)
-    view = FileSystemView(table.storage, timeline, as_of)
+    view = FileSystemView(meta_client.storage, timeline, as_of)
     splits, pruned = _latest_slices(view, options, partition_filter)
     return ReadPlan(
         splits,
@@ -148,10 +146,15 @@ def _latest_slices(view: FileSystemView, options: ReadOptions, partition_filter,
     return splits, len(partitions) - len(kept)
 
 
-def _plan_incremental(table, options: ReadOptions, bounds, partition_filter) -> ReadPlan:
-    if not table.properties.populate_meta_fields:
+def _plan_incremental(
+    meta_client: HoodieTableMetaClient,
+    options: ReadOptions,
+    bounds: tuple[str, str] | None,
+    partition_filter: Callable[[str], bool] | None,
+) -> ReadPlan:
+    if not meta_client.properties.populate_meta_fields:
         raise InvalidConfigError(
-            f"table '{table.name}' was written without meta fields "
+            f"table '{meta_client.name}' was written without meta fields "
             "(hoodie.populate.meta.fields=false), so rows carry no commit time: incremental "
             "reads need them"
         )
@@ -162,10 +165,10 @@ def _plan_incremental(table, options: ReadOptions, bounds, partition_filter) -> 
     if end < bounds[0]:
         raise TimelineError(
             f"hoodie.datasource.read.end.instanttime {end} is before the earliest readable "
-            f"instant of table '{table.name}' (older file versions were cleaned); readable "
+            f"instant of table '{meta_client.name}' (older file versions were cleaned); readable "
             f"range: {bounds[0]} .. {bounds[1]}"
         )
-    timeline = table.timeline()
+    timeline = meta_client.timeline()
     in_range = [
         i for i in timeline.completed.write_timeline if begin < i.timestamp <= end
     ]  # fmt: skip
@@ -175,12 +178,12 @@ def _plan_incremental(table, options: ReadOptions, bounds, partition_filter) -> 
             return ReadPlan([], end, (begin, end))
         touched = set()
         for instant in in_range:
-            for stat in table.commit_metadata(instant).write_stats():
+            for stat in meta_client.commit_metadata(instant).write_stats():
                 touched.add((stat.partition_path, stat.file_id))
     # Otherwise commits after `begin` may be archived (their metadata is gone from the active
     # timeline): every file group is read as of `end` and the commit-time filter keeps the
     # range, as Hudi's fallback to a full table scan does.
-    view = FileSystemView(table.storage, timeline, end)
+    view = FileSystemView(meta_client.storage, timeline, end)
     splits, pruned = _latest_slices(view, options, partition_filter, only=touched)
     return ReadPlan(
         splits,

@@ -18,8 +18,7 @@ active timeline (holes readers handle: `fs_view.timeline_start`). Files of archi
 stay visible: readers count instants older than the active timeline as committed
 (`fs_view.CommittedInstants`).
 
-The entries carry the instant (time, action, state); the per-action metadata fields, all
-optional in Hudi's schema, are left null.
+The archive's file format, and its reading, are `archived_timeline.py`.
 """
 
 from __future__ import annotations
@@ -28,64 +27,29 @@ import io
 import itertools
 import json
 import posixpath
-import re
-from dataclasses import dataclass
 
 import fastavro
 
+from ..archived_timeline import (
+    ARCHIVE_FOLDER,
+    ENTRY_SCHEMA,
+    PARSED_ENTRY_SCHEMA,
+    archive_file_versions,
+)
 from ..faults import crash_point
-from ..logformat import BLOCK_CONTENT_VERSION, BlockType, HeaderKey, encode_block, read_log_file
-from ..table import HoodieTable
+from ..logformat import BLOCK_CONTENT_VERSION, BlockType, HeaderKey, encode_block
+from ..meta_client import HoodieTableMetaClient
 from ..timeline import METAFOLDER, Instant
-from .clean import earliest_commit_to_retain
-
-ARCHIVE_FOLDER = posixpath.join(METAFOLDER, "archived")
-_ARCHIVE_FILE = re.compile(r"^\.commits_\.archive\.(\d+)_\d+-\d+-\d+$")
-ENTRY_SCHEMA = {
-    "type": "record",
-    "name": "HoodieArchivedMetaEntry",
-    "namespace": "org.apache.hudi.avro.model",
-    "fields": [
-        {"name": "commitTime", "type": ["null", "string"], "default": None},
-        {"name": "actionType", "type": ["null", "string"], "default": None},
-        {"name": "version", "type": ["int", "null"], "default": 1},
-        {"name": "actionState", "type": ["null", "string"], "default": None},
-    ],
-}
-_PARSED_SCHEMA = fastavro.parse_schema(ENTRY_SCHEMA)
-
-
-@dataclass(frozen=True)
-class ArchivedInstant:
-    timestamp: str
-    action: str
-    state: str
-
-
-def archived_instants(table: HoodieTable) -> list[ArchivedInstant]:
-    """Instants in `.hoodie/archived/` (one entry per instant and state, oldest first)."""
-    seen: dict[tuple[str, str, str], ArchivedInstant] = {}
-    for info in table.storage.list_files(ARCHIVE_FOLDER):
-        if not _ARCHIVE_FILE.match(info.name):
-            continue
-        for block in read_log_file(table.storage, info.relative_path):
-            if block.block_type is not BlockType.AVRO_DATA:
-                continue
-            for entry in block.records().to_pylist():
-                instant = ArchivedInstant(
-                    entry.get("commitTime") or "",
-                    entry.get("actionType") or "",
-                    entry.get("actionState") or "COMPLETED",
-                )
-                seen[(instant.timestamp, instant.action, instant.state)] = instant
-    return sorted(seen.values(), key=lambda i: (i.timestamp, i.action, i.state))
 
 
 def archive(
-    table: HoodieTable, keep_min: int = 20, keep_max: int = 30, beyond_savepoint: bool = False
+    meta_client: HoodieTableMetaClient,
+    keep_min: int = 20,
+    keep_max: int = 30,
+    beyond_savepoint: bool = False,
 ) -> list[Instant]:
     """Archive old instants if the active timeline holds more than `keep_max` writes."""
-    timeline = table.timeline()
+    timeline = meta_client.timeline()
     writes = timeline.completed.write_timeline.instants
     if len(writes) <= keep_max:
         return []
@@ -94,7 +58,7 @@ def archive(
     bounds += [i.timestamp for i in timeline.pending][:1]
     if not beyond_savepoint:
         bounds += sorted(savepointed)[:1]
-    retained = earliest_commit_to_retain(table)
+    retained = meta_client.earliest_commit_to_retain()
     if retained:
         bounds.append(retained)
     bound = min(bounds)
@@ -105,7 +69,7 @@ def archive(
     # named `compaction` though the completed instant is a `commit`.
     wanted = {(i.timestamp, i.action) for i in old}
     files = []
-    for info in table.storage.list_files(METAFOLDER):
+    for info in meta_client.storage.list_files(METAFOLDER):
         found = Instant.parse_file_name(info.name)
         if found is not None and (found.timestamp, found.action.completes_as) in wanted:
             files.append((found.state, info.name, found))
@@ -119,30 +83,26 @@ def archive(
         }
         for _, _, found in files
     ]
-    _write_archive_file(table, entries)
+    _write_archive_file(meta_client, entries)
     crash_point("archive.written")
     for _, removed in itertools.groupby(files, key=lambda f: f[2].timestamp):
         # Requested and inflight go before completed: the instant stays completed until its
         # last file goes, for readers listing the timeline meanwhile.
         for _, name, _ in removed:
-            table.storage.delete(posixpath.join(METAFOLDER, name))
+            meta_client.storage.delete(posixpath.join(METAFOLDER, name))
         crash_point("archive.instant_removed")
     return old
 
 
-def _write_archive_file(table: HoodieTable, entries: list[dict]) -> None:
-    versions = [
-        int(m.group(1))
-        for info in table.storage.list_files(ARCHIVE_FOLDER)
-        if (m := _ARCHIVE_FILE.match(info.name))
-    ]
+def _write_archive_file(meta_client: HoodieTableMetaClient, entries: list[dict]) -> None:
+    versions = archive_file_versions(meta_client.storage)
     name = f".commits_.archive.{max(versions, default=0) + 1}_1-0-1"
     body = bytearray(BLOCK_CONTENT_VERSION.to_bytes(4, "big") + len(entries).to_bytes(4, "big"))
     for entry in entries:
         record = io.BytesIO()
-        fastavro.schemaless_writer(record, _PARSED_SCHEMA, entry)
+        fastavro.schemaless_writer(record, PARSED_ENTRY_SCHEMA, entry)
         body += len(record.getvalue()).to_bytes(4, "big") + record.getvalue()
     header = {HeaderKey.SCHEMA: json.dumps(ENTRY_SCHEMA)}
-    table.storage.write_atomic(
+    meta_client.storage.write_atomic(
         posixpath.join(ARCHIVE_FOLDER, name), encode_block(BlockType.AVRO_DATA, header, bytes(body))
     )

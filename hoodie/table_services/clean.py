@@ -34,12 +34,12 @@ from ..avro_metadata import (
     CleanPartitionMetadata,
     SavepointMetadata,
 )
+from ..compaction_plan import read_plan
 from ..faults import crash_point
 from ..fs_view import FileSlice, FileSystemView
+from ..meta_client import HoodieTableMetaClient
 from ..naming import parse_base_file_name, parse_log_file_name
-from ..table import HoodieTable
 from ..timeline import Action, Instant, State, Timeline, new_instant_time
-from .compaction_plan import read_plan
 
 log = logging.getLogger(__name__)
 KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
@@ -54,26 +54,16 @@ class CleanConfig:
     file_versions_retained: int = 3
 
 
-def earliest_commit_to_retain(table: HoodieTable) -> str | None:
-    """The start of the readable range that cleaning left: the latest clean's retained commit."""
-    for instant in reversed(table.timeline().completed.instants):
-        if instant.action is Action.CLEAN:
-            retained = CleanMetadata.from_avro(table.instant_content(instant))
-            if retained.earliest_commit_to_retain:
-                return retained.earliest_commit_to_retain
-    return None
-
-
 class Cleaner:
-    def __init__(self, table: HoodieTable, config: CleanConfig | None = None):
-        self.table = table
-        self.storage = table.storage
+    def __init__(self, meta_client: HoodieTableMetaClient, config: CleanConfig | None = None):
+        self.meta_client = meta_client
+        self.storage = meta_client.storage
         self.config = config or CleanConfig()
 
     def run(self) -> CleanMetadata | None:
         """Finish pending cleans, then plan and execute a new one; None if nothing to delete."""
         result = None
-        for instant in self.table.timeline().pending:
+        for instant in self.meta_client.timeline().pending:
             if instant.action is Action.CLEAN:
                 result = self._execute(instant.timestamp)
         scheduled = self.schedule()
@@ -83,7 +73,7 @@ class Cleaner:
 
     # -- planning ------------------------------------------------------------------------------
     def schedule(self) -> str | None:
-        timeline = self.table.timeline()
+        timeline = self.meta_client.timeline()
         writes = timeline.completed.write_timeline.instants
         if not writes:
             return None
@@ -116,7 +106,7 @@ class Cleaner:
         instant = Instant(
             new_instant_time(after=timeline.last_timestamp()), Action.CLEAN, State.REQUESTED
         )
-        self.table.save_instant(instant, plan.to_avro())
+        self.meta_client.save_instant(instant, plan.to_avro())
         crash_point("clean.requested")
         return instant.timestamp
 
@@ -146,7 +136,7 @@ class Cleaner:
         replaced: set[tuple[str, str]] = set()
         for instant in timeline.completed.write_timeline:
             if instant.action is Action.REPLACE_COMMIT and instant.timestamp < earliest:
-                meta = self.table.commit_metadata(instant)
+                meta = self.meta_client.commit_metadata(instant)
                 for partition, ids in (meta.partition_to_replace_file_ids or {}).items():
                     replaced.update((partition, file_id) for file_id in ids)
         for partition in sorted({p for p, _ in replaced}):
@@ -168,7 +158,7 @@ class Cleaner:
                     protected.update(op.relative(name) for name in op.log_files)
         for instant in timeline.completed:
             if instant.action is Action.SAVEPOINT:
-                savepoint = SavepointMetadata.from_avro(self.table.instant_content(instant))
+                savepoint = SavepointMetadata.from_avro(self.meta_client.instant_content(instant))
                 for partition, meta in savepoint.partition_metadata.items():
                     for name in meta.savepoint_data_file:
                         name = posixpath.basename(name)
@@ -179,9 +169,9 @@ class Cleaner:
     def _execute(self, instant_time: str) -> CleanMetadata:
         started = time.monotonic()
         requested = Instant(instant_time, Action.CLEAN, State.REQUESTED)
-        plan_bytes = self.table.instant_content(requested)
+        plan_bytes = self.meta_client.instant_content(requested)
         plan = CleanerPlan.from_avro(plan_bytes)
-        inflight = self.table.save_instant(requested.with_state(State.INFLIGHT), plan_bytes)
+        inflight = self.meta_client.save_instant(requested.with_state(State.INFLIGHT), plan_bytes)
         partitions: dict[str, CleanPartitionMetadata] = {}
         deleted = 0
         for partition, infos in plan.file_paths_to_be_deleted_per_partition.items():
@@ -205,8 +195,8 @@ class Cleaner:
             last_completed_commit_timestamp=plan.last_completed_commit_timestamp,
             partition_metadata=partitions,
         )
-        self.table.save_instant(inflight.with_state(State.COMPLETED), metadata.to_avro())
-        log.info("clean %s of table '%s': %d file(s)", instant_time, self.table.name, deleted)
+        self.meta_client.save_instant(inflight.with_state(State.COMPLETED), metadata.to_avro())
+        log.info("clean %s of table '%s': %d file(s)", instant_time, self.meta_client.name, deleted)
         return metadata
 
 

@@ -22,25 +22,27 @@ from dataclasses import asdict, dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark.sql import SparkSession
 
+from ..compaction_plan import CompactionOperation, CompactionPlan, read_plan
 from ..config import WriteConfig
 from ..exceptions import CommitError, HoodieError, InvalidConfigError
 from ..faults import crash_point
 from ..fs_view import CommittedInstants, FileSystemView
 from ..markers import IOType, WriteMarkers
+from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata, WriteStat
 from ..naming import base_file_name
-from ..properties import MERGE_ON_READ
 from ..read.planner import FileSplit
 from ..read.slice_reader import SliceReadSpec, merged_slice
 from ..schema import COMMIT_TIME, FILE_NAME, META_COLUMNS, to_avro_schema, with_meta_columns
 from ..storage import Storage
-from ..table import HoodieTable
 from ..timeline import Action, Instant, State, Timeline
 from ..transaction.failed_writes import FailedWritesPolicy
+from ..transaction.rollback import Rollback
+from ..transaction.transaction import Transaction
 from ..write.merge_handle import task_token, write_base_file
-from .compaction_plan import CompactionOperation, CompactionPlan, read_plan
-from .rollback import Rollback
+from ..write.result import WriteResult
 from .savepoint import refuse_pending_restore
 
 log = logging.getLogger(__name__)
@@ -127,64 +129,40 @@ class _CompactionTask:
 
 
 class Compactor:
-    def __init__(self, table: HoodieTable, config: WriteConfig | None = None, lock_provider=None):
-        if table.properties.table_type != MERGE_ON_READ:
+    def __init__(
+        self,
+        meta_client: HoodieTableMetaClient,
+        config: WriteConfig | None = None,
+        failed_writes: FailedWritesPolicy | None = None,
+    ):
+        if not meta_client.merge_on_read:
             raise InvalidConfigError(
-                f"table '{table.name}' is {table.properties.table_type}: only merge-on-read "
-                "tables have log files to compact"
+                f"table '{meta_client.name}' is {meta_client.properties.table_type}: only "
+                "merge-on-read tables have log files to compact"
             )
-        self.table = table
+        self.meta_client = meta_client
         self.compression = config.compression if config is not None else "snappy"
         # How the table is written (None: one writer) says which pending instants are failed.
-        self.failed_writes = FailedWritesPolicy.of(table.storage, config, lock_provider)
+        self.failed_writes = failed_writes or FailedWritesPolicy.of(meta_client.storage, config)
 
-    def run(self, spark) -> list:
+    def run(self, spark: SparkSession) -> list[WriteResult]:
         """Execute pending plans (oldest first), then schedule and execute a new one.
 
         With concurrent writers, a pending plan another writer is executing (its heartbeat is
         live) is left to it; one whose executor failed is taken over.
         """
-        from ..write.client import WriteResult
-
         results: list[WriteResult] = []
-        refuse_pending_restore(self.table, "compact")
-        Rollback(self.table).rollback_failed_writes(self.failed_writes)
-        for instant in self.table.timeline().pending:
+        refuse_pending_restore(self.meta_client, "compact")
+        Rollback(self.meta_client).rollback_failed_writes(self.failed_writes)
+        for instant in self.meta_client.timeline().pending:
             if instant.action is Action.COMPACTION:
-                taken, heartbeat = self._take_over(instant.timestamp)
-                if taken:
-                    results.append(self._execute_beating(spark, instant.timestamp, heartbeat))
-        scheduled, heartbeat = self._schedule_beating()
+                taken = Transaction.take_over(self.meta_client, self.failed_writes, instant)
+                if taken is not None:
+                    results.append(self._execute(spark, taken))
+        scheduled = self._schedule_locked()
         if scheduled is not None:
-            results.append(self._execute_beating(spark, scheduled, heartbeat))
+            results.append(self._execute(spark, scheduled))
         return results
-
-    def _take_over(self, instant_time: str):
-        """Whether to execute a pending plan (it is abandoned, and still pending), and the
-        heartbeat to execute it with (a single writer needs none)."""
-        policy = self.failed_writes
-        if not policy.has_failed(instant_time):
-            return False, None
-        with policy.exclusive():
-            still = any(i.timestamp == instant_time and i.action is Action.COMPACTION
-                        for i in self.table.timeline().pending)  # fmt: skip
-            if not still or not policy.has_failed(instant_time):
-                return False, None
-            return True, policy.take_over(instant_time)
-
-    def _schedule_beating(self):
-        """`schedule`, with concurrent writers under the table lock (so that no write completes
-        between the plan's view of the table and the plan) and with the plan's heartbeat
-        beating from before the plan exists."""
-        with self.failed_writes.exclusive():
-            return self._schedule()
-
-    def _execute_beating(self, spark, instant_time: str, heartbeat):
-        try:
-            return self.execute(spark, instant_time)
-        finally:
-            if heartbeat is not None:
-                heartbeat.stop()
 
     def schedule(self) -> str | None:
         """Write a plan for every latest slice with log files; None when there is none.
@@ -193,14 +171,30 @@ class Compactor:
         and changes it commits later would be left out of the compacted base file (Hudi's rule:
         a compaction's instant must precede no pending write).
         """
-        refuse_pending_restore(self.table, "schedule a compaction of")
-        scheduled, heartbeat = self._schedule_beating()
-        if heartbeat is not None:
-            heartbeat.stop()  # the caller executes the plan, or a later run takes it over
-        return scheduled
+        refuse_pending_restore(self.meta_client, "schedule a compaction of")
+        scheduled = self._schedule_locked()
+        if scheduled is None:
+            return None
+        scheduled.end()  # the caller executes the plan, or a later run takes it over
+        return scheduled.instant_time
 
-    def _schedule(self):
-        timeline = self.table.timeline()
+    def execute(self, spark: SparkSession, instant_time: str) -> WriteResult:
+        """Execute the pending plan `instant_time` (a single writer's call)."""
+        requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)
+        started_from = self.meta_client.timeline()
+        return self._execute(
+            spark, Transaction(self.meta_client, self.failed_writes, requested, started_from)
+        )
+
+    def _schedule_locked(self) -> Transaction | None:
+        """`_schedule`, with concurrent writers under the table lock (so that no write
+        completes between the plan's view of the table and the plan), the plan's heartbeat
+        beating from before the plan exists."""
+        with self.failed_writes.exclusive():
+            return self._schedule()
+
+    def _schedule(self) -> Transaction | None:
+        timeline = self.meta_client.timeline()
         pending_writes = [
             i.timestamp
             for i in timeline.pending
@@ -208,14 +202,15 @@ class Compactor:
         ]
         if pending_writes:
             raise CommitError(
-                f"cannot schedule a compaction of table '{self.table.name}' while write(s) "
-                f"{', '.join(pending_writes)} are pending; let them finish or roll them back"
+                f"cannot schedule a compaction of table '{self.meta_client.name}' while "
+                f"write(s) {', '.join(pending_writes)} are pending; let them finish or roll "
+                "them back"
             )
         in_plans = set()
         for instant in timeline.pending:
             if instant.action is Action.COMPACTION:
-                in_plans |= read_plan(self.table.storage, instant.timestamp).file_groups()
-        view = FileSystemView(self.table.storage, timeline)
+                in_plans |= read_plan(self.meta_client.storage, instant.timestamp).file_groups()
+        view = FileSystemView(self.meta_client.storage, timeline)
         operations = []
         for group in view.file_groups():
             latest = group.latest_slice
@@ -242,96 +237,89 @@ class Compactor:
                 )
             )
         if not operations:
-            return None, None
-        instant, heartbeat = self.failed_writes.start_instant(
-            self.table, Action.COMPACTION, CompactionPlan(operations).to_avro()
-        )
+            return None
+        transaction = Transaction.start(self.meta_client, self.failed_writes, Action.COMPACTION,
+                                        CompactionPlan(operations).to_avro())  # fmt: skip
         crash_point("compaction.scheduled")
-        log.info("scheduled compaction %s of %d file slice(s)", instant.timestamp, len(operations))
-        return instant.timestamp, heartbeat
+        log.info("scheduled compaction %s of %d file slice(s)", transaction.instant_time,
+                 len(operations))  # fmt: skip
+        return transaction
 
-    def execute(self, spark, instant_time: str):
-        from ..write.client import WriteResult
-
+    def _execute(self, spark: SparkSession, transaction: Transaction) -> WriteResult:
+        """Fold the plan's slices into new base files; a failure goes back to the plan."""
         started = time.monotonic()
-        plan = read_plan(self.table.storage, instant_time)
-        instant = Instant(instant_time, Action.COMPACTION, State.INFLIGHT)
-        timeline = self.table.timeline()
-        self._remove_earlier_attempt(instant_time)
-        self.table.save_instant(instant)
+        instant_time = transaction.instant_time
         try:
-            crash_point("compaction.inflight")
-            schema = self.table.schema()
-            if schema is None:
-                raise HoodieError(f"table '{self.table.name}' has no schema to compact with")
-            spec = SliceReadSpec(
-                storage=self.table.storage,
-                schema=with_meta_columns(schema),
-                record_key_fields=self.table.properties.record_key_fields,
-                ordering_field=self.table.properties.precombine_field,
-                valid_instants=CommittedInstants.of(timeline),
-            )
-            task = _CompactionTask(
-                self.table.storage, instant_time, plan.operations, spec, self.compression
-            )
-            indexes = spark.createDataFrame(
-                [(i,) for i in range(len(plan.operations))], "operation int"
-            )
-            rows = (
-                indexes.repartition(max(1, len(plan.operations)))
-                .mapInArrow(task, "stat string")
-                .collect()
-            )
-            metadata = CommitMetadata(
-                operation_type=COMPACT,
-                compacted=True,
-                extra_metadata={"schema": to_avro_schema(schema, self.table.name)},
-            )
-            for row in rows:
-                metadata.add(WriteStat(**json.loads(row["stat"])))
-            self._delete_strays(instant_time, metadata)
-            crash_point("compaction.files_written")
-            self.table.save_instant(
-                instant.with_state(State.COMPLETED), metadata.to_json().encode()
-            )
-        except BaseException as error:
-            self._undo(instant_time)
-            if isinstance(error, HoodieError):
-                raise
-            raise CommitError(
-                f"compaction {instant_time} of table '{self.table.name}' failed; its files were "
-                f"removed and the plan stays pending, to run again: {error}"
-            ) from error
+            plan = read_plan(self.meta_client.storage, instant_time)
+            timeline = self.meta_client.timeline()
+            self._remove_earlier_attempt(instant_time)
+            transaction.inflight()
+            try:
+                metadata = self._write(spark, instant_time, plan, timeline)
+                self._delete_strays(instant_time, metadata)
+                crash_point("compaction.files_written")
+                transaction.commit(metadata, check_conflicts_of=False)
+            except BaseException as error:
+                transaction.abort()
+                if isinstance(error, HoodieError):
+                    raise
+                raise CommitError(
+                    f"compaction {instant_time} of table '{self.meta_client.name}' failed; its "
+                    f"files were removed and the plan stays pending, to run again: {error}"
+                ) from error
+        finally:
+            transaction.end()
         crash_point("compaction.completed")
-        WriteMarkers(self.table.storage, instant_time).delete_all()
+        WriteMarkers(self.meta_client.storage, instant_time).delete_all()
         result = WriteResult(instant_time, COMPACT, metadata, time.monotonic() - started)
-        log.info(
-            "compaction %s: %d file slice(s), %d records",
-            instant_time,
-            len(plan.operations),
-            metadata.total("num_writes"),
-        )
+        log.info("compaction %s: %d file slice(s), %d records", instant_time,
+                 len(plan.operations), metadata.total("num_writes"))  # fmt: skip
         return result
+
+    def _write(
+        self, spark: SparkSession, instant_time: str, plan: CompactionPlan, timeline: Timeline
+    ) -> CommitMetadata:
+        crash_point("compaction.inflight")
+        schema = self.meta_client.schema()
+        if schema is None:
+            raise HoodieError(f"table '{self.meta_client.name}' has no schema to compact with")
+        spec = SliceReadSpec(
+            storage=self.meta_client.storage,
+            schema=with_meta_columns(schema),
+            record_key_fields=self.meta_client.properties.record_key_fields,
+            ordering_field=self.meta_client.properties.precombine_field,
+            valid_instants=CommittedInstants.of(timeline),
+        )
+        task = _CompactionTask(
+            self.meta_client.storage, instant_time, plan.operations, spec, self.compression
+        )
+        indexes = spark.createDataFrame(
+            [(i,) for i in range(len(plan.operations))], "operation int"
+        )
+        rows = (
+            indexes.repartition(max(1, len(plan.operations)))
+            .mapInArrow(task, "stat string")
+            .collect()
+        )
+        metadata = CommitMetadata(
+            operation_type=COMPACT,
+            compacted=True,
+            extra_metadata={"schema": to_avro_schema(schema, self.meta_client.name)},
+        )
+        for row in rows:
+            metadata.add(WriteStat(**json.loads(row["stat"])))
+        return metadata
 
     # -- files ---------------------------------------------------------------------------------
     def _remove_earlier_attempt(self, instant_time: str) -> None:
         """A crashed or failed attempt's files: the next attempt starts from the plan alone."""
-        markers = WriteMarkers(self.table.storage, instant_time)
+        markers = WriteMarkers(self.meta_client.storage, instant_time)
         for marker in markers.all():
-            self.table.storage.delete(marker.data_file)
+            self.meta_client.storage.delete(marker.data_file)
         markers.delete_all()
 
     def _delete_strays(self, instant_time: str, metadata: CommitMetadata) -> None:
         named = {s.path for s in metadata.write_stats()}
-        for marker in WriteMarkers(self.table.storage, instant_time).all():
+        for marker in WriteMarkers(self.meta_client.storage, instant_time).all():
             if marker.data_file not in named:
-                self.table.storage.delete(marker.data_file)
-
-    def _undo(self, instant_time: str) -> None:
-        """Back to requested: the plan stays, the attempt's files and inflight state go."""
-        try:
-            self._remove_earlier_attempt(instant_time)
-            inflight = Instant(instant_time, Action.COMPACTION, State.INFLIGHT)
-            self.table.delete_instant(inflight, (State.INFLIGHT,))
-        except Exception:  # pragma: no cover - best effort
-            log.exception("could not undo failed compaction %s", instant_time)
+                self.meta_client.storage.delete(marker.data_file)

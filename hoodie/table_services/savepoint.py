@@ -30,32 +30,35 @@ from ..avro_metadata import (
 from ..exceptions import TimelineError
 from ..faults import crash_point
 from ..fs_view import FileSystemView
-from ..table import HoodieTable
+from ..meta_client import HoodieTableMetaClient
 from ..timeline import WRITE_ACTIONS, Action, Instant, State, new_instant_time
 from ..transaction.failed_writes import FailedWritesPolicy
-from .rollback import Rollback
+from ..transaction.rollback import Rollback
 
 
-def savepoints(table: HoodieTable) -> list[str]:
-    return table.timeline().completed.savepoint_times()
+def savepoints(meta_client: HoodieTableMetaClient) -> list[str]:
+    return meta_client.timeline().completed.savepoint_times()
 
 
 def create_savepoint(
-    table: HoodieTable, instant_time: str | None = None, user: str | None = None, comment: str = ""
+    meta_client: HoodieTableMetaClient,
+    instant_time: str | None = None,
+    user: str | None = None,
+    comment: str = "",
 ) -> SavepointMetadata:
-    timeline = table.timeline()
+    timeline = meta_client.timeline()
     writes = [i.timestamp for i in timeline.completed.write_timeline]
     if not writes:
-        raise TimelineError(f"table '{table.name}' has no completed commit to savepoint")
+        raise TimelineError(f"table '{meta_client.name}' has no completed commit to savepoint")
     instant_time = instant_time or writes[-1]
     if instant_time not in writes:
         raise TimelineError(
-            f"instant {instant_time} is not a completed commit of table '{table.name}'; "
+            f"instant {instant_time} is not a completed commit of table '{meta_client.name}'; "
             f"savepoints pin one of: {', '.join(writes[-10:])}"
         )
-    if instant_time in savepoints(table):
-        raise TimelineError(f"table '{table.name}' already has a savepoint at {instant_time}")
-    view = FileSystemView(table.storage, timeline, instant_time)
+    if instant_time in savepoints(meta_client):
+        raise TimelineError(f"table '{meta_client.name}' already has a savepoint at {instant_time}")
+    view = FileSystemView(meta_client.storage, timeline, instant_time)
     files: dict[str, SavepointPartitionMetadata] = {}
     for group in view.file_groups():
         latest = group.latest_slice
@@ -72,40 +75,40 @@ def create_savepoint(
         partition_metadata=files,
     )
     instant = Instant(instant_time, Action.SAVEPOINT, State.INFLIGHT)
-    table.save_instant(instant)
+    meta_client.save_instant(instant)
     crash_point("savepoint.inflight")
-    table.save_instant(instant.with_state(State.COMPLETED), metadata.to_avro())
+    meta_client.save_instant(instant.with_state(State.COMPLETED), metadata.to_avro())
     return metadata
 
 
 def restore(
-    table: HoodieTable, savepoint_time: str, failed_writes: FailedWritesPolicy
+    meta_client: HoodieTableMetaClient, savepoint_time: str, failed_writes: FailedWritesPolicy
 ) -> RestoreMetadata:
     """Roll the table back to the snapshot of a savepoint; refused while a write or compaction
     is in progress (`failed_writes` tells: with a single writer, none is)."""
     with failed_writes.exclusive():
-        return _restore(table, savepoint_time, failed_writes)
+        return _restore(meta_client, savepoint_time, failed_writes)
 
 
 def _restore(
-    table: HoodieTable, savepoint_time: str, failed_writes: FailedWritesPolicy
+    meta_client: HoodieTableMetaClient, savepoint_time: str, failed_writes: FailedWritesPolicy
 ) -> RestoreMetadata:
-    if savepoint_time not in savepoints(table):
+    if savepoint_time not in savepoints(meta_client):
         raise TimelineError(
-            f"table '{table.name}' has no savepoint at {savepoint_time}; savepoints: "
-            f"{', '.join(savepoints(table)) or '(none)'}"
+            f"table '{meta_client.name}' has no savepoint at {savepoint_time}; savepoints: "
+            f"{', '.join(savepoints(meta_client)) or '(none)'}"
         )
-    _refuse_archived_after(table, savepoint_time)
+    _refuse_archived_after(meta_client, savepoint_time)
     started = time.monotonic()
-    timeline = table.timeline()
-    failed_writes.refuse_in_progress(timeline, table.name, "a restore")
+    timeline = meta_client.timeline()
+    failed_writes.refuse_in_progress(timeline, meta_client.name, "a restore")
     pending = [i for i in timeline.pending if i.action is Action.RESTORE]
     if pending:
         requested = pending[0].with_state(State.REQUESTED)
-        plan = RestorePlan.from_avro(table.instant_content(requested))
+        plan = RestorePlan.from_avro(meta_client.instant_content(requested))
         if plan.savepoint_to_restore_timestamp not in (None, savepoint_time):
             raise TimelineError(
-                f"table '{table.name}' has an interrupted restore {requested.timestamp} to "
+                f"table '{meta_client.name}' has an interrupted restore {requested.timestamp} to "
                 f"savepoint {plan.savepoint_to_restore_timestamp}; finish it first (restore "
                 f"to {plan.savepoint_to_restore_timestamp} again), then restore to "
                 f"{savepoint_time}"
@@ -124,11 +127,11 @@ def _restore(
         requested = Instant(
             new_instant_time(after=timeline.last_timestamp()), Action.RESTORE, State.REQUESTED
         )
-        table.save_instant(requested, plan.to_avro())
-    inflight = table.save_instant(requested.with_state(State.INFLIGHT))
-    rollback = Rollback(table)
+        meta_client.save_instant(requested, plan.to_avro())
+    inflight = meta_client.save_instant(requested.with_state(State.INFLIGHT))
+    rollback = Rollback(meta_client)
     done: dict[str, list] = {}
-    current = {(i.timestamp, i.action.value): i for i in table.timeline()}
+    current = {(i.timestamp, i.action.value): i for i in meta_client.timeline()}
     for info in plan.instants_to_rollback:
         instant = current.get((info.commit_time, info.action))
         if instant is None and info.action == Action.COMPACTION.value:
@@ -140,9 +143,9 @@ def _restore(
         done[info.commit_time] = [rollback.undo(undo_plan, inflight.timestamp, time.monotonic())]
         rollback.forget(undo_plan)
         crash_point("restore.instant_undone")
-    for later in table.timeline():  # savepoints of commits that no longer exist
+    for later in meta_client.timeline():  # savepoints of commits that no longer exist
         if later.action is Action.SAVEPOINT and later.timestamp > savepoint_time:
-            table.delete_instant(later, (State.COMPLETED, State.INFLIGHT))
+            meta_client.delete_instant(later, (State.COMPLETED, State.INFLIGHT))
     crash_point("restore.instants_undone")
     metadata = RestoreMetadata(
         start_restore_time=inflight.timestamp,
@@ -151,11 +154,11 @@ def _restore(
         hoodie_restore_metadata=done,
         restore_instant_info=list(plan.instants_to_rollback),
     )
-    table.save_instant(inflight.with_state(State.COMPLETED), metadata.to_avro())
+    meta_client.save_instant(inflight.with_state(State.COMPLETED), metadata.to_avro())
     return metadata
 
 
-def refuse_pending_restore(table: HoodieTable, action: str) -> None:
+def refuse_pending_restore(meta_client: HoodieTableMetaClient, action: str) -> None:
     """Writes and compactions wait for an interrupted restore to be finished.
 
     Until then the table holds some of the commits the restore is undoing; a new instant built
@@ -163,31 +166,29 @@ def refuse_pending_restore(table: HoodieTable, action: str) -> None:
     when it started), leaving data of undone commits in the table. Hudi refuses new commits
     for the same reason.
     """
-    pending = [i for i in table.timeline().pending if i.action is Action.RESTORE]
+    pending = [i for i in meta_client.timeline().pending if i.action is Action.RESTORE]
     if not pending:
         return
     requested = pending[0].with_state(State.REQUESTED)
-    plan = RestorePlan.from_avro(table.instant_content(requested))
+    plan = RestorePlan.from_avro(meta_client.instant_content(requested))
     savepoint = plan.savepoint_to_restore_timestamp or "its savepoint"
     raise TimelineError(
-        f"cannot {action} table '{table.name}': restore {requested.timestamp} to savepoint "
+        f"cannot {action} table '{meta_client.name}': restore {requested.timestamp} to savepoint "
         f"{savepoint} was interrupted and the table is partly restored. Finish it first: "
         f"restore to {savepoint} again (dbt: hoodie_restore)"
     )
 
 
-def _refuse_archived_after(table: HoodieTable, savepoint_time: str) -> None:
+def _refuse_archived_after(meta_client: HoodieTableMetaClient, savepoint_time: str) -> None:
     """A restore undoes instants from their metadata on the active timeline; commits archived
     beyond the savepoint (`hoodie.archive.beyond.savepoint`) have none left, so their files
     could not be found to roll back. Refuse before changing anything."""
-    from .archival import archived_instants
-
     archived = sorted(
-        {a.timestamp for a in archived_instants(table) if a.timestamp > savepoint_time}
+        {a.timestamp for a in meta_client.archived_instants() if a.timestamp > savepoint_time}
     )
     if archived:
         raise TimelineError(
-            f"cannot restore table '{table.name}' to savepoint {savepoint_time}: "
+            f"cannot restore table '{meta_client.name}' to savepoint {savepoint_time}: "
             f"{len(archived)} later instant(s) were archived beyond it ({archived[0]} .. "
             f"{archived[-1]}), and their files can no longer be rolled back. Restore needs "
             "them on the active timeline: archive with hoodie.archive.beyond.savepoint=false "

@@ -11,11 +11,11 @@ writer's changes. Writers on disjoint file groups both commit.
 
 from __future__ import annotations
 
+from ..compaction_plan import read_plan
 from ..exceptions import ConcurrentWriteConflict
-from ..index.bucket import bucket_of_file_id
+from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata
-from ..table import HoodieTable
-from ..table_services.compaction_plan import read_plan
+from ..naming import bucket_of_file_id
 from ..timeline import WRITE_ACTIONS, Action, Timeline
 
 FileGroups = set[tuple[str, str]]
@@ -43,7 +43,7 @@ def _same_bucket(touched: FileGroups, written: FileGroups) -> FileGroups:
 
 
 def check_conflicts(
-    table: HoodieTable,
+    meta_client: HoodieTableMetaClient,
     instant: str,
     seen_at_start: Timeline,
     written: FileGroups,
@@ -53,7 +53,7 @@ def check_conflicts(
     known = {i.timestamp for i in seen_at_start.completed}
     known_plans = {i.timestamp for i in seen_at_start if i.action is Action.COMPACTION}
     clashes: dict[str, FileGroups] = {}
-    for other in table.timeline():
+    for other in meta_client.timeline():
         if other.timestamp == instant:
             continue
         touched: FileGroups = set()
@@ -62,16 +62,16 @@ def check_conflicts(
             # the write's log files already start the slices the compaction's base files begin.
             continue
         if other.is_completed and other.action in WRITE_ACTIONS:
-            touched = file_groups_of(table.commit_metadata(other))
+            touched = file_groups_of(meta_client.commit_metadata(other))
         elif other.action is Action.COMPACTION:
-            touched = read_plan(table.storage, other.timestamp).file_groups()
+            touched = read_plan(meta_client.storage, other.timestamp).file_groups()
         overlap = (touched & written) | _same_bucket(touched, written)
         if overlap:
             clashes[f"{other.timestamp} ({other.action.value})"] = overlap
     if clashes:
         groups = sorted({fid for overlap in clashes.values() for _, fid in overlap})
         raise ConcurrentWriteConflict(
-            f"write {instant} to table '{table.name}' conflicts with "
+            f"write {instant} to table '{meta_client.name}' conflicts with "
             f"{', '.join(sorted(clashes))}, which changed the same file group(s) "
             f"{', '.join(groups[:5])}{' ...' if len(groups) > 5 else ''} after this write "
             "started; it was rolled back. Run it again: it will build on the new versions"

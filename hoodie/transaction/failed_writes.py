@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from ..config import WriteConfig
 from ..exceptions import CommitError, TimelineError
+from ..meta_client import HoodieTableMetaClient
 from ..storage import Storage
-from ..table import HoodieTable
 from ..timeline import WRITE_ACTIONS, Action, Instant, State, Timeline, new_instant_time
 from .heartbeat import Heartbeat, is_expired
 from .lock import LockProvider, table_lock
@@ -88,13 +88,13 @@ class FailedWritesPolicy:
             )
 
     def start_instant(
-        self, table: HoodieTable, action: Action, content: bytes = b""
+        self, meta_client: HoodieTableMetaClient, action: Action, content: bytes = b""
     ) -> tuple[Instant, Heartbeat | None]:
         """A new requested instant, unique even against writers starting at the same moment,
         and (LAZY) its heartbeat, which beats from before the instant exists: no writer ever
         sees the instant pending without a heartbeat and takes it for failed."""
         for _attempt in range(50):
-            when = new_instant_time(after=table.timeline().last_timestamp())
+            when = new_instant_time(after=meta_client.timeline().last_timestamp())
             instant = Instant(when, action, State.REQUESTED)
             beat = None
             if self.lazy:
@@ -102,11 +102,11 @@ class FailedWritesPolicy:
                 if not beat.claim():
                     continue  # another writer took this millisecond
             try:
-                return table.save_instant(instant, content), beat
+                return meta_client.save_instant(instant, content), beat
             except CommitError:
                 if beat is not None:
                     beat.stop()
-        raise CommitError(f"could not start a new {action.value} on table '{table.name}'")
+        raise CommitError(f"could not start a new {action.value} on table '{meta_client.name}'")
 
     def take_over(self, instant: str) -> Heartbeat | None:
         """LAZY: beat for an abandoned instant this writer is about to run again, so that no

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from ..exceptions import ConcurrentWriteConflict
 from ..faults import armed, crash_point
+from ..index.placement import FileGroupTarget
 from ..logformat import (
     DeleteRecord,
     add_meta_fields,
@@ -34,7 +35,6 @@ from ..naming import log_file_name
 from ..schema import PARTITION_PATH, RECORD_KEY, data_schema, to_avro_schema
 from ..storage import Storage
 from .merge_handle import (
-    FileGroupTarget,
     deduplicate,
     deleted_mask,
     group_key,

@@ -27,20 +27,20 @@ import pyarrow.compute as pc
 
 from ..exceptions import NullRecordKeyError
 from ..fs_view import FileSlice, FileSystemView
-from ..index.bucket import BUCKET, BucketIndex, new_bucket_file_id
+from ..index.bucket import BUCKET, BucketIndex
+from ..index.placement import FileGroupTarget, next_version
+from ..naming import new_bucket_file_id
 from ..schema import RECORD_KEY
 from ..storage import Storage
 from ..timeline import Timeline
 from .append_handle import AppendHandle
 from .merge_handle import (
     CopyOnWriteHandle,
-    FileGroupTarget,
     deleted_mask,
     group_key,
     stat_table,
     write_partition_metadata,
 )
-from .planner import next_version
 
 
 @dataclass

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from ..exceptions import DuplicateRecordKeyError
 from ..faults import crash_point
+from ..index.placement import FileGroupTarget
 from ..markers import IOType, WriteMarkers
 from ..merge import latest_per_key
 from ..metadata import WriteStat
@@ -41,25 +42,6 @@ TARGET = "__hoodie_target"  # the file id a record is written to
 STAT_SCHEMA = "stat string"
 MIN_KEY_FOOTER = b"hoodie_min_record_key"
 MAX_KEY_FOOTER = b"hoodie_max_record_key"
-
-
-@dataclass(frozen=True)
-class FileGroupTarget:
-    """Where one task writes: a new base file version, or (merge-on-read) a new log file."""
-
-    partition_path: str
-    file_id: str
-    previous_base_file: str | None  # relative path of the latest base file
-    previous_instant: str | None  # base instant of the slice the write builds on
-    # Merge-on-read appends: the log file's version and base instant, and the slice's log
-    # files so far (names; the write stat lists them all, as Hudi's delta write stat does).
-    log_version: int | None = None
-    log_base_instant: str | None = None
-    log_files: tuple[str, ...] = ()
-
-    @property
-    def appends_log(self) -> bool:
-        return self.log_version is not None
 
 
 def group_key(value):

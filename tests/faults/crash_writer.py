@@ -46,11 +46,11 @@ def main(base: str, plan_path: str) -> None:
 
         policy = (cfg.cleaner_policy, cfg.cleaner_commits_retained,
                   cfg.cleaner_file_versions_retained)  # fmt: skip
-        Cleaner(table, CleanConfig(*policy)).run()
+        Cleaner(table.meta_client, CleanConfig(*policy)).run()
     elif action == "archive":
         from hoodie.table_services.archival import archive
 
-        archive(table, cfg.keep_min_commits, cfg.keep_max_commits)
+        archive(table.meta_client, cfg.keep_min_commits, cfg.keep_max_commits)
     elif action == "savepoint":
         table.savepoint(plan["instant"])
     elif action == "restore":
@@ -58,7 +58,7 @@ def main(base: str, plan_path: str) -> None:
     elif action == "schedule_compaction":
         from hoodie.table_services.compaction import Compactor
 
-        Compactor(table, cfg).schedule()
+        Compactor(table.meta_client, cfg).schedule()
     elif action == "commit":
         commit(table, cfg, plan)
     sys.exit(NOT_REACHED)
@@ -68,16 +68,18 @@ def commit(table, cfg, plan) -> None:
     """The completion step of a write, given what the write had in hand at that moment."""
     from hoodie.metadata import CommitMetadata
     from hoodie.timeline import Action, Instant, State, Timeline
+    from hoodie.transaction.failed_writes import FailedWritesPolicy
     from hoodie.transaction.lock import FileSystemLock
-    from hoodie.write.client import WriteClient
+    from hoodie.transaction.transaction import Transaction
 
     with open(plan["ready"]) as handle:
         ready = json.load(handle)
     instant = Instant(ready["instant"], Action(ready["action"]), State.INFLIGHT)
     started = Timeline([Instant.parse_file_name(name) for name in ready["started"]])
     lock = FileSystemLock(table.storage, lease_seconds=plan["lease_seconds"])
-    client = WriteClient(table, cfg, lock_provider=lock)
-    client._complete(instant, CommitMetadata.from_json(ready["metadata"]), started)
+    policy = FailedWritesPolicy.of(table.storage, cfg, lock)
+    transaction = Transaction(table.meta_client, policy, instant, started)
+    transaction.commit(CommitMetadata.from_json(ready["metadata"]))
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ from hoodie.table_services.savepoint import savepoints
 from hoodie.timeline import Action, State
 from hoodie.transaction.heartbeat import heartbeat_path
 from hoodie.transaction.lock import LOCK_FILE
-from hoodie.write.client import WriteClient
+from hoodie.transaction.transaction import Transaction
 
 pytestmark = pytest.mark.slow
 
@@ -117,20 +117,20 @@ def capturing_commit(ready: Path):
     """Copy the table of a write to `ready/table` just before its commit step (files written
     and finalized, the instant inflight), with what that step is given in `ready/commit.json`:
     the instant, the write stats, the timeline the write started from."""
-    complete = WriteClient._complete
+    commit = Transaction.commit
 
-    def capture(client, instant, metadata, started):
-        shutil.copytree(client.table.base_uri, ready / "table")
+    def capture(transaction, metadata, *args, **kwargs):
+        shutil.copytree(transaction.meta_client.base_uri, ready / "table")
         inputs = {
-            "instant": instant.timestamp,
-            "action": instant.action.value,
+            "instant": transaction.instant.timestamp,
+            "action": transaction.instant.action.value,
             "metadata": metadata.to_json(),
-            "started": [i.file_name for i in started],
+            "started": [i.file_name for i in transaction.started_from],
         }
         (ready / "commit.json").write_text(json.dumps(inputs))
-        return complete(client, instant, metadata, started)
+        return commit(transaction, metadata, *args, **kwargs)
 
-    with mock.patch.object(WriteClient, "_complete", capture):
+    with mock.patch.object(Transaction, "commit", capture):
         yield
 
 
@@ -225,7 +225,7 @@ def test_archive_crash(spark, sources, crashed, point):
     assert_rows(spark, path, S3)
     assert listed() == everything
 
-    archive(table, keep_min=1, keep_max=2)  # the next archival
+    archive(table.meta_client, keep_min=1, keep_max=2)  # the next archival
     assert_rows(spark, path, S3)  # c2's files stay readable, archived or not
     assert listed() == everything
     assert_settled(table)
@@ -241,10 +241,10 @@ def test_savepoint_crash(spark, sources, crashed):
     c1, _, _ = sources["instants"]
     assert_rows(spark, path, S2)
     table = HoodieTable.open(path)
-    assert savepoints(table) == []  # an unfinished savepoint pins nothing
+    assert savepoints(table.meta_client) == []  # an unfinished savepoint pins nothing
 
     table.savepoint(c1)  # taken again
-    assert savepoints(table) == [c1]
+    assert savepoints(table.meta_client) == [c1]
     assert_settled(table)
     pinned = base_files_of(path, c1)
     table.clean(write_config(COW, options=CLEAN))  # would delete c1's files, but for the savepoint
@@ -267,7 +267,7 @@ def test_restore_crash(spark, sources, crashed, point):
     before = sorted(p.relative_to(path) for p in Path(path).rglob("*"))
     with pytest.raises(TimelineError, match=f"restore .* to savepoint {c1} was interrupted"):
         table.upsert(spark.createDataFrame(RECOVERY, SCHEMA), cfg)
-    if c2 in savepoints(table):
+    if c2 in savepoints(table.meta_client):
         with pytest.raises(TimelineError, match=f"interrupted restore .* to savepoint {c1}"):
             table.restore(c2)
     assert sorted(p.relative_to(path) for p in Path(path).rglob("*")) == before  # untouched
@@ -277,7 +277,7 @@ def test_restore_crash(spark, sources, crashed, point):
     assert_settled(table)
     timeline = table.timeline()
     assert timeline.completed.write_timeline.timestamps() == [c1]
-    assert savepoints(table) == [c1]
+    assert savepoints(table.meta_client) == [c1]
     assert len([i for i in timeline if i.action is Action.RESTORE]) == 1
     if point == "restore.instant_undone":  # writes work again (once is enough: a Spark write)
         table.upsert(spark.createDataFrame(RECOVERY, SCHEMA), cfg)

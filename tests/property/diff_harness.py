@@ -127,8 +127,8 @@ def scenario_script(scenario) -> str:
     if any(isinstance(op, FailedUpsert) for op in scenario.ops):
         lines[2:2] = [
             "from unittest import mock",
-            "from hoodie.write.client import WriteClient",
-            "from hoodie.table_services.rollback import Rollback",
+            "from hoodie.transaction.transaction import Transaction",
+            "from hoodie.transaction.rollback import Rollback",
             "from hoodie.transaction.failed_writes import FailedWritesPolicy",
             "def fail_at(point):",
             "    def crash_point(name):",
@@ -149,15 +149,15 @@ def _op_lines(p: Params, op) -> list[str]:
         df = f"spark.createDataFrame({delete_rows(p, op)!r}, {delete_schema(p)!r})"
         return [f"table.delete({df}, config)"]
     if isinstance(op, FailedUpsert):
-        patches = f"mock.patch('hoodie.write.client.crash_point', fail_at({op.point!r}))"
+        patches = f"mock.patch('hoodie.client.write_client.crash_point', fail_at({op.point!r}))"
         if op.recovery != "undone":  # the writer dies there: no undo of its own
-            patches += ", mock.patch.object(WriteClient, '_abort', lambda self, instant: None)"
+            patches += ", mock.patch.object(Transaction, 'abort', lambda self: None)"
         lines = [f"with {patches}:", "    try:"]
         lines += [f"        {line}" for line in _op_lines(p, op.upsert)]
         lines += ["    except Exception as e:", "        print('failed as planned:', e)"]
         if op.recovery == "explicit":
             lines.append(
-                "Rollback(table).rollback_failed_writes("
+                "Rollback(table.meta_client).rollback_failed_writes("
                 "FailedWritesPolicy.of(table.storage, config))"
             )
         return lines
@@ -166,7 +166,7 @@ def _op_lines(p: Params, op) -> list[str]:
     if isinstance(op, Clean):
         return ["table.clean(config)"]
     if isinstance(op, Archive):
-        return [f"archive(table, {p.keep_min}, {p.keep_max})"]
+        return [f"archive(table.meta_client, {p.keep_min}, {p.keep_max})"]
     if isinstance(op, Savepoint):
         return ["table.savepoint()"]
     if isinstance(op, Restore):
@@ -334,7 +334,7 @@ class Runner:
         elif isinstance(op, Archive):
             from hoodie.table_services.archival import archive
 
-            archive(table, self.p.keep_min, self.p.keep_max)
+            archive(table.meta_client, self.p.keep_min, self.p.keep_max)
         elif isinstance(op, Savepoint):
             table.savepoint()
         elif isinstance(op, Restore):
@@ -348,9 +348,9 @@ class Runner:
         """The write fails at a crash point; 'crashed' and 'explicit' also skip the writer's own
         undo, as if the process had died there (the next operation, or an explicit rollback of
         failed writes, must undo it)."""
-        from hoodie.table_services.rollback import Rollback as Rollbacks
         from hoodie.transaction.failed_writes import FailedWritesPolicy
-        from hoodie.write.client import WriteClient
+        from hoodie.transaction.rollback import Rollback as Rollbacks
+        from hoodie.transaction.transaction import Transaction
 
         def crash_point(name: str) -> None:
             if name == op.point:
@@ -361,30 +361,29 @@ class Runner:
         )
         try:
             with ExitStack() as stack:
-                stack.enter_context(mock.patch("hoodie.write.client.crash_point", crash_point))
+                stack.enter_context(
+                    mock.patch("hoodie.client.write_client.crash_point", crash_point)
+                )
                 if op.recovery != "undone":
-                    stack.enter_context(
-                        mock.patch.object(WriteClient, "_abort", lambda self, instant: None)
-                    )
+                    stack.enter_context(mock.patch.object(Transaction, "abort", lambda self: None))
                 self.table.upsert(df.coalesce(1), self.config)
         finally:
             if op.recovery == "explicit":
                 policy = FailedWritesPolicy.of(self.table.storage, self.config)
-                Rollbacks(self.table).rollback_failed_writes(policy)
+                Rollbacks(self.table.meta_client).rollback_failed_writes(policy)
             pending = [i for i in self.table.timeline().pending if i.action.value in WRITE_ACTIONS]
             if op.recovery == "undone" and pending:
                 raise Disagreement(f"a failed write left pending instants {pending}")
 
     # -- the timeline ------------------------------------------------------------------------
     def _table_writes(self) -> list[tuple[str, str]]:
-        from hoodie.table_services.archival import archived_instants
 
         active = {
             (i.timestamp, i.action.value) for i in self.table.timeline().completed.write_timeline
         }
         archived = {
             (a.timestamp, a.action)
-            for a in archived_instants(self.table)
+            for a in self.table.meta_client.archived_instants()
             if a.state == "COMPLETED" and a.action in WRITE_ACTIONS
         }
         return sorted(active | archived)

@@ -11,7 +11,6 @@ from _spark_helpers import id_dt_ts_config
 from hoodie import HoodieTable
 from hoodie.exceptions import TimelineError
 from hoodie.read.datasource import register
-from hoodie.table_services.archival import archived_instants
 from hoodie.timeline import WRITE_ACTIONS
 
 pytestmark = pytest.mark.spark
@@ -35,7 +34,9 @@ def test_old_instants_are_archived_and_their_files_stay_visible(spark, tmp_path,
         instants.append(table.upsert(df, cfg).instant)
     active = [i.timestamp for i in table.timeline().completed if i.action in WRITE_ACTIONS]
     assert len(active) <= 3 and active[-1] == instants[-1]
-    archived = {a.timestamp for a in archived_instants(table) if a.state == "COMPLETED"}
+    archived = {
+        a.timestamp for a in table.meta_client.archived_instants() if a.state == "COMPLETED"
+    }
     assert set(instants) - set(active) <= archived and archived
     assert os.listdir(os.path.join(path, ".hoodie", "archived"))
     # Archiving a compaction takes its `.compaction.*` files too: nothing looks pending.
@@ -84,7 +85,9 @@ def test_archiving_beyond_a_savepoint_leaves_a_hole_readers_handle(spark, tmp_pa
             table.savepoint()
     saved = instants[1]
     active = [i.timestamp for i in table.timeline().completed if i.action in WRITE_ACTIONS]
-    archived = {a.timestamp for a in archived_instants(table) if a.state == "COMPLETED"}
+    archived = {
+        a.timestamp for a in table.meta_client.archived_instants() if a.state == "COMPLETED"
+    }
     assert saved in active and instants[2] in archived and instants[0] in archived
     assert active[0] == saved and active[1] > instants[2]  # the hole
 

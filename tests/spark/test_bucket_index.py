@@ -165,7 +165,7 @@ def test_merge_on_read_bucket_writes_refuse_null_keys_and_respect_pending_compac
         table.upsert(bad, cfg)
     assert data_files(path) == before and table.timeline().timestamps() == timeline
 
-    planned = Compactor(table).schedule()
+    planned = Compactor(table.meta_client).schedule()
     assert planned is not None
     # Written while the plan is pending: the logs start the slice the compaction creates.
     during = table.upsert(
@@ -175,7 +175,7 @@ def test_merge_on_read_bucket_writes_refuse_null_keys_and_respect_pending_compac
         assert parse_log_file_name(os.path.basename(stat.path)).base_instant == planned
     expected = {i: f"n{i}" for i in range(10) if i != 3} | {1: "n1-v3"}
     assert {int(k): v["name"] for k, v in snapshot(table, spark).items()} == expected
-    Compactor(table).execute(spark, planned)
+    Compactor(table.meta_client).execute(spark, planned)
     assert {int(k): v["name"] for k, v in snapshot(table, spark).items()} == expected
     table.compact(spark, cfg)
     assert {int(k): v["name"] for k, v in snapshot(table, spark).items()} == expected

@@ -94,14 +94,14 @@ def test_a_pending_clean_is_finished_first(spark, tmp_path):
     cfg = config("pending_clean", hoodie_clean_automatic="false")
     table = HoodieTable.for_write(path, cfg)
     instants = write_versions(spark, table, cfg, 3)
-    cleaner = Cleaner(table, CleanConfig(commits_retained=1))
+    cleaner = Cleaner(table.meta_client, CleanConfig(commits_retained=1))
     planned = cleaner.schedule()  # a crash after planning leaves the plan pending
     plan = CleanerPlan.from_avro(
         open(os.path.join(path, ".hoodie", f"{planned}.clean.requested"), "rb").read()
     )
     assert plan.earliest_instant_to_retain.timestamp == instants[-1]
     assert versions(path) == instants
-    Cleaner(table, CleanConfig(commits_retained=1)).run()
+    Cleaner(table.meta_client, CleanConfig(commits_retained=1)).run()
     assert versions(path) == instants[-1:]
     states = {i.timestamp: i.state.name for i in table.timeline() if i.action is Action.CLEAN}
     assert states == {planned: "COMPLETED"}
@@ -118,12 +118,12 @@ def test_files_a_pending_compaction_reads_are_kept(spark, tmp_path):
     )
     table = HoodieTable.for_write(path, cfg)
     write_versions(spark, table, cfg, 2)  # base file + a log file
-    planned = Compactor(table).schedule()
+    planned = Compactor(table.meta_client).schedule()
     write_versions(spark, table, cfg, 1)  # a log file on the slice being compacted
     before = set(all_files(path))
     table.clean(cfg)  # one slice per file group so far: nothing to clean
     assert set(all_files(path)) == before
-    Compactor(table).execute(spark, planned)
+    Compactor(table.meta_client).execute(spark, planned)
     table.clean(cfg)  # now the compacted slice is the latest: the old one goes
     after = {p for p in all_files(path) if not p.startswith(".hoodie")}
     assert not [p for p in after if p.endswith(".parquet") and planned not in p]
@@ -151,7 +151,7 @@ def test_time_travel_errors_name_the_cleaned_range(spark, tmp_path):
     from hoodie.read.options import ReadOptions
     from hoodie.read.planner import plan_read, readable_range
 
-    assert readable_range(table) == (instants[1], instants[1])
+    assert readable_range(table.meta_client) == (instants[1], instants[1])
     options = ReadOptions.parse(
         {
             "hoodie.datasource.query.type": "incremental",
@@ -160,4 +160,4 @@ def test_time_travel_errors_name_the_cleaned_range(spark, tmp_path):
         }
     )
     with pytest.raises(TimelineError, match="cleaned"):
-        plan_read(table, options)
+        plan_read(table.meta_client, options)

@@ -16,11 +16,11 @@ import pytest
 from _spark_helpers import id_dt_ts_config
 
 from hoodie import HoodieTable
+from hoodie.client import write_client as client
 from hoodie.exceptions import CommitError, TimelineError
 from hoodie.read.datasource import register
 from hoodie.timeline import WRITE_ACTIONS, Action
 from hoodie.transaction.heartbeat import heartbeat_path
-from hoodie.write import client
 
 pytestmark = pytest.mark.spark
 

@@ -10,7 +10,8 @@ import pytest
 from _spark_helpers import all_files, id_dt_ts_config, parquet_files, snapshot, user_columns
 
 from hoodie import HoodieTable, WriteConfig
-from hoodie.exceptions import InvalidConfigError
+from hoodie.compaction_plan import read_plan
+from hoodie.exceptions import InvalidConfigError, TableIdentityError
 from hoodie.logformat import BlockType, add_meta_fields, parquet_data_block, read_log_file
 from hoodie.naming import parse_base_file_name, parse_log_file_name
 from hoodie.properties import COPY_ON_WRITE, MERGE_ON_READ
@@ -18,7 +19,6 @@ from hoodie.read.datasource import register
 from hoodie.schema import META_COLUMNS, to_avro_schema
 from hoodie.storage import Storage
 from hoodie.table_services.compaction import Compactor
-from hoodie.table_services.compaction_plan import read_plan
 from hoodie.timeline import Action, State
 
 pytestmark = pytest.mark.spark
@@ -257,7 +257,7 @@ def test_writes_during_a_pending_compaction_are_not_lost(spark, tmp_path):
     table = HoodieTable.for_write(str(tmp_path / "pending"), cfg)
     table.upsert(df(spark, [(1, "a", A, 1, False), (2, "b", A, 1, False)]), cfg)
     table.upsert(df(spark, [(1, "a2", A, 2, False)]), cfg)
-    compactor = Compactor(table)
+    compactor = Compactor(table.meta_client)
     planned = compactor.schedule()
     assert planned is not None
     # A write while the plan is pending starts the slice the compaction will create.
@@ -324,9 +324,9 @@ def test_table_type_cannot_change_without_full_refresh(spark, tmp_path):
     table.upsert(df(spark, [(1, "a", A, 1, False)]), cfg)
     cow = WriteConfig.build("typed", record_key="id", partition_path="dt",
                             precombine_field="ts", table_type=COPY_ON_WRITE)  # fmt: skip
-    with pytest.raises(InvalidConfigError, match="MERGE_ON_READ.*mor_upsert.*full-refresh"):
+    with pytest.raises(TableIdentityError, match="table_type=MERGE_ON_READ.*rebuild the table"):
         table.upsert(df(spark, [(1, "b", A, 2, False)]), cow)
-    # --full-refresh rebuilds it as copy-on-write.
+    # An overwrite (dbt's --full-refresh) rebuilds it as copy-on-write.
     table.overwrite(df(spark, [(1, "b", A, 2, False)]), cow)
     assert HoodieTable.open(table.base_uri).properties.table_type == COPY_ON_WRITE
     assert rows(HoodieTable.open(table.base_uri), spark) == {1: ("b", 2)}

@@ -6,13 +6,13 @@ import io
 
 import fastavro
 
-from hoodie.table_services.compaction import delta_commits_since_compaction
-from hoodie.table_services.compaction_plan import (
+from hoodie.compaction_plan import (
     PLAN_VERSION,
     CompactionOperation,
     CompactionPlan,
     plan_path,
 )
+from hoodie.table_services.compaction import delta_commits_since_compaction
 from hoodie.timeline import Action, Instant, State, Timeline
 
 OPERATIONS = [
@@ -53,7 +53,7 @@ def test_plan_is_an_avro_data_file_with_hudis_record_names():
 
 def test_version_1_plans_with_full_paths_are_read_by_file_name():
     raw = io.BytesIO()
-    from hoodie.table_services.compaction_plan import PLAN_SCHEMA
+    from hoodie.compaction_plan import PLAN_SCHEMA
 
     fastavro.writer(raw, PLAN_SCHEMA, [{
         "operations": [{

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from hoodie.fs_view import BaseFile
-from hoodie.write.planner import WorkloadProfile, plan_inserts
+from hoodie.index.placement import WorkloadProfile, plan_inserts
 
 MAX = 1000
 LIMIT = 600

@@ -8,14 +8,15 @@ import time
 
 import pytest
 
-from hoodie import HoodieTable, WriteConfig
+from hoodie import WriteConfig
 from hoodie.avro_metadata import InstantInfo, RollbackPlan, RollbackRequest
+from hoodie.compaction_plan import CompactionOperation, CompactionPlan
 from hoodie.exceptions import ConcurrentWriteConflict, LockTimeoutError, TimelineError
 from hoodie.fs_view import listed_log_blocks
+from hoodie.meta_client import HoodieTableMetaClient
 from hoodie.metadata import CommitMetadata, WriteStat
 from hoodie.properties import TableProperties
 from hoodie.storage import Storage
-from hoodie.table_services.compaction_plan import CompactionOperation, CompactionPlan
 from hoodie.timeline import Action, Instant, State
 from hoodie.transaction.conflicts import check_conflicts
 from hoodie.transaction.failed_writes import FailedWritesPolicy
@@ -87,8 +88,8 @@ def test_a_stale_heartbeat_counts_as_failed(tmp_path):
     assert not is_expired(storage, "1", interval_seconds=5, misses=2)
 
 
-def _table(tmp_path) -> HoodieTable:
-    return HoodieTable.create(
+def _table(tmp_path) -> HoodieTableMetaClient:
+    return HoodieTableMetaClient.create(
         str(tmp_path / "t"),
         TableProperties(name="t", table_type="COPY_ON_WRITE", record_key_fields=("id",)),
     )
@@ -172,7 +173,7 @@ def test_conflicts_with_compactions_planned_after_the_write_started_only(tmp_pat
     """A write that started while a compaction plan was pending wrote its log files on top of
     the plan's slices: the plan completing is no conflict. A plan made after the write started,
     or a write completed since, on the same file group is."""
-    table = HoodieTable.create(
+    table = HoodieTableMetaClient.create(
         str(tmp_path / "t"),
         TableProperties(name="t", table_type="MERGE_ON_READ", record_key_fields=("id",)),
     )

@@ -63,7 +63,7 @@ def spark_session(creds: HoodieCredentials) -> SparkSession:
     """The process's session for these credentials, created on first use."""
     from pyspark.sql import SparkSession
 
-    from hoodie.read.datasource import register
+    from hoodie import register_data_source
 
     conf = session_conf(creds)
     key = (creds.remote, creds.master, tuple(sorted(conf.items())))
@@ -82,6 +82,6 @@ def spark_session(creds: HoodieCredentials) -> SparkSession:
         for name, value in conf.items():
             builder = builder.config(name, value)
         session = builder.getOrCreate()
-        register(session)
+        register_data_source(session)
         _sessions[key] = session
         return session

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,30 +18,25 @@ from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter
-from dbt_common.exceptions import CompilationError, DbtRuntimeError
+from dbt_common.exceptions import DbtRuntimeError
 
-from hoodie import HoodieTable
-from hoodie.exceptions import (
-    HoodieError,
-    InvalidConfigError,
-    SchemaEvolutionError,
-    TimelineError,
-)
-from hoodie.properties import COPY_ON_WRITE, MERGE_ON_READ
-from hoodie.read.datasource import (
+from hoodie import (
     BASE_PATH_METADATA,
+    COPY_ON_WRITE,
+    MERGE_ON_READ,
+    META_COLUMNS,
     PUSHDOWN_OPTION,
     SOURCE_NAME,
-    catalog_schema,
+    HoodieError,
+    HoodieTable,
+    ReadOptions,
+    TimelineError,
+    check_batch,
 )
-from hoodie.read.options import ReadOptions
-from hoodie.schema import META_COLUMNS
-from hoodie.storage import Storage
-from hoodie.table_services.savepoint import savepoints
-from hoodie.write.validation import check_batch
 
 from . import contract
 from .connections import HoodieConnectionManager
+from .errors import dbt_error, dbt_errors
 from .model_config import model_settings
 from .snapshot import snapshot_batch, snapshot_errors, snapshot_settings
 
@@ -247,11 +241,8 @@ class HoodieAdapter(SparkAdapter):
                 result = HoodieTable.open(settings.base_uri).overwrite(df, cfg)
             else:
                 result = HoodieTable.for_write(settings.base_uri, cfg).upsert(df, cfg)
-        except (InvalidConfigError, SchemaEvolutionError) as exc:
-            # dbt reports on_schema_change refusals as compilation errors too.
-            raise CompilationError(f"Model '{model_name}': {exc}") from exc
         except HoodieError as exc:
-            raise DbtRuntimeError(f"Model '{model_name}': {exc}") from exc
+            raise dbt_error("Model", model_name, exc) from exc
         finally:
             if not_null:
                 df.unpersist()
@@ -275,7 +266,7 @@ class HoodieAdapter(SparkAdapter):
         current = spark.table(quoted).schema if spark.catalog.tableExists(name) else None
         registered = CatalogDocs.current(spark, relation, current) if current else CatalogDocs()
         docs = registered if docs is None else docs
-        wanted = docs.apply(catalog_schema(HoodieTable.open(base_uri)))
+        wanted = docs.apply(HoodieTable.open(base_uri).catalog_schema())
         if current is not None:
             # Names and types: a widened column (int -> bigint) needs the new type too.
             if (
@@ -288,7 +279,7 @@ class HoodieAdapter(SparkAdapter):
             spark.sql(f"DROP TABLE {quoted}")
         spark.catalog.createTable(
             name,
-            path=Storage(base_uri).uri(),
+            path=HoodieTable.location(base_uri),
             source=SOURCE_NAME,
             schema=wanted,
             description=docs.description,
@@ -318,7 +309,7 @@ class HoodieAdapter(SparkAdapter):
         """
         settings = self._snapshot_settings(relation, snapshot_name, config, columns)
         spark = self._spark()
-        wanted = Storage(settings.base_uri).uri()
+        wanted = HoodieTable.location(settings.base_uri)
         if spark.catalog.tableExists(f"{relation.schema}.{relation.identifier}"):
             fields = spark.table(f"`{relation.schema}`.`{relation.identifier}`").schema.fields
             registered = fields[0].metadata.get(BASE_PATH_METADATA) if fields else None
@@ -452,20 +443,11 @@ class HoodieAdapter(SparkAdapter):
             )
         return HoodieTable.open(settings.base_uri), settings.write_config
 
-    @contextmanager
-    def _operation(self, model_name: str):
-        try:
-            yield
-        except InvalidConfigError as exc:
-            raise CompilationError(f"Model '{model_name}': {exc}") from exc
-        except HoodieError as exc:
-            raise DbtRuntimeError(f"Model '{model_name}': {exc}") from exc
-
     @available
     def hoodie_clean(self, relation, model_name: str, config: dict[str, Any]) -> dict:
         """Clean a lake table now with the model's cleaning options (`hoodie_clean`)."""
         table, write_config = self._lake_table(relation, model_name, config)
-        with self._operation(model_name):
+        with dbt_errors("Model", model_name):
             metadata = table.clean(write_config)
         if metadata is None:
             return {"instant": "", "files_deleted": 0, "earliest_retained": ""}
@@ -481,7 +463,7 @@ class HoodieAdapter(SparkAdapter):
     ) -> dict:
         """Roll back the latest completed commit of a lake table (`hoodie_rollback`)."""
         table, write_config = self._lake_table(relation, model_name, config)
-        with self._operation(model_name):
+        with dbt_errors("Model", model_name):
             metadata = table.rollback(str(instant) if instant is not None else None, write_config)
         return {
             "instant": metadata.start_rollback_time,
@@ -495,7 +477,7 @@ class HoodieAdapter(SparkAdapter):
     ) -> dict:
         """Savepoint a commit of a lake table (default: the latest) (`hoodie_savepoint`)."""
         table, _ = self._lake_table(relation, model_name, config)
-        with self._operation(model_name):
+        with dbt_errors("Model", model_name):
             if instant is None:
                 writes = table.timeline().completed.write_timeline.instants
                 instant = writes[-1].timestamp if writes else None
@@ -509,9 +491,9 @@ class HoodieAdapter(SparkAdapter):
     ) -> dict:
         """Restore a lake table to a savepoint, by default the latest (`hoodie_restore`)."""
         table, write_config = self._lake_table(relation, model_name, config)
-        with self._operation(model_name):
+        with dbt_errors("Model", model_name):
             if instant is None:
-                pinned = savepoints(table)
+                pinned = table.savepoints()
                 if not pinned:
                     raise TimelineError(f"table '{table.name}' has no savepoint to restore")
                 instant = pinned[-1]
@@ -526,7 +508,7 @@ class HoodieAdapter(SparkAdapter):
     def hoodie_compact(self, relation, model_name: str, config: dict[str, Any]) -> list[dict]:
         """Compact a merge-on-read lake table now (the `hoodie_compact` operation)."""
         table, write_config = self._lake_table(relation, model_name, config)
-        with self._operation(model_name):
+        with dbt_errors("Model", model_name):
             results = table.compact(self._spark(), write_config)
         return [
             {

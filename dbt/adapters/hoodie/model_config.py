@@ -13,9 +13,7 @@ from typing import Any
 
 from dbt_common.exceptions import CompilationError
 
-from hoodie.config import WriteConfig, as_field_tuple
-from hoodie.exceptions import InvalidConfigError
-from hoodie.properties import MERGE_ON_READ
+from hoodie import MERGE_ON_READ, InvalidConfigError, WriteConfig, as_field_tuple
 
 ALIASES = {
     "record_key": ("record_key", "unique_key", "recordKey", "primaryKey"),

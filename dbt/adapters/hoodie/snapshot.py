@@ -29,10 +29,9 @@ from dbt_common.exceptions import CompilationError, DbtRuntimeError
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from hoodie.exceptions import DuplicateRecordKeyError, HoodieError, InvalidConfigError
-from hoodie.properties import COPY_ON_WRITE
-from hoodie.schema import META_COLUMNS
+from hoodie import COPY_ON_WRITE, META_COLUMNS, DuplicateRecordKeyError, HoodieError
 
+from .errors import dbt_error
 from .model_config import ALIASES, ModelSettings, model_settings
 
 LAKE_FORMATS = ("hoodie", "hudi")
@@ -175,7 +174,5 @@ def snapshot_errors(
             f"{columns['dbt_scd_id']}. Make the query return one row per unique_key (or "
             "widen unique_key to a list of columns that is unique)"
         ) from exc
-    except InvalidConfigError as exc:
-        raise CompilationError(f"Snapshot '{snapshot}': {exc}") from exc
     except HoodieError as exc:
-        raise DbtRuntimeError(f"Snapshot '{snapshot}': {exc}") from exc
+        raise dbt_error("Snapshot", snapshot, exc) from exc

@@ -36,12 +36,12 @@ from ..exceptions import HoodieError, TimelineError
 from ..faults import crash_point
 from ..logformat import BlockType, read_log_file, rollback_command_block
 from ..markers import WriteMarkers
+from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata
 from ..naming import log_file_name, parse_base_file_name, parse_log_file_name, write_token
-from ..table import HoodieTable
 from ..timeline import METAFOLDER, WRITE_ACTIONS, Action, Instant, State, new_instant_time
-from ..transaction.failed_writes import FailedWritesPolicy
-from ..transaction.heartbeat import heartbeat_path
+from .failed_writes import FailedWritesPolicy
+from .heartbeat import heartbeat_path
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +56,9 @@ class _Undo:
 
 
 class Rollback:
-    def __init__(self, table: HoodieTable):
-        self.table = table
-        self.storage = table.storage
+    def __init__(self, meta_client: HoodieTableMetaClient):
+        self.meta_client = meta_client
+        self.storage = meta_client.storage
 
     # -- entry points --------------------------------------------------------------------------
     def rollback_failed_writes(self, failed_writes: FailedWritesPolicy) -> list[str]:
@@ -77,13 +77,15 @@ class Rollback:
                 self._resume(pending)
             failed = self._abandoned(failed_writes)[1]  # after resuming: some may be gone
             for instant in failed:
-                log.warning("rolling back failed write %s of table '%s'", instant, self.table.name)
+                log.warning(
+                    "rolling back failed write %s of table '%s'", instant, self.meta_client.name
+                )
                 self.rollback(instant)
         return [i.timestamp for i in failed]
 
     def _abandoned(self, failed_writes: FailedWritesPolicy) -> tuple[list[Instant], list[Instant]]:
         """Pending rollbacks whose writer died (those of a failed instant), and failed writes."""
-        timeline = self.table.timeline()
+        timeline = self.meta_client.timeline()
         interrupted = [
             i
             for i in timeline.pending
@@ -113,35 +115,35 @@ class Rollback:
         """
         self.rollback_failed_writes(failed_writes)
         with failed_writes.exclusive():
-            timeline = self.table.timeline()
-            failed_writes.refuse_in_progress(timeline, self.table.name, "a rollback")
+            timeline = self.meta_client.timeline()
+            failed_writes.refuse_in_progress(timeline, self.meta_client.name, "a rollback")
             writes = timeline.completed.write_timeline.instants
             if not writes:
                 raise TimelineError(
-                    f"table '{self.table.name}' has no completed commit to roll back"
+                    f"table '{self.meta_client.name}' has no completed commit to roll back"
                 )
             latest = writes[-1]
             if any(i.action is Action.SAVEPOINT and i.timestamp == latest.timestamp
                    for i in timeline.completed):  # fmt: skip
                 raise TimelineError(
-                    f"commit {latest.timestamp} of table '{self.table.name}' is savepointed; "
+                    f"commit {latest.timestamp} of table '{self.meta_client.name}' is savepointed; "
                     "delete the savepoint first, or restore to an earlier one"
                 )
             if instant_time is not None and instant_time != latest.timestamp:
                 raise TimelineError(
                     f"instant {instant_time} is not the latest completed commit of table "
-                    f"'{self.table.name}' (that is {latest.timestamp}); only the latest can be "
-                    "rolled back. Restore a savepoint to go further back"
+                    f"'{self.meta_client.name}' (that is {latest.timestamp}); only the latest "
+                    "can be rolled back. Restore a savepoint to go further back"
                 )
             return self.rollback(latest)
 
     def rollback(self, instant: Instant) -> RollbackMetadata:
         started = time.monotonic()
         plan = self.plan(instant)
-        when = new_instant_time(after=self.table.timeline().last_timestamp())
+        when = new_instant_time(after=self.meta_client.timeline().last_timestamp())
         requested = Instant(when, Action.ROLLBACK, State.REQUESTED)
         self.revert_to_inflight(instant)
-        self.table.save_instant(requested, plan.to_avro())
+        self.meta_client.save_instant(requested, plan.to_avro())
         crash_point("rollback.planned")
         return self._execute(requested.with_state(State.INFLIGHT), plan, started)
 
@@ -157,9 +159,11 @@ class Rollback:
         stay in the inflight file in case the rollback is interrupted."""
         if not instant.is_completed:
             return
-        self.table.save_instant(instant.with_state(State.INFLIGHT), self._metadata_bytes(instant))
+        self.meta_client.save_instant(
+            instant.with_state(State.INFLIGHT), self._metadata_bytes(instant)
+        )
         crash_point("rollback.reverted_to_inflight")
-        self.table.delete_instant(instant, (State.COMPLETED,))
+        self.meta_client.delete_instant(instant, (State.COMPLETED,))
 
     # -- planning ------------------------------------------------------------------------------
     def _files_to_undo(self, instant: Instant) -> list[_Undo]:
@@ -183,7 +187,7 @@ class Rollback:
 
     def _metadata_bytes(self, instant: Instant) -> bytes:
         try:
-            return self.table.instant_content(instant)
+            return self.meta_client.instant_content(instant)
         except FileNotFoundError:
             return b""
 
@@ -252,13 +256,15 @@ class Rollback:
     def _resume(self, pending: Instant) -> None:
         requested = pending.with_state(State.REQUESTED)
         plan = RollbackPlan.from_avro(self._metadata_bytes(requested))
-        log.warning("finishing interrupted rollback %s of table '%s'", pending, self.table.name)
+        log.warning(
+            "finishing interrupted rollback %s of table '%s'", pending, self.meta_client.name
+        )
         self._execute(pending.with_state(State.INFLIGHT), plan, time.monotonic())
 
     def _execute(self, inflight: Instant, plan: RollbackPlan, started: float) -> RollbackMetadata:
-        self.table.save_instant(inflight)
+        self.meta_client.save_instant(inflight)
         metadata = self.undo(plan, inflight.timestamp, started)
-        self.table.save_instant(inflight.with_state(State.COMPLETED), metadata.to_avro())
+        self.meta_client.save_instant(inflight.with_state(State.COMPLETED), metadata.to_avro())
         crash_point("rollback.completed")
         self.forget(plan)
         return metadata
@@ -266,7 +272,7 @@ class Rollback:
     def forget(self, plan: RollbackPlan) -> None:
         """The rolled-back instant leaves the timeline, then its markers."""
         target = plan.instant_to_rollback
-        self.table.delete_instant(
+        self.meta_client.delete_instant(
             Instant(target.commit_time, Action(target.action), State.COMPLETED)
         )
         WriteMarkers(self.storage, target.commit_time).delete_all()

@@ -1,11 +1,12 @@
-"""Planning where inserts go: small file groups first, then new ones, none past the size cap.
+"""Placement: where each file group's new version goes, and where a batch's inserts go.
 
-Updates have no choice (they go to the file group that holds their key). Inserts are packed
-into each partition's small file groups (base file under `hoodie.parquet.small.file.limit`)
-up to `hoodie.parquet.max.file.size`, and the rest are spread evenly over as few new file groups
-as fit. Sizes come from the average record size of the last commit, as Hudi estimates them.
-Each bucket gets a slice of [0, 1); a record's key hash picks the slice, so the assignment is
-deterministic and needs no shuffle of its own.
+Updates have no choice: they go to the file group that holds their key (a new base file
+version, or under merge-on-read a new log file of its slice). Inserts are packed into each
+partition's small file groups (base file under `hoodie.parquet.small.file.limit`) up to
+`hoodie.parquet.max.file.size`, and the rest are spread evenly over as few new file groups as
+fit. Sizes come from the average record size of the last commit, as Hudi estimates them.
+Each insert bucket gets a slice of [0, 1); a record's key hash picks the slice, so the
+assignment is deterministic and needs no shuffle of its own.
 """
 
 from __future__ import annotations
@@ -15,7 +16,25 @@ from dataclasses import dataclass, field
 
 from ..fs_view import BaseFile, FileSlice
 from ..naming import new_file_id
-from .merge_handle import FileGroupTarget
+
+
+@dataclass(frozen=True)
+class FileGroupTarget:
+    """Where one task writes: a new base file version, or (merge-on-read) a new log file."""
+
+    partition_path: str
+    file_id: str
+    previous_base_file: str | None  # relative path of the latest base file
+    previous_instant: str | None  # base instant of the slice the write builds on
+    # Merge-on-read appends: the log file's version and base instant, and the slice's log
+    # files so far (names; the write stat lists them all, as Hudi's delta write stat does).
+    log_version: int | None = None
+    log_base_instant: str | None = None
+    log_files: tuple[str, ...] = ()
+
+    @property
+    def appends_log(self) -> bool:
+        return self.log_version is not None
 
 
 @dataclass(frozen=True)

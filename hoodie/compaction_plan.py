@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import fastavro
 
-from ..exceptions import HoodieError
-from ..storage import Storage
-from ..timeline import METAFOLDER, Action, Instant, State, Timeline
+from .exceptions import HoodieError
+from .storage import Storage
+from .timeline import METAFOLDER, Action, Instant, State, Timeline
 
 PLAN_VERSION = 2
 _NAMESPACE = "org.apache.hudi.avro.model"

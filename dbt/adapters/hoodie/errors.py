@@ -1,0 +1,49 @@
+"""The core's errors as dbt errors, in one place.
+
+The core's messages name the table, option, column or instant and say how to fix it in the
+core's own terms. Here they get the dbt resource they came from ("Model 'orders'",
+"Snapshot 'orders_history'") and the dbt way to act on them: config errors become compilation
+errors (as dbt reports `on_schema_change` refusals), everything else a runtime error, and a
+change the table cannot take in place (its keys, partitioning or type) says which `--full-refresh`
+rebuilds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from dbt_common.exceptions import CompilationError, DbtRuntimeError
+
+from hoodie import HoodieError, InvalidConfigError, SchemaEvolutionError, TableIdentityError
+
+MATERIALIZATIONS = {"COPY_ON_WRITE": "cow_upsert", "MERGE_ON_READ": "mor_upsert"}
+
+
+def dbt_error(resource: str, name: str, error: HoodieError) -> Exception:
+    """The dbt error for a core error raised while building `resource` `name`."""
+    message = f"{resource} '{name}': {error}"
+    if isinstance(error, TableIdentityError):
+        message += _rebuild_hint(resource, error)
+    if isinstance(error, (InvalidConfigError, SchemaEvolutionError)):
+        return CompilationError(message)
+    return DbtRuntimeError(message)
+
+
+@contextmanager
+def dbt_errors(resource: str, name: str) -> Iterator[None]:
+    """Raise the core's errors in the block as dbt errors naming the resource."""
+    try:
+        yield
+    except HoodieError as error:
+        raise dbt_error(resource, name, error) from error
+
+
+def _rebuild_hint(resource: str, error: TableIdentityError) -> str:
+    if error.setting == "table_type" and error.stored in MATERIALIZATIONS:
+        keep = MATERIALIZATIONS[str(error.stored)]
+        return (
+            f". In dbt: keep materialized='{keep}', or run the {resource.lower()} once with "
+            "--full-refresh to rebuild the table with the new materialization"
+        )
+    return f". In dbt: run the {resource.lower()} once with --full-refresh to rebuild the table"

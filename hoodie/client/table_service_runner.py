@@ -1,0 +1,122 @@
+"""Table services under one concurrency policy: run on demand, or after a write's commit.
+
+Every service first needs to know which pending instants have failed, and, with concurrent
+writers, to run alone where it rewrites the timeline. Both come from the table's write config
+(`FailedWritesPolicy`), built once here, so compaction, clean, archive, rollback and restore
+cannot apply different rules. After a commit the write client runs inline compaction, the
+automatic clean and archiving through `after_commit`: the commit is complete whatever
+happens there, so their failures are logged, not raised.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pyspark.sql import SparkSession
+
+from ..avro_metadata import CleanMetadata, RestoreMetadata, RollbackMetadata
+from ..config import WriteConfig
+from ..exceptions import HoodieError
+from ..meta_client import HoodieTableMetaClient
+from ..table_services.archival import archive
+from ..table_services.clean import CleanConfig, Cleaner
+from ..table_services.compaction import Compactor, delta_commits_since_compaction
+from ..table_services.savepoint import restore
+from ..timeline import Action
+from ..transaction.failed_writes import FailedWritesPolicy
+from ..transaction.lock import LockProvider
+from ..transaction.rollback import Rollback
+from ..write.result import WriteResult
+
+log = logging.getLogger(__name__)
+
+
+class TableServiceRunner:
+    def __init__(
+        self,
+        meta_client: HoodieTableMetaClient,
+        config: WriteConfig | None = None,
+        lock_provider: LockProvider | None = None,
+    ):
+        self.meta_client = meta_client
+        self.config = config  # how the table is written; None: one writer, the defaults
+        self.policy = FailedWritesPolicy.of(meta_client.storage, config, lock_provider)
+
+    # -- on demand -----------------------------------------------------------------------------
+    def rollback_failed_writes(self) -> list[str]:
+        return Rollback(self.meta_client).rollback_failed_writes(self.policy)
+
+    def compact(self, spark: SparkSession) -> list[WriteResult]:
+        return Compactor(self.meta_client, self.config, self.policy).run(spark)
+
+    def clean(self) -> CleanMetadata | None:
+        self.rollback_failed_writes()
+        return self._clean()
+
+    def archive(self) -> None:
+        with self.policy.exclusive():
+            config = self.config
+            if config is None:
+                archive(self.meta_client)
+            else:
+                archive(self.meta_client, config.keep_min_commits, config.keep_max_commits,
+                        config.archive_beyond_savepoint)  # fmt: skip
+
+    def restore(self, savepoint_time: str) -> RestoreMetadata:
+        return restore(self.meta_client, savepoint_time, self.policy)
+
+    def rollback(self, instant_time: str | None = None) -> RollbackMetadata:
+        return Rollback(self.meta_client).rollback_latest_commit(self.policy, instant_time)
+
+    # -- after a commit ------------------------------------------------------------------------
+    def after_commit(self, spark: SparkSession, result: WriteResult, compact: bool) -> None:
+        """Hudi's inline table services, in its order: compaction (when `compact` and enough
+        delta commits), clean, archive."""
+        config = self.config
+        if config is None:
+            return
+        if compact and config.inline_compaction:
+            result.compactions = self._compact_inline(spark)
+        if config.auto_clean:
+            self._logged("cleaning", self._clean)
+        if config.auto_archive:
+            self._logged("archiving the timeline of", self.archive)
+
+    def _compact_inline(self, spark: SparkSession) -> list[WriteResult]:
+        """After enough delta commits, fold the logs into base files. A failed compaction is
+        undone and its plan stays pending; the next trigger runs it again."""
+        timeline = self.meta_client.timeline()
+        has_pending = any(i.action is Action.COMPACTION for i in timeline.pending)
+        if not has_pending and (
+            delta_commits_since_compaction(timeline) < self.config.compaction_delta_commits
+        ):
+            return []
+        try:
+            return self.compact(spark)
+        except HoodieError as error:
+            log.warning(
+                "inline compaction of table '%s' failed and was undone; the delta commit stands "
+                "and compaction is retried after the next one: %s",
+                self.meta_client.name,
+                error,
+            )
+            return []
+
+    def _clean(self) -> CleanMetadata | None:
+        with self.policy.exclusive():  # one cleaner at a time among concurrent writers
+            return Cleaner(self.meta_client, self._clean_config()).run()
+
+    def _clean_config(self) -> CleanConfig:
+        if self.config is None:
+            return CleanConfig()
+        return CleanConfig(
+            policy=self.config.cleaner_policy,
+            commits_retained=self.config.cleaner_commits_retained,
+            file_versions_retained=self.config.cleaner_file_versions_retained,
+        )
+
+    def _logged(self, what: str, service) -> None:
+        try:
+            service()
+        except HoodieError as error:
+            log.warning("%s table '%s' failed: %s", what, self.meta_client.name, error)

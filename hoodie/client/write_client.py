@@ -1,0 +1,252 @@
+"""The write client: one write, from a Spark DataFrame to a completed instant.
+
+Hudi's three steps, with the driver only planning and committing; this module only puts them
+in order, each floor below doing its own part:
+1. prepare (`write/prepare.py`): each record's key, partition path and index columns; the
+   batch's schema checked; null keys refused;
+2. tag and place (`index/`): the index finds the file group already holding each key and
+   decides where every file group's new version and the inserts go;
+3. write (`write/executor.py`): one Spark task per file group writes its new version, and the
+   driver completes the instant (`transaction/transaction.py`). Until then readers see the
+   previous snapshot; a failure undoes the instant.
+After the commit, table services run under the same concurrency policy
+(`client/table_service_runner.py`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from ..compaction_plan import pending_compaction_file_groups
+from ..config import WriteConfig
+from ..exceptions import CommitError, HoodieError, TableIdentityError
+from ..faults import crash_point
+from ..fs_view import FileSlice, FileSystemView
+from ..index import index_for
+from ..index.base import Placement, TaggingContext
+from ..keygen import KeyGenerator
+from ..markers import WriteMarkers
+from ..meta_client import HoodieTableMetaClient, identity_changes, table_properties_for
+from ..metadata import CommitMetadata, WriteStat
+from ..naming import is_partition_metadata
+from ..schema import IS_DELETED, PARTITION_PATH, RECORD_KEY, to_avro_schema
+from ..table_services.savepoint import refuse_pending_restore
+from ..timeline import Action
+from ..transaction.lock import LockProvider
+from ..transaction.transaction import Transaction
+from ..write.executor import WriteExecutor
+from ..write.prepare import DELETE, INSERT_OVERWRITE_TABLE, BatchPreparer, batch_writer_schema
+from ..write.result import WriteResult
+from ..write.task_errors import raise_task_error
+from .table_service_runner import TableServiceRunner
+
+log = logging.getLogger(__name__)
+UPSERT = "UPSERT"
+
+
+class WriteClient:
+    def __init__(
+        self,
+        meta_client: HoodieTableMetaClient,
+        config: WriteConfig,
+        lock_provider: LockProvider | None = None,
+    ):
+        self.meta_client = meta_client
+        self.config = config
+        self._refuse_identity_change()
+        self.services = TableServiceRunner(meta_client, config, lock_provider)
+        self.index = index_for(config)
+        keygen = KeyGenerator(
+            config.record_key_fields,
+            config.partition_fields,
+            hive_style_partitioning=meta_client.properties.hive_style_partitioning,
+            url_encode=meta_client.properties.url_encode_partition_path,
+        )
+        self.preparer = BatchPreparer(meta_client.name, config, keygen, self.index)
+
+    def upsert(self, df: DataFrame) -> WriteResult:
+        return self._write(df, UPSERT)
+
+    def delete(self, df: DataFrame) -> WriteResult:
+        return self._write(df.withColumn(IS_DELETED, F.lit(True)), DELETE)
+
+    def insert_overwrite_table(self, df: DataFrame) -> WriteResult:
+        """Replace the table's contents with `df` in one replace commit.
+
+        Every current file group is listed as replaced and the rows go to new file groups, so
+        readers switch from the old contents to the new at the commit, and time travel to
+        earlier instants still finds the old files (until cleaning removes them).
+        """
+        return self._write(df, INSERT_OVERWRITE_TABLE)
+
+    # -- the pipeline --------------------------------------------------------------------------
+    def _write(self, df: DataFrame, operation: str) -> WriteResult:
+        started = time.monotonic()
+        meta_client, spark = self.meta_client, df.sparkSession
+        refuse_pending_restore(meta_client, "write to")
+        schema = batch_writer_schema(meta_client.name, self.config, df, meta_client.schema(),
+                                     operation)  # fmt: skip
+        # Writes that crashed before completing are rolled back first (with concurrent
+        # writers, only those whose heartbeat stopped).
+        self.services.rollback_failed_writes()
+        overwrite = operation == INSERT_OVERWRITE_TABLE
+        merge_on_read = meta_client.merge_on_read
+        one_job = self.index.tags_in_write_tasks(merge_on_read) and not overwrite
+        prepared = self.preparer.prepare(df, schema, operation)
+        if one_job:
+            prepared = prepared.withColumn(RECORD_KEY, self.preparer.key_or_error())
+        else:
+            # Tagging and writing both read the batch: cache it, so that model SQL that is not
+            # deterministic is computed once, and the key and index columns only once.
+            prepared = prepared.persist()
+        if not overwrite:
+            self.index.check_table(meta_client, meta_client.timeline())
+        if overwrite:
+            action = Action.REPLACE_COMMIT
+        else:
+            action = Action.DELTA_COMMIT if merge_on_read else Action.COMMIT
+        transaction = Transaction.start(meta_client, self.services.policy, action)
+        placement: Placement | None = None
+        try:
+            crash_point("write.requested")
+            pending = pending_compaction_file_groups(meta_client.storage, transaction.started_from)
+            executor = WriteExecutor(meta_client, self.config, transaction.instant_time, schema,
+                                     operation)  # fmt: skip
+            replaced: dict[str, list[str]] = {}
+            if one_job:
+                planned = CommitMetadata(operation_type=operation)
+            else:
+                placement, replaced, partitions = self._tag_and_place(
+                    prepared, transaction, operation, pending
+                )
+                crash_point("write.tagged")
+                planned = _planned(placement, operation, replaced)
+            transaction.inflight(planned.to_json().encode())
+            crash_point("write.inflight")
+            if one_job:
+                stats = executor.write_buckets(prepared, self.index, transaction.started_from,
+                                               pending)  # fmt: skip
+                partitions = sorted({s.partition_path for s in stats})
+            else:
+                executor.write_partition_metadata(placement.profile.partitions)
+                crash_point("write.partition_metadata")
+                stats = executor.write_file_groups(
+                    placement.tagged, placement.insert_buckets, placement.targets
+                )
+            metadata = CommitMetadata(
+                operation_type=operation,
+                extra_metadata={
+                    "schema": to_avro_schema(schema, meta_client.name),
+                    **self.index.commit_metadata(),
+                },
+                partition_to_replace_file_ids=replaced if overwrite else None,
+            )
+            for stat in stats:
+                metadata.add(stat)
+            crash_point("write.files_written")
+            executor.finalize(metadata)
+            crash_point("write.finalized")
+            transaction.commit(metadata)
+        except BaseException as error:
+            transaction.abort()
+            if isinstance(error, HoodieError):
+                raise
+            raise_task_error(error)
+            raise CommitError(
+                f"write {transaction.instant_time} to table '{meta_client.name}' failed and was "
+                f"undone (readers still see the previous snapshot): {error}"
+            ) from error
+        finally:
+            prepared.unpersist()
+            if placement is not None and placement.cached:
+                placement.tagged.unpersist()
+            transaction.end()
+        result = WriteResult(transaction.instant_time, operation, metadata,
+                             time.monotonic() - started, partitions)  # fmt: skip
+        crash_point("write.completed")
+        WriteMarkers(meta_client.storage, transaction.instant_time).delete_all()
+        log.info("%s", result.summary())
+        self.services.after_commit(spark, result, compact=merge_on_read and not overwrite)
+        return result
+
+    def _tag_and_place(
+        self,
+        prepared: DataFrame,
+        transaction: Transaction,
+        operation: str,
+        pending: dict[tuple[str, str], str],
+    ) -> tuple[Placement, dict[str, list[str]], list[str]]:
+        """Summarize the batch (null keys stop it here), then let the index tag and place it.
+        An overwrite replaces every file group, so its records are all inserts."""
+        summary = self.preparer.summarize(prepared)
+        partitions = sorted({r[PARTITION_PATH] for r in summary})
+        view = FileSystemView(self.meta_client.storage, transaction.started_from)
+        replaced: dict[str, list[str]] = {}
+        slices: list[FileSlice] = []
+        if operation == INSERT_OVERWRITE_TABLE:
+            for group in view.file_groups():
+                replaced.setdefault(group.partition_path, []).append(group.file_id)
+        else:
+            groups = view.file_groups(self._existing(partitions))
+            slices = [g.latest_slice for g in groups if g.latest_slice is not None]
+        context = TaggingContext(
+            meta_client=self.meta_client,
+            config=self.config,
+            timeline=transaction.started_from,
+            view=view,
+            slices=slices,
+            partitions=partitions,
+            summary=summary,
+            pending_compactions=pending,
+            delete_operation=operation == DELETE,
+        )
+        placement = self.index.tag_and_place(prepared, context)
+        if placement.cached:
+            prepared.unpersist()  # the tagged batch is the cache from here on
+        return placement, replaced, partitions
+
+    def _existing(self, partitions: list[str]) -> list[str]:
+        """The partitions among these that the table already has."""
+        storage = self.meta_client.storage
+        return [
+            p for p in partitions
+            if any(is_partition_metadata(f.name) for f in storage.list_files(p))
+        ]  # fmt: skip
+
+    def _refuse_identity_change(self) -> None:
+        """A write must agree with the table's identity: keys, type and partitioning."""
+        stored = self.meta_client.properties
+        for change in identity_changes(stored, table_properties_for(self.config)):
+            raise TableIdentityError(
+                f"table '{stored.name}' at {self.meta_client.base_uri} was created with "
+                f"{change.setting}={_show(change.stored)}, but this write asks for "
+                f"{change.setting}={_show(change.wanted)}. A table's {change.setting} cannot "
+                "change: restore the setting, or rebuild the table",
+                setting=change.setting,
+                stored=change.stored,
+                wanted=change.wanted,
+            )
+
+
+def _planned(placement: Placement, operation: str, replaced: dict[str, list[str]]):
+    """The `.inflight` file's content: the file groups the write is about to touch."""
+    overwrite = operation == INSERT_OVERWRITE_TABLE
+    planned = CommitMetadata(
+        operation_type=operation, partition_to_replace_file_ids=replaced if overwrite else None
+    )
+    for target in placement.targets.values():
+        planned.add(WriteStat(target.file_id, target.partition_path, None,
+                              prev_commit=target.previous_instant or "null"))  # fmt: skip
+    return planned
+
+
+def _show(value: object) -> str:
+    if isinstance(value, tuple):
+        return "[" + ", ".join(value) + "]" if value else "(none)"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value) if value else "(none)"

@@ -1,0 +1,122 @@
+"""The index interface: where a batch's records live now, and where their new versions go.
+
+Hudi's `HoodieIndex` with its partitioner: an index tags each record with the file group that
+holds its key (or none: an insert), and places every record: updates to their file group's
+next version, inserts into small or new file groups. SIMPLE (`simple.py`) joins the batch
+with stored keys; BUCKET (`bucket.py`) computes the file group from a hash of the key. The
+coming BLOOM, global and record-level indexes implement the same two steps.
+
+An index may also tag inside the write tasks themselves (`tags_in_write_tasks`): then the
+write needs no tagging job, and each task finds its records' file slice as it writes.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, Row
+
+from ..config import WriteConfig
+from ..fs_view import FileSlice, FileSystemView
+from ..meta_client import HoodieTableMetaClient
+from ..schema import PARTITION_PATH
+from ..timeline import Timeline
+from .placement import FileGroupTarget, InsertBucket, WorkloadProfile, next_version
+
+# Recorded in each commit's extra metadata: which index placed the records (and, for the
+# BUCKET index, into how many buckets per partition).
+INDEX_TYPE_KEY = "hoodie.index.type"
+LOCATION = "__hoodie_location"  # file id of the file group holding the key, or null
+
+
+@dataclass
+class TaggingContext:
+    """What a write knows when its index tags the batch."""
+
+    meta_client: HoodieTableMetaClient
+    config: WriteConfig
+    timeline: Timeline  # the timeline the write started from
+    view: FileSystemView
+    slices: list[FileSlice]  # latest slices of the table's partitions the batch touches
+    partitions: list[str]  # the batch's partitions
+    summary: list[Row]  # the batch per `summary_keys`: rows (and the index's aggregates)
+    pending_compactions: dict[tuple[str, str], str]  # (partition, file id) -> compaction
+    delete_operation: bool  # Hudi's delete: keys the table lacks have nothing to do
+
+    @property
+    def incoming_rows(self) -> int:
+        return sum(row["rows"] for row in self.summary)
+
+
+@dataclass
+class Placement:
+    """The batch tagged (LOCATION per record) and where every file group's version goes."""
+
+    tagged: DataFrame
+    profile: WorkloadProfile
+    insert_buckets: list[InsertBucket]  # inserts spread by key hash (empty: inserts tagged)
+    targets: dict[str, FileGroupTarget]  # file id -> where its new version goes
+    cached: bool = False  # `tagged` is a cache of its own: the write unpersists it
+
+
+class HoodieIndex(ABC):
+    name: str  # as `hoodie.index.type` names it
+
+    def columns(self) -> dict[str, Column]:
+        """Columns the index adds to the prepared batch (computed once, before tagging)."""
+        return {}
+
+    def summary_keys(self) -> list[str]:
+        """What the batch's summary (its one driver-side job before tagging) groups by,
+        besides the partition path."""
+        return []
+
+    def summary_aggregates(self) -> list[Column]:
+        """Aggregates of the summary besides `rows` (the count), which every index gets."""
+        return []
+
+    def commit_metadata(self) -> dict[str, str]:
+        """What a commit records about the index (Hudi's extra metadata keys)."""
+        return {INDEX_TYPE_KEY: self.name}
+
+    def check_table(self, meta_client: HoodieTableMetaClient, timeline: Timeline) -> None:
+        """Refuse a config that cannot place records in this table as it was written."""
+        return None
+
+    def tags_in_write_tasks(self, merge_on_read: bool) -> bool:
+        """Whether the write tasks tag their own records (no tagging job before writing)."""
+        return False
+
+    @abstractmethod
+    def tag_and_place(self, batch: DataFrame, context: TaggingContext) -> Placement:
+        """Tag every record of `batch` with its file group and decide the targets."""
+
+
+def next_versions(
+    profile: WorkloadProfile,
+    slices: list[FileSlice],
+    pending_compactions: dict[tuple[str, str], str],
+    merge_on_read: bool,
+    skip: dict[str, FileGroupTarget] | None = None,
+) -> dict[str, FileGroupTarget]:
+    """The next version of every existing file group the profile updates (not in `skip`)."""
+    by_group = {(s.partition_path, s.file_id): s for s in slices}
+    targets: dict[str, FileGroupTarget] = {}
+    for partition, groups in profile.updates.items():
+        for file_id in groups:
+            if skip and file_id in skip:
+                continue
+            file_slice = by_group.get((partition, file_id))
+            if file_slice is not None:
+                pending = pending_compactions.get((partition, file_id))
+                targets[file_id] = next_version(file_slice, pending, merge_on_read)
+    return targets
+
+
+def profile_of(tagged: DataFrame) -> WorkloadProfile:
+    """Records per partition and file group (None: inserts) of a tagged batch (one job)."""
+    profile = WorkloadProfile()
+    for row in tagged.groupBy(PARTITION_PATH, LOCATION).count().collect():
+        profile.add(row[PARTITION_PATH], row[LOCATION], row["count"])
+    return profile

@@ -1,0 +1,219 @@
+"""The meta client: a table's identity, properties and timeline, as every floor above reads them.
+
+Hudi's `HoodieTableMetaClient`. It knows where the table lives (its `Storage`), what
+`hoodie.properties` says, and how instants are stored under `.hoodie/`; it knows nothing of
+Spark, writes of data files or table services, which all build on it. It holds no state beyond
+the table's identity: every call reloads the timeline, so one object can be kept across
+writes, by this process or others.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from . import properties as props
+from .archived_timeline import ArchivedInstant, archived_instants
+from .avro_metadata import CleanMetadata
+from .config import WriteConfig
+from .exceptions import CommitError, TableExistsError, TableNotFoundError
+from .fs_view import FileSystemView
+from .keygen import KeyGenerator
+from .metadata import CommitMetadata
+from .schema import from_avro_schema
+from .storage import Storage
+from .timeline import METAFOLDER, Action, Instant, State, Timeline
+
+PROPERTIES_FILE = posixpath.join(METAFOLDER, "hoodie.properties")
+_LAYOUT_FOLDERS = (".temp", "archived", ".aux", ".schema")
+
+
+class HoodieTableMetaClient:
+    def __init__(self, storage: Storage, properties: props.TableProperties):
+        self.storage = storage
+        self.properties = properties
+
+    def __repr__(self) -> str:
+        return f"HoodieTableMetaClient({self.properties.name!r}, {self.storage.base_uri!r})"
+
+    @property
+    def base_uri(self) -> str:
+        return self.storage.base_uri
+
+    @property
+    def name(self) -> str:
+        return self.properties.name
+
+    @property
+    def merge_on_read(self) -> bool:
+        return self.properties.table_type == props.MERGE_ON_READ
+
+    # -- opening -------------------------------------------------------------------------------
+    @staticmethod
+    def exists(base_uri: str) -> bool:
+        return Storage(base_uri).exists(PROPERTIES_FILE)
+
+    @classmethod
+    def open(cls, base_uri: str) -> HoodieTableMetaClient:
+        storage = Storage(base_uri)
+        if not storage.exists(PROPERTIES_FILE):
+            raise TableNotFoundError(
+                f"no Hudi table at '{storage.base_uri}' (missing {PROPERTIES_FILE})"
+            )
+        loaded = props.loads(storage.read_text(PROPERTIES_FILE))
+        return cls(storage, props.TableProperties.from_dict(loaded))
+
+    @classmethod
+    def create(cls, base_uri: str, properties: props.TableProperties) -> HoodieTableMetaClient:
+        """Lay out `.hoodie/` and write `hoodie.properties`; the timeline starts empty.
+
+        `hoodie.properties` is created exclusively and last, so of two writers creating one
+        table at once exactly one succeeds, and a crash leaves no table rather than half of one.
+        """
+        storage = Storage(base_uri)
+        if storage.exists(PROPERTIES_FILE):
+            raise TableExistsError(f"a Hudi table already exists at '{storage.base_uri}'")
+        for folder in _LAYOUT_FOLDERS:
+            storage.makedirs(posixpath.join(METAFOLDER, folder))
+        text = props.dumps(properties.to_dict(), comment="Properties saved by dbt-hoodie")
+        if not storage.create_if_absent(PROPERTIES_FILE, text.encode()):
+            raise TableExistsError(f"a Hudi table already exists at '{storage.base_uri}'")
+        return cls(storage, properties)
+
+    @classmethod
+    def open_or_create(cls, base_uri: str, properties: props.TableProperties):
+        """The table at `base_uri`, created with `properties` when there is none."""
+        if cls.exists(base_uri):
+            return cls.open(base_uri)
+        try:
+            return cls.create(base_uri, properties)
+        except TableExistsError:  # a concurrent writer's first write created it just now
+            return cls.open(base_uri)
+
+    # -- the timeline --------------------------------------------------------------------------
+    def timeline(self) -> Timeline:
+        return Timeline.load(self.storage)
+
+    def archived_instants(self) -> list[ArchivedInstant]:
+        return archived_instants(self.storage)
+
+    def file_system_view(self, as_of: str | None = None) -> FileSystemView:
+        return FileSystemView(self.storage, self.timeline(), as_of)
+
+    def instant_content(self, instant: Instant) -> bytes:
+        """What the timeline file of `instant` in its state holds (JSON or Avro)."""
+        return self.storage.read_bytes(posixpath.join(METAFOLDER, instant.file_name))
+
+    def commit_metadata(self, instant: Instant) -> CommitMetadata:
+        return CommitMetadata.from_json(self.instant_content(instant))
+
+    def save_instant(self, instant: Instant, content: bytes = b"") -> Instant:
+        """Record `instant` in its state on the timeline.
+
+        A new instant is created exclusively, so two writers can never both own one time; later
+        states replace the file atomically, so readers see the old state or the new one.
+        """
+        path = posixpath.join(METAFOLDER, instant.file_name)
+        if instant.state is State.REQUESTED:
+            if not self.storage.create_if_absent(path, content):
+                raise CommitError(f"instant {instant.timestamp} already exists on the timeline")
+        else:
+            self.storage.write_atomic(path, content)
+        return instant
+
+    def delete_instant(
+        self,
+        instant: Instant,
+        states: tuple[State, ...] = (State.COMPLETED, State.INFLIGHT, State.REQUESTED),
+    ) -> None:
+        """Remove an instant's timeline files in these states, newest first by default, so the
+        instant leaves the timeline before its older states do."""
+        for state in states:
+            self.storage.delete(posixpath.join(METAFOLDER, instant.with_state(state).file_name))
+
+    def delete_pending_instant(self, instant: Instant) -> None:
+        """Remove the requested and inflight files of an instant that will not complete."""
+        self.delete_instant(instant, (State.INFLIGHT, State.REQUESTED))
+
+    # -- what the timeline says ----------------------------------------------------------------
+    def latest_commit_metadata(self) -> tuple[Instant, CommitMetadata] | None:
+        for instant in reversed(self.timeline().completed.write_timeline.instants):
+            return instant, self.commit_metadata(instant)
+        return None
+
+    def schema(self) -> pa.Schema | None:
+        """The latest writer schema (without meta columns), or None for a table with no commits."""
+        for instant in reversed(self.timeline().completed.write_timeline.instants):
+            avro = self.commit_metadata(instant).schema
+            if avro:
+                return from_avro_schema(avro)
+        if self.properties.create_schema:
+            return from_avro_schema(self.properties.create_schema)
+        return None
+
+    def earliest_commit_to_retain(self) -> str | None:
+        """The start of the readable range that cleaning left: the latest clean's retained
+        commit (older file versions may be gone)."""
+        for instant in reversed(self.timeline().completed.instants):
+            if instant.action is Action.CLEAN:
+                retained = CleanMetadata.from_avro(self.instant_content(instant))
+                if retained.earliest_commit_to_retain:
+                    return retained.earliest_commit_to_retain
+        return None
+
+
+def table_properties_for(config: WriteConfig) -> props.TableProperties:
+    """The `hoodie.properties` a table created by this config gets."""
+    keygen = KeyGenerator(config.record_key_fields, config.partition_fields)
+    payload = (
+        "DefaultHoodieRecordPayload"
+        if config.precombine_field
+        else "OverwriteWithLatestAvroPayload"
+    )
+    return props.TableProperties(
+        name=config.table_name,
+        table_type=config.table_type,
+        record_key_fields=config.record_key_fields,
+        partition_fields=config.partition_fields,
+        precombine_field=config.precombine_field,
+        key_generator_class=keygen.class_name,
+        hive_style_partitioning=config.hive_style_partitioning,
+        url_encode_partition_path=config.url_encode_partition_path,
+        database=config.database,
+        extra={
+            "hoodie.table.timeline.timezone": "UTC",
+            "hoodie.compaction.payload.class": f"org.apache.hudi.common.model.{payload}",
+        },
+    )
+
+
+@dataclass(frozen=True)
+class IdentityChange:
+    """One setting of a table's identity that a write asks to change."""
+
+    setting: str  # the write config's name for it
+    stored: object
+    wanted: object
+
+
+# A table's identity: what its files are laid out by, and never changes in place.
+_IDENTITY = (
+    ("record_key", "record_key_fields"),
+    ("partition_path", "partition_fields"),
+    ("precombine_field", "precombine_field"),
+    ("table_type", "table_type"),
+    ("hive_style_partitioning", "hive_style_partitioning"),
+)
+
+
+def identity_changes(
+    stored: props.TableProperties, wanted: props.TableProperties
+) -> list[IdentityChange]:
+    """The identity settings in which `wanted` differs from the table's `stored` properties."""
+    return [
+        IdentityChange(setting, getattr(stored, field), getattr(wanted, field))
+        for setting, field in _IDENTITY
+        if getattr(stored, field) != getattr(wanted, field)
+    ]

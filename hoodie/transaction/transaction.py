@@ -1,0 +1,148 @@
+"""One action's life on the timeline: started, made inflight, then completed or undone.
+
+Every action that writes files under an instant (a write, a compaction, later clustering) goes
+through a `Transaction`, so that the concurrency policy is applied the same way everywhere:
+- the instant is created exclusively and, with concurrent writers, its heartbeat beats from
+  before it exists (`FailedWritesPolicy.start_instant`), so no other writer takes it for
+  failed while it works;
+- with concurrent writers the completion happens under the table lock, after checking that no
+  other writer rolled this instant back and that nothing completed since this one started
+  touched the same file groups (`conflicts.py`);
+- a failure undoes the instant at once: a write's files are rolled back (a rollback instant
+  records it) or, with nothing written, its pending files just leave the timeline; a
+  compaction goes back to its plan, which stays pending to be run again.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ..exceptions import CommitError
+from ..faults import crash_point
+from ..markers import WriteMarkers
+from ..meta_client import HoodieTableMetaClient
+from ..metadata import CommitMetadata
+from ..timeline import Action, Instant, State, Timeline
+from .conflicts import check_conflicts, file_groups_of
+from .failed_writes import FailedWritesPolicy
+from .heartbeat import Heartbeat
+from .rollback import Rollback
+
+log = logging.getLogger(__name__)
+
+
+class Transaction:
+    def __init__(
+        self,
+        meta_client: HoodieTableMetaClient,
+        policy: FailedWritesPolicy,
+        instant: Instant,
+        started_from: Timeline,
+        heartbeat: Heartbeat | None = None,
+    ):
+        self.meta_client = meta_client
+        self.policy = policy
+        self.instant = instant
+        self.started_from = started_from  # what this action built on: conflicts are after it
+        self.heartbeat = heartbeat
+
+    @classmethod
+    def start(
+        cls,
+        meta_client: HoodieTableMetaClient,
+        policy: FailedWritesPolicy,
+        action: Action,
+        plan: bytes = b"",
+    ) -> Transaction:
+        """A new requested instant (holding `plan`, if any) and its heartbeat."""
+        started_from = meta_client.timeline()
+        instant, heartbeat = policy.start_instant(meta_client, action, plan)
+        return cls(meta_client, policy, instant, started_from, heartbeat)
+
+    @classmethod
+    def take_over(
+        cls, meta_client: HoodieTableMetaClient, policy: FailedWritesPolicy, instant: Instant
+    ) -> Transaction | None:
+        """Resume a pending instant whose writer failed (a compaction plan nobody runs), or
+        None when it is not abandoned, or no longer pending."""
+        if not policy.has_failed(instant.timestamp):
+            return None
+        with policy.exclusive():
+            timeline = meta_client.timeline()
+            still = any(i.timestamp == instant.timestamp and i.action is instant.action
+                        for i in timeline.pending)  # fmt: skip
+            if not still or not policy.has_failed(instant.timestamp):
+                return None
+            heartbeat = policy.take_over(instant.timestamp)
+        return cls(meta_client, policy, instant, timeline, heartbeat)
+
+    @property
+    def instant_time(self) -> str:
+        return self.instant.timestamp
+
+    def inflight(self, content: bytes = b"") -> Instant:
+        self.instant = self.meta_client.save_instant(
+            self.instant.with_state(State.INFLIGHT), content
+        )
+        return self.instant
+
+    def commit(self, metadata: CommitMetadata, check_conflicts_of: bool = True) -> None:
+        """Complete the instant; with concurrent writers, under the lock and after checking
+        that no writer rolled it back or committed to the same file groups since it started."""
+        done = self.instant.with_state(State.COMPLETED)
+        content = metadata.to_json().encode()
+        if not self.policy.lazy:
+            self.meta_client.save_instant(done, content)
+            self.instant = done
+            return
+        with self.policy.exclusive():
+            self._refuse_if_rolled_back()
+            if check_conflicts_of:
+                check_conflicts(self.meta_client, self.instant_time, self.started_from,
+                                file_groups_of(metadata))  # fmt: skip
+            crash_point("commit.conflicts_checked")
+            self.meta_client.save_instant(done, content)
+            crash_point("commit.completed_under_lock")
+        self.instant = done
+
+    def abort(self) -> None:
+        """Undo the instant now rather than leave it to the next writer (best effort: a
+        failure here leaves it pending, and the next writer's policy rolls it back)."""
+        try:
+            markers = WriteMarkers(self.meta_client.storage, self.instant_time)
+            if self.instant.action is Action.COMPACTION:
+                for marker in markers.all():
+                    self.meta_client.storage.delete(marker.data_file)
+                markers.delete_all()
+                self.meta_client.delete_instant(self.instant, (State.INFLIGHT,))
+            elif markers.all():
+                Rollback(self.meta_client).rollback(self.instant)
+            else:
+                self.meta_client.delete_pending_instant(self.instant)
+        except Exception:  # pragma: no cover - best effort; the next writer rolls it back
+            log.exception("could not undo failed %s %s", self.instant.action.value,
+                          self.instant_time)  # fmt: skip
+
+    def end(self) -> None:
+        """Stop the heartbeat: the instant is completed, undone, or left for a later run."""
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
+            self.heartbeat = None
+
+    def _refuse_if_rolled_back(self) -> None:
+        """Another writer rolls back a write whose heartbeat stopped (a stalled process); if it
+        did so to this one, completing it would name files that are gone. (Rollbacks of other
+        writers' instants hold the lock too, so this check cannot race one.)"""
+        timeline, rollback = self.meta_client.timeline(), Rollback(self.meta_client)
+        pending = [i for i in timeline.pending if i.timestamp == self.instant_time]
+        if not pending or any(
+            rollback.target_of(i) == self.instant_time
+            for i in timeline.pending
+            if i.action is Action.ROLLBACK
+        ):
+            raise CommitError(
+                f"{self.instant.action.value} {self.instant_time} of table "
+                f"'{self.meta_client.name}' was rolled back by another writer, which took it "
+                "for failed: its heartbeat stopped for longer than "
+                "hoodie.client.heartbeat.interval_in_ms x (tolerable.misses + 1). Run it again"
+            )

@@ -1,0 +1,183 @@
+"""Step 3 of a write: Spark tasks write each file group's new version; the driver gets stats.
+
+Records are assigned to their targets (updates to their file group, inserts to an insert
+bucket by key hash), shuffled one partition per target, and written by the handle each target
+needs: a new base file version (`CopyOnWriteHandle`) or a new log file (`AppendHandle`). An
+index that tags in the write tasks (`BucketWriter`) does both in one job instead.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, Row
+from pyspark.sql import functions as F
+
+from ..config import WriteConfig
+from ..index.base import LOCATION
+from ..index.bucket import BUCKET, BucketIndex
+from ..index.placement import FileGroupTarget, InsertBucket
+from ..markers import WriteMarkers
+from ..meta_client import HoodieTableMetaClient
+from ..metadata import CommitMetadata, WriteStat
+from ..schema import PARTITION_PATH, RECORD_KEY
+from ..timeline import Timeline
+from .append_handle import AppendHandle
+from .bucket_writer import BucketWriter
+from .merge_handle import (
+    STAT_SCHEMA,
+    TARGET,
+    CopyOnWriteHandle,
+    group_key,
+    write_partition_metadata,
+)
+from .prepare import DELETE
+from .task_errors import results_or_raise, returning_errors
+
+_BUCKET_POINT = "__hoodie_bucket_point"
+_HASH_RANGE = 2_147_483_647
+
+
+class WriteExecutor:
+    def __init__(self, meta_client: HoodieTableMetaClient, config: WriteConfig, instant: str,
+                 schema: pa.Schema, operation: str):  # fmt: skip
+        self.meta_client = meta_client
+        self.config = config
+        self.instant = instant
+        self.schema = schema
+        self.operation = operation
+
+    def write_file_groups(
+        self,
+        tagged: DataFrame,
+        insert_buckets: list[InsertBucket],
+        targets: dict[str, FileGroupTarget],
+    ) -> list[WriteStat]:
+        if not targets:
+            return []
+        spark = tagged.sparkSession
+        if insert_buckets:
+            ranges = spark.createDataFrame(
+                [(b.partition_path, b.file_id, b.lower, b.upper) for b in insert_buckets],
+                f"{PARTITION_PATH} string, __bucket string, __lower double, __upper double",
+            )
+            point = F.pmod(F.xxhash64(F.col(RECORD_KEY)), F.lit(_HASH_RANGE)) / F.lit(
+                float(_HASH_RANGE)
+            )
+            inserts = (
+                tagged.filter(F.col(LOCATION).isNull())
+                .withColumn(_BUCKET_POINT, point)
+                .join(
+                    F.broadcast(ranges),
+                    on=[
+                        tagged[PARTITION_PATH] == ranges[PARTITION_PATH],
+                        F.col(_BUCKET_POINT) >= ranges["__lower"],
+                        F.col(_BUCKET_POINT) < ranges["__upper"],
+                    ],
+                )
+                .select(tagged["*"], F.col("__bucket").alias(TARGET))
+            )
+            updates = tagged.filter(F.col(LOCATION).isNotNull()).withColumn(TARGET, F.col(LOCATION))
+            assigned = updates.unionByName(inserts)
+        else:
+            assigned = tagged.withColumn(TARGET, F.col(LOCATION))
+        rewrite, append = self._handles(targets)
+        # One shuffle partition per file group, so file groups are written in parallel.
+        assigned = assigned.drop(LOCATION).repartition(len(targets), TARGET)
+        write = returning_errors(_as_function(rewrite, append))
+        rows = assigned.groupBy(TARGET).applyInArrow(write, STAT_SCHEMA).collect()
+        return _stats(rows)
+
+    def write_buckets(
+        self,
+        prepared: DataFrame,
+        index: BucketIndex,
+        timeline: Timeline,
+        pending_compactions: dict[tuple[str, str], str],
+    ) -> list[WriteStat]:
+        """Tag and write in one job: each task finds its bucket's file slice (bucket_writer)."""
+        create, append = self._handles(targets={})
+        writer = BucketWriter(
+            storage=self.meta_client.storage,
+            timeline=timeline,
+            pending_compactions=pending_compactions,
+            index=index,
+            table_name=self.meta_client.name,
+            record_key_fields=self.config.record_key_fields,
+            partition_depth=len(self.config.partition_fields),
+            append=append,
+            create=create,
+        )
+        if self.config.parallelism:
+            prepared = prepared.repartition(self.config.parallelism, PARTITION_PATH, BUCKET)
+        write = returning_errors(_plain_function(writer))
+        rows = prepared.groupBy(PARTITION_PATH, BUCKET).applyInArrow(write, STAT_SCHEMA).collect()
+        return _stats(rows)
+
+    def write_partition_metadata(self, partitions: list[str]) -> None:
+        depth = len(self.config.partition_fields)
+        for partition in partitions:
+            write_partition_metadata(self.meta_client.storage, partition, self.instant, depth)
+
+    def finalize(self, metadata: CommitMetadata) -> None:
+        """Delete marked files no write stat names (from retried or speculative tasks)."""
+        named = {s.path for s in metadata.write_stats()}
+        for marker in WriteMarkers(self.meta_client.storage, self.instant).all():
+            if marker.data_file not in named:
+                self.meta_client.storage.delete(marker.data_file)
+
+    def _handles(self, targets: dict[str, FileGroupTarget]):
+        """The write tasks' two handles: a base file version, and a log file."""
+        storage = self.meta_client.storage
+        common = dict(
+            storage=storage,
+            instant=self.instant,
+            targets=targets,
+            data_schema=self.schema,
+            record_key_fields=self.config.record_key_fields,
+            compression=self.config.compression,
+            markers=WriteMarkers(storage, self.instant),
+        )
+        delete_operation = self.operation == DELETE
+        rewrite = CopyOnWriteHandle(
+            **common,
+            # Hudi's delete operation removes keys whatever their ordering value.
+            precombine_field=None if delete_operation else self.config.precombine_field,
+            allow_duplicate_keys=delete_operation,
+        )
+        append = AppendHandle(
+            **common,
+            table_name=self.meta_client.name,
+            precombine_field=self.config.precombine_field,
+            unconditional_deletes=delete_operation,
+        )
+        return rewrite, append
+
+
+def _as_function(rewrite: CopyOnWriteHandle, append: AppendHandle):
+    """The UDF for `applyInArrow`: the handle each file group's target calls for.
+
+    A plain function, because PySpark inspects the argument count, which a callable object's
+    `self` confuses.
+    """
+
+    def write_file_group(key, table):
+        handle = append if rewrite.targets[group_key(key[0])].appends_log else rewrite
+        return handle(key, table)
+
+    return write_file_group
+
+
+def _plain_function(writer):
+    """`applyInArrow` needs a function (it counts the arguments, which `self` confuses)."""
+
+    def write_bucket(key, table):
+        return writer(key, table)
+
+    return write_bucket
+
+
+def _stats(rows: list[Row]) -> list[WriteStat]:
+    """The tasks' write stats, or the first of the core's errors a task returned, raised."""
+    return [WriteStat(**json.loads(text)) for text in results_or_raise(r["stat"] for r in rows)]

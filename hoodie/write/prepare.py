@@ -1,0 +1,114 @@
+"""Step 1 of a write: the batch as the index and the write tasks need it.
+
+Each record gets its key and partition path (Spark columns of the key generator), and the
+index's own columns (the BUCKET index's bucket); meta columns the caller brought are dropped.
+A one-job summary per partition (and index key) counts the rows and finds null keys, which
+stop the write before anything is written.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame, Row
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from ..config import WriteConfig
+from ..exceptions import NullRecordKeyError
+from ..index.base import HoodieIndex
+from ..keygen import KeyGenerator
+from ..schema import (
+    IS_DELETED,
+    META_COLUMNS,
+    PARTITION_PATH,
+    RECORD_KEY,
+    data_schema,
+    normalize_schema,
+)
+from ..schema_evolution import writer_schema
+from .task_errors import raise_in_sql
+from .validation import check_batch, missing_key_text
+
+DELETE = "DELETE"
+INSERT_OVERWRITE_TABLE = "INSERT_OVERWRITE_TABLE"
+
+
+def batch_writer_schema(
+    table_name: str, config: WriteConfig, batch: DataFrame, current: pa.Schema | None,
+    operation: str,
+) -> pa.Schema:  # fmt: skip
+    """The user columns of the new table version, checked against the table's schema."""
+    check_batch(table_name, config, batch.schema, with_ordering=operation != DELETE)
+    columns = batch.columns
+    spark_schema = batch.drop(*[c for c in META_COLUMNS if c in columns]).schema
+    # Spark hands timestamps to Arrow in the session time zone; we store them as UTC.
+    incoming = normalize_schema(data_schema(to_arrow_schema(spark_schema, timezone="UTC")))
+    if operation == DELETE:
+        return incoming if current is None else current
+    if current is None or operation == INSERT_OVERWRITE_TABLE:
+        return incoming
+    return writer_schema(table_name, current, incoming, config.schema_change)
+
+
+class BatchPreparer:
+    def __init__(self, table_name: str, config: WriteConfig, keygen: KeyGenerator,
+                 index: HoodieIndex):  # fmt: skip
+        self.table_name = table_name
+        self.config = config
+        self.keygen = keygen
+        self.index = index
+
+    def prepare(self, batch: DataFrame, schema: pa.Schema, operation: str) -> DataFrame:
+        """Key, partition path and index columns on every record; columns the writer schema
+        leaves out (on_schema_change='ignore') go no further."""
+        left_out = [c for c in batch.columns if c not in schema.names
+                    and c != IS_DELETED and c not in META_COLUMNS]  # fmt: skip
+        if left_out and operation != DELETE:
+            batch = batch.drop(*left_out)
+        existing_meta = [c for c in META_COLUMNS if c in batch.columns]
+        if existing_meta:
+            batch = batch.drop(*existing_meta)
+        if IS_DELETED not in batch.columns:
+            batch = batch.withColumn(IS_DELETED, F.lit(False))
+        key = F.when(~self.keygen.record_key_is_missing(), self.keygen.record_key())
+        batch = batch.withColumns({RECORD_KEY: key, PARTITION_PATH: self.keygen.partition_path()})
+        columns = self.index.columns()
+        return batch.withColumns(columns) if columns else batch
+
+    def summarize(self, prepared: DataFrame) -> list[Row]:
+        """The batch per partition (and index key): rows and the index's aggregates, in one
+        job; null keys stop the write here."""
+        rows = (
+            prepared.groupBy(PARTITION_PATH, *self.index.summary_keys())
+            .agg(
+                F.count_if(F.col(RECORD_KEY).isNull()).alias("nulls"),
+                F.count(F.lit(1)).alias("rows"),
+                *self.index.summary_aggregates(),
+            )
+            .collect()
+        )
+        nulls = sum(r["nulls"] for r in rows)
+        if nulls:
+            raise NullRecordKeyError(
+                f"table '{self.table_name}': {nulls} row(s) have "
+                f"{missing_key_text(self.config.record_key_fields)}"
+            )
+        return rows
+
+    def key_or_error(self) -> Column:
+        """The record key, failing the Spark job where it is missing.
+
+        For writes whose tasks write as they go (an index that tags in the write tasks): the
+        check runs before the shuffle, in a stage that completes before any task writes, so
+        a row without a key stops the write with nothing written and no Spark job of its own.
+        """
+        prefix = f"table '{self.table_name}': a row"
+        lacks = f" has {missing_key_text(self.config.record_key_fields)}"
+        message = F.lit(prefix + lacks)
+        if self.config.partition_fields:
+            in_partition = F.concat(
+                F.lit(" in partition '"), self.keygen.partition_path(), F.lit("'")
+            )
+            message = F.concat(F.lit(prefix), in_partition, F.lit(lacks))
+        key = F.col(RECORD_KEY)
+        return F.when(key.isNull(), raise_in_sql(NullRecordKeyError, message)).otherwise(key)

@@ -1,0 +1,50 @@
+"""What a completed write or compaction did, for logs, dbt's run results and tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..metadata import CommitMetadata
+
+
+@dataclass
+class WriteResult:
+    instant: str
+    operation: str
+    metadata: CommitMetadata
+    seconds: float
+    partitions: list[str] = field(default_factory=list)
+    compactions: list[WriteResult] = field(default_factory=list)  # inline, after the write
+
+    @property
+    def num_inserts(self) -> int:
+        return self.metadata.total("num_inserts")
+
+    @property
+    def num_updates(self) -> int:
+        return self.metadata.total("num_update_writes")
+
+    @property
+    def num_deletes(self) -> int:
+        return self.metadata.total("num_deletes")
+
+    @property
+    def files_written(self) -> int:
+        return len(self.metadata.write_stats())
+
+    @property
+    def bytes_written(self) -> int:
+        return self.metadata.total("total_write_bytes")
+
+    def summary(self) -> str:
+        text = (
+            f"{self.operation.lower()} {self.instant}: {self.num_inserts} inserted, "
+            f"{self.num_updates} updated, {self.num_deletes} deleted in "
+            f"{self.files_written} file(s)"
+        )
+        for compaction in self.compactions:
+            text += (
+                f"; compaction {compaction.instant} rewrote {compaction.files_written} "
+                "file group(s)"
+            )
+        return text

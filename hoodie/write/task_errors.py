@@ -1,0 +1,95 @@
+"""The core's errors raised where Spark runs the work, raised again on the driver as themselves.
+
+A write's work runs in Spark: Python tasks (the handles) and SQL expressions (the null-key
+check before a one-job write's shuffle). An error there would reach the driver as Spark's own
+exception with the original only as text. So the error travels as data instead:
+- a Python task that meets one of the core's errors returns it as its result row, a JSON
+  object `{"hoodie_error": <class>, "message": ...}` instead of a write stat, and the driver
+  raises it once the job is done (a deterministic error is also not retried by Spark);
+- a SQL expression raises Spark's `USER_RAISED_EXCEPTION` whose message parameter is that
+  same JSON object, which Spark hands back as a structured parameter, not as text to parse.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+
+import pyarrow as pa
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from .. import exceptions
+from ..exceptions import HoodieError
+
+_KEY = "hoodie_error"
+# What a write's Spark work may raise; any other exception is a failure of the write itself.
+TASK_ERRORS: dict[str, type[HoodieError]] = {
+    cls.__name__: cls
+    for cls in (
+        exceptions.DuplicateRecordKeyError,
+        exceptions.SchemaError,
+        exceptions.ColumnTypeError,
+        exceptions.NullRecordKeyError,
+        exceptions.ConcurrentWriteConflict,
+        exceptions.InvalidConfigError,
+        exceptions.TableIdentityError,
+    )
+}
+
+
+def encode(error: HoodieError) -> str:
+    return json.dumps({_KEY: type(error).__name__, "message": str(error)})
+
+
+def decode(text: str | None) -> HoodieError | None:
+    """The error a payload carries, or None when it carries none."""
+    try:
+        payload = json.loads(text or "")
+    except ValueError:
+        return None
+    if not isinstance(payload, dict) or payload.get(_KEY) not in TASK_ERRORS:
+        return None
+    return TASK_ERRORS[payload[_KEY]](payload.get("message", ""))
+
+
+def raise_in_sql(error_class: type[HoodieError], message: Column) -> Column:
+    """A SQL expression that fails the Spark job with `error_class` and `message`."""
+    payload = F.to_json(F.struct(F.lit(error_class.__name__).alias(_KEY), message.alias("message")))
+    return F.raise_error(payload)
+
+
+def returning_errors(task: Callable[[object, pa.Table], pa.Table]) -> Callable[..., pa.Table]:
+    """A grouped task function (`applyInArrow`: key, table) that returns the core's errors
+    as its result row instead of raising. Its two parameters are spelled out: PySpark counts
+    them to tell a keyed function from one that takes the data alone."""
+
+    def guarded(key, table):
+        try:
+            return task(key, table)
+        except HoodieError as error:
+            if type(error).__name__ not in TASK_ERRORS:
+                raise
+            return pa.table({"stat": pa.array([encode(error)], pa.string())})
+
+    return guarded
+
+
+def results_or_raise(texts: Iterable[str]) -> list[str]:
+    """The tasks' result rows; the first error one of them returned is raised."""
+    results = list(texts)
+    for text in results:
+        error = decode(text)
+        if error is not None:
+            raise error
+    return results
+
+
+def raise_task_error(error: BaseException) -> None:
+    """Raise the core's error a SQL expression of the write raised, if `error` is one."""
+    condition = getattr(error, "getCondition", None)
+    if condition is None or condition() != "USER_RAISED_EXCEPTION":
+        return
+    found = decode((error.getMessageParameters() or {}).get("errorMessage"))
+    if found is not None:
+        raise found from error
