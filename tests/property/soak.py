@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 import time
+import traceback
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -76,9 +77,11 @@ def main(argv=None) -> int:
         t0 = time.monotonic()
         try:
             stats = run_scenario(spark, scenario, root)
-        except BaseException:
+        except BaseException as error:
             if not tally["failed"]:
                 print(f"sequence {tally['agreed'] + 1}: DISAGREES; shrinking...", flush=True)
+                if not isinstance(error, Disagreement):  # the first failure, as it happened
+                    traceback.print_exception(error)
             tally["failed"] = True
             raise
         if tally["failed"]:
@@ -108,6 +111,8 @@ def main(argv=None) -> int:
     except Exception as error:  # the harness itself broke (a Spark error, ...)
         status = 2
         print(f"\nERROR (shrunk in {tally['shrink_runs']} runs): {type(error).__name__}: {error}")
+        for sub in getattr(error, "exceptions", ()):  # Hypothesis's FlakyFailure: what failed
+            traceback.print_exception(sub)
     minutes = (time.monotonic() - started) / 60
     print(
         f"\n{tally['agreed']} sequence(s) agreed with the model ({tally['steps']} steps) in "
