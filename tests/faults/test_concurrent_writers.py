@@ -222,7 +222,8 @@ def _check_table(spark, spec: dict, writes: list[dict], reads: list) -> str:
     tried = {w["tried"] for w in failed}
     rollbacks = [i for i in timeline.completed if i.action is Action.ROLLBACK]
     for instant in rollbacks:
-        undone = RollbackMetadata.from_avro(table.instant_content(instant)).commits_rolled_back
+        content = table.meta_client.instant_content(instant)
+        undone = RollbackMetadata.from_avro(content).commits_rolled_back
         assert set(undone) <= tried, f"{name}: rollback {instant.timestamp} undid {undone}"
     assert not [i for i in timeline.pending if i.action in WRITE_ACTIONS]
     done = {i.timestamp for i in timeline.completed}

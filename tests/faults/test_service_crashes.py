@@ -201,7 +201,7 @@ def test_clean_crash(spark, sources, crashed, point):
     assert_settled(table)
     cleans = [i for i in table.timeline() if i.action is Action.CLEAN]
     assert len(cleans) == 1  # the plan the crash left, finished; nothing else to clean
-    deleted = CleanMetadata.from_avro(table.instant_content(cleans[0]))
+    deleted = CleanMetadata.from_avro(table.meta_client.instant_content(cleans[0]))
     assert sorted(name for p in deleted.partition_metadata.values()
                   for name in p.success_delete_files) == superseded  # fmt: skip
     assert base_files_of(path, c1) == []
