@@ -79,3 +79,12 @@ def test_errors_outside_the_core_pass_through():
         dbt_errors("Model", "orders"),
     ):
         raise CommitError("failed")
+
+
+def test_the_adapter_declares_the_model_configs_it_reads():
+    from dbt.adapters.hoodie.impl import HoodieAdapter
+    from dbt.adapters.hoodie.model_config import ALIASES
+
+    declared = set(HoodieAdapter.AdapterSpecificConfigs.__dataclass_fields__)
+    read = set(ALIASES) | {"hive_style_partitioning", "compaction", "compaction_delta_commits"}
+    assert read <= declared, read - declared

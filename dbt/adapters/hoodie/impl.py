@@ -17,7 +17,7 @@ from dbt.adapters.base import available
 from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.column import SparkColumn
-from dbt.adapters.spark.impl import SparkAdapter
+from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
 from dbt_common.exceptions import DbtRuntimeError
 
 from hoodie import (
@@ -106,8 +106,23 @@ class CatalogDocs:
         return StructType(fields)
 
 
+@dataclass
+class HoodieConfig(SparkConfig):
+    """The model configs the lake materializations read, besides dbt-spark's (`options`,
+    `location_root`, `partition_by`, ...). Aliases (`unique_key`, `partition_by`, Hudi's
+    `hoodie.datasource.write.*` keys in `options`) are resolved by `model_config`."""
+
+    record_key: str | list[str] | None = None
+    partition_path: str | list[str] | None = None
+    precombine_field: str | None = None
+    hive_style_partitioning: bool | None = None
+    compaction: str | None = None  # mor_upsert: 'inline' (default) or 'off'
+    compaction_delta_commits: int | None = None
+
+
 class HoodieAdapter(SparkAdapter):
     ConnectionManager = HoodieConnectionManager
+    AdapterSpecificConfigs = HoodieConfig
     # Model contracts (see .contract): not_null is checked, other kinds are refused.
     CONSTRAINT_SUPPORT = contract.CONSTRAINT_SUPPORT
 
