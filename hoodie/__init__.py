@@ -13,8 +13,9 @@ The core of dbt-hoodie, usable without dbt::
 What this module exports is the core's public API, and all the dbt adapter uses.
 """
 
-from .config import WriteConfig, as_field_tuple
+from .config import OPTIONS, ConfigProperty, WriteConfig, as_field_tuple, option_keys
 from .exceptions import (
+    ConflictingSettingsError,
     DuplicateRecordKeyError,
     HoodieError,
     InvalidConfigError,
@@ -36,8 +37,11 @@ __all__ = [
     "COPY_ON_WRITE",
     "MERGE_ON_READ",
     "META_COLUMNS",
+    "OPTIONS",
     "PUSHDOWN_OPTION",
     "SOURCE_NAME",
+    "ConfigProperty",
+    "ConflictingSettingsError",
     "DuplicateRecordKeyError",
     "HoodieError",
     "HoodieTable",
@@ -50,5 +54,6 @@ __all__ = [
     "WriteResult",
     "as_field_tuple",
     "check_batch",
+    "option_keys",
     "register_data_source",
 ]

@@ -7,10 +7,11 @@ falls back to a default.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .exceptions import InvalidConfigError
+from .exceptions import ConflictingSettingsError, InvalidConfigError
 from .properties import COPY_ON_WRITE, MERGE_ON_READ
 from .schema_evolution import SchemaChange
 
@@ -77,130 +78,150 @@ def _field_list(key: str, value: str) -> tuple[str, ...]:
     return fields
 
 
-# key -> (attribute on WriteConfig, parser, description for error messages and docs)
-SUPPORTED_OPTIONS = {
-    "hoodie.parquet.max.file.size": ("max_file_size", _positive_int, "bytes, default 125829120"),
-    "hoodie.parquet.small.file.limit": (
-        "small_file_limit",
-        _non_negative_int,
-        "bytes, default 104857600; 0 turns small-file filling off",
-    ),
-    "hoodie.copyonwrite.record.size.estimate": (
-        "record_size_estimate",
-        _positive_int,
-        "bytes per record before any commit tells, default 1024",
-    ),
-    "hoodie.parquet.compression.codec": (
-        "compression",
-        _choice("snappy", "gzip", "zstd", "lz4", "brotli", "uncompressed", "none"),
-        "default snappy",
-    ),
-    "hoodie.upsert.shuffle.parallelism": (
-        "parallelism",
-        _non_negative_int,
-        "Spark partitions for tagging, default 0 = Spark's default",
-    ),
-    "hoodie.index.type": (
-        "index_type",
-        _index_type,
-        "SIMPLE (default: join with stored keys) | BUCKET (hash of the key, no key scan)",
-    ),
-    "hoodie.bucket.index.num.buckets": (
-        "bucket_count",
-        _positive_int,
-        "BUCKET index: buckets (file groups) per partition, fixed for the table, default 4",
-    ),
-    "hoodie.bucket.index.hash.field": (
-        "bucket_hash_fields",
-        _field_list,
-        "BUCKET index: the record key fields to hash, default all of them",
-    ),
-    "hoodie.clean.automatic": (
-        "auto_clean",
-        _boolean,
-        "clean old file versions after every write, default true",
-    ),
-    "hoodie.cleaner.policy": (
-        "cleaner_policy",
-        _choice("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"),
-        "KEEP_LATEST_COMMITS (default) or KEEP_LATEST_FILE_VERSIONS",
-    ),
-    "hoodie.cleaner.commits.retained": (
-        "cleaner_commits_retained",
-        _positive_int,
-        "KEEP_LATEST_COMMITS: commits whose snapshots stay readable, default 10",
-    ),
-    "hoodie.cleaner.fileversions.retained": (
-        "cleaner_file_versions_retained",
-        _positive_int,
-        "KEEP_LATEST_FILE_VERSIONS: versions kept per file group, default 3",
-    ),
-    "hoodie.write.concurrency.mode": (
-        "concurrency_mode",
-        _choice("single_writer", "optimistic_concurrency_control"),
-        "single_writer (default) or optimistic_concurrency_control",
-    ),
-    "hoodie.write.lock.wait_time_ms": (
-        "lock_wait_ms",
-        _positive_int,
-        "optimistic concurrency: how long to wait for the table lock, default 60000",
-    ),
-    "hoodie.write.lock.filesystem.expire": (
-        "lock_expire_minutes",
-        _positive_int,
-        "minutes after which a dead writer's table lock is broken, default 1",
-    ),
-    "hoodie.client.heartbeat.interval_in_ms": (
-        "heartbeat_interval_ms",
-        _positive_int,
-        "optimistic concurrency: writer heartbeat period, default 60000",
-    ),
-    "hoodie.client.heartbeat.tolerable.misses": (
-        "heartbeat_tolerable_misses",
-        _non_negative_int,
-        "missed heartbeats before a pending write counts as failed, default 2",
-    ),
-    "hoodie.archive.automatic": (
-        "auto_archive",
-        _boolean,
-        "archive old instants after every write, default true",
-    ),
-    "hoodie.archive.beyond.savepoint": (
-        "archive_beyond_savepoint",
-        _boolean,
-        "archive past savepoints, keeping savepointed commits on the timeline, default false",
-    ),
-    "hoodie.keep.min.commits": (
-        "keep_min_commits",
-        _positive_int,
-        "commits the active timeline keeps after archiving, default 20",
-    ),
-    "hoodie.keep.max.commits": (
-        "keep_max_commits",
-        _positive_int,
-        "commits on the active timeline that trigger archiving, default 30",
-    ),
-    "hoodie.compact.inline": (
-        "inline_compaction",
-        _boolean,
-        "merge-on-read: compact after delta commits, default true",
-    ),
-    "hoodie.compact.inline.max.delta.commits": (
-        "compaction_delta_commits",
-        _positive_int,
-        "merge-on-read: delta commits that trigger inline compaction, default 5",
-    ),
-    "hoodie.datasource.write.hive_style_partitioning": (
-        "hive_style_partitioning",
-        _boolean,
-        "write partition folders as col=value, default false",
-    ),
-    "hoodie.datasource.write.partitionpath.urlencode": (
-        "url_encode_partition_path",
-        _boolean,
-        "URL-encode partition values in folder names, default false",
-    ),
-}
+def _column(key: str, value: object) -> str | None:
+    text = str(value).strip()
+    return text or None
+
+
+def _text(key: str, value: object) -> str:
+    text = str(value).strip()
+    if not text:
+        raise InvalidConfigError(f"option '{key}' must not be empty")
+    return text
+
+
+def _partition_list(key: str, value: object) -> tuple[str, ...]:
+    return tuple(f.strip() for f in str(value).split(",") if f.strip())
+
+
+@dataclass(frozen=True)
+class ConfigProperty:
+    """One write option, defined once, as Hudi's `ConfigProperty` defines it: its key, the
+    other keys Hudi accepts for it, how its text is read, its default and what it does.
+    `attribute` is the `WriteConfig` field it sets."""
+
+    key: str
+    attribute: str
+    parse: Callable[[str, object], object]
+    default: object
+    doc: str
+    alternatives: tuple[str, ...] = ()
+    identity: bool = False  # a setting the caller also names directly (record key, ...)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return (self.key, *self.alternatives)
+
+    def describe(self) -> str:
+        also = f" (also {', '.join(self.alternatives)})" if self.alternatives else ""
+        return f"{self.key}{also}: {self.doc}, default {_show_default(self.default)}"
+
+
+def _show_default(value: object) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if value is None or value == ():
+        return "none"
+    return str(value)
+
+
+_COMPRESSION = ("snappy", "gzip", "zstd", "lz4", "brotli", "uncompressed", "none")
+OPTIONS: tuple[ConfigProperty, ...] = (
+    # The table's identity, which callers usually give as arguments (dbt: record_key, ...);
+    # Hudi's own keys for them work too, from Apache Hudi jobs, dbt-spark or dbt-glue configs.
+    ConfigProperty("hoodie.table.name", "table_name", _text, None, "the table's name",
+                   ("hoodie.datasource.write.table.name",), identity=True),
+    ConfigProperty("hoodie.datasource.write.recordkey.field", "record_key_fields", _field_list,
+                   (), "record key column(s), comma-separated", ("hoodie.table.recordkey.fields",),
+                   identity=True),
+    ConfigProperty("hoodie.datasource.write.partitionpath.field", "partition_fields",
+                   _partition_list, (), "partition path column(s), comma-separated; empty: "
+                   "non-partitioned", ("hoodie.table.partition.fields",), identity=True),
+    ConfigProperty("hoodie.datasource.write.precombine.field", "precombine_field", _column, None,
+                   "ordering column: the larger value wins", ("hoodie.table.precombine.field",),
+                   identity=True),
+    ConfigProperty("hoodie.datasource.write.table.type", "table_type",
+                   _choice(COPY_ON_WRITE, MERGE_ON_READ), COPY_ON_WRITE,
+                   "COPY_ON_WRITE or MERGE_ON_READ", ("hoodie.table.type",), identity=True),
+    ConfigProperty("hoodie.datasource.write.hive_style_partitioning", "hive_style_partitioning",
+                   _boolean, False, "write partition folders as col=value", identity=True),
+    ConfigProperty("hoodie.datasource.write.partitionpath.urlencode",
+                   "url_encode_partition_path", _boolean, False,
+                   "URL-encode partition values in folder names"),
+    # File sizing and writing.
+    ConfigProperty("hoodie.parquet.max.file.size", "max_file_size", _positive_int, 120 * MB,
+                   "bytes a base file is not grown past"),
+    ConfigProperty("hoodie.parquet.small.file.limit", "small_file_limit", _non_negative_int,
+                   100 * MB, "bytes under which a base file takes new inserts; 0 turns it off"),
+    ConfigProperty("hoodie.copyonwrite.record.size.estimate", "record_size_estimate",
+                   _positive_int, 1024, "bytes per record before any commit tells"),
+    ConfigProperty("hoodie.parquet.compression.codec", "compression", _choice(*_COMPRESSION),
+                   "snappy", ", ".join(_COMPRESSION)),
+    ConfigProperty("hoodie.upsert.shuffle.parallelism", "parallelism", _non_negative_int, 0,
+                   "Spark partitions for tagging; 0: Spark's default"),
+    # Indexes.
+    ConfigProperty("hoodie.index.type", "index_type", _index_type, SIMPLE_INDEX,
+                   "SIMPLE (join with stored keys) or BUCKET (hash of the key, no key scan)"),
+    ConfigProperty("hoodie.bucket.index.num.buckets", "bucket_count", _positive_int, 4,
+                   "BUCKET index: buckets (file groups) per partition, fixed for the table"),
+    ConfigProperty("hoodie.bucket.index.hash.field", "bucket_hash_fields", _field_list, (),
+                   "BUCKET index: the record key fields to hash (none: all of them)"),
+    # Table services.
+    ConfigProperty("hoodie.clean.automatic", "auto_clean", _boolean, True,
+                   "clean old file versions after every write"),
+    ConfigProperty("hoodie.cleaner.policy", "cleaner_policy",
+                   _choice("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"),
+                   "KEEP_LATEST_COMMITS", "KEEP_LATEST_COMMITS or KEEP_LATEST_FILE_VERSIONS",
+                   ("hoodie.clean.policy",)),
+    ConfigProperty("hoodie.cleaner.commits.retained", "cleaner_commits_retained",
+                   _positive_int, 10, "KEEP_LATEST_COMMITS: commits whose snapshots stay readable",
+                   ("hoodie.clean.commits.retained",)),
+    ConfigProperty("hoodie.cleaner.fileversions.retained", "cleaner_file_versions_retained",
+                   _positive_int, 3, "KEEP_LATEST_FILE_VERSIONS: versions kept per file group",
+                   ("hoodie.clean.fileversions.retained",)),
+    ConfigProperty("hoodie.archive.automatic", "auto_archive", _boolean, True,
+                   "archive old instants after every write"),
+    ConfigProperty("hoodie.archive.beyond.savepoint", "archive_beyond_savepoint", _boolean,
+                   False, "archive past savepoints, keeping savepointed commits on the timeline"),
+    ConfigProperty("hoodie.keep.min.commits", "keep_min_commits", _positive_int, 20,
+                   "commits the active timeline keeps after archiving"),
+    ConfigProperty("hoodie.keep.max.commits", "keep_max_commits", _positive_int, 30,
+                   "commits on the active timeline that trigger archiving"),
+    ConfigProperty("hoodie.compact.inline", "inline_compaction", _boolean, True,
+                   "merge-on-read: compact after delta commits"),
+    ConfigProperty("hoodie.compact.inline.max.delta.commits", "compaction_delta_commits",
+                   _positive_int, 5, "merge-on-read: delta commits that trigger inline compaction"),
+    # Concurrency.
+    ConfigProperty("hoodie.write.concurrency.mode", "concurrency_mode",
+                   _choice("single_writer", "optimistic_concurrency_control"), "single_writer",
+                   "single_writer or optimistic_concurrency_control"),
+    ConfigProperty("hoodie.write.lock.wait_time_ms", "lock_wait_ms", _positive_int, 60_000,
+                   "optimistic concurrency: how long to wait for the table lock (ms)"),
+    ConfigProperty("hoodie.write.lock.filesystem.expire", "lock_expire_minutes", _positive_int, 1,
+                   "minutes after which a dead writer's table lock is broken"),
+    ConfigProperty("hoodie.client.heartbeat.interval_in_ms", "heartbeat_interval_ms",
+                   _positive_int, 60_000, "optimistic concurrency: writer heartbeat period (ms)"),
+    ConfigProperty("hoodie.client.heartbeat.tolerable.misses", "heartbeat_tolerable_misses",
+                   _non_negative_int, 2, "missed heartbeats before a pending write has failed"),
+)  # fmt: skip
+_BY_KEY = {key: prop for prop in OPTIONS for key in prop.keys}
+_DEFAULTS = {prop.attribute: prop.default for prop in OPTIONS}
+
+
+def option_keys(attribute: str) -> tuple[str, ...]:
+    """Every key (Hudi's current one first) of the option that sets `WriteConfig.<attribute>`."""
+    return next(prop.keys for prop in OPTIONS if prop.attribute == attribute)
+
+
+def option_default(attribute: str) -> object:
+    """The default of the option that sets `WriteConfig.<attribute>`: what table services
+    use when they run without a write config."""
+    return _DEFAULTS[attribute]
+
+
+def _default(attribute: str):
+    """A `WriteConfig` field's default, from the option table."""
+    return field(default=_DEFAULTS[attribute])
 
 
 @dataclass(frozen=True)
@@ -211,33 +232,33 @@ class WriteConfig:
     record_key_fields: tuple[str, ...]
     partition_fields: tuple[str, ...] = ()
     precombine_field: str | None = None
-    table_type: str = COPY_ON_WRITE
-    hive_style_partitioning: bool = False
-    url_encode_partition_path: bool = False
+    table_type: str = _default("table_type")
+    hive_style_partitioning: bool = _default("hive_style_partitioning")
+    url_encode_partition_path: bool = _default("url_encode_partition_path")
     database: str = "default"
-    max_file_size: int = 120 * MB
-    small_file_limit: int = 100 * MB
-    record_size_estimate: int = 1024
-    compression: str = "snappy"
-    parallelism: int = 0
-    index_type: str = SIMPLE_INDEX
-    bucket_count: int = 4
-    bucket_hash_fields: tuple[str, ...] = ()  # default: the record key fields
-    concurrency_mode: str = "single_writer"
-    lock_wait_ms: int = 60_000
-    lock_expire_minutes: int = 1
-    heartbeat_interval_ms: int = 60_000
-    heartbeat_tolerable_misses: int = 2
-    auto_clean: bool = True
-    auto_archive: bool = True
-    archive_beyond_savepoint: bool = False
-    keep_min_commits: int = 20
-    keep_max_commits: int = 30
-    cleaner_policy: str = "KEEP_LATEST_COMMITS"
-    cleaner_commits_retained: int = 10
-    cleaner_file_versions_retained: int = 3
-    inline_compaction: bool = True
-    compaction_delta_commits: int = 5
+    max_file_size: int = _default("max_file_size")
+    small_file_limit: int = _default("small_file_limit")
+    record_size_estimate: int = _default("record_size_estimate")
+    compression: str = _default("compression")
+    parallelism: int = _default("parallelism")
+    index_type: str = _default("index_type")
+    bucket_count: int = _default("bucket_count")
+    bucket_hash_fields: tuple[str, ...] = _default("bucket_hash_fields")  # (): the key
+    concurrency_mode: str = _default("concurrency_mode")
+    lock_wait_ms: int = _default("lock_wait_ms")
+    lock_expire_minutes: int = _default("lock_expire_minutes")
+    heartbeat_interval_ms: int = _default("heartbeat_interval_ms")
+    heartbeat_tolerable_misses: int = _default("heartbeat_tolerable_misses")
+    auto_clean: bool = _default("auto_clean")
+    auto_archive: bool = _default("auto_archive")
+    archive_beyond_savepoint: bool = _default("archive_beyond_savepoint")
+    keep_min_commits: int = _default("keep_min_commits")
+    keep_max_commits: int = _default("keep_max_commits")
+    cleaner_policy: str = _default("cleaner_policy")
+    cleaner_commits_retained: int = _default("cleaner_commits_retained")
+    cleaner_file_versions_retained: int = _default("cleaner_file_versions_retained")
+    inline_compaction: bool = _default("inline_compaction")
+    compaction_delta_commits: int = _default("compaction_delta_commits")
     # What a batch with other columns than the table's may do (see hoodie.schema_evolution).
     schema_change: SchemaChange = SchemaChange.EVOLVE
     options: Mapping[str, str] = field(default_factory=dict)
@@ -281,39 +302,81 @@ class WriteConfig:
     @classmethod
     def build(
         cls,
-        table_name: str,
-        record_key: str | list[str] | tuple[str, ...],
+        table_name: str | None = None,
+        record_key: str | list[str] | tuple[str, ...] | None = None,
         partition_path: str | list[str] | tuple[str, ...] | None = None,
         precombine_field: str | None = None,
         *,
-        table_type: str = COPY_ON_WRITE,
+        table_type: str | None = None,
         hive_style_partitioning: bool | None = None,
         options: Mapping[str, object] | None = None,
         database: str = "default",
         schema_change: SchemaChange | str = SchemaChange.EVOLVE,
     ) -> WriteConfig:
-        """Build from user-facing values, parsing `options` (raw `hoodie.*` keys)."""
+        """Build from the caller's settings and `options` (Hudi's `hoodie.*` keys).
+
+        The table's identity may come either way: as arguments (what dbt's config names) or
+        as Hudi's keys (`hoodie.datasource.write.recordkey.field`, ...), as configs brought
+        from Apache Hudi jobs have it. Given both ways, the two must agree.
+        """
         parsed = parse_options(options or {})
-        if hive_style_partitioning is not None:
-            declared = parsed.get("hive_style_partitioning")
-            if declared is not None and declared != hive_style_partitioning:
-                raise InvalidConfigError(
-                    "hive_style_partitioning and option "
-                    "'hoodie.datasource.write.hive_style_partitioning' disagree "
-                    f"({hive_style_partitioning} vs {declared}); set only one"
+        given = {
+            "table_name": table_name or None,
+            "record_key_fields": as_field_tuple(record_key) or None,
+            "partition_fields": as_field_tuple(partition_path) or None,
+            "precombine_field": precombine_field or None,
+            "table_type": _choice(COPY_ON_WRITE, MERGE_ON_READ)("table_type", table_type)
+            if table_type is not None
+            else None,
+            "hive_style_partitioning": hive_style_partitioning,
+        }
+        for attribute, value in given.items():
+            if value is None:
+                continue
+            option = parsed.get(attribute)
+            if option is not None and option != value:
+                key = next(p.key for p in OPTIONS if p.attribute == attribute)
+                raise ConflictingSettingsError(
+                    f"{_ARGUMENT_NAMES[attribute]}={_show_setting(value)} and option '{key}'="
+                    f"{_show_setting(option)} disagree; set only one of them",
+                    setting=_ARGUMENT_NAMES[attribute],
+                    given=value,
+                    option_key=key,
+                    option_value=option,
                 )
-            parsed["hive_style_partitioning"] = hive_style_partitioning
+            parsed[attribute] = value
+        if "table_name" not in parsed:
+            raise InvalidConfigError("a table name is required (hoodie.table.name)")
+        if "record_key_fields" not in parsed:
+            raise InvalidConfigError(
+                f"table '{parsed['table_name']}': record_key is required (a column or list of "
+                "columns; Hudi's key: hoodie.datasource.write.recordkey.field)"
+            )
         return cls(
-            table_name=table_name,
-            record_key_fields=as_field_tuple(record_key),
-            partition_fields=as_field_tuple(partition_path),
-            precombine_field=precombine_field or None,
-            table_type=table_type,
             database=database,
             schema_change=_schema_change(schema_change),
             options={str(k): str(v) for k, v in (options or {}).items()},
             **parsed,
         )
+
+
+# The names `build` takes the identity settings by (dbt's config names them the same).
+_ARGUMENT_NAMES = {
+    "table_name": "table_name",
+    "record_key_fields": "record_key",
+    "partition_fields": "partition_path",
+    "precombine_field": "precombine_field",
+    "table_type": "table_type",
+    "hive_style_partitioning": "hive_style_partitioning",
+}
+
+
+def _show_setting(value: object) -> str:
+    if isinstance(value, tuple):
+        return ",".join(value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
 
 
 def _schema_change(value: SchemaChange | str) -> SchemaChange:
@@ -345,13 +408,29 @@ def as_field_tuple(value: str | list[str] | tuple[str, ...] | None) -> tuple[str
 
 
 def parse_options(options: Mapping[str, object]) -> dict[str, object]:
+    """`hoodie.*` options as `WriteConfig` fields. Unknown keys are refused, naming the
+    closest known key; one option given under two of its keys must have one value."""
     parsed: dict[str, object] = {}
+    seen: dict[str, str] = {}  # attribute -> the key it was given by
     for key, value in options.items():
-        if key not in SUPPORTED_OPTIONS:
-            supported = "\n".join(
-                f"  {name}: {desc}" for name, (_, _, desc) in sorted(SUPPORTED_OPTIONS.items())
+        prop = _BY_KEY.get(key)
+        if prop is None:
+            raise InvalidConfigError(_unknown_option(key))
+        value = prop.parse(key, value)
+        if prop.attribute in seen and parsed[prop.attribute] != value:
+            raise InvalidConfigError(
+                f"options '{seen[prop.attribute]}' and '{key}' are the same setting with "
+                f"different values ({_show_setting(parsed[prop.attribute])} vs "
+                f"{_show_setting(value)}); set only one"
             )
-            raise InvalidConfigError(f"unknown option '{key}'. Supported options:\n{supported}")
-        attr, parser, _ = SUPPORTED_OPTIONS[key]
-        parsed[attr] = parser(key, value)
+        seen[prop.attribute] = key
+        if value is not None:
+            parsed[prop.attribute] = value
     return parsed
+
+
+def _unknown_option(key: str) -> str:
+    close = difflib.get_close_matches(key, list(_BY_KEY), n=1, cutoff=0.6)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    supported = "\n".join(f"  {prop.describe()}" for prop in sorted(OPTIONS, key=lambda p: p.key))
+    return f"unknown option '{key}'.{hint} Supported options:\n{supported}"

@@ -41,6 +41,25 @@ class TableIdentityError(InvalidConfigError):
         self.wanted = wanted
 
 
+class ConflictingSettingsError(InvalidConfigError):
+    """One setting given twice with different values: as the caller's argument (dbt's config
+    name) and as a Hudi option key."""
+
+    def __init__(
+        self,
+        message: str,
+        setting: str = "",
+        given: object = None,
+        option_key: str = "",
+        option_value: object = None,
+    ):
+        super().__init__(message)
+        self.setting = setting
+        self.given = given
+        self.option_key = option_key
+        self.option_value = option_value
+
+
 class SchemaError(HoodieError):
     """The incoming data lacks a configured column, or its types cannot be written."""
 

@@ -104,16 +104,7 @@ class TableServiceRunner:
 
     def _clean(self) -> CleanMetadata | None:
         with self.policy.exclusive():  # one cleaner at a time among concurrent writers
-            return Cleaner(self.meta_client, self._clean_config()).run()
-
-    def _clean_config(self) -> CleanConfig:
-        if self.config is None:
-            return CleanConfig()
-        return CleanConfig(
-            policy=self.config.cleaner_policy,
-            commits_retained=self.config.cleaner_commits_retained,
-            file_versions_retained=self.config.cleaner_file_versions_retained,
-        )
+            return Cleaner(self.meta_client, CleanConfig.of(self.config)).run()
 
     def _logged(self, what: str, service) -> None:
         try:

@@ -27,6 +27,7 @@ import io
 import itertools
 import json
 import posixpath
+from typing import cast
 
 import fastavro
 
@@ -36,6 +37,7 @@ from ..archived_timeline import (
     PARSED_ENTRY_SCHEMA,
     archive_file_versions,
 )
+from ..config import option_default
 from ..faults import crash_point
 from ..logformat import BLOCK_CONTENT_VERSION, BlockType, HeaderKey, encode_block
 from ..meta_client import HoodieTableMetaClient
@@ -44,9 +46,9 @@ from ..timeline import METAFOLDER, Instant
 
 def archive(
     meta_client: HoodieTableMetaClient,
-    keep_min: int = 20,
-    keep_max: int = 30,
-    beyond_savepoint: bool = False,
+    keep_min: int = cast(int, option_default("keep_min_commits")),
+    keep_max: int = cast(int, option_default("keep_max_commits")),
+    beyond_savepoint: bool = cast(bool, option_default("archive_beyond_savepoint")),
 ) -> list[Instant]:
     """Archive old instants if the active timeline holds more than `keep_max` writes."""
     timeline = meta_client.timeline()

@@ -25,6 +25,7 @@ import logging
 import posixpath
 import time
 from dataclasses import dataclass
+from typing import cast
 
 from ..avro_metadata import (
     ActionInstant,
@@ -35,6 +36,7 @@ from ..avro_metadata import (
     SavepointMetadata,
 )
 from ..compaction_plan import read_plan
+from ..config import WriteConfig, option_default
 from ..faults import crash_point
 from ..fs_view import FileSlice, FileSystemView
 from ..meta_client import HoodieTableMetaClient
@@ -49,9 +51,18 @@ POLICIES = (KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS)
 
 @dataclass(frozen=True)
 class CleanConfig:
-    policy: str = KEEP_LATEST_COMMITS
-    commits_retained: int = 10
-    file_versions_retained: int = 3
+    """The cleaning settings of a write config (defaults: the option table's)."""
+
+    policy: str = cast(str, option_default("cleaner_policy"))
+    commits_retained: int = cast(int, option_default("cleaner_commits_retained"))
+    file_versions_retained: int = cast(int, option_default("cleaner_file_versions_retained"))
+
+    @classmethod
+    def of(cls, config: WriteConfig | None) -> CleanConfig:
+        if config is None:
+            return cls()
+        return cls(config.cleaner_policy, config.cleaner_commits_retained,
+                   config.cleaner_file_versions_retained)  # fmt: skip
 
 
 class Cleaner:
@@ -124,12 +135,12 @@ class Cleaner:
             return slices[:-keep] if len(slices) > keep else []
         if earliest is None:
             return []
-        # The snapshot as of the earliest retained commit reads the newest slice at or before
-        # it; that slice and every later one stay.
-        read_then = [s for s in slices if s.base_instant <= earliest.timestamp]
-        if not read_then:
-            return []
-        return [s for s in slices if s.base_instant < read_then[-1].base_instant]
+        # Hudi's rule (CleanPlanner): every slice from the earliest retained commit on stays,
+        # and so does the newest slice from before it, even when that commit wrote a newer
+        # one: rolling that commit back, and incremental reads that start at it, need the
+        # version it replaced. Older slices go.
+        before = [s for s in slices if s.base_instant < earliest.timestamp]
+        return before[:-1]
 
     def _replaced_groups(self, timeline: Timeline, earliest: str, protected, doomed) -> None:
         """Every file of the groups that replace commits older than the retained range took out."""

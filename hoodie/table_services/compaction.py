@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
 from ..compaction_plan import CompactionOperation, CompactionPlan, read_plan
-from ..config import WriteConfig
+from ..config import WriteConfig, option_default
 from ..exceptions import CommitError, HoodieError, InvalidConfigError
 from ..faults import crash_point
 from ..fs_view import CommittedInstants, FileSystemView
@@ -141,7 +141,7 @@ class Compactor:
                 "merge-on-read tables have log files to compact"
             )
         self.meta_client = meta_client
-        self.compression = config.compression if config is not None else "snappy"
+        self.compression = str(config.compression if config else option_default("compression"))
         # How the table is written (None: one writer) says which pending instants are failed.
         self.failed_writes = failed_writes or FailedWritesPolicy.of(meta_client.storage, config)
 

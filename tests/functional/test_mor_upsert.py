@@ -42,6 +42,17 @@ select id, name, ts, day, deleted as _hoodie_is_deleted
 from {{ ref('raw') }} where batch = {{ var('batch') }}
 """
 
+BUCKET_MODEL = """\
+{{ config(materialized='mor_upsert', options={
+     'hoodie.datasource.write.recordkey.field': 'id',
+     'hoodie.datasource.write.partitionpath.field': 'day',
+     'hoodie.datasource.write.precombine.field': 'ts',
+     'hoodie.datasource.write.table.type': 'MERGE_ON_READ',
+     'hoodie.index.type': 'BUCKET', 'hoodie.bucket.index.num.buckets': '2'}) }}
+select id, name, ts, day, deleted as _hoodie_is_deleted
+from {{ ref('raw') }} where batch = {{ var('batch') }}
+"""
+
 # Expected rows after each batch: id -> (name, ts).
 AFTER = {
     1: {1: ("alice", 1), 2: ("bob", 1), 3: ("carol", 1)},
@@ -76,11 +87,9 @@ def test_mor_upsert_batches_compaction_and_table_operations(dbt_project):
         "models/orders_ops.sql", MODEL.replace("compaction_delta_commits=3", "compaction='off'")
     )
     # The BUCKET index: merge-on-read writes are one Spark job (hoodie/write/bucket_writer.py).
-    bucket_options = ("options={'hoodie.index.type': 'BUCKET', "
-                      "'hoodie.bucket.index.num.buckets': '2'}")  # fmt: skip
-    dbt_project.write(
-        "models/orders_bucket.sql", MODEL.replace("compaction_delta_commits=3", bucket_options)
-    )
+    # This model names its table's identity with Apache Hudi's own option keys, as a config
+    # brought from a Hudi job does, instead of record_key / partition_path / precombine_field.
+    dbt_project.write("models/orders_bucket.sql", BUCKET_MODEL)
 
     def run(batch, model):
         return ["run", "--select", model, "--vars", f"{{batch: {batch}}}"]
@@ -149,5 +158,8 @@ def test_mor_upsert_batches_compaction_and_table_operations(dbt_project):
     assert _hudi_rs(base) == AFTER[4]
     table = HoodieTable.open(str(base))
     assert [i.action for i in table.timeline().completed] == [Action.DELTA_COMMIT] * 4
+    identity = table.properties
+    assert (identity.record_key_fields, identity.partition_fields) == (("id",), ("day",))
+    assert identity.precombine_field == "ts" and identity.name == "orders_bucket"
     logs = [parse_log_file_name(p.name) for p in base.rglob(".*.log.*")]
     assert logs and all(bucket_of_file_id(log.file_id) in (0, 1) for log in logs)

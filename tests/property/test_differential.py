@@ -14,7 +14,19 @@ from __future__ import annotations
 
 import pytest
 from diff_harness import run_scenario
-from diff_model import BUCKET, COW, MOR, SIMPLE, Compact, Params, Rec, Upsert
+from diff_model import (
+    BUCKET,
+    COW,
+    MOR,
+    SIMPLE,
+    Clean,
+    Compact,
+    Delete,
+    Params,
+    Rec,
+    Rollback,
+    Upsert,
+)
 from diff_strategies import Scenario, scenarios
 from hypothesis import HealthCheck, Phase, given, settings
 
@@ -66,3 +78,19 @@ def _lead_cases(table_type: str, index: str) -> Scenario:
 )
 def test_the_lead_regression_cases(spark, tmp_path, table_type, index):
     run_scenario(spark, _lead_cases(table_type, index), str(tmp_path), spark_reads="last")
+
+
+def test_rolling_back_the_commit_a_clean_retained_restores_what_it_replaced(spark, tmp_path):
+    """Found by `make soak SEQUENCES=500 SEED=1` (sequence 259): with one commit retained, the
+    automatic clean after the delete removed the version the delete replaced, so rolling the
+    delete back lost k0. Hudi's cleaner keeps the newest version from before the earliest
+    retained commit, and so do we now."""
+    ops = (
+        Upsert((Rec("k0"), Rec("k0"))),
+        Clean(),
+        Delete((("k0", None),)),
+        Rollback(),
+    )
+    params = Params(table_type=COW, index=SIMPLE, partitioned=False, commits_retained=1,
+                    keep_min=2, keep_max=3)  # fmt: skip
+    run_scenario(spark, Scenario(params, ops), str(tmp_path), spark_reads="last")

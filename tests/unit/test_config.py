@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hoodie.config import MB, SUPPORTED_OPTIONS, WriteConfig, as_field_tuple, parse_options
+from hoodie.config import MB, OPTIONS, WriteConfig, as_field_tuple, parse_options
 from hoodie.exceptions import InvalidConfigError
 from hoodie.properties import COPY_ON_WRITE, MERGE_ON_READ
 
@@ -75,8 +75,8 @@ def test_unknown_option_lists_supported_keys():
         WriteConfig.build("t", "id", options={"hoodie.parquet.max.file.sizee": "1"})
     message = str(err.value)
     assert "hoodie.parquet.max.file.sizee" in message
-    for key in SUPPORTED_OPTIONS:
-        assert key in message
+    for prop in OPTIONS:
+        assert prop.key in message
 
 
 @pytest.mark.parametrize(

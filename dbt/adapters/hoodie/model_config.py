@@ -13,7 +13,14 @@ from typing import Any
 
 from dbt_common.exceptions import CompilationError
 
-from hoodie import MERGE_ON_READ, InvalidConfigError, WriteConfig, as_field_tuple
+from hoodie import (
+    MERGE_ON_READ,
+    ConflictingSettingsError,
+    InvalidConfigError,
+    WriteConfig,
+    as_field_tuple,
+    option_keys,
+)
 
 ALIASES = {
     "record_key": ("record_key", "unique_key", "recordKey", "primaryKey"),
@@ -98,20 +105,23 @@ def model_settings(
     warehouse_dir: str,
 ) -> ModelSettings:
     materialized = config.get("materialized")
-    record_key = _pick(model, config, "record_key")
-    if record_key is not None:
-        # dbt treats ['state', 'state'] as the key 'state'; so must the table's record keys.
-        record_key = list(dict.fromkeys(as_field_tuple(record_key)))
-    if record_key is None or as_field_tuple(record_key) == ():
-        raise CompilationError(
-            f"Model '{model}' (materialized='{materialized}') needs a record key: add "
-            "record_key='<column>' (or a list of columns) to its config"
-        )
     options = config.get("options") or {}
     if not isinstance(options, dict):
         raise CompilationError(
             f"Model '{model}': config 'options' must be a map of hoodie.* settings, got {options!r}"
         )
+    record_key = _pick(model, config, "record_key")
+    if record_key is not None:
+        # dbt treats ['state', 'state'] as the key 'state'; so must the table's record keys.
+        record_key = list(dict.fromkeys(as_field_tuple(record_key)))
+    hudi_key = any(options.get(key) for key in option_keys("record_key_fields"))
+    if (record_key is None or as_field_tuple(record_key) == ()) and not hudi_key:
+        raise CompilationError(
+            f"Model '{model}' (materialized='{materialized}') needs a record key: add "
+            "record_key='<column>' (or a list of columns) to its config"
+        )
+    # The table is named after the model's alias, unless Hudi's own key names it.
+    named = any(options.get(key) for key in option_keys("table_name"))
     hive_style = config.get("hive_style_partitioning")
     if hive_style is not None and not isinstance(hive_style, bool):
         raise CompilationError(
@@ -126,7 +136,7 @@ def model_settings(
         )
     try:
         write_config = WriteConfig.build(
-            table_name=alias,
+            table_name=None if named else alias,
             record_key=record_key,
             partition_path=_pick(model, config, "partition_path"),
             precombine_field=_pick(model, config, "precombine_field"),
@@ -136,6 +146,8 @@ def model_settings(
             database=schema,
             schema_change=on_schema_change,
         )
+    except ConflictingSettingsError as exc:
+        raise CompilationError(f"Model '{model}': {_conflict(exc, materialized)}") from exc
     except InvalidConfigError as exc:
         raise CompilationError(f"Model '{model}': {exc}") from exc
     location_root = config.get("location_root")
@@ -144,3 +156,16 @@ def model_settings(
     else:
         base_uri = posixpath.join(warehouse_dir.rstrip("/"), f"{schema}.db", alias)
     return ModelSettings(write_config, base_uri)
+
+
+def _conflict(error: ConflictingSettingsError, materialized: object) -> str:
+    """A setting given both as a dbt config and as a Hudi option, in dbt's words. The table
+    type comes from the materialization, which the model's config names instead."""
+    if error.setting == "table_type":
+        wanted = "mor_upsert" if error.option_value == MERGE_ON_READ else "cow_upsert"
+        return (
+            f"materialized='{materialized}' writes a {error.given} table, but option "
+            f"'{error.option_key}' asks for {error.option_value}; remove the option, or use "
+            f"materialized='{wanted}'"
+        )
+    return str(error)

@@ -1,0 +1,154 @@
+"""The option table: one definition per option; Hudi's key names and dbt's names both work."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+from dbt_common.exceptions import CompilationError
+
+from dbt.adapters.hoodie.model_config import model_settings
+from hoodie.config import OPTIONS, WriteConfig
+from hoodie.exceptions import ConflictingSettingsError, InvalidConfigError
+from hoodie.table_services.archival import archive
+from hoodie.table_services.clean import CleanConfig
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+HUDI_IDENTITY = {
+    "hoodie.table.name": "orders",
+    "hoodie.datasource.write.recordkey.field": "id,region",
+    "hoodie.datasource.write.partitionpath.field": "day",
+    "hoodie.datasource.write.precombine.field": "ts",
+    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+}
+
+
+def test_hudi_key_names_build_the_same_config_as_the_arguments():
+    by_keys = WriteConfig.build(options=HUDI_IDENTITY)
+    by_names = WriteConfig.build(
+        "orders", ["id", "region"], "day", "ts", table_type="MERGE_ON_READ"
+    )
+    fields = [f.name for f in dataclasses.fields(WriteConfig) if f.name != "options"]
+    assert [getattr(by_keys, f) for f in fields] == [getattr(by_names, f) for f in fields]
+
+
+def test_the_same_value_given_both_ways_is_fine():
+    config = WriteConfig.build("orders", "id,region", options=HUDI_IDENTITY)
+    assert config.record_key_fields == ("id", "region") and config.table_type == "MERGE_ON_READ"
+
+
+@pytest.mark.parametrize(
+    "argument, key",
+    [
+        ({"record_key": "other"}, "hoodie.datasource.write.recordkey.field"),
+        ({"partition_path": "month"}, "hoodie.datasource.write.partitionpath.field"),
+        ({"precombine_field": "version"}, "hoodie.datasource.write.precombine.field"),
+        ({"table_type": "COPY_ON_WRITE"}, "hoodie.datasource.write.table.type"),
+        ({"table_name": "sales"}, "hoodie.table.name"),
+    ],
+)
+def test_two_names_with_different_values_are_an_error_naming_both(argument, key):
+    with pytest.raises(ConflictingSettingsError) as error:
+        WriteConfig.build(options=HUDI_IDENTITY, **argument)
+    name = next(iter(argument))
+    assert f"{name}=" in str(error.value) and f"'{key}'" in str(error.value)
+    assert error.value.option_key == key
+
+
+def test_an_option_under_two_of_its_keys_must_have_one_value():
+    same = {"hoodie.cleaner.commits.retained": "4", "hoodie.clean.commits.retained": "4"}
+    assert WriteConfig.build("t", "id", options=same).cleaner_commits_retained == 4
+    other = {"hoodie.cleaner.commits.retained": "4", "hoodie.clean.commits.retained": "5"}
+    with pytest.raises(InvalidConfigError, match="cleaner.commits.retained' and .*clean.commits"):
+        WriteConfig.build("t", "id", options=other)
+
+
+def test_an_unknown_key_names_the_closest_known_one():
+    with pytest.raises(InvalidConfigError, match="Did you mean 'hoodie.cleaner.commits.retained'"):
+        WriteConfig.build("t", "id", options={"hoodie.cleaner.commit.retained": "3"})
+    with pytest.raises(InvalidConfigError, match="Did you mean 'hoodie.datasource.write.recordkey"):
+        WriteConfig.build("t", "id", options={"hoodie.datasource.write.recordkey.fields": "id"})
+
+
+def test_a_record_key_is_needed_one_way_or_the_other():
+    with pytest.raises(InvalidConfigError, match="hoodie.datasource.write.recordkey.field"):
+        WriteConfig.build("t")
+
+
+def test_every_default_is_the_option_tables():
+    """WriteConfig's fields and the table services' own defaults all come from OPTIONS."""
+    defaults = WriteConfig("t", ("id",))
+    for prop in OPTIONS:
+        if prop.attribute not in ("table_name", "record_key_fields"):
+            assert getattr(defaults, prop.attribute) == prop.default, prop.key
+    by_attribute = {prop.attribute: prop.default for prop in OPTIONS}
+    clean = CleanConfig()
+    assert (clean.policy, clean.commits_retained, clean.file_versions_retained) == (
+        by_attribute["cleaner_policy"],
+        by_attribute["cleaner_commits_retained"],
+        by_attribute["cleaner_file_versions_retained"],
+    )
+    assert CleanConfig.of(None) == clean
+    archived = inspect.signature(archive).parameters
+    assert archived["keep_min"].default == by_attribute["keep_min_commits"]
+    assert archived["keep_max"].default == by_attribute["keep_max_commits"]
+
+
+def _readme_write_options() -> dict[str, str]:
+    """README's table of write options: key (every key in a row) -> its default column."""
+    section = README.read_text().split("Supported `options`", 1)[1].split("\n\n", 2)[1]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) >= 2 and cells[0].startswith("`hoodie."):
+            for key in re.findall(r"`(hoodie\.[^`]+)`", cells[0]):
+                rows[key] = cells[1]
+    return rows
+
+
+def test_the_readme_lists_every_option_with_its_default():
+    listed = _readme_write_options()
+    known = {key for prop in OPTIONS for key in prop.keys}
+    assert set(listed) <= known, f"README names unknown options: {set(listed) - known}"
+    for prop in OPTIONS:
+        if prop.attribute in ("table_name", "record_key_fields"):
+            continue  # required, no default
+        assert prop.key in listed, f"README does not list {prop.key}"
+        shown = listed[prop.key]
+        if prop.default not in ((), None, 0) and not isinstance(prop.default, bool):
+            assert str(prop.default) in shown, f"{prop.key}: README says {shown!r}"
+        if isinstance(prop.default, bool):
+            assert str(prop.default).lower() in shown, f"{prop.key}: README says {shown!r}"
+
+
+def _settings(config, table_type="COPY_ON_WRITE"):
+    return model_settings(
+        "orders", config, table_type=table_type, schema="analytics", alias="orders",
+        warehouse_dir="/tmp/warehouse",
+    )  # fmt: skip
+
+
+def test_a_dbt_model_may_use_hudi_key_names():
+    config = {"materialized": "mor_upsert", "options": dict(HUDI_IDENTITY)}
+    written = _settings(config, table_type="MERGE_ON_READ").write_config
+    assert written.record_key_fields == ("id", "region")
+    assert written.partition_fields == ("day",) and written.precombine_field == "ts"
+    assert written.table_name == "orders"
+
+
+def test_a_dbt_model_whose_hudi_table_type_disagrees_with_its_materialization():
+    config = {"materialized": "cow_upsert", "options": dict(HUDI_IDENTITY)}
+    with pytest.raises(CompilationError) as error:
+        _settings(config)
+    text = str(error.value)
+    assert "Model 'orders'" in text and "materialized='cow_upsert'" in text
+    assert "hoodie.datasource.write.table.type" in text and "materialized='mor_upsert'" in text
+
+
+def test_a_dbt_model_key_given_twice_differently_names_both():
+    config = {"record_key": "txn", "options": {"hoodie.datasource.write.recordkey.field": "id"}}
+    with pytest.raises(CompilationError, match="record_key=txn and option 'hoodie.datasource"):
+        _settings(config)
