@@ -175,7 +175,7 @@ def refuse_pending_restore(meta_client: HoodieTableMetaClient, action: str) -> N
     raise TimelineError(
         f"cannot {action} table '{meta_client.name}': restore {requested.timestamp} to savepoint "
         f"{savepoint} was interrupted and the table is partly restored. Finish it first: "
-        f"restore to {savepoint} again (dbt: hoodie_restore)"
+        f"restore to {savepoint} again"
     )
 
 
