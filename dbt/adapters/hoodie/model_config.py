@@ -35,7 +35,7 @@ class ModelSettings:
     base_uri: str
 
 
-def _pick(model: str, config: dict[str, Any], name: str) -> Any:
+def _pick(model: str, config: dict[str, Any], name: str, resource: str = "Model") -> Any:
     given = {alias: config.get(alias) for alias in ALIASES[name] if config.get(alias) is not None}
     if not given:
         return None
@@ -47,7 +47,7 @@ def _pick(model: str, config: dict[str, Any], name: str) -> Any:
     if len(distinct) > 1:
         listed = " and ".join(f"{alias}={given[alias]!r}" for alias in given)
         raise CompilationError(
-            f"Model '{model}': {listed} are aliases of '{name}' with different values; "
+            f"{resource} '{model}': {listed} are aliases of '{name}' with different values; "
             "set only one of them"
         )
     return next(iter(given.values()))
@@ -60,7 +60,11 @@ _COMPACTION_SWITCH = {"on": "true", "inline": "true", "off": "false", True: "tru
 
 
 def _compaction_options(
-    model: str, config: dict[str, Any], options: dict[str, Any], table_type: str
+    model: str,
+    config: dict[str, Any],
+    options: dict[str, Any],
+    table_type: str,
+    resource: str = "Model",
 ) -> dict[str, str]:
     """`compaction` ('inline' / 'on' or 'off') and `compaction_delta_commits` as Hudi options."""
     out: dict[str, str] = {}
@@ -68,28 +72,28 @@ def _compaction_options(
     commits = config.get("compaction_delta_commits")
     if (switch is not None or commits is not None) and table_type != MERGE_ON_READ:
         raise CompilationError(
-            f"Model '{model}': compaction and compaction_delta_commits apply to "
+            f"{resource} '{model}': compaction and compaction_delta_commits apply to "
             "materialized='mor_upsert' only (copy-on-write tables have no log files)"
         )
     if switch is not None:
         key = switch.lower() if isinstance(switch, str) else switch
         if key not in _COMPACTION_SWITCH:
             raise CompilationError(
-                f"Model '{model}': compaction must be 'inline' (the default) or 'off', "
+                f"{resource} '{model}': compaction must be 'inline' (the default) or 'off', "
                 f"got {switch!r}"
             )
         out["hoodie.compact.inline"] = _COMPACTION_SWITCH[key]
     if commits is not None:
         if isinstance(commits, bool) or not isinstance(commits, int) or commits <= 0:
             raise CompilationError(
-                f"Model '{model}': compaction_delta_commits must be a positive integer (delta "
+                f"{resource} '{model}': compaction_delta_commits must be a positive integer (delta "
                 f"commits between compactions), got {commits!r}"
             )
         out["hoodie.compact.inline.max.delta.commits"] = str(commits)
     for key, value in out.items():
         if key in options and str(options[key]).lower() != value:
             raise CompilationError(
-                f"Model '{model}': option '{key}'={options[key]!r} disagrees with the model's "
+                f"{resource} '{model}': option '{key}'={options[key]!r} disagrees with the model's "
                 "compaction settings; set only one of them"
             )
     return out
@@ -103,21 +107,25 @@ def model_settings(
     schema: str,
     alias: str,
     warehouse_dir: str,
+    resource: str = "Model",
 ) -> ModelSettings:
+    """The write config and path of a model's table (`resource` names what it is in errors:
+    a "Model", or a "Snapshot")."""
     materialized = config.get("materialized")
     options = config.get("options") or {}
     if not isinstance(options, dict):
         raise CompilationError(
-            f"Model '{model}': config 'options' must be a map of hoodie.* settings, got {options!r}"
+            f"{resource} '{model}': config 'options' must be a map of hoodie.* settings, "
+            f"got {options!r}"
         )
-    record_key = _pick(model, config, "record_key")
+    record_key = _pick(model, config, "record_key", resource)
     if record_key is not None:
         # dbt treats ['state', 'state'] as the key 'state'; so must the table's record keys.
         record_key = list(dict.fromkeys(as_field_tuple(record_key)))
     hudi_key = any(options.get(key) for key in option_keys("record_key_fields"))
     if (record_key is None or as_field_tuple(record_key) == ()) and not hudi_key:
         raise CompilationError(
-            f"Model '{model}' (materialized='{materialized}') needs a record key: add "
+            f"{resource} '{model}' (materialized='{materialized}') needs a record key: add "
             "record_key='<column>' (or a list of columns) to its config"
         )
     # The table is named after the model's alias, unless Hudi's own key names it.
@@ -125,21 +133,22 @@ def model_settings(
     hive_style = config.get("hive_style_partitioning")
     if hive_style is not None and not isinstance(hive_style, bool):
         raise CompilationError(
-            f"Model '{model}': hive_style_partitioning must be true or false, got {hive_style!r}"
+            f"{resource} '{model}': hive_style_partitioning must be true or false, "
+            f"got {hive_style!r}"
         )
-    options = {**options, **_compaction_options(model, config, options, table_type)}
+    options = {**options, **_compaction_options(model, config, options, table_type, resource)}
     on_schema_change = config.get("on_schema_change") or "ignore"
     if on_schema_change not in _ON_SCHEMA_CHANGE:
         raise CompilationError(
-            f"Model '{model}': on_schema_change must be one of {', '.join(_ON_SCHEMA_CHANGE)}, "
-            f"got {on_schema_change!r}"
+            f"{resource} '{model}': on_schema_change must be one of "
+            f"{', '.join(_ON_SCHEMA_CHANGE)}, got {on_schema_change!r}"
         )
     try:
         write_config = WriteConfig.build(
             table_name=None if named else alias,
             record_key=record_key,
-            partition_path=_pick(model, config, "partition_path"),
-            precombine_field=_pick(model, config, "precombine_field"),
+            partition_path=_pick(model, config, "partition_path", resource),
+            precombine_field=_pick(model, config, "precombine_field", resource),
             table_type=table_type,
             hive_style_partitioning=hive_style,
             options=options,
@@ -147,9 +156,9 @@ def model_settings(
             schema_change=on_schema_change,
         )
     except ConflictingSettingsError as exc:
-        raise CompilationError(f"Model '{model}': {_conflict(exc, materialized)}") from exc
+        raise CompilationError(f"{resource} '{model}': {_conflict(exc, materialized)}") from exc
     except InvalidConfigError as exc:
-        raise CompilationError(f"Model '{model}': {exc}") from exc
+        raise CompilationError(f"{resource} '{model}': {exc}") from exc
     location_root = config.get("location_root")
     if location_root:
         base_uri = posixpath.join(str(location_root).rstrip("/"), alias)

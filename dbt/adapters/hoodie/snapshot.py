@@ -79,18 +79,15 @@ def snapshot_settings(
         # dbt's snapshot semantics: new source columns are added, dropped ones stay (as null).
         "on_schema_change": "append_new_columns",
     }
-    try:
-        return model_settings(
-            snapshot,
-            lake_config,
-            table_type=COPY_ON_WRITE,
-            schema=schema,
-            alias=alias,
-            warehouse_dir=warehouse_dir,
-        )
-    except CompilationError as exc:
-        message = exc.msg.replace(f"Model '{snapshot}'", f"Snapshot '{snapshot}'", 1)
-        raise CompilationError(message) from exc
+    return model_settings(
+        snapshot,
+        lake_config,
+        table_type=COPY_ON_WRITE,
+        schema=schema,
+        alias=alias,
+        warehouse_dir=warehouse_dir,
+        resource="Snapshot",
+    )
 
 
 class MissingSnapshotColumn(CompilationError):
