@@ -94,7 +94,9 @@ def test_a_snapshot_config_error_names_the_snapshot():
     from dbt.adapters.hoodie.snapshot import snapshot_settings
 
     columns = {"dbt_scd_id": "dbt_scd_id", "dbt_valid_to": "dbt_valid_to"}
-    with pytest.raises(CompilationError, match=r"Snapshot 'history': config 'options' must be a map"):
+    with pytest.raises(
+        CompilationError, match=r"Snapshot 'history': config 'options' must be a map"
+    ):
         snapshot_settings(
             "history", {"options": "x"}, columns, schema="s", alias="history", warehouse_dir="/w"
         )
