@@ -1,8 +1,11 @@
-"""All file-system access of the core, through `pyarrow.fs`.
+"""All file-system access of the core: the `FileIO` interface, and `Storage`, its pyarrow one.
 
-Local disks, HDFS and object stores all come through one small class so the rules that make a
-commit safe (write a temporary file, then rename; create only if absent) live in one place.
-The class pickles by URI, so Spark tasks rebuild it on the executors.
+Local disks, HDFS and object stores all come through one interface, so the rules that make a
+commit safe (write a temporary file, then rename; create only if absent) live in one place,
+and I/O can be counted, faulted or served by another implementation (pyiceberg's `FileIO`
+is the model). Nothing else in the core imports `pyarrow.fs` or reads or writes parquet files
+(ruff's banned-api rule in pyproject.toml holds it). `Storage` pickles by URI, so Spark tasks
+rebuild it on the executors; `TracingStorage` also records every call, in any process.
 """
 
 from __future__ import annotations
@@ -11,8 +14,12 @@ import os
 import posixpath
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
 
+import pyarrow as pa
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from .faults import crash_point
 
@@ -54,8 +61,35 @@ class FileInfo:
         return posixpath.dirname(self.relative_path)
 
 
+class FileIO(Protocol):
+    """What the core does with files, every path relative to the table's base path."""
+
+    base_uri: str
+
+    def uri(self, relative: str = "") -> str: ...
+    def relative(self, path: str) -> str: ...
+    def exists(self, relative: str) -> bool: ...
+    def read_bytes(self, relative: str) -> bytes: ...
+    def read_text(self, relative: str) -> str: ...
+    def size(self, relative: str) -> int: ...
+    def mtime(self, relative: str) -> datetime | None: ...
+    def list_files(self, relative: str = "", *, recursive: bool = False) -> list[FileInfo]: ...
+    def list_dirs(self, relative: str = "") -> list[str]: ...
+    def read_parquet(self, relative: str, columns: list[str] | None = None) -> pa.Table: ...
+    def parquet_file(self, relative: str) -> pq.ParquetFile: ...
+    def makedirs(self, relative: str) -> None: ...
+    def write_bytes(self, relative: str, data: bytes) -> None: ...
+    def write_atomic(self, relative: str, data: bytes) -> None: ...
+    def create_if_absent(self, relative: str, data: bytes) -> bool: ...
+    def write_parquet(self, relative: str, table: pa.Table, compression: str) -> int: ...
+    def move(self, source: str, target: str) -> None: ...
+    def delete(self, relative: str) -> None: ...
+    def delete_dir(self, relative: str = "") -> None: ...
+    def swap_in(self, other_uri: str) -> None: ...
+
+
 class Storage:
-    """A table's base path on some file system; every path argument is relative to it."""
+    """A table's base path on a `pyarrow.fs` file system: the core's `FileIO`."""
 
     def __init__(self, base_uri: str):
         self.base_uri = _normalize(base_uri)
@@ -114,6 +148,17 @@ class Storage:
 
     def size(self, relative: str) -> int:
         return self.fs.get_file_info(self.full_path(relative)).size or 0
+
+    def mtime(self, relative: str) -> datetime | None:
+        """When the file was last modified (None when the file system does not say)."""
+        return self.fs.get_file_info(self.full_path(relative)).mtime
+
+    def read_parquet(self, relative: str, columns: list[str] | None = None) -> pa.Table:
+        return pq.read_table(self.full_path(relative), columns=columns, filesystem=self.fs)
+
+    def parquet_file(self, relative: str) -> pq.ParquetFile:
+        """A parquet file opened for reading its footer, columns or row groups in batches."""
+        return pq.ParquetFile(self.full_path(relative), filesystem=self.fs)
 
     def list_files(self, relative: str = "", *, recursive: bool = False) -> list[FileInfo]:
         """Files (not folders) under a folder; empty when the folder does not exist."""
@@ -194,6 +239,18 @@ class Storage:
             os.unlink(staged)
         return True
 
+    def write_parquet(self, relative: str, table: pa.Table, compression: str) -> int:
+        """Write `table` as the parquet file `relative` (its folder made if needed); its size."""
+        parent = posixpath.dirname(relative)
+        if parent:
+            self.makedirs(parent)
+        pq.write_table(table, self.full_path(relative), filesystem=self.fs,
+                       compression=compression)  # fmt: skip
+        return self.size(relative)
+
+    def move(self, source: str, target: str) -> None:
+        self.fs.move(self.full_path(source), self.full_path(target))
+
     def delete(self, relative: str) -> None:
         try:
             self.fs.delete_file(self.full_path(relative))
@@ -221,3 +278,43 @@ class Storage:
             self.fs.move(aside, self.base_path)
             raise
         self.fs.delete_dir(aside)
+
+
+class TracingStorage(Storage):
+    """`Storage` that also appends every call (`<operation>[,<flag>=<value>]\t<path>`) to the
+    file `trace`, from the driver and from Spark tasks alike: it pickles with its trace file.
+    For tests, and for finding out what a write reads and writes."""
+
+    def __init__(self, base_uri: str, trace: str):
+        super().__init__(base_uri)
+        self.trace = trace
+
+    def __reduce__(self):
+        return (TracingStorage, (self.base_uri, self.trace))
+
+    def _record(self, operation: str, path: str) -> None:
+        with open(self.trace, "a") as handle:  # one short line per call: appends stay whole
+            handle.write(f"{operation}\t{path}\n")
+
+
+def _traced(name: str):
+    method = getattr(Storage, name)
+
+    def traced(self, *args, **kwargs):
+        flags = "".join(f",{k}={v}" for k, v in sorted(kwargs.items()))
+        self._record(name + flags, str(args[0]) if args else "")
+        return method(self, *args, **kwargs)
+
+    traced.__name__ = traced.__qualname__ = name
+    traced.__doc__ = method.__doc__
+    return traced
+
+
+# Every operation of the interface; calls Storage makes on itself are recorded too (a
+# `write_atomic` also shows its temporary `write_bytes` and the `move`).
+for _name in (
+    "exists", "read_bytes", "size", "mtime", "list_files", "list_dirs", "read_parquet",
+    "parquet_file", "makedirs", "write_bytes", "write_atomic", "create_if_absent",
+    "write_parquet", "move", "delete", "delete_dir", "swap_in",
+):  # fmt: skip
+    setattr(TracingStorage, _name, _traced(_name))

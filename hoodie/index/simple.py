@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -98,9 +97,7 @@ class _KeyReader:
 
     def _keys(self, source: KeySource):
         if source.base_file is not None:
-            parquet = pq.ParquetFile(
-                self.storage.full_path(source.base_file), filesystem=self.storage.fs
-            )
+            parquet = self.storage.parquet_file(source.base_file)
             for chunk in parquet.iter_batches(columns=[RECORD_KEY], batch_size=_BATCH_ROWS):
                 yield chunk.column(0)
         for relative in source.log_files:

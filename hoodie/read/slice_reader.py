@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ..fs_view import CommittedInstants, listed_log_blocks
 from ..keygen import record_keys_of
@@ -82,7 +81,7 @@ def read_slice(spec: SliceReadSpec, split: FileSplit) -> Iterator[pa.RecordBatch
 
 def _read_base(spec: SliceReadSpec, relative: str) -> Iterator[pa.RecordBatch]:
     """The base file's rows, opening only the columns the read needs."""
-    parquet = pq.ParquetFile(spec.storage.full_path(relative), filesystem=spec.storage.fs)
+    parquet = spec.storage.parquet_file(relative)
     wanted = set(spec.schema.names)
     if spec.commit_time_range is not None:
         wanted.add(COMMIT_TIME)  # `_emit` filters on it
@@ -168,8 +167,7 @@ def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
     base = None
     if split.base_file is not None:
         base_instant = parse_base_file_name(posixpath.basename(split.base_file)).instant
-        base = keyed(pq.read_table(spec.storage.full_path(split.base_file),
-                                   filesystem=spec.storage.fs), base_instant)  # fmt: skip
+        base = keyed(spec.storage.read_parquet(split.base_file), base_instant)
     base_rows = sequence
     logged: list[pa.Table] = []
     for block in _committed_blocks(spec, split):

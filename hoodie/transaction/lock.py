@@ -89,7 +89,7 @@ class FileSystemLock:
             return record["expires_at"] < time.time()
         # Created but not yet written: held, unless its writer died right then.
         try:
-            modified = self.storage.fs.get_file_info(self.storage.full_path(LOCK_FILE)).mtime
+            modified = self.storage.mtime(LOCK_FILE)
         except FileNotFoundError:
             return False
         return modified is not None and modified.timestamp() + self.lease_seconds < time.time()
@@ -99,7 +99,7 @@ class FileSystemLock:
         seen expired (another writer broke and re-took it in between)."""
         aside = f"{LOCK_FILE}.expired-{uuid.uuid4().hex[:8]}"
         try:
-            self.storage.fs.move(self.storage.full_path(LOCK_FILE), self.storage.full_path(aside))
+            self.storage.move(LOCK_FILE, aside)
         except (FileNotFoundError, OSError):
             return
         try:

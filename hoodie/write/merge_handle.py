@@ -15,7 +15,6 @@ from dataclasses import asdict, dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ..exceptions import DuplicateRecordKeyError
 from ..faults import crash_point
@@ -198,9 +197,7 @@ class CopyOnWriteHandle:
     def _read_previous(self, target: FileGroupTarget) -> pa.Table | None:
         if target.previous_base_file is None:
             return None
-        return pq.read_table(
-            self.storage.full_path(target.previous_base_file), filesystem=self.storage.fs
-        )
+        return self.storage.read_parquet(target.previous_base_file)
 
     def _merge(self, target: FileGroupTarget, incoming: pa.Table, stored: pa.Table | None):
         token = task_token()
@@ -317,13 +314,4 @@ def write_base_file(storage: Storage, relative: str, rows: pa.Table, compression
         metadata[MIN_KEY_FOOTER] = bounds["min"].as_py().encode()
         metadata[MAX_KEY_FOOTER] = bounds["max"].as_py().encode()
     rows = rows.replace_schema_metadata(metadata)
-    parent = posixpath.dirname(relative)
-    if parent:
-        storage.makedirs(parent)
-    pq.write_table(
-        rows,
-        storage.full_path(relative),
-        filesystem=storage.fs,
-        compression=parquet_codec(compression),
-    )
-    return storage.size(relative)
+    return storage.write_parquet(relative, rows, parquet_codec(compression))
