@@ -103,8 +103,7 @@ class TableServiceRunner:
             return []
 
     def _clean(self) -> CleanMetadata | None:
-        with self.policy.exclusive():  # one cleaner at a time among concurrent writers
-            return Cleaner(self.meta_client, CleanConfig.of(self.config)).run()
+        return Cleaner(self.meta_client, CleanConfig.of(self.config), self.policy).run()
 
     def _logged(self, what: str, service) -> None:
         try:

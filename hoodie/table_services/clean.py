@@ -14,8 +14,11 @@ compaction reads, and files of savepointed instants.
 
 A clean is an action on the timeline: `<t>.clean.requested` and `.clean.inflight` hold the
 plan (Hudi's Avro `HoodieCleanerPlan`), `<t>.clean` what was deleted (`HoodieCleanMetadata`).
-A crash mid-clean leaves the plan pending; the next clean finishes it first (Hudi's
-`CleanActionExecutor`), deleting what is left of the plan: files already gone are skipped. The
+A clean is a `Transaction` as writes are: with concurrent writers it is planned under the table
+lock, one at a time, and beats a heartbeat while it runs. A crash (or an error) mid-clean
+leaves the plan pending; the next clean whose policy finds it abandoned finishes it first
+(Hudi's `CleanActionExecutor`), deleting what is left of the plan: files already gone are
+skipped. The
 plan's earliest retained commit is what readers report as the start of the readable range.
 """
 
@@ -41,7 +44,9 @@ from ..faults import crash_point
 from ..fs_view import FileSlice, FileSystemView
 from ..meta_client import HoodieTableMetaClient
 from ..naming import parse_base_file_name, parse_log_file_name
-from ..timeline import Action, Instant, State, Timeline, new_instant_time
+from ..timeline import Action, Instant, State, Timeline
+from ..transaction.failed_writes import FailedWritesPolicy
+from ..transaction.transaction import Transaction
 
 log = logging.getLogger(__name__)
 KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
@@ -66,24 +71,52 @@ class CleanConfig:
 
 
 class Cleaner:
-    def __init__(self, meta_client: HoodieTableMetaClient, config: CleanConfig | None = None):
+    def __init__(
+        self,
+        meta_client: HoodieTableMetaClient,
+        config: CleanConfig | None = None,
+        failed_writes: FailedWritesPolicy | None = None,
+    ):
         self.meta_client = meta_client
         self.storage = meta_client.storage
         self.config = config or CleanConfig()
+        # How the table is written (None: one writer) says which pending cleans were abandoned.
+        self.failed_writes = failed_writes or FailedWritesPolicy.of(meta_client.storage, None)
 
     def run(self) -> CleanMetadata | None:
-        """Finish pending cleans, then plan and execute a new one; None if nothing to delete."""
+        """Finish abandoned cleans, then plan and execute a new one; None if nothing to delete.
+
+        With concurrent writers, a clean another writer is executing (its heartbeat is live)
+        is left to it, and no new one is planned beside it.
+        """
         result = None
         for instant in self.meta_client.timeline().pending:
             if instant.action is Action.CLEAN:
-                result = self._execute(instant.timestamp)
-        scheduled = self.schedule()
+                taken = Transaction.take_over(self.meta_client, self.failed_writes, instant)
+                if taken is not None:
+                    result = self._execute(taken)
+        scheduled = self._schedule_locked()
         if scheduled is not None:
             result = self._execute(scheduled)
         return result
 
-    # -- planning ------------------------------------------------------------------------------
     def schedule(self) -> str | None:
+        """Write a clean plan; None when nothing is to be deleted (or another clean runs)."""
+        scheduled = self._schedule_locked()
+        if scheduled is None:
+            return None
+        scheduled.end()  # the plan stays pending: the next run finishes it
+        return scheduled.instant_time
+
+    # -- planning ------------------------------------------------------------------------------
+    def _schedule_locked(self) -> Transaction | None:
+        """Plan under the table lock with concurrent writers: one clean plan at a time."""
+        with self.failed_writes.exclusive():
+            if any(i.action is Action.CLEAN for i in self.meta_client.timeline().pending):
+                return None  # another writer's clean is running (its heartbeat is live)
+            return self._schedule()
+
+    def _schedule(self) -> Transaction | None:
         timeline = self.meta_client.timeline()
         writes = timeline.completed.write_timeline.instants
         if not writes:
@@ -114,12 +147,10 @@ class Cleaner:
                 for partition, files in sorted(doomed.items())
             },
         )
-        instant = Instant(
-            new_instant_time(after=timeline.last_timestamp()), Action.CLEAN, State.REQUESTED
-        )
-        self.meta_client.save_instant(instant, plan.to_avro())
+        transaction = Transaction.start(self.meta_client, self.failed_writes, Action.CLEAN,
+                                        plan.to_avro())  # fmt: skip
         crash_point("clean.requested")
-        return instant.timestamp
+        return transaction
 
     def _earliest_to_retain(self, writes: tuple[Instant, ...]) -> Instant | None:
         if self.config.policy != KEEP_LATEST_COMMITS:
@@ -177,12 +208,21 @@ class Cleaner:
         return protected
 
     # -- execution -----------------------------------------------------------------------------
-    def _execute(self, instant_time: str) -> CleanMetadata:
+    def _execute(self, transaction: Transaction) -> CleanMetadata:
+        """Delete the plan's files and complete the clean. A failure leaves the plan pending,
+        as a crash does: the next clean finishes it (files already gone are skipped)."""
+        try:
+            return self._delete_and_complete(transaction)
+        finally:
+            transaction.end()
+
+    def _delete_and_complete(self, transaction: Transaction) -> CleanMetadata:
         started = time.monotonic()
+        instant_time = transaction.instant_time
         requested = Instant(instant_time, Action.CLEAN, State.REQUESTED)
         plan_bytes = self.meta_client.instant_content(requested)
         plan = CleanerPlan.from_avro(plan_bytes)
-        inflight = self.meta_client.save_instant(requested.with_state(State.INFLIGHT), plan_bytes)
+        transaction.inflight(plan_bytes)
         partitions: dict[str, CleanPartitionMetadata] = {}
         deleted = 0
         for partition, infos in plan.file_paths_to_be_deleted_per_partition.items():
@@ -206,7 +246,7 @@ class Cleaner:
             last_completed_commit_timestamp=plan.last_completed_commit_timestamp,
             partition_metadata=partitions,
         )
-        self.meta_client.save_instant(inflight.with_state(State.COMPLETED), metadata.to_avro())
+        transaction.complete(metadata.to_avro())
         log.info("clean %s of table '%s': %d file(s)", instant_time, self.meta_client.name, deleted)
         return metadata
 

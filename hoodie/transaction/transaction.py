@@ -1,7 +1,8 @@
 """One action's life on the timeline: started, made inflight, then completed or undone.
 
-Every action that writes files under an instant (a write, a compaction, later clustering) goes
-through a `Transaction`, so that the concurrency policy is applied the same way everywhere:
+Every action that writes or deletes files under an instant (a write, a compaction, a clean,
+later clustering) goes through a `Transaction`, so that the concurrency policy is applied the
+same way everywhere:
 - the instant is created exclusively and, with concurrent writers, its heartbeat beats from
   before it exists (`FailedWritesPolicy.start_instant`), so no other writer takes it for
   failed while it works;
@@ -10,7 +11,8 @@ through a `Transaction`, so that the concurrency policy is applied the same way 
   touched the same file groups (`conflicts.py`);
 - a failure undoes the instant at once: a write's files are rolled back (a rollback instant
   records it) or, with nothing written, its pending files just leave the timeline; a
-  compaction goes back to its plan, which stays pending to be run again.
+  compaction goes back to its plan, which stays pending to be run again (a clean's plan, too,
+  stays pending: the next clean finishes it, without `abort`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata
 from ..timeline import Action, Instant, State, Timeline
-from .conflicts import check_conflicts, file_groups_of
+from .conflicts import FileGroups, check_conflicts, file_groups_of
 from .failed_writes import FailedWritesPolicy
 from .heartbeat import Heartbeat
 from .rollback import Rollback
@@ -87,19 +89,27 @@ class Transaction:
         return self.instant
 
     def commit(self, metadata: CommitMetadata, check_conflicts_of: bool = True) -> None:
-        """Complete the instant; with concurrent writers, under the lock and after checking
-        that no writer rolled it back or committed to the same file groups since it started."""
+        """Complete a write or compaction with its commit metadata; with concurrent writers,
+        unless told otherwise, after checking that nothing completed since it started wrote
+        to the same file groups."""
+        groups = file_groups_of(metadata) if check_conflicts_of else None
+        self.complete(metadata.to_json().encode(), groups)
+
+    def complete(self, content: bytes, file_groups: FileGroups | None = None) -> None:
+        """Complete the instant with `content` (a commit's JSON, a clean's Avro metadata).
+        With concurrent writers this happens under the lock, after checking that no writer
+        rolled the instant back and, given the `file_groups` it wrote, that no commit since it
+        started touched them."""
         done = self.instant.with_state(State.COMPLETED)
-        content = metadata.to_json().encode()
         if not self.policy.lazy:
             self.meta_client.save_instant(done, content)
             self.instant = done
             return
         with self.policy.exclusive():
             self._refuse_if_rolled_back()
-            if check_conflicts_of:
+            if file_groups is not None:
                 check_conflicts(self.meta_client, self.instant_time, self.started_from,
-                                file_groups_of(metadata))  # fmt: skip
+                                file_groups)  # fmt: skip
             crash_point("commit.conflicts_checked")
             self.meta_client.save_instant(done, content)
             crash_point("commit.completed_under_lock")

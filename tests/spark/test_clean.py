@@ -4,6 +4,7 @@ readers need stays."""
 from __future__ import annotations
 
 import os
+import time
 
 import pyarrow as pa
 import pytest
@@ -13,9 +14,12 @@ from hoodie import HoodieTable, WriteConfig
 from hoodie.avro_metadata import CleanerPlan, CleanMetadata
 from hoodie.exceptions import TimelineError
 from hoodie.read.datasource import register
+from hoodie.table_services import clean
 from hoodie.table_services.clean import CleanConfig, Cleaner
 from hoodie.table_services.compaction import Compactor
 from hoodie.timeline import Action
+from hoodie.transaction.failed_writes import FailedWritesPolicy
+from hoodie.transaction.heartbeat import HEARTBEAT_FOLDER, heartbeat_path
 
 pytestmark = pytest.mark.spark
 
@@ -107,6 +111,54 @@ def test_a_pending_clean_is_finished_first(spark, tmp_path):
     assert versions(path) == instants[-2:]  # the retained commit's, and the one it replaced
     states = {i.timestamp: i.state.name for i in table.timeline() if i.action is Action.CLEAN}
     assert states == {planned: "COMPLETED"}
+
+
+def test_a_running_clean_is_left_to_its_writer(spark, tmp_path, monkeypatch):
+    """A clean is a transaction as a write is: under optimistic concurrency its heartbeat beats
+    while it runs, and another writer's clean neither takes it over nor plans a second one
+    beside it; once the heartbeat stops, the next clean finishes it."""
+    path = str(tmp_path / "t")
+    cfg = config(
+        "occ_clean",
+        hoodie_write_concurrency_mode="optimistic_concurrency_control",
+        hoodie_clean_automatic="false",
+        hoodie_cleaner_commits_retained="1",
+    )
+    table = HoodieTable.for_write(path, cfg)
+    instants = write_versions(spark, table, cfg, 3)
+    beating = []
+    real = clean.crash_point
+
+    def point(name):
+        if name == "clean.files_deleted":
+            beating.extend(os.listdir(os.path.join(path, HEARTBEAT_FOLDER)))
+        real(name)
+
+    monkeypatch.setattr(clean, "crash_point", point)
+    first = table.clean(cfg)
+    assert beating == [first.start_clean_time]
+    assert os.listdir(os.path.join(path, HEARTBEAT_FOLDER)) == []
+    assert versions(path) == instants[1:]
+
+    df = spark.createDataFrame([(1, "v4", A, 4), (2, "same", A, 1)], SCHEMA)
+    instants.append(table.upsert(df, cfg).instant)
+    policy = FailedWritesPolicy.of(table.meta_client.storage, cfg)
+    planned = Cleaner(table.meta_client, CleanConfig.of(cfg), policy).schedule()
+    beat = os.path.join(path, heartbeat_path(planned))
+    with open(beat, "w") as handle:  # another writer is executing that plan
+        handle.write(str(time.time()))
+    assert table.clean(cfg) is None
+    cleans = {i.timestamp: i.state.name for i in table.timeline() if i.action is Action.CLEAN}
+    assert cleans == {first.start_clean_time: "COMPLETED", planned: "REQUESTED"}
+    assert versions(path) == instants[1:]
+
+    with open(beat, "w") as handle:  # that writer died: its heartbeat stopped long ago
+        handle.write("0")
+    assert table.clean(cfg).start_clean_time == planned
+    cleans = {i.timestamp: i.state.name for i in table.timeline() if i.action is Action.CLEAN}
+    assert cleans == {first.start_clean_time: "COMPLETED", planned: "COMPLETED"}
+    assert versions(path) == instants[2:]
+    assert rows(spark, path) == {1: "v4", 2: "same"}
 
 
 def test_files_a_pending_compaction_reads_are_kept(spark, tmp_path):
