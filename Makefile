@@ -28,9 +28,11 @@ $(VENV)/.dev: $(VENV)/.base pyproject.toml
 demo: java $(VENV)/.base
 	$(BIN)/python sample_project/run_demo.py
 
-# ruff, and the import contracts of pyproject.toml: the core's floors import downward only.
+# ruff, mypy (the core type-checks) and the import contracts of pyproject.toml: the core's
+# floors import downward only.
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider --durations=15

@@ -47,6 +47,11 @@ RESTORE_PLAN_VERSION = 2  # with `savepointToRestoreTimestamp`
 RESTORE_METADATA_VERSION = 1
 
 
+# A schema as JSON (a record's, so a dict), and a record as fastavro reads and writes it.
+AvroSchema = dict[str, Any]
+AvroRecord = dict[str, Any]
+
+
 def full_name(record: str) -> str:
     return f"{NAMESPACE}.{record}"
 
@@ -55,32 +60,38 @@ def full_name(record: str) -> str:
 # to by full name afterwards, as Avro (and fastavro) require.
 
 
-def _record(name: str, *fields: dict) -> dict:
+def _record(name: str, *fields: AvroSchema) -> AvroSchema:
     return {"type": "record", "name": name, "namespace": NAMESPACE, "fields": list(fields)}
 
 
-def _required(name: str, avro: Any) -> dict:
+def _required(name: str, avro: Any) -> AvroSchema:
     return {"name": name, "type": avro}
 
 
-def _defaulted(name: str, avro: Any, default: Any) -> dict:
+def _defaulted(name: str, avro: Any, default: Any) -> AvroSchema:
     return {"name": name, "type": avro, "default": default}
 
 
-def _optional(name: str, avro: Any) -> dict:
+def _optional(name: str, avro: Any) -> AvroSchema:
     return _defaulted(name, ["null", avro], None)
 
 
-def _version(default: int) -> dict:
+def _version(default: int) -> AvroSchema:
     return _defaulted("version", ["int", "null"], default)
 
 
-def _array(items: Any) -> dict:
+def _array(items: Any) -> AvroSchema:
     return {"type": "array", "items": items}
 
 
-def _map(values: Any) -> dict:
+def _map(values: Any) -> AvroSchema:
     return {"type": "map", "values": values}
+
+
+def _parse(schema: AvroSchema) -> AvroSchema:
+    parsed = fastavro.parse_schema(schema)
+    assert isinstance(parsed, dict)  # a record's schema parses to a dict
+    return parsed
 
 
 _STRINGS = _array("string")
@@ -89,7 +100,7 @@ _INSTANT_INFO = _record(
     "HoodieInstantInfo", _required("commitTime", "string"), _required("action", "string")
 )
 
-ROLLBACK_PLAN_SCHEMA = fastavro.parse_schema(
+ROLLBACK_PLAN_SCHEMA = _parse(
     _record(
         "HoodieRollbackPlan",
         _optional("instantToRollback", _INSTANT_INFO),
@@ -132,9 +143,9 @@ _ROLLBACK_METADATA = _record(
     _version(1),
     _defaulted("instantsRollback", _array(_INSTANT_INFO), []),
 )
-ROLLBACK_METADATA_SCHEMA = fastavro.parse_schema(_ROLLBACK_METADATA)
+ROLLBACK_METADATA_SCHEMA = _parse(_ROLLBACK_METADATA)
 
-CLEANER_PLAN_SCHEMA = fastavro.parse_schema(
+CLEANER_PLAN_SCHEMA = _parse(
     _record(
         "HoodieCleanerPlan",
         _optional(
@@ -167,7 +178,7 @@ CLEANER_PLAN_SCHEMA = fastavro.parse_schema(
     )
 )
 
-CLEAN_METADATA_SCHEMA = fastavro.parse_schema(
+CLEAN_METADATA_SCHEMA = _parse(
     _record(
         "HoodieCleanMetadata",
         _required("startCleanTime", "string"),
@@ -195,7 +206,7 @@ CLEAN_METADATA_SCHEMA = fastavro.parse_schema(
     )
 )
 
-SAVEPOINT_METADATA_SCHEMA = fastavro.parse_schema(
+SAVEPOINT_METADATA_SCHEMA = _parse(
     _record(
         "HoodieSavepointMetadata",
         _required("savepointedBy", "string"),
@@ -215,7 +226,7 @@ SAVEPOINT_METADATA_SCHEMA = fastavro.parse_schema(
     )
 )
 
-RESTORE_PLAN_SCHEMA = fastavro.parse_schema(
+RESTORE_PLAN_SCHEMA = _parse(
     _record(
         "HoodieRestorePlan",
         _defaulted("instantsToRollback", _array(_INSTANT_INFO), []),
@@ -225,7 +236,7 @@ RESTORE_PLAN_SCHEMA = fastavro.parse_schema(
     )
 )
 
-RESTORE_METADATA_SCHEMA = fastavro.parse_schema(
+RESTORE_METADATA_SCHEMA = _parse(
     _record(
         "HoodieRestoreMetadata",
         _required("startRestoreTime", "string"),
@@ -239,7 +250,7 @@ RESTORE_METADATA_SCHEMA = fastavro.parse_schema(
 )
 
 
-def _or_default(record: dict, name: str, default: Any) -> Any:
+def _or_default(record: AvroRecord, name: str, default: Any) -> Any:
     """A field's value, or Hudi's default where the writer's schema lacks it or holds null."""
     value = record.get(name)
     return default if value is None else value
@@ -251,7 +262,7 @@ _File = TypeVar("_File", bound="_AvroFile")
 class _AvroFile(ABC):
     """A record that Hudi stores alone in an Avro data file on the timeline."""
 
-    SCHEMA: ClassVar[dict]
+    SCHEMA: ClassVar[AvroSchema]
 
     def to_avro(self) -> bytes:
         out = io.BytesIO()
@@ -264,22 +275,25 @@ class _AvroFile(ABC):
         if not data:
             raise HoodieError(f"expected an Avro data file holding a {expected}, got empty content")
         reader = fastavro.reader(io.BytesIO(data))
-        if reader.writer_schema.get("name") != expected:
-            raise HoodieError(
-                f"expected a {expected} record, the file holds {reader.writer_schema.get('name')}"
-            )
+        schema = reader.writer_schema
+        # a file of a primitive type (its schema a string, or a union's list) holds no record
+        held = schema.get("name") if isinstance(schema, dict) else schema
+        if held != expected:
+            raise HoodieError(f"expected a {expected} record, the file holds {held}")
         records = list(reader)
         if len(records) != 1:
             raise HoodieError(f"a {expected} file holds one record, found {len(records)}")
-        return cls._from_record(records[0])
+        record = records[0]
+        assert isinstance(record, dict)  # the writer's schema is the record's
+        return cls._from_record(record)
 
     @abstractmethod
-    def _to_record(self) -> dict:
+    def _to_record(self) -> AvroRecord:
         """The record as fastavro writes it: Hudi's field names, Avro-typed values."""
 
     @classmethod
     @abstractmethod
-    def _from_record(cls: type[_File], record: dict) -> _File:
+    def _from_record(cls: type[_File], record: AvroRecord) -> _File:
         """Build from a record decoded with whatever schema the file was written with."""
 
 
@@ -290,11 +304,11 @@ class InstantInfo:
     commit_time: str
     action: str
 
-    def _to_record(self) -> dict:
+    def _to_record(self) -> AvroRecord:
         return {"commitTime": self.commit_time, "action": self.action}
 
     @classmethod
-    def _from_record(cls, record: dict) -> InstantInfo:
+    def _from_record(cls, record: AvroRecord) -> InstantInfo:
         return cls(record["commitTime"], record["action"])
 
 
@@ -306,11 +320,11 @@ class ActionInstant:
     action: str
     state: str
 
-    def _to_record(self) -> dict:
+    def _to_record(self) -> AvroRecord:
         return {"timestamp": self.timestamp, "action": self.action, "state": self.state}
 
     @classmethod
-    def _from_record(cls, record: dict) -> ActionInstant:
+    def _from_record(cls, record: AvroRecord) -> ActionInstant:
         return cls(record["timestamp"], record["action"], record["state"])
 
 
@@ -335,7 +349,7 @@ class RollbackRequest:
     files_to_be_deleted: list[str] = field(default_factory=list)
     log_blocks_to_be_deleted: dict[str, int] = field(default_factory=dict)
 
-    def _to_record(self) -> dict:
+    def _to_record(self) -> AvroRecord:
         return {
             "partitionPath": self.partition_path,
             "fileId": self.file_id,
@@ -345,7 +359,7 @@ class RollbackRequest:
         }
 
     @classmethod
-    def _from_record(cls, record: dict) -> RollbackRequest:
+    def _from_record(cls, record: AvroRecord) -> RollbackRequest:
         return cls(
             partition_path=record["partitionPath"],
             file_id=record.get("fileId"),
@@ -365,7 +379,7 @@ class RollbackPlan(_AvroFile):
     rollback_requests: list[RollbackRequest] = field(default_factory=list)
     version: int = ROLLBACK_PLAN_VERSION
 
-    def _to_record(self) -> dict:
+    def _to_record(self) -> AvroRecord:
         return {
             "instantToRollback": self.instant_to_rollback._to_record()
             if self.instant_to_rollback
@@ -375,7 +389,7 @@ class RollbackPlan(_AvroFile):
         }
 
     @classmethod
-    def _from_record(cls, record: dict) -> RollbackPlan:
+    def _from_record(cls, record: AvroRecord) -> RollbackPlan:
         instant = record.get("instantToRollback")
         return cls(
             instant_to_rollback=InstantInfo._from_record(instant) if instant else None,
@@ -401,7 +415,7 @@ class RollbackPartitionMetadata:
     rollback_log_files: dict[str, int] = field(default_factory=dict)
     log_files_from_failed_commit: dict[str, int] = field(default_factory=dict)
 
-    def _to_record(self) -> dict:
+    def _to_record(self) -> AvroRecord:
         return {
             "partitionPath": self.partition_path,
             "successDeleteFiles": list(self.success_delete_files),
@@ -411,7 +425,7 @@ class RollbackPartitionMetadata:
         }
 
     @classmethod
-    def _from_record(cls, record: dict) -> RollbackPartitionMetadata:
+    def _from_record(cls, record: AvroRecord) -> RollbackPartitionMetadata:
         return cls(
             partition_path=record["partitionPath"],
             success_delete_files=list(record["successDeleteFiles"]),
@@ -435,7 +449,7 @@ class RollbackMetadata(_AvroFile):
     version: int = ROLLBACK_METADATA_VERSION
     instants_rollback: list[InstantInfo] = field(default_factory=list)
 
-    def _to_record(self) -> dict:
+    def _to_record(self) -> AvroRecord:
         return {
             "startRollbackTime": self.start_rollback_time,
             "timeTakenInMillis": self.time_taken_in_millis,
@@ -447,7 +461,7 @@ class RollbackMetadata(_AvroFile):
         }
 
     @classmethod
-    def _from_record(cls, record: dict) -> RollbackMetadata:
+    def _from_record(cls, record: AvroRecord) -> RollbackMetadata:
         return cls(
             start_rollback_time=record["startRollbackTime"],
             time_taken_in_millis=record["timeTakenInMillis"],
@@ -474,11 +488,11 @@ class CleanFileInfo:
     file_path: str
     is_bootstrap_base_file: bool = False
 
-    def _to_record(self) -> dict:
+    def _to_record(self) -> AvroRecord:
         return {"filePath": self.file_path, "isBootstrapBaseFile": self.is_bootstrap_base_file}
 
     @classmethod
-    def _from_record(cls, record: dict) -> CleanFileInfo:
+    def _from_record(cls, record: AvroRecord) -> CleanFileInfo:
         return cls(record["filePath"], bool(record.get("isBootstrapBaseFile")))
 
 
@@ -502,7 +516,7 @@ class CleanerPlan(_AvroFile):
     extra_metadata: dict[str, str] = field(default_factory=dict)
     files_to_be_deleted_per_partition: dict[str, list[str]] = field(default_factory=dict)
 
-    def _to_record(self) -> dict:
+    def _to_record(self) -> AvroRecord:
         earliest = self.earliest_instant_to_retain
         return {
             "earliestInstantToRetain": earliest._to_record() if earliest else None,
@@ -521,7 +535,7 @@ class CleanerPlan(_AvroFile):
         }
 
     @classmethod
-    def _from_record(cls, record: dict) -> CleanerPlan:
+    def _from_record(cls, record: AvroRecord) -> CleanerPlan:
         earliest = record.get("earliestInstantToRetain")
         return cls(
             earliest_instant_to_retain=ActionInstant._from_record(earliest) if earliest else None,
@@ -552,7 +566,7 @@ class CleanPartitionMetadata:
     failed_delete_files: list[str] = field(default_factory=list)
     is_partition_deleted: bool = False
 
-    def _to_record(self) -> dict:
+    def _to_record(self) -> AvroRecord:
         return {
             "partitionPath": self.partition_path,
             "policy": self.policy,
@@ -563,7 +577,7 @@ class CleanPartitionMetadata:
         }
 
     @classmethod
-    def _from_record(cls, record: dict) -> CleanPartitionMetadata:
+    def _from_record(cls, record: AvroRecord) -> CleanPartitionMetadata:
         return cls(
             partition_path=record["partitionPath"],
             policy=record["policy"],
@@ -574,7 +588,7 @@ class CleanPartitionMetadata:
         )
 
 
-def _clean_partitions(value: dict | None) -> dict[str, CleanPartitionMetadata]:
+def _clean_partitions(value: dict[str, AvroRecord] | None) -> dict[str, CleanPartitionMetadata]:
     return {p: CleanPartitionMetadata._from_record(m) for p, m in (value or {}).items()}
 
 
@@ -597,7 +611,7 @@ class CleanMetadata(_AvroFile):
     bootstrap_partition_metadata: dict[str, CleanPartitionMetadata] = field(default_factory=dict)
     extra_metadata: dict[str, str] = field(default_factory=dict)
 
-    def _to_record(self) -> dict:
+    def _to_record(self) -> AvroRecord:
         return {
             "startCleanTime": self.start_clean_time,
             "timeTakenInMillis": self.time_taken_in_millis,
@@ -613,7 +627,7 @@ class CleanMetadata(_AvroFile):
         }
 
     @classmethod
-    def _from_record(cls, record: dict) -> CleanMetadata:
+    def _from_record(cls, record: AvroRecord) -> CleanMetadata:
         return cls(
             start_clean_time=record["startCleanTime"],
             time_taken_in_millis=record["timeTakenInMillis"],
@@ -639,14 +653,14 @@ class SavepointPartitionMetadata:
     partition_path: str
     savepoint_data_file: list[str] = field(default_factory=list)
 
-    def _to_record(self) -> dict:
+    def _to_record(self) -> AvroRecord:
         return {
             "partitionPath": self.partition_path,
             "savepointDataFile": list(self.savepoint_data_file),
         }
 
     @classmethod
-    def _from_record(cls, record: dict) -> SavepointPartitionMetadata:
+    def _from_record(cls, record: AvroRecord) -> SavepointPartitionMetadata:
         return cls(record["partitionPath"], list(record["savepointDataFile"]))
 
 
@@ -662,7 +676,7 @@ class SavepointMetadata(_AvroFile):
     partition_metadata: dict[str, SavepointPartitionMetadata]
     version: int = SAVEPOINT_METADATA_VERSION
 
-    def _to_record(self) -> dict:
+    def _to_record(self) -> AvroRecord:
         return {
             "savepointedBy": self.savepointed_by,
             "savepointedAt": self.savepointed_at,
@@ -672,7 +686,7 @@ class SavepointMetadata(_AvroFile):
         }
 
     @classmethod
-    def _from_record(cls, record: dict) -> SavepointMetadata:
+    def _from_record(cls, record: AvroRecord) -> SavepointMetadata:
         return cls(
             savepointed_by=record["savepointedBy"],
             savepointed_at=record["savepointedAt"],
@@ -698,7 +712,7 @@ class RestorePlan(_AvroFile):
     version: int = RESTORE_PLAN_VERSION
     savepoint_to_restore_timestamp: str | None = None
 
-    def _to_record(self) -> dict:
+    def _to_record(self) -> AvroRecord:
         return {
             "instantsToRollback": [instant._to_record() for instant in self.instants_to_rollback],
             "version": self.version,
@@ -706,7 +720,7 @@ class RestorePlan(_AvroFile):
         }
 
     @classmethod
-    def _from_record(cls, record: dict) -> RestorePlan:
+    def _from_record(cls, record: AvroRecord) -> RestorePlan:
         return cls(
             instants_to_rollback=[
                 InstantInfo._from_record(i) for i in _or_default(record, "instantsToRollback", [])
@@ -732,7 +746,7 @@ class RestoreMetadata(_AvroFile):
     version: int = RESTORE_METADATA_VERSION
     restore_instant_info: list[InstantInfo] = field(default_factory=list)
 
-    def _to_record(self) -> dict:
+    def _to_record(self) -> AvroRecord:
         return {
             "startRestoreTime": self.start_restore_time,
             "timeTakenInMillis": self.time_taken_in_millis,
@@ -746,7 +760,7 @@ class RestoreMetadata(_AvroFile):
         }
 
     @classmethod
-    def _from_record(cls, record: dict) -> RestoreMetadata:
+    def _from_record(cls, record: AvroRecord) -> RestoreMetadata:
         return cls(
             start_restore_time=record["startRestoreTime"],
             time_taken_in_millis=record["timeTakenInMillis"],

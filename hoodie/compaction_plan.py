@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import posixpath
 from dataclasses import dataclass, field
+from typing import Any
 
 import fastavro
 
@@ -22,7 +23,7 @@ PLAN_VERSION = 2
 _NAMESPACE = "org.apache.hudi.avro.model"
 
 
-def _nullable(avro) -> list:
+def _nullable(avro: Any) -> list[Any]:
     return ["null", avro]
 
 
@@ -136,6 +137,8 @@ class CompactionPlan:
         if len(records) != 1:
             raise HoodieError(f"a compaction plan holds one record, found {len(records)}")
         record = records[0]
+        if not isinstance(record, dict):
+            raise HoodieError(f"a compaction plan holds a record, found {type(record).__name__}")
         version = record.get("version") or 1
         operations = []
         for op in record.get("operations") or []:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .exceptions import ConflictingSettingsError, InvalidConfigError
 from .properties import COPY_ON_WRITE, MERGE_ON_READ
@@ -20,7 +21,7 @@ SIMPLE_INDEX, BUCKET_INDEX = "SIMPLE", "BUCKET"
 INDEX_TYPES = (SIMPLE_INDEX, BUCKET_INDEX)
 
 
-def _positive_int(key: str, value: str) -> int:
+def _positive_int(key: str, value: object) -> int:
     try:
         number = int(str(value).strip())
     except ValueError:
@@ -30,7 +31,7 @@ def _positive_int(key: str, value: str) -> int:
     return number
 
 
-def _non_negative_int(key: str, value: str) -> int:
+def _non_negative_int(key: str, value: object) -> int:
     try:
         number = int(str(value).strip())
     except ValueError:
@@ -40,18 +41,18 @@ def _non_negative_int(key: str, value: str) -> int:
     return number
 
 
-def _boolean(key: str, value: str) -> bool:
+def _boolean(key: str, value: object) -> bool:
     text = str(value).strip().lower()
     if text not in ("true", "false"):
         raise InvalidConfigError(f"option '{key}' must be true or false, got {value!r}")
     return text == "true"
 
 
-def _choice(*choices: str):
+def _choice(*choices: str) -> Callable[[str, object], str]:
     """Any spelling's case is accepted; the value comes back as Hudi spells it in `choices`."""
     by_folded = {choice.lower(): choice for choice in choices}
 
-    def check(key: str, value: str) -> str:
+    def check(key: str, value: object) -> str:
         text = str(value).strip().lower()
         if text not in by_folded:
             raise InvalidConfigError(
@@ -62,7 +63,7 @@ def _choice(*choices: str):
     return check
 
 
-def _index_type(key: str, value: str) -> str:
+def _index_type(key: str, value: object) -> str:
     text = str(value).strip().upper()
     if text not in INDEX_TYPES:
         raise InvalidConfigError(
@@ -71,7 +72,7 @@ def _index_type(key: str, value: str) -> str:
     return text
 
 
-def _field_list(key: str, value: str) -> tuple[str, ...]:
+def _field_list(key: str, value: object) -> tuple[str, ...]:
     fields = tuple(f.strip() for f in str(value).split(",") if f.strip())
     if not fields:
         raise InvalidConfigError(f"option '{key}' must name one or more columns, got {value!r}")
@@ -219,7 +220,7 @@ def option_default(attribute: str) -> object:
     return _DEFAULTS[attribute]
 
 
-def _default(attribute: str):
+def _default(attribute: str) -> Any:
     """A `WriteConfig` field's default, from the option table."""
     return field(default=_DEFAULTS[attribute])
 
@@ -263,7 +264,7 @@ class WriteConfig:
     schema_change: SchemaChange = SchemaChange.EVOLVE
     options: Mapping[str, str] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not self.table_name:
             raise InvalidConfigError("a table name is required")
         if not self.record_key_fields:
@@ -407,10 +408,11 @@ def as_field_tuple(value: str | list[str] | tuple[str, ...] | None) -> tuple[str
     raise InvalidConfigError(f"expected a column name or list of names, got {value!r}")
 
 
-def parse_options(options: Mapping[str, object]) -> dict[str, object]:
-    """`hoodie.*` options as `WriteConfig` fields. Unknown keys are refused, naming the
-    closest known key; one option given under two of its keys must have one value."""
-    parsed: dict[str, object] = {}
+def parse_options(options: Mapping[str, object]) -> dict[str, Any]:
+    """`hoodie.*` options as `WriteConfig` fields (each value of its field's type, as the
+    option's `parse` makes it). Unknown keys are refused, naming the closest known key; one
+    option given under two of its keys must have one value."""
+    parsed: dict[str, Any] = {}
     seen: dict[str, str] = {}  # attribute -> the key it was given by
     for key, value in options.items():
         prop = _BY_KEY.get(key)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
+from collections.abc import Container
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -92,7 +93,7 @@ class CommittedInstants:
         )
 
 
-def listed_log_blocks(storage: Storage, relative: str, committed) -> list[LogBlock]:
+def listed_log_blocks(storage: Storage, relative: str, committed: Container[str]) -> list[LogBlock]:
     """The blocks of a log file a view listed, or none if it has since been rolled back.
 
     A view lists the log files of writes still running too (their blocks do not count, see
@@ -109,7 +110,7 @@ def listed_log_blocks(storage: Storage, relative: str, committed) -> list[LogBlo
         return []
 
 
-def _deleted_by_rollback(storage: Storage, relative: str, committed) -> bool:
+def _deleted_by_rollback(storage: Storage, relative: str, committed: Container[str]) -> bool:
     for instant in Timeline.load(storage):
         if instant.action is not Action.ROLLBACK:
             continue
@@ -252,12 +253,12 @@ class FileSystemView:
             if (partition, file_id) in self.replaced_file_ids:
                 continue
             group = groups.setdefault((partition, file_id), FileGroup(partition, file_id))
-            for log in sorted(entries, key=lambda lf: (lf.base_instant, lf.version)):
-                key = (partition, file_id, log.base_instant)
-                if key not in slices:
-                    slices[key] = FileSlice(partition, file_id, log.base_instant)
-                    group.slices.append(slices[key])
-                slices[key].log_files.append(log)
+            for log_file in sorted(entries, key=lambda lf: (lf.base_instant, lf.version)):
+                slice_key = (partition, file_id, log_file.base_instant)
+                if slice_key not in slices:
+                    slices[slice_key] = FileSlice(partition, file_id, log_file.base_instant)
+                    group.slices.append(slices[slice_key])
+                slices[slice_key].log_files.append(log_file)
         for group in groups.values():
             group.slices.sort(key=lambda s: s.base_instant)
             group.slices = self._committed_slices(group.slices)

@@ -111,5 +111,5 @@ def record_keys_of(table: pa.Table, fields: tuple[str, ...]) -> pa.Array:
     return pc.binary_join_element_wise(*parts, ",")
 
 
-def _combined(column) -> pa.Array:
+def _combined(column: pa.Array | pa.ChunkedArray) -> pa.Array:
     return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column

@@ -345,6 +345,7 @@ class LogBlock:
         decoded = fastavro.schemaless_reader(
             io.BytesIO(data), _DELETE_READ_SCHEMA, None, return_record_name=True
         )
+        assert isinstance(decoded, dict)  # the reader's schema is a record's
         return [
             DeleteRecord(
                 item["recordKey"],

@@ -83,7 +83,9 @@ class HoodieTableMetaClient:
         return cls(storage, properties)
 
     @classmethod
-    def open_or_create(cls, base_uri: str, properties: props.TableProperties):
+    def open_or_create(
+        cls, base_uri: str, properties: props.TableProperties
+    ) -> HoodieTableMetaClient:
         """The table at `base_uri`, created with `properties` when there is none."""
         if cls.exists(base_uri):
             return cls.open(base_uri)

@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 import posixpath
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -98,7 +99,7 @@ class Storage:
         )
         self.base_path = self.base_path.rstrip("/") or "/"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Storage], tuple[str, ...]]:
         return (Storage, (self.base_uri,))
 
     def __repr__(self) -> str:
@@ -289,7 +290,7 @@ class TracingStorage(Storage):
         super().__init__(base_uri)
         self.trace = trace
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Storage], tuple[str, ...]]:
         return (TracingStorage, (self.base_uri, self.trace))
 
     def _record(self, operation: str, path: str) -> None:
@@ -297,10 +298,10 @@ class TracingStorage(Storage):
             handle.write(f"{operation}\t{path}\n")
 
 
-def _traced(name: str):
+def _traced(name: str) -> Callable[..., Any]:
     method = getattr(Storage, name)
 
-    def traced(self, *args, **kwargs):
+    def traced(self: TracingStorage, *args: Any, **kwargs: Any) -> Any:
         flags = "".join(f",{k}={v}" for k, v in sorted(kwargs.items()))
         self._record(name + flags, str(args[0]) if args else "")
         return method(self, *args, **kwargs)

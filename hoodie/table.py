@@ -9,6 +9,7 @@ identity, so one object can be kept across writes, by this process or others.
 from __future__ import annotations
 
 import uuid
+from typing import TypedDict
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -27,6 +28,15 @@ from .storage import Storage
 from .table_services.savepoint import create_savepoint, savepoints
 from .timeline import WRITE_ACTIONS, Instant, Timeline
 from .write.result import WriteResult
+
+
+class HistoryRow(TypedDict):
+    """One instant of `HoodieTable.history`; `rows_written` is "" where nothing was written."""
+
+    instant: str
+    action: str
+    state: str
+    rows_written: int | str
 
 
 class HoodieTable:
@@ -99,7 +109,7 @@ class HoodieTable:
         path (Spark gives a catalog table's data source nothing else)."""
         return catalog_schema(self.meta_client)
 
-    def history(self) -> list[dict]:
+    def history(self) -> list[HistoryRow]:
         """Every instant, archived ones first: time, action, state and rows written.
 
         What the `hoodie_timeline` operation prints. An instant both archived and still on the
@@ -108,7 +118,7 @@ class HoodieTable:
         meta_client = self.meta_client
         timeline = meta_client.timeline()
         active = set(timeline.timestamps())
-        rows = [
+        rows: list[HistoryRow] = [
             {
                 "instant": archived.timestamp,
                 "action": archived.action,
@@ -119,7 +129,7 @@ class HoodieTable:
             if archived.state == "COMPLETED" and archived.timestamp not in active
         ]
         for instant in timeline:
-            written = ""
+            written: int | str = ""
             if instant.is_completed and instant.action in WRITE_ACTIONS:
                 written = meta_client.commit_metadata(instant).total("num_writes")
             rows.append(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
@@ -125,13 +126,13 @@ class Timeline:
                 latest[key] = instant
         return cls(list(latest.values()))
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Instant]:
         return iter(self.instants)
 
     def __len__(self) -> int:
         return len(self.instants)
 
-    def filter(self, predicate) -> Timeline:
+    def filter(self, predicate: Callable[[Instant], bool]) -> Timeline:
         return Timeline([i for i in self.instants if predicate(i)])
 
     @cached_property

@@ -11,6 +11,7 @@ happens there, so their failures are logged, not raised.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from pyspark.sql import SparkSession
 
@@ -76,19 +77,19 @@ class TableServiceRunner:
         if config is None:
             return
         if compact and config.inline_compaction:
-            result.compactions = self._compact_inline(spark)
+            result.compactions = self._compact_inline(spark, config)
         if config.auto_clean:
             self._logged("cleaning", self._clean)
         if config.auto_archive:
             self._logged("archiving the timeline of", self.archive)
 
-    def _compact_inline(self, spark: SparkSession) -> list[WriteResult]:
+    def _compact_inline(self, spark: SparkSession, config: WriteConfig) -> list[WriteResult]:
         """After enough delta commits, fold the logs into base files. A failed compaction is
         undone and its plan stays pending; the next trigger runs it again."""
         timeline = self.meta_client.timeline()
         has_pending = any(i.action is Action.COMPACTION for i in timeline.pending)
         if not has_pending and (
-            delta_commits_since_compaction(timeline) < self.config.compaction_delta_commits
+            delta_commits_since_compaction(timeline) < config.compaction_delta_commits
         ):
             return []
         try:
@@ -105,7 +106,7 @@ class TableServiceRunner:
     def _clean(self) -> CleanMetadata | None:
         return Cleaner(self.meta_client, CleanConfig.of(self.config), self.policy).run()
 
-    def _logged(self, what: str, service) -> None:
+    def _logged(self, what: str, service: Callable[[], object]) -> None:
         try:
             service()
         except HoodieError as error:

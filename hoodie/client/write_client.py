@@ -28,6 +28,7 @@ from ..faults import crash_point
 from ..fs_view import FileSlice, FileSystemView
 from ..index import index_for
 from ..index.base import Placement, TaggingContext
+from ..index.bucket import BucketIndex
 from ..keygen import KeyGenerator
 from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient, identity_changes, table_properties_for
@@ -128,10 +129,13 @@ class WriteClient:
             transaction.inflight(planned.to_json().encode())
             crash_point("write.inflight")
             if one_job:
+                if not isinstance(self.index, BucketIndex):
+                    raise HoodieError(f"the {self.index.name} index cannot tag in write tasks")
                 stats = executor.write_buckets(prepared, self.index, transaction.started_from,
                                                pending)  # fmt: skip
                 partitions = sorted({s.partition_path for s in stats})
             else:
+                assert placement is not None  # placed above, as not `one_job`
                 executor.write_partition_metadata(placement.profile.partitions)
                 crash_point("write.partition_metadata")
                 stats = executor.write_file_groups(
@@ -232,7 +236,9 @@ class WriteClient:
             )
 
 
-def _planned(placement: Placement, operation: str, replaced: dict[str, list[str]]):
+def _planned(
+    placement: Placement, operation: str, replaced: dict[str, list[str]]
+) -> CommitMetadata:
     """The `.inflight` file's content: the file groups the write is about to touch."""
     overwrite = operation == INSERT_OVERWRITE_TABLE
     planned = CommitMetadata(

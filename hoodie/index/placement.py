@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..exceptions import HoodieError
 from ..fs_view import BaseFile, FileSlice
 from ..naming import new_file_id
 
@@ -119,6 +120,11 @@ def next_version(
     """
     if not merge_on_read:
         base = file_slice.base_file
+        if base is None:
+            raise HoodieError(
+                f"copy-on-write file group {file_slice.file_id} in partition "
+                f"'{file_slice.partition_path}' has a slice without a base file"
+            )
         return FileGroupTarget(
             file_slice.partition_path, file_slice.file_id, base.relative_path, base.instant
         )

@@ -14,6 +14,7 @@ become a duplicate in another file group.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -38,7 +39,7 @@ from .base import (
     next_versions,
     profile_of,
 )
-from .placement import FileGroupTarget, WorkloadProfile, plan_inserts
+from .placement import FileGroupTarget, InsertBucket, WorkloadProfile, plan_inserts
 
 KEY_FILTER_MAX_ROWS = 1_000_000  # batches up to this size filter stored keys in the readers
 _KEYS_SCHEMA = f"{RECORD_KEY} string, {PARTITION_PATH} string, {LOCATION} string"
@@ -76,7 +77,7 @@ class _KeyReader:
         self.committed = committed
         self.wanted = wanted
 
-    def __call__(self, batches):
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 source = self.sources[index]
@@ -95,7 +96,7 @@ class _KeyReader:
                         names=[RECORD_KEY, PARTITION_PATH, LOCATION],
                     )
 
-    def _keys(self, source: KeySource):
+    def _keys(self, source: KeySource) -> Iterator[pa.Array]:
         if source.base_file is not None:
             parquet = self.storage.parquet_file(source.base_file)
             for chunk in parquet.iter_batches(columns=[RECORD_KEY], batch_size=_BATCH_ROWS):
@@ -164,7 +165,8 @@ class SimpleIndex(HoodieIndex):
         meta_client, spark = context.meta_client, batch.sparkSession
         merge_on_read = meta_client.merge_on_read
         parallelism = context.config.parallelism or int(
-            spark.conf.get("spark.sql.shuffle.partitions", "200")
+            # pyspark types get() as Optional even when given a default
+            spark.conf.get("spark.sql.shuffle.partitions", "200")  # type: ignore[arg-type]
         )
         logged_inserts = (
             groups_with_inserts_in_logs(meta_client, context.timeline) if context.slices else set()
@@ -191,7 +193,9 @@ class SimpleIndex(HoodieIndex):
         buckets, targets = self._place(profile, context)
         return Placement(tagged, profile, buckets, targets, cached=bool(sources))
 
-    def _place(self, profile: WorkloadProfile, context: TaggingContext):
+    def _place(
+        self, profile: WorkloadProfile, context: TaggingContext
+    ) -> tuple[list[InsertBucket], dict[str, FileGroupTarget]]:
         """Insert buckets, and where every record's file group gets its new version.
 
         Inserts fill small file groups first. In a merge-on-read table only slices without log

@@ -16,14 +16,17 @@ sessions whose workers cannot see it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
+from functools import partial
 
 import pyarrow as pa
+from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
-from ..exceptions import InvalidConfigError
+from ..exceptions import HoodieError, InvalidConfigError
 from ..fs_view import CommittedInstants
 from ..meta_client import HoodieTableMetaClient
 from ..schema import META_SCHEMA, normalize_schema
@@ -43,7 +46,7 @@ BASE_PATH_METADATA = "hoodie.base.path"
 PUSHDOWN_OPTION = "hoodie.read.filter.pushdown"
 
 
-def _path(options, schema: StructType | None = None) -> str:
+def _path(options: Mapping[str, str], schema: StructType | None = None) -> str:
     path = options.get("path")
     if not path and schema is not None:
         for struct_field in schema.fields:
@@ -141,7 +144,8 @@ class HoodieReader(DataSourceReader):
             self.meta_client, self.spec.schema, self.partition_filters
         )
         plan = plan_read(self.meta_client, self.options, matcher)
-        decided = dict(
+        split_of = partial(
+            SliceSplit,
             valid_instants=CommittedInstants.of(self.meta_client.timeline(), plan.as_of),
             merge_logs=plan.merge_logs,
             commit_time_range=plan.commit_time_range,
@@ -152,10 +156,12 @@ class HoodieReader(DataSourceReader):
             self.options.max_partition_bytes or MAX_PARTITION_BYTES,
         )
         if not tasks:
-            return [SliceSplit((), **decided)]
-        return [SliceSplit(tuple(task), **decided) for task in tasks]
+            return [split_of(())]
+        return [split_of(tuple(task)) for task in tasks]
 
-    def read(self, partition: SliceSplit):
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, SliceSplit):
+            raise HoodieError(f"the hoodie reader reads SliceSplits, got {partition!r}")
         # `self` is the reader as pickled before `partitions()` ran: take the plan's
         # decisions from the partition (see SliceSplit).
         spec = replace(
@@ -171,7 +177,7 @@ class HoodieReader(DataSourceReader):
 class PartitionPruningReader(HoodieReader):
     """Also takes Spark's filters to skip partitions (needs spark.sql.python.filterPushdown)."""
 
-    def pushFilters(self, filters: list[Filter]):
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
         for item in filters:
             if PartitionMatcher.usable(item, self.meta_client.properties.partition_fields):
                 self.partition_filters.append(item)
@@ -190,6 +196,6 @@ def catalog_schema(meta_client: HoodieTableMetaClient) -> StructType:
     return schema
 
 
-def register(spark) -> None:
+def register(spark: SparkSession) -> None:
     """Register the source in `spark` (harmless when static registration already did)."""
     spark.dataSource.register(HoodieDataSource)

@@ -38,7 +38,11 @@ _COMPARISONS = {
     LessThan: operator.lt,
     LessThanOrEqual: operator.le,
 }
-_SIMPLE = (EqualTo, EqualNullSafe, In, IsNull, IsNotNull, StringStartsWith, *_COMPARISONS)
+# The filters a partition's values decide (`_COMPARISONS`' keys among them).
+_SIMPLE = (
+    EqualTo, EqualNullSafe, In, IsNull, IsNotNull, StringStartsWith,
+    GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual,
+)  # fmt: skip
 
 
 # A string column's value in Hudi's default partition: null or '' (both are written there).
@@ -60,7 +64,7 @@ class PartitionMatcher:
     @staticmethod
     def usable(item: Filter, partition_fields: tuple[str, ...]) -> bool:
         inner = item.child if isinstance(item, Not) else item
-        attribute = getattr(inner, "attribute", ())
+        attribute: tuple[str, ...] = getattr(inner, "attribute", ())
         return (
             isinstance(inner, _SIMPLE) and len(attribute) == 1 and attribute[0] in partition_fields
         )
@@ -68,7 +72,7 @@ class PartitionMatcher:
     @classmethod
     def for_table(
         cls, meta_client: HoodieTableMetaClient, schema: pa.Schema, filters: list[Filter]
-    ):
+    ) -> PartitionMatcher | None:
         if not filters or not meta_client.properties.partition_fields:
             return None
         props = meta_client.properties
@@ -85,7 +89,7 @@ class PartitionMatcher:
         segments = partition_path.split("/") if partition_path else []
         if len(segments) != len(self.fields):
             raise _Unknown
-        out = {}
+        out: dict[str, Any] = {}
         for name, segment in zip(self.fields, segments):
             text = segment.split("=", 1)[1] if self.hive_style and "=" in segment else segment
             if self.url_encoded:
@@ -116,7 +120,7 @@ class PartitionMatcher:
 
 def _candidates(values: dict[str, Any]) -> list[dict[str, Any]]:
     """The partition's possible values: null and '' for each `_NULL_OR_EMPTY` column."""
-    out = [{}]
+    out: list[dict[str, Any]] = [{}]
     for name, value in values.items():
         options = (None, "") if value is _NULL_OR_EMPTY else (value,)
         out = [{**partial, name: option} for partial in out for option in options]
@@ -126,6 +130,8 @@ def _candidates(values: dict[str, Any]) -> list[dict[str, Any]]:
 def _holds(item: Filter, values: dict[str, Any]) -> bool:
     if isinstance(item, Not):
         return not _holds(item.child, values)
+    if not isinstance(item, _SIMPLE):  # `usable` lets none other through
+        raise _Unknown
     value = values[item.attribute[0]]
     if isinstance(item, IsNull):
         return value is None

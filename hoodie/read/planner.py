@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..exceptions import InvalidConfigError, TimelineError
 from ..fs_view import FileSystemView, timeline_start
 from ..meta_client import HoodieTableMetaClient
-from .options import INCREMENTAL, READ_OPTIMIZED, ReadOptions
+from .options import BEGIN_INSTANT, INCREMENTAL, READ_OPTIMIZED, ReadOptions
 
 
 @dataclass(frozen=True)
@@ -123,10 +123,15 @@ def plan_read(
     )
 
 
-def _latest_slices(view: FileSystemView, options: ReadOptions, partition_filter, only=None):
+def _latest_slices(
+    view: FileSystemView,
+    options: ReadOptions,
+    partition_filter: Callable[[str], bool] | None,
+    only: set[tuple[str, str]] | None = None,
+) -> tuple[list[FileSplit], int]:
     partitions = view.partitions()
     kept = [p for p in partitions if partition_filter is None or partition_filter(p)]
-    splits = []
+    splits: list[FileSplit] = []
     for group in view.file_groups(kept):
         if only is not None and (group.partition_path, group.file_id) not in only:
             continue
@@ -134,7 +139,7 @@ def _latest_slices(view: FileSystemView, options: ReadOptions, partition_filter,
         if latest is None:
             continue
         base = latest.base_file.relative_path if latest.base_file else None
-        logs = ()
+        logs: tuple[str, ...] = ()
         if options.query_type != READ_OPTIMIZED:
             logs = tuple(lf.relative_path for lf in latest.log_files)
         if base is None and options.query_type == READ_OPTIMIZED:
@@ -159,6 +164,10 @@ def _plan_incremental(
             "reads need them"
         )
     begin = options.begin_instant
+    if begin is None:
+        raise InvalidConfigError(
+            f"an incremental read of table '{meta_client.name}' needs '{BEGIN_INSTANT}'"
+        )
     if bounds is None:
         return ReadPlan([], None, (begin, begin))
     end = options.end_instant or bounds[1]
@@ -173,7 +182,8 @@ def _plan_incremental(
         i for i in timeline.completed.write_timeline if begin < i.timestamp <= end
     ]  # fmt: skip
     touched: set[tuple[str, str]] | None = None
-    if begin >= timeline_start(timeline):
+    start = timeline_start(timeline)  # None only if the writes went since `bounds` was read
+    if start is not None and begin >= start:
         if not in_range:
             return ReadPlan([], end, (begin, end))
         touched = set()

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..exceptions import HoodieError
 from ..fs_view import CommittedInstants, listed_log_blocks
 from ..keygen import record_keys_of
-from ..logformat import BlockType, DeleteRecord
+from ..logformat import BlockType, DeleteRecord, LogBlock
 from ..merge import INSTANT, ORDERING, SEQUENCE, merge_slice
 from ..naming import parse_base_file_name
 from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY
@@ -64,13 +65,13 @@ def conform(table: pa.Table | pa.RecordBatch, schema: pa.Schema) -> pa.RecordBat
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def _as_array(column) -> pa.Array:
+def _as_array(column: pa.Array | pa.ChunkedArray) -> pa.Array:
     return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 
 def read_slice(spec: SliceReadSpec, split: FileSplit) -> Iterator[pa.RecordBatch]:
     if spec.merge_logs and split.log_files:
-        merged = _merged(spec, split)
+        merged, _ = _merged(spec, split)
         for batch in merged.to_batches(max_chunksize=BATCH_ROWS):
             yield from _emit(spec, batch)
         return
@@ -90,7 +91,7 @@ def _read_base(spec: SliceReadSpec, relative: str) -> Iterator[pa.RecordBatch]:
         yield from _emit(spec, batch)
 
 
-def _emit(spec: SliceReadSpec, batch) -> Iterator[pa.RecordBatch]:
+def _emit(spec: SliceReadSpec, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
     if spec.commit_time_range is not None and batch.num_rows:
         begin, end = spec.commit_time_range
         times = batch.column(COMMIT_TIME)
@@ -112,10 +113,10 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
 
     Compaction writes this table as the slice's new base file.
     """
-    return _merged(spec, split, with_count=True)
+    return _merged(spec, split)
 
 
-def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
+def _merged(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
     """Base file and log blocks merged per key (Hudi's merged log record reader).
 
     Only the keys the logs name are merged: the base file's other rows pass through in their
@@ -166,13 +167,18 @@ def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
 
     base = None
     if split.base_file is not None:
-        base_instant = parse_base_file_name(posixpath.basename(split.base_file)).instant
+        parsed = parse_base_file_name(posixpath.basename(split.base_file))
+        if parsed is None:
+            raise HoodieError(f"the base file '{split.base_file}' has no base file name")
+        base_instant = parsed.instant
         base = keyed(spec.storage.read_parquet(split.base_file), base_instant)
     base_rows = sequence
     logged: list[pa.Table] = []
     for block in _committed_blocks(spec, split):
+        instant = block.instant_time
+        assert instant is not None  # committed: `valid_instants` holds instant times only
         if block.block_type in (BlockType.PARQUET_DATA, BlockType.AVRO_DATA):
-            rows = keyed(block.records(), block.instant_time)
+            rows = keyed(block.records(), instant)
             if rows is not None:
                 logged.append(rows)
         elif block.block_type is BlockType.DELETE:
@@ -183,7 +189,7 @@ def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
                     {
                         RECORD_KEY: pa.array([r.record_key for r in records], pa.string()),
                         SEQUENCE: pa.array(range(sequence, sequence + n), pa.int64()),
-                        INSTANT: pa.array([block.instant_time] * n, pa.string()),
+                        INSTANT: pa.array([instant] * n, pa.string()),
                         ORDERING: _delete_ordering(records),
                     }
                 )
@@ -214,11 +220,11 @@ def _merged(spec: SliceReadSpec, split: FileSplit, with_count: bool = False):
         parts.append(merge_slice(rows, RECORD_KEY, all_deletes, spec.ordering_field))
     if not parts:
         empty = spec.full_schema.empty_table()
-        return (empty, log_records) if with_count else empty
+        return empty, log_records
     latest = pa.concat_tables(parts, promote_options="permissive")
     # `_emit` narrows a projection after the commit-time filter, which needs the meta column.
     merged = latest.select(spec.full_schema.names)
-    return (merged, log_records) if with_count else merged
+    return merged, log_records
 
 
 def _typed(spec: SliceReadSpec, rows: pa.Table, deletes: pa.Table) -> pa.Table:
@@ -250,7 +256,7 @@ def _delete_ordering(records: list[DeleteRecord]) -> pa.Array:
         return pa.nulls(len(values))
 
 
-def _committed_blocks(spec: SliceReadSpec, split: FileSplit):
+def _committed_blocks(spec: SliceReadSpec, split: FileSplit) -> list[LogBlock]:
     """Data and delete blocks of completed instants that no rollback block retracted."""
     blocks = []
     rolled_back: set[str] = set()

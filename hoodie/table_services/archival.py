@@ -37,6 +37,7 @@ from ..archived_timeline import (
     PARSED_ENTRY_SCHEMA,
     archive_file_versions,
 )
+from ..avro_metadata import AvroRecord
 from ..config import option_default
 from ..faults import crash_point
 from ..logformat import BLOCK_CONTENT_VERSION, BlockType, HeaderKey, encode_block
@@ -96,7 +97,7 @@ def archive(
     return old
 
 
-def _write_archive_file(meta_client: HoodieTableMetaClient, entries: list[dict]) -> None:
+def _write_archive_file(meta_client: HoodieTableMetaClient, entries: list[AvroRecord]) -> None:
     versions = archive_file_versions(meta_client.storage)
     name = f".commits_.archive.{max(versions, default=0) + 1}_1-0-1"
     body = bytearray(BLOCK_CONTENT_VERSION.to_bytes(4, "big") + len(entries).to_bytes(4, "big"))

@@ -159,7 +159,9 @@ class Cleaner:
             return None
         return writes[-self.config.commits_retained]
 
-    def _slices_to_clean(self, slices: list[FileSlice], earliest: Instant | None):
+    def _slices_to_clean(
+        self, slices: list[FileSlice], earliest: Instant | None
+    ) -> list[FileSlice]:
         """Slices (oldest first) the policy lets go; never a file group's latest slice."""
         if self.config.policy == KEEP_LATEST_FILE_VERSIONS:
             keep = self.config.file_versions_retained
@@ -173,7 +175,13 @@ class Cleaner:
         before = [s for s in slices if s.base_instant < earliest.timestamp]
         return before[:-1]
 
-    def _replaced_groups(self, timeline: Timeline, earliest: str, protected, doomed) -> None:
+    def _replaced_groups(
+        self,
+        timeline: Timeline,
+        earliest: str,
+        protected: set[str],
+        doomed: dict[str, list[str]],
+    ) -> None:
         """Every file of the groups that replace commits older than the retained range took out."""
         replaced: set[tuple[str, str]] = set()
         for instant in timeline.completed.write_timeline:

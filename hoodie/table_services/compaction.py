@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 
 import pyarrow as pa
@@ -77,7 +78,7 @@ class _CompactionTask:
     spec: SliceReadSpec
     compression: str
 
-    def __call__(self, batches):
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             stats = [self.compact(self.operations[i]) for i in batch.column(0).to_pylist()]
             yield pa.RecordBatch.from_arrays(

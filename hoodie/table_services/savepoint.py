@@ -24,6 +24,7 @@ from ..avro_metadata import (
     InstantInfo,
     RestoreMetadata,
     RestorePlan,
+    RollbackMetadata,
     SavepointMetadata,
     SavepointPartitionMetadata,
 )
@@ -62,6 +63,8 @@ def create_savepoint(
     files: dict[str, SavepointPartitionMetadata] = {}
     for group in view.file_groups():
         latest = group.latest_slice
+        if latest is None:  # none: `file_groups()` lists groups with slices only
+            continue
         names = [lf.name for lf in latest.log_files]
         if latest.base_file is not None:
             names.insert(0, latest.base_file.name)
@@ -130,7 +133,7 @@ def _restore(
         meta_client.save_instant(requested, plan.to_avro())
     inflight = meta_client.save_instant(requested.with_state(State.INFLIGHT))
     rollback = Rollback(meta_client)
-    done: dict[str, list] = {}
+    done: dict[str, list[RollbackMetadata]] = {}
     current = {(i.timestamp, i.action.value): i for i in meta_client.timeline()}
     for info in plan.instants_to_rollback:
         instant = current.get((info.commit_time, info.action))

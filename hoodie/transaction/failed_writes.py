@@ -19,6 +19,7 @@ run by mistake beside concurrent writers (or without their config) cannot undo t
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -116,7 +117,7 @@ class FailedWritesPolicy:
         return Heartbeat(self.storage, instant, self.heartbeat_interval_seconds).start()
 
     @contextmanager
-    def exclusive(self):
+    def exclusive(self) -> Iterator[None]:
         """Hold while deciding an instant failed and undoing or re-running it: LAZY takes the
         table lock (a single writer has no one to exclude)."""
         if self.lock is None:

@@ -17,8 +17,9 @@ import socket
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
+from ..config import WriteConfig
 from ..exceptions import LockTimeoutError
 from ..storage import Storage
 from ..timeline import METAFOLDER
@@ -72,10 +73,10 @@ class FileSystemLock:
         self.acquire()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
-    def _current(self) -> dict | None:
+    def _current(self) -> dict[str, Any] | None:
         """The lock's record; {} while its holder is still writing it; None when free."""
         try:
             return json.loads(self.storage.read_bytes(LOCK_FILE) or b"{}")
@@ -84,7 +85,7 @@ class FileSystemLock:
         except ValueError:
             return {}
 
-    def _expired(self, record: dict) -> bool:
+    def _expired(self, record: dict[str, Any]) -> bool:
         if "expires_at" in record:
             return record["expires_at"] < time.time()
         # Created but not yet written: held, unless its writer died right then.
@@ -94,7 +95,7 @@ class FileSystemLock:
             return False
         return modified is not None and modified.timestamp() + self.lease_seconds < time.time()
 
-    def _break(self, expired: dict) -> None:
+    def _break(self, expired: dict[str, Any]) -> None:
         """Take an expired lock away: move it aside, and put it back if it was not the one
         seen expired (another writer broke and re-took it in between)."""
         aside = f"{LOCK_FILE}.expired-{uuid.uuid4().hex[:8]}"
@@ -111,7 +112,9 @@ class FileSystemLock:
         self.storage.delete(aside)
 
 
-def table_lock(storage: Storage, config, provider: LockProvider | None = None) -> LockProvider:
+def table_lock(
+    storage: Storage, config: WriteConfig, provider: LockProvider | None = None
+) -> LockProvider:
     """The lock all concurrent writers of a table take: `provider` when the caller has one,
     else the file-system lock with the write config's lease and wait."""
     if provider is not None:

@@ -38,7 +38,13 @@ from ..logformat import BlockType, read_log_file, rollback_command_block
 from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata
-from ..naming import log_file_name, parse_base_file_name, parse_log_file_name, write_token
+from ..naming import (
+    LogFileName,
+    log_file_name,
+    parse_base_file_name,
+    parse_log_file_name,
+    write_token,
+)
 from ..timeline import METAFOLDER, WRITE_ACTIONS, Action, Instant, State, new_instant_time
 from .failed_writes import FailedWritesPolicy
 from .heartbeat import heartbeat_path
@@ -241,7 +247,7 @@ class Rollback:
                     RollbackRequest(item.partition_path, file_id="", latest_base_instant=""),
                 ).files_to_be_deleted.append(uri)
                 continue
-            log_name = parse_log_file_name(posixpath.basename(item.relative))
+            log_name = _log_name(item.relative)
             retractions.append(
                 RollbackRequest(
                     item.partition_path,
@@ -272,6 +278,8 @@ class Rollback:
     def forget(self, plan: RollbackPlan) -> None:
         """The rolled-back instant leaves the timeline, then its markers."""
         target = plan.instant_to_rollback
+        if target is None:
+            raise HoodieError("a rollback plan names no instant to roll back")
         self.meta_client.delete_instant(
             Instant(target.commit_time, Action(target.action), State.COMPLETED)
         )
@@ -311,13 +319,10 @@ class Rollback:
 
     def _append_rollback_block(self, relative: str, rollback_time: str, target: str) -> str:
         """A new log file version of the slice holding a command block retracting `target`."""
-        parsed = parse_log_file_name(posixpath.basename(relative))
+        parsed = _log_name(relative)
         partition = posixpath.dirname(relative)
-        siblings = [
-            parse_log_file_name(info.name)
-            for info in self.storage.list_files(partition)
-            if parse_log_file_name(info.name) is not None
-        ]
+        listed = (parse_log_file_name(info.name) for info in self.storage.list_files(partition))
+        siblings = [s for s in listed if s is not None]
         version = 1 + max(
             (s.version for s in siblings
              if s.file_id == parsed.file_id and s.base_instant == parsed.base_instant),
@@ -327,3 +332,12 @@ class Rollback:
         written = posixpath.join(partition, name) if partition else name
         self.storage.write_bytes(written, rollback_command_block(rollback_time, target))
         return written
+
+
+def _log_name(relative: str) -> LogFileName:
+    parsed = parse_log_file_name(posixpath.basename(relative))
+    if parsed is None:
+        raise HoodieError(
+            f"rollback: '{relative}' is not a log file, so it has no blocks to retract"
+        )
+    return parsed

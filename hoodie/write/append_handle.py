@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..exceptions import ConcurrentWriteConflict
+from ..exceptions import ConcurrentWriteConflict, HoodieError
 from ..faults import armed, crash_point
 from ..index.placement import FileGroupTarget
 from ..logformat import (
@@ -63,7 +64,7 @@ class AppendHandle:
     # ordering value 0, which Hudi's log reader treats as "no ordering").
     unconditional_deletes: bool = False
 
-    def __call__(self, key: tuple, incoming: pa.Table) -> pa.Table:
+    def __call__(self, key: tuple[Any, ...], incoming: pa.Table) -> pa.Table:
         return stat_table([self.write(self.targets[group_key(key[0])], incoming)])
 
     def write(self, target: FileGroupTarget, incoming: pa.Table) -> WriteStat:
@@ -77,6 +78,11 @@ class AppendHandle:
         return self.append(target, incoming)
 
     def append(self, target: FileGroupTarget, incoming: pa.Table) -> WriteStat:
+        if target.log_base_instant is None or target.log_version is None:
+            raise HoodieError(
+                f"file group {target.file_id} in partition '{target.partition_path}' was "
+                "given a base file version to write, not a log file to append"
+            )
         name = log_file_name(
             target.file_id, target.log_base_instant, target.log_version, task_token()
         )
@@ -140,8 +146,9 @@ class AppendHandle:
 
     def _writer_of(self, relative: str) -> str:
         """The instant whose blocks a log file holds (created whole: never half written)."""
-        instants = {b.instant_time for b in read_log_file(self.storage, relative)}
-        return " ".join(f"{i} (deltacommit)" for i in sorted(instants - {None})) or "a write"
+        blocks = read_log_file(self.storage, relative)
+        instants = {b.instant_time for b in blocks if b.instant_time is not None}
+        return " ".join(f"{i} (deltacommit)" for i in sorted(instants)) or "a write"
 
     def _delete_block(self, deletes: pa.Table, avro_schema: str) -> bytes:
         keys = deletes.column(RECORD_KEY).to_pylist()

@@ -21,6 +21,7 @@ fails and the writer rolls back what other tasks wrote), and rows without a reco
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -62,7 +63,7 @@ class BucketWriter:
     _slices: dict[str, dict[int, FileSlice]] = field(default_factory=dict, repr=False)
     _view: FileSystemView | None = field(default=None, repr=False)
 
-    def __call__(self, key: tuple, records: pa.Table) -> pa.Table:
+    def __call__(self, key: tuple[Any, ...], records: pa.Table) -> pa.Table:
         partition, bucket = group_key(key[0]), group_key(key[1])
         records = records.drop_columns([BUCKET])
         self._refuse_null_keys(partition, records)
@@ -81,7 +82,9 @@ class BucketWriter:
         # Hudi's write handles create it.
         write_partition_metadata(self.storage, partition, self.append.instant, self.partition_depth)
         target = FileGroupTarget(partition, new_bucket_file_id(bucket), None, None)
-        return stat_table([self.create.write(target, records)])
+        stat = self.create.write(target, records)
+        assert stat is not None  # not all deletes (above): the new file group has rows
+        return stat_table([stat])
 
     def _bucket_slices(self, partition: str) -> dict[int, FileSlice]:
         """bucket -> current file slice of the partition's bucket file groups (checked)."""

@@ -9,6 +9,7 @@ index that tags in the write tasks (`BucketWriter`) does both in one job instead
 from __future__ import annotations
 
 import json
+from typing import Any, TypedDict
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, Row
@@ -22,6 +23,7 @@ from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata, WriteStat
 from ..schema import PARTITION_PATH, RECORD_KEY
+from ..storage import Storage
 from ..timeline import Timeline
 from .append_handle import AppendHandle
 from .bucket_writer import BucketWriter
@@ -33,7 +35,7 @@ from .merge_handle import (
     write_partition_metadata,
 )
 from .prepare import DELETE
-from .task_errors import results_or_raise, returning_errors
+from .task_errors import GroupTask, results_or_raise, returning_errors
 
 _BUCKET_POINT = "__hoodie_bucket_point"
 _HASH_RANGE = 2_147_483_647
@@ -127,10 +129,12 @@ class WriteExecutor:
             if marker.data_file not in named:
                 self.meta_client.storage.delete(marker.data_file)
 
-    def _handles(self, targets: dict[str, FileGroupTarget]):
+    def _handles(
+        self, targets: dict[str, FileGroupTarget]
+    ) -> tuple[CopyOnWriteHandle, AppendHandle]:
         """The write tasks' two handles: a base file version, and a log file."""
         storage = self.meta_client.storage
-        common = dict(
+        common = _HandleFields(
             storage=storage,
             instant=self.instant,
             targets=targets,
@@ -155,24 +159,36 @@ class WriteExecutor:
         return rewrite, append
 
 
-def _as_function(rewrite: CopyOnWriteHandle, append: AppendHandle):
+class _HandleFields(TypedDict):
+    """What both handles are given alike."""
+
+    storage: Storage
+    instant: str
+    targets: dict[str, FileGroupTarget]
+    data_schema: pa.Schema
+    record_key_fields: tuple[str, ...]
+    compression: str
+    markers: WriteMarkers
+
+
+def _as_function(rewrite: CopyOnWriteHandle, append: AppendHandle) -> GroupTask:
     """The UDF for `applyInArrow`: the handle each file group's target calls for.
 
     A plain function, because PySpark inspects the argument count, which a callable object's
     `self` confuses.
     """
 
-    def write_file_group(key, table):
+    def write_file_group(key: tuple[Any, ...], table: pa.Table) -> pa.Table:
         handle = append if rewrite.targets[group_key(key[0])].appends_log else rewrite
         return handle(key, table)
 
     return write_file_group
 
 
-def _plain_function(writer):
+def _plain_function(writer: BucketWriter) -> GroupTask:
     """`applyInArrow` needs a function (it counts the arguments, which `self` confuses)."""
 
-    def write_bucket(key, table):
+    def write_bucket(key: tuple[Any, ...], table: pa.Table) -> pa.Table:
         return writer(key, table)
 
     return write_bucket

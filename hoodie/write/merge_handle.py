@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import posixpath
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -43,7 +44,7 @@ MIN_KEY_FOOTER = b"hoodie_min_record_key"
 MAX_KEY_FOOTER = b"hoodie_max_record_key"
 
 
-def group_key(value):
+def group_key(value: Any) -> Any:
     """A grouping key as `applyInArrow` hands it over (an Arrow scalar, or a plain value)."""
     return value.as_py() if hasattr(value, "as_py") else value
 
@@ -138,7 +139,7 @@ def stamp_records(
     return pa.Table.from_arrays(meta + fresh.columns, schema=full_schema)
 
 
-def _greater_equal(incoming, stored) -> pa.Array:
+def _greater_equal(incoming: pa.Array, stored: pa.Array) -> pa.Array:
     """Per row: does the incoming ordering value win? Nulls lose to any value."""
     result = pc.greater_equal(incoming, stored)
     result = pc.if_else(pc.is_null(stored), True, result)
@@ -166,7 +167,7 @@ class CopyOnWriteHandle:
     markers: WriteMarkers
     allow_duplicate_keys: bool = False  # deletes: naming a key twice is harmless
 
-    def __call__(self, key: tuple, incoming: pa.Table) -> pa.Table:
+    def __call__(self, key: tuple[Any, ...], incoming: pa.Table) -> pa.Table:
         stat = self.write(self.targets[group_key(key[0])], incoming)
         return stat_table([stat] if stat is not None else [])
 
@@ -199,7 +200,9 @@ class CopyOnWriteHandle:
             return None
         return self.storage.read_parquet(target.previous_base_file)
 
-    def _merge(self, target: FileGroupTarget, incoming: pa.Table, stored: pa.Table | None):
+    def _merge(
+        self, target: FileGroupTarget, incoming: pa.Table, stored: pa.Table | None
+    ) -> tuple[pa.Table, WriteStat]:
         token = task_token()
         file_name = base_file_name(target.file_id, token, self.instant)
         relative = posixpath.join(target.partition_path, file_name)
@@ -252,7 +255,7 @@ class CopyOnWriteHandle:
         stat.num_writes = output.num_rows
         return output, stat
 
-    def _incoming_wins(self, incoming: pa.Table, stored: pa.Table, exists) -> pa.Array:
+    def _incoming_wins(self, incoming: pa.Table, stored: pa.Table, exists: pa.Array) -> pa.Array:
         """Per incoming record: does it replace the stored one (DefaultHoodieRecordPayload)?"""
         if self.precombine_field is None or not pc.any(exists).as_py():
             return pa.array([True] * incoming.num_rows)
@@ -283,9 +286,11 @@ class CopyOnWriteHandle:
 
     def _write(self, target: FileGroupTarget, output: pa.Table, stat: WriteStat) -> None:
         io_type = IOType.MERGE if target.previous_base_file else IOType.CREATE
-        self.markers.create(stat.path, io_type)
+        path = stat.path
+        assert path is not None  # `_merge` names the new base file
+        self.markers.create(path, io_type)
         crash_point("task.base_file.marked")
-        size = write_base_file(self.storage, stat.path, output, self.compression)
+        size = write_base_file(self.storage, path, output, self.compression)
         crash_point("task.base_file.written")
         stat.total_write_bytes = size
         stat.file_size_in_bytes = size

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import pyarrow as pa
+from pyspark.errors import PySparkException
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
@@ -59,12 +61,16 @@ def raise_in_sql(error_class: type[HoodieError], message: Column) -> Column:
     return F.raise_error(payload)
 
 
-def returning_errors(task: Callable[[object, pa.Table], pa.Table]) -> Callable[..., pa.Table]:
+# A grouped task function of `applyInArrow`: (the group's key, its rows) -> result rows.
+GroupTask = Callable[[tuple[Any, ...], pa.Table], pa.Table]
+
+
+def returning_errors(task: GroupTask) -> GroupTask:
     """A grouped task function (`applyInArrow`: key, table) that returns the core's errors
     as its result row instead of raising. Its two parameters are spelled out: PySpark counts
     them to tell a keyed function from one that takes the data alone."""
 
-    def guarded(key, table):
+    def guarded(key: tuple[Any, ...], table: pa.Table) -> pa.Table:
         try:
             return task(key, table)
         except HoodieError as error:
@@ -87,8 +93,7 @@ def results_or_raise(texts: Iterable[str]) -> list[str]:
 
 def raise_task_error(error: BaseException) -> None:
     """Raise the core's error a SQL expression of the write raised, if `error` is one."""
-    condition = getattr(error, "getCondition", None)
-    if condition is None or condition() != "USER_RAISED_EXCEPTION":
+    if not isinstance(error, PySparkException) or error.getCondition() != "USER_RAISED_EXCEPTION":
         return
     found = decode((error.getMessageParameters() or {}).get("errorMessage"))
     if found is not None:
