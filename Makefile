@@ -43,8 +43,20 @@ PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider --durations=15
 # The tests' JVMs (the suites' own and every child writer's or dbt run's) only use the quick
 # JIT compiler: their work is small and short, and on 2 cores the optimizing compiler's
 # threads cost more than they give back (a crash-test child: 35 s -> 22 s).
-TEST_JVM_OPTIONS := -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
-test: java $(VENV)/.dev lint
+# They also map a class-data-sharing archive of the classes a Spark driver loads, made once
+# per venv by one run of the same kind of work (.ci/jvm_class_archive.py, ~1 minute): each JVM
+# then starts without loading and verifying Spark's classes again. A JVM whose class path or
+# JDK differs from the archive's ignores it. Warnings go to stderr: spark-submit reads stdout.
+JVM_QUICK := -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
+CLASS_ARCHIVE := $(abspath $(VENV))/spark-classes.jsa
+TEST_JVM_OPTIONS := $(JVM_QUICK) -XX:SharedArchiveFile=$(CLASS_ARCHIVE) -Xlog:disable -Xlog:all=warning:stderr
+
+$(CLASS_ARCHIVE): $(VENV)/.dev .ci/jvm_class_archive.py
+	@rm -f $@
+	@echo "Making the JVM class archive for the tests (once per venv, ~1 minute)..."
+	@JAVA_TOOL_OPTIONS="$(JVM_QUICK)" $(BIN)/python .ci/jvm_class_archive.py $@
+
+test: java $(VENV)/.dev lint $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	log=$$(mktemp); \
 	$(PYTEST) tests/adapter > $$log 2>&1 & suite=$$!; \
@@ -59,14 +71,14 @@ test: java $(VENV)/.dev lint
 # (which runs a small fixed set of the same test).
 SEQUENCES ?= 100
 SEED ?= 1
-soak: java $(VENV)/.dev
+soak: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	$(BIN)/python tests/property/soak.py --sequences $(SEQUENCES) --seed $(SEED)
 
 # The full concurrent-writer matrix (marker `writers`, left out of `make test`, which runs two
 # of its eight scenarios): 4 writer processes x 10 rounds over COW/MOR x SIMPLE/BUCKET x
 # overlapping/disjoint keys, with inline compaction and clean inside the writers.
-test-writers: java $(VENV)/.dev
+test-writers: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	$(PYTEST) -m writers tests/faults/test_concurrent_writers.py
 

@@ -60,6 +60,9 @@ class DbtProject:
         out = self.root / "report.json"
         plan.write_text(json.dumps({"commands": commands, "tables": list(tables)}))
         env = dict(os.environ, PYSPARK_PYTHON=python)
+        if python != sys.executable:
+            # Another interpreter (a clean venv) must import its own install, not a checkout.
+            env.pop("PYTHONPATH", None)
         proc = subprocess.run(
             [python, str(DRIVER), str(self.root), str(plan), str(out)],
             cwd=self.root,

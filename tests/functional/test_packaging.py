@@ -26,8 +26,16 @@ def _sh(*args: str, **kwargs) -> subprocess.CompletedProcess:
     return proc
 
 
+def _env(python: str) -> dict[str, str]:
+    env = dict(os.environ, PYSPARK_PYTHON=python)
+    if python != sys.executable:
+        # The clean venv imports its installed wheel, never a checkout put on PYTHONPATH.
+        env.pop("PYTHONPATH", None)
+    return env
+
+
 def _count_without_registration(python: str, base: Path) -> int:
-    proc = _sh(python, str(READER), str(base), env=dict(os.environ, PYSPARK_PYTHON=python))
+    proc = _sh(python, str(READER), str(base), env=_env(python))
     return int(proc.stdout.split("ROWS", 1)[1].split()[0])
 
 
@@ -48,7 +56,7 @@ def test_wheel_in_a_clean_venv(dbt_project, tmp_path):
     (Path(site_dir.stdout.strip()) / "_test_dependencies.pth").write_text("\n".join(ours) + "\n")
     # The installed package, not this checkout, is what the venv imports.
     where = _sh(python, "-c", "import hoodie, dbt.include.hoodie as i; print(hoodie.__file__, "
-                "i.PACKAGE_PATH)", cwd=tmp_path).stdout  # fmt: skip
+                "i.PACKAGE_PATH)", cwd=tmp_path, env=_env(python)).stdout  # fmt: skip
     assert str(venv) in where and str(ROOT) not in where
     include = Path(where.split()[1])
     assert (include / "macros" / "materializations" / "cow_upsert.sql").is_file()
