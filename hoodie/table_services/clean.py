@@ -18,8 +18,8 @@ A clean is a `Transaction` as writes are: with concurrent writers it is planned 
 lock, one at a time, and beats a heartbeat while it runs. A crash (or an error) mid-clean
 leaves the plan pending; the next clean whose policy finds it abandoned finishes it first
 (Hudi's `CleanActionExecutor`), deleting what is left of the plan: files already gone are
-skipped. The
-plan's earliest retained commit is what readers report as the start of the readable range.
+skipped. The plan's earliest retained commit is what readers report as the start of the
+readable range.
 """
 
 from __future__ import annotations
