@@ -71,7 +71,7 @@ def _as_array(column: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 def read_slice(spec: SliceReadSpec, split: FileSplit) -> Iterator[pa.RecordBatch]:
     if spec.merge_logs and split.log_files:
-        merged, _ = _merged(spec, split)
+        merged, _ = merged_slice(spec, split)
         for batch in merged.to_batches(max_chunksize=BATCH_ROWS):
             yield from _emit(spec, batch)
         return
@@ -109,15 +109,9 @@ def _key_column(spec: SliceReadSpec, table: pa.Table) -> pa.Array:
 
 
 def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
-    """The slice's records after merging, and how many log records (and deletes) it read.
-
-    Compaction writes this table as the slice's new base file.
-    """
-    return _merged(spec, split)
-
-
-def _merged(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
-    """Base file and log blocks merged per key (Hudi's merged log record reader).
+    """The slice's records after merging base file and log blocks per key (Hudi's merged log
+    record reader), and how many log records (and deletes) it read. Snapshot reads emit the
+    table; compaction writes it as the slice's new base file.
 
     Only the keys the logs name are merged: the base file's other rows pass through in their
     order, without the sort and gather of every column that merging the whole slice costs.
