@@ -112,12 +112,12 @@ class Cleaner:
     def _schedule_locked(self) -> Transaction | None:
         """Plan under the table lock with concurrent writers: one clean plan at a time."""
         with self.failed_writes.exclusive():
-            if any(i.action is Action.CLEAN for i in self.meta_client.timeline().pending):
+            timeline = self.meta_client.timeline()
+            if any(i.action is Action.CLEAN for i in timeline.pending):
                 return None  # another writer's clean is running (its heartbeat is live)
-            return self._schedule()
+            return self._schedule(timeline)
 
-    def _schedule(self) -> Transaction | None:
-        timeline = self.meta_client.timeline()
+    def _schedule(self, timeline: Timeline) -> Transaction | None:
         writes = timeline.completed.write_timeline.instants
         if not writes:
             return None
