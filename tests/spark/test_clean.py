@@ -45,6 +45,11 @@ def rows(spark, path, **options) -> dict:
     return {r.id: r.name for r in reader.load(path).collect()}
 
 
+def clean_states(table) -> dict[str, str]:
+    """instant time -> state of every clean on the timeline."""
+    return {i.timestamp: i.state.name for i in table.timeline() if i.action is Action.CLEAN}
+
+
 def write_versions(spark, table, cfg, count: int) -> list[str]:
     instants = []
     for v in range(1, count + 1):
@@ -92,7 +97,7 @@ def test_keep_latest_file_versions_and_manual_clean(spark, tmp_path):
     assert versions(path) == instants[-1:]
     assert rows(spark, path) == {1: "v3", 2: "same"}
     assert table.clean(cfg) is None  # nothing left to clean: no instant either
-    assert len([i for i in table.timeline() if i.action is Action.CLEAN]) == 1
+    assert len(clean_states(table)) == 1
 
 
 def test_a_pending_clean_is_finished_first(spark, tmp_path):
@@ -109,8 +114,7 @@ def test_a_pending_clean_is_finished_first(spark, tmp_path):
     assert versions(path) == instants
     Cleaner(table.meta_client, CleanConfig(commits_retained=1)).run()
     assert versions(path) == instants[-2:]  # the retained commit's, and the one it replaced
-    states = {i.timestamp: i.state.name for i in table.timeline() if i.action is Action.CLEAN}
-    assert states == {planned: "COMPLETED"}
+    assert clean_states(table) == {planned: "COMPLETED"}
 
 
 def test_a_running_clean_is_left_to_its_writer(spark, tmp_path, monkeypatch):
@@ -148,15 +152,13 @@ def test_a_running_clean_is_left_to_its_writer(spark, tmp_path, monkeypatch):
     with open(beat, "w") as handle:  # another writer is executing that plan
         handle.write(str(time.time()))
     assert table.clean(cfg) is None
-    cleans = {i.timestamp: i.state.name for i in table.timeline() if i.action is Action.CLEAN}
-    assert cleans == {first.start_clean_time: "COMPLETED", planned: "REQUESTED"}
+    assert clean_states(table) == {first.start_clean_time: "COMPLETED", planned: "REQUESTED"}
     assert versions(path) == instants[1:]
 
     with open(beat, "w") as handle:  # that writer died: its heartbeat stopped long ago
         handle.write("0")
     assert table.clean(cfg).start_clean_time == planned
-    cleans = {i.timestamp: i.state.name for i in table.timeline() if i.action is Action.CLEAN}
-    assert cleans == {first.start_clean_time: "COMPLETED", planned: "COMPLETED"}
+    assert clean_states(table) == {first.start_clean_time: "COMPLETED", planned: "COMPLETED"}
     assert versions(path) == instants[2:]
     assert rows(spark, path) == {1: "v4", 2: "same"}
 
