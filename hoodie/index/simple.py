@@ -4,6 +4,9 @@ Only the latest file slices of the partitions the batch touches are read, and on
 column, inside Spark tasks. The join result tells each incoming record which file group holds
 its key today (its *location*), or that it is new. This costs a scan of the touched
 partitions' keys but needs no extra metadata, which is why Hudi makes it the default.
+A batch of up to `KEY_FILTER_MAX_ROWS` rows sends its keys to the readers, which return only
+the stored keys it names; those few are joined to the batch as a local relation, and the
+write needs no cached join and no profiling job.
 
 For merge-on-read the keys of a slice are those of its base file and of the data blocks in its
 log files (of completed instants, not rolled back): a key whose only version sits in a log
@@ -122,10 +125,11 @@ def existing_keys(
 ) -> DataFrame:
     """A DataFrame of the keys stored in `sources` (only those in `wanted`, if given), read in
     parallel by Spark tasks."""
-    indexes = spark.createDataFrame([(i,) for i in range(len(sources))], "source int")
     slots = max(1, min(len(sources), parallelism))
     reader = _KeyReader(storage, sources, committed, wanted)
-    return indexes.repartition(slots).mapInArrow(reader, _KEYS_SCHEMA)
+    # A range is split into `slots` partitions as it is made: no shuffle to spread the sources.
+    indexes = spark.range(0, len(sources), 1, slots).select(F.col("id").cast("int"))
+    return indexes.mapInArrow(reader, _KEYS_SCHEMA)
 
 
 def tag_location(
@@ -135,25 +139,62 @@ def tag_location(
     sources: list[KeySource],
     committed: CommittedInstants,
     parallelism: int,
-    incoming_rows: int | None = None,
 ) -> DataFrame:
-    """`records` plus a LOCATION column: the file id already holding each key, or null.
-
-    When the batch is small next to the table (`incoming_rows` up to `KEY_FILTER_MAX_ROWS`),
-    its keys travel to the key-reading tasks, which then hand Spark only the stored keys the
-    batch names: an upsert touching 1% of a table no longer moves and joins every stored key.
-    """
-    if not sources:
-        return records.withColumn(LOCATION, F.lit(None).cast("string"))
-    wanted = None
-    if incoming_rows is not None and incoming_rows <= KEY_FILTER_MAX_ROWS:
-        keys_in_batch = records.select(RECORD_KEY).distinct().toArrow()
-        wanted = keys_in_batch.column(0).combine_chunks().cast(pa.string())
-    keys = existing_keys(spark, storage, sources, committed, parallelism, wanted)
+    """`records` plus a LOCATION column: the file id already holding each key, or null, by a
+    join of the batch with every stored key of `sources` (for batches too large to hold
+    their keys on the driver)."""
+    keys = existing_keys(spark, storage, sources, committed, parallelism)
     if any(s.log_files for s in sources):
         # A key may be in a base file and in log files of its slice: one row per key.
         keys = keys.dropDuplicates([RECORD_KEY, PARTITION_PATH])
     return records.join(keys, on=[RECORD_KEY, PARTITION_PATH], how="left")
+
+
+def locate_batch_keys(
+    spark: SparkSession,
+    records: DataFrame,
+    storage: Storage,
+    sources: list[KeySource],
+    committed: CommittedInstants,
+    parallelism: int,
+) -> tuple[pa.Table, pa.Table]:
+    """Tagging of a batch small enough (up to `KEY_FILTER_MAX_ROWS`) to hold its keys on the
+    driver: (each key and partition of the batch with its record count and location; the
+    stored keys the batch names, one row per key and partition, with their location).
+
+    The batch's keys travel to the key-reading tasks, which hand back only the stored keys
+    the batch names: an upsert touching 1% of a table neither moves nor joins every stored
+    key, and the workload profile is counted here instead of by a Spark job over a cached
+    join.
+    """
+    batch_keys = records.groupBy(RECORD_KEY, PARTITION_PATH).count().toArrow()
+    wanted = pc.unique(batch_keys.column(RECORD_KEY)).cast(pa.string())
+    stored = existing_keys(spark, storage, sources, committed, parallelism, wanted).toArrow()
+    # A key may be in a base file and in log files of its slice: one row per key.
+    stored = stored.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([(LOCATION, "min")])
+    stored = stored.select([RECORD_KEY, PARTITION_PATH, f"{LOCATION}_min"])
+    stored = stored.rename_columns([RECORD_KEY, PARTITION_PATH, LOCATION])
+    located = batch_keys.join(stored, keys=[RECORD_KEY, PARTITION_PATH], join_type="left outer")
+    return located, stored
+
+
+def located_profile(located: pa.Table) -> WorkloadProfile:
+    """Records per partition and file group (None: inserts) from `locate_batch_keys`."""
+    profile = WorkloadProfile()
+    counts = located.group_by([PARTITION_PATH, LOCATION]).aggregate([("count", "sum")])
+    for row in counts.to_pylist():
+        profile.add(row[PARTITION_PATH], row[LOCATION], row["count_sum"])
+    return profile
+
+
+def summary_profile(context: TaggingContext) -> WorkloadProfile:
+    """The profile of a batch that only inserts (no stored slice to tag against), from the
+    summary the write already has: no job of its own."""
+    profile = WorkloadProfile()
+    if not context.delete_operation:
+        for row in context.summary:
+            profile.add(row[PARTITION_PATH], None, row["rows"])
+    return profile
 
 
 class SimpleIndex(HoodieIndex):
@@ -179,19 +220,41 @@ class SimpleIndex(HoodieIndex):
             )
             for s in context.slices
         ]
-        tagged = tag_location(spark, batch, meta_client.storage, sources, context.view.committed,
-                              parallelism, context.incoming_rows)  # fmt: skip
-        if context.delete_operation:
-            # A delete of a key the table does not hold has nothing to do. (In an upsert such
-            # a delete stays: it may be the batch's latest version of a key that another of
-            # its rows would insert; the write task combines them and writes neither.)
-            tagged = tagged.filter(F.col(LOCATION).isNotNull())
-        if sources:
-            # Tagging joined in stored keys: cache its result, which replaces the batch's.
-            tagged = tagged.persist()
-        profile = profile_of(tagged)
+        tagged, profile, cached = self._tag(batch, context, sources, parallelism)
         buckets, targets = self._place(profile, context)
-        return Placement(tagged, profile, buckets, targets, cached=bool(sources))
+        return Placement(tagged, profile, buckets, targets, cached=cached)
+
+    def _tag(
+        self,
+        batch: DataFrame,
+        context: TaggingContext,
+        sources: list[KeySource],
+        parallelism: int,
+    ) -> tuple[DataFrame, WorkloadProfile, bool]:
+        """The batch with each record's LOCATION, its workload profile, and whether the tagged
+        batch is a cache of its own.
+
+        With no stored slice to tag against, every record is an insert, as the summary counts
+        it. A batch small enough to hold its keys on the driver gets its stored keys there
+        and joins them as a local relation. A larger one joins every stored key in Spark, and
+        caches the join, which the profile and the write both read.
+        """
+        spark, storage = batch.sparkSession, context.meta_client.storage
+        committed = context.view.committed
+        if not sources:
+            tagged = batch.withColumn(LOCATION, F.lit(None).cast("string"))
+            return _drop_unknown_deletes(tagged, context), summary_profile(context), False
+        if context.incoming_rows <= KEY_FILTER_MAX_ROWS:
+            located, stored = locate_batch_keys(spark, batch, storage, sources, committed,
+                                                parallelism)  # fmt: skip
+            if context.delete_operation:
+                located = located.filter(pc.is_valid(located.column(LOCATION)))
+            tagged = batch.join(spark.createDataFrame(stored), on=[RECORD_KEY, PARTITION_PATH],
+                                how="left")  # fmt: skip
+            return _drop_unknown_deletes(tagged, context), located_profile(located), False
+        tagged = tag_location(spark, batch, storage, sources, committed, parallelism)
+        tagged = _drop_unknown_deletes(tagged, context).persist()
+        return tagged, profile_of(tagged), True
 
     def _place(
         self, profile: WorkloadProfile, context: TaggingContext
@@ -231,6 +294,15 @@ class SimpleIndex(HoodieIndex):
         # A small file group taking inserts is rewritten, its updates included.
         targets.update(next_versions(profile, context.slices, pending, merge_on_read, targets))
         return buckets, targets
+
+
+def _drop_unknown_deletes(tagged: DataFrame, context: TaggingContext) -> DataFrame:
+    """A delete of a key the table does not hold has nothing to do. (In an upsert such a
+    delete stays: it may be the batch's latest version of a key that another of its rows
+    would insert; the write task combines them and writes neither.)"""
+    if context.delete_operation:
+        return tagged.filter(F.col(LOCATION).isNotNull())
+    return tagged
 
 
 def average_record_size(meta_client: HoodieTableMetaClient, config: WriteConfig) -> int:

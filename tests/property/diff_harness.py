@@ -72,6 +72,8 @@ def options_of(p: Params) -> dict[str, str]:
         options["hoodie.bucket.index.num.buckets"] = str(p.bucket_count)
     if p.table_type == MOR:
         options["hoodie.compact.inline.max.delta.commits"] = str(p.compact_every)
+    if p.small_file_limit is not None:
+        options["hoodie.parquet.small.file.limit"] = str(p.small_file_limit)
     return options
 
 

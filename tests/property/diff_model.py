@@ -101,6 +101,7 @@ class Params:
     commits_retained: int = 10  # hoodie.cleaner.commits.retained
     keep_min: int = 20  # hoodie.keep.min.commits
     keep_max: int = 30  # hoodie.keep.max.commits
+    small_file_limit: int | None = None  # hoodie.parquet.small.file.limit (None: default)
 
     @property
     def mor(self) -> bool:

@@ -12,6 +12,8 @@ CI runs a small derandomized set; `make soak` runs many more (tests/property/soa
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from diff_harness import run_scenario
 from diff_model import (
@@ -29,6 +31,8 @@ from diff_model import (
 )
 from diff_strategies import Scenario, scenarios
 from hypothesis import HealthCheck, Phase, given, settings
+
+from hoodie.index import simple
 
 pytestmark = pytest.mark.spark
 
@@ -78,6 +82,19 @@ def _lead_cases(table_type: str, index: str) -> Scenario:
 )
 def test_the_lead_regression_cases(spark, tmp_path, table_type, index):
     run_scenario(spark, _lead_cases(table_type, index), str(tmp_path), spark_reads="last")
+
+
+def test_batches_too_large_for_the_driver_tag_by_a_spark_join(spark, tmp_path, monkeypatch):
+    """Batches above KEY_FILTER_MAX_ROWS are tagged by a Spark join of every stored key (and
+    its cached result), not on the driver: the lead cases, then the delete operation of a
+    stored and an unknown key, on merge-on-read, where keys are also read from log files.
+    No file counts as small, so every insert makes a file group of its own, and an update
+    tagged wrongly would show as a duplicate key."""
+    monkeypatch.setattr(simple, "KEY_FILTER_MAX_ROWS", 0)
+    lead = _lead_cases(MOR, SIMPLE)
+    params = dataclasses.replace(lead.params, small_file_limit=0)
+    ops = (*lead.ops, Delete((("k1", None), ("k9", None))), Upsert((Rec("k1", ts=30, v="z"),)))
+    run_scenario(spark, Scenario(params, ops), str(tmp_path), spark_reads="last")
 
 
 def test_rolling_back_the_commit_a_clean_retained_restores_what_it_replaced(spark, tmp_path):
