@@ -37,9 +37,10 @@ lint: $(VENV)/.dev
 
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider --durations=15
 
-# Two pytest processes at once: tests/adapter (dbt's adapter test suite) runs dbt in-process
-# and needs a JVM of its own; running it beside the main suite uses the CPU time the main
-# suite spends waiting on child processes. Its output is printed when both are done.
+# Two pytest processes at once, about equal in work, one per core: tests/dbt (dbt's adapter
+# test suite and our dbt scenarios) runs dbt in-process on a Hive-enabled session and needs a
+# JVM of its own; the main suite runs the core on a plain one. The dbt suite's output is
+# printed when both are done.
 # The tests' JVMs (the suites' own and every child writer's or dbt run's) only use the quick
 # JIT compiler: their work is small and short, and on 2 cores the optimizing compiler's
 # threads cost more than they give back (a crash-test child: 35 s -> 22 s).
@@ -59,11 +60,11 @@ $(CLASS_ARCHIVE): $(VENV)/.dev .ci/jvm_class_archive.py
 test: java $(VENV)/.dev lint $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	log=$$(mktemp); \
-	$(PYTEST) tests/adapter > $$log 2>&1 & suite=$$!; \
+	$(PYTEST) tests/dbt > $$log 2>&1 & suite=$$!; \
 	$(PYTEST); main=$$?; \
-	wait $$suite; adapter=$$?; \
-	echo "== dbt's adapter test suite: pytest tests/adapter =="; cat $$log; rm -f $$log; \
-	test $$main -eq 0 && test $$adapter -eq 0
+	wait $$suite; dbt=$$?; \
+	echo "== the dbt suite: pytest tests/dbt =="; cat $$log; rm -f $$log; \
+	test $$main -eq 0 && test $$dbt -eq 0
 
 # The differential test's soak (tests/property): SEQUENCES random operation sequences from
 # SEED, each checked against the model of README's rules after every step; prints how many

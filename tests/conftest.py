@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-# dbt's adapter test suite runs dbt in-process with a Hive-enabled SparkSession, which cannot
-# share a JVM with the `spark` fixture below: it runs as its own pytest invocation
-# (`pytest tests/adapter`, see the Makefile), and naming the folder collects it as usual.
-collect_ignore = ["adapter"]
+# tests/dbt runs dbt in-process with a Hive-enabled SparkSession, which cannot share a JVM
+# with the `spark` fixture below: it runs as its own pytest invocation (`pytest tests/dbt`,
+# see the Makefile), and naming the folder collects it as usual.
+collect_ignore = ["dbt"]
 
 
 @pytest.fixture(scope="session")

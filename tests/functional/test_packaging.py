@@ -64,14 +64,14 @@ def test_wheel_in_a_clean_venv(dbt_project, tmp_path):
     dbt_project.write("models/numbers.sql", MODEL)
     report = dbt_project.run(
         [["run", "--vars", "{batch: 1}"], ["run", "--vars", "{batch: 2}"]],
-        tables=["func.numbers"],
+        tables=["numbers"],
         python=python,
     )
     assert [c["success"] for c in report["commands"]] == [True, True], report["commands"]
-    rows = sorted((r["id"], r["v"]) for r in report["tables"]["func.numbers"]["rows"])
+    rows = sorted((r["id"], r["v"]) for r in report["tables"]["numbers"]["rows"])
     assert rows == [(0, "v2"), (1, "v2"), (2, "v2"), (3, "v2")]
 
-    base = dbt_project.root / "warehouse" / "func.db" / "numbers"
+    base = dbt_project.lake / "numbers"
     assert _count_without_registration(python, base) == 4
 
 

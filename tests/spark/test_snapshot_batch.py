@@ -1,5 +1,5 @@
 """The rows a snapshot run upserts (`snapshot_batch`), against dbt's MERGE semantics, and the
-snapshot configs that are refused. No dbt and no writes: the functional test does those."""
+snapshot configs that are refused. No dbt and no writes: tests/dbt/scenarios does those."""
 
 from __future__ import annotations
 

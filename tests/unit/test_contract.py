@@ -1,6 +1,6 @@
 """Model contracts on lake tables: which declared constraints pass, and how a refusal reads.
 
-The dbt runs are in tests/adapter/test_lake_constraints.py; these are the cases dbt's suite
+The dbt runs are in tests/dbt/adapter/test_lake_constraints.py; these are the cases dbt's suite
 has no fixture for (model-level not_null, custom constraints, several not_null columns).
 """
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -79,14 +78,14 @@ def test_cow_upsert_model_runs_twice(dbt_project):
             ["run", "--vars", "{batch: 2}"],
             ["run-operation", "hoodie_timeline", "--args", "{model: payments}"],
         ],
-        tables=["func.payments", "func.names", "func.payment_columns"],
+        tables=["payments", "names", "payment_columns"],
     )
     for command in report["commands"]:
         assert command["success"], command
     second_run = report["commands"][2]["messages"]
     assert any("1 inserted, 1 updated, 1 deleted" in m for m in second_run), second_run
 
-    payments = _rows(report, "func.payments", "id")
+    payments = _rows(report, "payments", "id")
     assert [(r["id"], r["name"], r["ts"]) for r in payments] == [
         (1, "alice", 1),  # untouched
         (2, "bob", 2),  # updated by the newer ts
@@ -99,23 +98,23 @@ def test_cow_upsert_model_runs_twice(dbt_project):
         1: False, 2: True, 4: False, 5: True,
     }  # fmt: skip
     # Hudi's meta columns are in the table (as with Hudi's own Spark reader).
-    assert report["tables"]["func.payments"]["columns"][:2] == [
+    assert report["tables"]["payments"]["columns"][:2] == [
         "_hoodie_commit_time",
         "_hoodie_commit_seqno",
     ]
-    introspected = report["tables"]["func.payment_columns"]["rows"][0]["names"]
+    introspected = report["tables"]["payment_columns"]["rows"][0]["names"]
     assert introspected == "id,name,amount,ts,day,_hoodie_is_deleted,was_incremental"
-    names = _rows(report, "func.names", "name")
+    names = _rows(report, "names", "name")
     assert [(r["name"], r["versions"]) for r in names] == [
         ("alice", 1), ("bob", 2), ("carol", 2), ("dave", 2), ("erin", 1),
     ]  # fmt: skip
 
     # location_root puts the table at <location_root>/<alias>.
     assert (custom_root / "names" / ".hoodie" / "hoodie.properties").is_file()
-    assert not (dbt_project.root / "warehouse" / "func.db" / "names").exists()
+    assert not (dbt_project.lake / "names").exists()
 
     # On disk: a real Hudi table under <warehouse>/<schema>.db/<alias>, read by hudi-rs.
-    base = Path(dbt_project.root / "warehouse" / "func.db" / "payments")
+    base = dbt_project.lake / "payments"
     commits = sorted(p.name for p in (base / ".hoodie").glob("*.commit"))
     assert len(commits) == 2
     assert sorted(p.name for p in base.iterdir() if not p.name.startswith(".")) == [
@@ -196,14 +195,14 @@ def test_bad_configs_fail_with_clear_errors(dbt_project):
     )
     assert "Model 'bad_schema_change': on_schema_change must be one of ignore, " in messages
     # Nothing was half-written: the failed models left no completed instant behind.
-    warehouse = dbt_project.root / "warehouse" / "func.db"
+    lake = dbt_project.lake
     for model in ("missing_column", "null_keys"):
-        assert not list((warehouse / model / ".hoodie").glob("*.commit"))
-        assert not list((warehouse / model).glob("**/*.parquet"))
+        assert not list((lake / model / ".hoodie").glob("*.commit"))
+        assert not list((lake / model).glob("**/*.parquet"))
     # A first run refused for its columns creates no table, so a corrected config is no
     # change of the table's keys.
     for model in ("missing_column", "float_key"):
-        assert not (warehouse / model).exists()
+        assert not (lake / model).exists()
 
 
 def test_full_refresh_replaces_contents_and_keeps_history(dbt_project):
@@ -216,14 +215,14 @@ def test_full_refresh_replaces_contents_and_keeps_history(dbt_project):
             ["run", "--vars", "{batch: 1}"],
             ["run", "--full-refresh", "--vars", "{batch: 2}"],
         ],
-        tables=["func.payments"],
+        tables=["payments"],
     )
     assert [c["success"] for c in report["commands"]] == [True, True, True], report["commands"]
-    rows = _rows(report, "func.payments", "id")
+    rows = _rows(report, "payments", "id")
     # Only batch 2's rows (the delete of 3 has nothing to delete in a fresh table).
     assert [(r["id"], r["ts"], r["was_incremental"]) for r in rows] == [
         (2, 2, False), (4, 0, False), (5, 2, False),
     ]  # fmt: skip
-    hoodie_dir = dbt_project.root / "warehouse" / "func.db" / "payments" / ".hoodie"
+    hoodie_dir = dbt_project.lake / "payments" / ".hoodie"
     assert len(list(hoodie_dir.glob("*.commit"))) == 1
     assert len(list(hoodie_dir.glob("*.replacecommit"))) == 1

@@ -48,7 +48,7 @@ def test_as_of_and_changes_macros(dbt_project):
         ]  # fmt: skip
     )
     assert all(c["success"] for c in report["commands"]), report["commands"]
-    table = HoodieTable.open(str(dbt_project.root / "warehouse" / "func.db" / "orders"))
+    table = HoodieTable.open(str(dbt_project.lake / "orders"))
     first, second = [i.timestamp for i in table.timeline().completed]
 
     dbt_project.write("models/orders_then.sql", AS_OF)
@@ -66,11 +66,11 @@ def test_as_of_and_changes_macros(dbt_project):
                 f"{{batch: 2, first: '{first}'}}",
             ]
         ],  # fmt: skip
-        tables=["func.orders_then", "func.orders_changes"],
+        tables=["orders_then", "orders_changes"],
     )
-    then = sorted((r["id"], r["v"]) for r in report["tables"]["func.orders_then"]["rows"])
+    then = sorted((r["id"], r["v"]) for r in report["tables"]["orders_then"]["rows"])
     assert then == [(1, "a"), (2, "b")]  # the table as of the first commit
-    changes = sorted((r["id"], r["v"]) for r in report["tables"]["func.orders_changes"]["rows"])
+    changes = sorted((r["id"], r["v"]) for r in report["tables"]["orders_changes"]["rows"])
     assert changes == [(2, "B"), (3, "c")]  # what the second commit changed
     messages = " ".join(report["commands"][0]["messages"])
     assert "before the earliest readable instant" in messages

@@ -97,7 +97,7 @@ def test_threads_schema_changes_and_docs(dbt_project):
             ["run", "--threads", "4", "--vars", "{batch: 2}"],
             ["docs", "generate"],
         ],
-        tables=[f"func.{name}" for name in lake],
+        tables=lake,
     )
     seed, first, second, docs = report["commands"]
     assert seed["success"] and first["success"] and docs["success"], report["commands"]
@@ -110,30 +110,30 @@ def test_threads_schema_changes_and_docs(dbt_project):
     ), "no two lake models ran at once with --threads 4"
     tables = report["tables"]
     for name in ("documented", "merged"):
-        rows = sorted(tables[f"func.{name}"]["rows"], key=lambda r: r["id"])
+        rows = sorted(tables[name]["rows"], key=lambda r: r["id"])
         assert [(r["id"], r["amount"]) for r in rows] == [(1, 10), (2, 25), (3, 30), (4, 40)]
 
     # on_schema_change='fail': only that model failed, naming the difference.
     assert not second["success"]
     failed = " ".join(second["messages"])
     assert "Model 'failing'" in failed and "new columns grp (string)" in failed, failed
-    assert [r["id"] for r in tables["func.failing"]["rows"]] != []
-    assert "grp" not in tables["func.failing"]["columns"]
+    assert [r["id"] for r in tables["failing"]["rows"]] != []
+    assert "grp" not in tables["failing"]["columns"]
 
     # append_new_columns + widening: the catalog table shows the new column and type.
-    appending = tables["func.appending"]
+    appending = tables["appending"]
     assert appending["types"]["amount"] == "bigint" and appending["types"]["note"] == "string"
     expected = [
         (1, "a", 10, None), (2, "b", 25, "note 2"), (3, "a", 30, None), (4, "c", 40, "note 4"),
     ]  # fmt: skip
     got = sorted((r["id"], r["grp"], r["amount"], r["note"]) for r in appending["rows"])
     assert got == expected
-    base = dbt_project.root / "warehouse" / "func.db"
+    base = dbt_project.lake
     theirs = [(r["id"], r["grp"], r["amount"], r["note"]) for r in _hudi_rs(base / "appending")]
     assert theirs == expected
 
     # sync_all_columns on merge-on-read: grp left the table; the update went to a log file.
-    syncing = tables["func.syncing"]
+    syncing = tables["syncing"]
     assert "grp" not in syncing["columns"]
     expected = [(1, 10), (2, 50), (3, 30), (4, 80)]
     assert sorted((r["id"], r["amount"]) for r in syncing["rows"]) == expected
@@ -141,7 +141,7 @@ def test_threads_schema_changes_and_docs(dbt_project):
     assert [(r["id"], r["amount"]) for r in _hudi_rs(base / "syncing")] == expected
 
     # persist_docs: the table and column comments are in the catalog.
-    documented = tables["func.documented"]
+    documented = tables["documented"]
     assert documented["description"] == "Payments by day, as a Hudi copy-on-write table"
     assert documented["comments"]["id"] == "The payment's id (the record key)"
     assert documented["comments"]["amount"] == "Amount in cents; it's never negative"

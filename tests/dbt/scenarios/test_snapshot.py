@@ -7,8 +7,6 @@ One dbt process runs everything: each process costs a JVM start.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -76,7 +74,7 @@ FOREVER = "9999-12-31 00:00:00"
 
 
 def _versions(report, table: str, valid_to: str = "dbt_valid_to") -> list[dict]:
-    rows = report["tables"][f"func.{table}"]["rows"]
+    rows = report["tables"][table]["rows"]
     return sorted(rows, key=lambda r: (r["id"], r["dbt_valid_from"], r[valid_to] or "~"))
 
 
@@ -98,7 +96,7 @@ def test_snapshots_keep_history_in_a_hudi_table(dbt_project):
             ["snapshot", *good, "--vars", "{batch: 3}"],
             ["snapshot", "--select", "bad_format", "bad_partition", "--vars", "{batch: 1}"],
         ],
-        tables=[f"func.{name}" for name in GOOD],
+        tables=GOOD,
     )
     *runs, refused = report["commands"]
     for command in runs:
@@ -168,7 +166,7 @@ def test_snapshots_keep_history_in_a_hudi_table(dbt_project):
     assert "Snapshot 'bad_partition': partition_by='name' does not apply" in messages
 
     # On disk: Hudi copy-on-write tables keyed by the scd id column, which hudi-rs reads.
-    lake = Path(dbt_project.root / "warehouse" / "func.db")
+    lake = dbt_project.lake
     for name, key in (("ts_snap", "dbt_scd_id"), ("check_snap", "dbt_scd_id"),
                       ("nr_snap", "version_id")):  # fmt: skip
         properties = (lake / name / ".hoodie" / "hoodie.properties").read_text()

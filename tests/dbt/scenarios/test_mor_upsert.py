@@ -116,16 +116,16 @@ def test_mor_upsert_batches_compaction_and_table_operations(dbt_project):
         operation("hoodie_rollback", "{model: orders_ops, instant: '1'}"),
         *[run(batch, "orders_bucket") for batch in (1, 2, 3, 4)],
     ]
-    tables = ["func.orders", "func.orders_ops", "func.orders_bucket"]
+    tables = ["orders", "orders_ops", "orders_bucket"]
     report = dbt_project.run(commands, tables=tables)
     outcomes = [c["success"] for c in report["commands"]]
     assert outcomes == [True] * 15 + [False] + [True] * 4, report["commands"]
     assert any("compaction" in m for m in report["commands"][3]["messages"])
 
     # orders: the four batches, compacted.
-    rows = {r["id"]: (r["name"], r["ts"]) for r in report["tables"]["func.orders"]["rows"]}
+    rows = {r["id"]: (r["name"], r["ts"]) for r in report["tables"]["orders"]["rows"]}
     assert rows == AFTER[4]
-    base = dbt_project.root / "warehouse" / "func.db" / "orders"
+    base = dbt_project.lake / "orders"
     table = HoodieTable.open(str(base))
     assert table.properties.table_type == "MERGE_ON_READ"
     actions = [i.action for i in table.timeline().completed]
@@ -140,9 +140,9 @@ def test_mor_upsert_batches_compaction_and_table_operations(dbt_project):
     # orders_ops: batch 2 was rolled back, batches 2 and 3 then undone by the restore to the
     # savepoint of batch 1; the savepointed commit cannot be rolled back on its own.
     assert "savepointed" in report["commands"][15]["error"]
-    rows = {r["id"]: (r["name"], r["ts"]) for r in report["tables"]["func.orders_ops"]["rows"]}
+    rows = {r["id"]: (r["name"], r["ts"]) for r in report["tables"]["orders_ops"]["rows"]}
     assert rows == AFTER[1]
-    base = dbt_project.root / "warehouse" / "func.db" / "orders_ops"
+    base = dbt_project.lake / "orders_ops"
     assert _hudi_rs(base) == AFTER[1]
     table = HoodieTable.open(str(base))
     assert [i.action for i in table.timeline()] == [
@@ -152,9 +152,9 @@ def test_mor_upsert_batches_compaction_and_table_operations(dbt_project):
 
     # orders_bucket: the same batches through the BUCKET index, no compaction in between
     # (the default trigger is 5 delta commits): bucket file groups, updates in their logs.
-    rows = {r["id"]: (r["name"], r["ts"]) for r in report["tables"]["func.orders_bucket"]["rows"]}
+    rows = {r["id"]: (r["name"], r["ts"]) for r in report["tables"]["orders_bucket"]["rows"]}
     assert rows == AFTER[4]
-    base = dbt_project.root / "warehouse" / "func.db" / "orders_bucket"
+    base = dbt_project.lake / "orders_bucket"
     assert _hudi_rs(base) == AFTER[4]
     table = HoodieTable.open(str(base))
     assert [i.action for i in table.timeline().completed] == [Action.DELTA_COMMIT] * 4

@@ -1,0 +1,22 @@
+"""Our dbt scenarios, run in this process by dbt's programmatic runner (see tests/dbt)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from dbt_runs import DbtProject, run_plan
+
+
+class InProcessProject(DbtProject):
+    """A project whose plans run here, on the process's shared warehouse and metastore."""
+
+    def run(self, commands: list[list[str]], tables: list[str] = ()) -> dict:
+        return run_plan(str(self.root), self.plan(commands, tables))
+
+
+@pytest.fixture
+def dbt_project(request, tmp_path, hoodie_spark_root) -> InProcessProject:
+    """A project whose schema is named after the test (the warehouse is shared)."""
+    schema = re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())[:60]
+    return InProcessProject(tmp_path / "project", hoodie_spark_root, schema)

@@ -1,0 +1,136 @@
+"""A dbt project on disk and a plan of dbt commands to run on it, with a report of the outcome.
+
+Two kinds of tests use it: tests/dbt/scenarios runs the plan in its own pytest process
+(`run_plan`, dbt's programmatic runner, the process's one Hive-enabled SparkSession), and
+tests/functional runs it in a child process of its own (`dbt_driver.py`), where a scenario
+needs another interpreter or several JVMs at once.
+
+The report holds, per command, its success, error and result messages; per table named in
+the plan (a model of the project's schema), its columns, types, comments and rows.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import yaml
+
+# Every profile of one process must give the same session settings: the adapter builds one
+# SparkSession per distinct set, and a JVM holds one SparkContext.
+SPARK_CONF = {"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false"}
+
+
+def profile_target(spark_root: Path, schema: str | None = None) -> dict:
+    """A `type: hoodie` session profile whose warehouse and metastore are under spark_root."""
+    target = {
+        "type": "hoodie",
+        "threads": 1,
+        "master": "local[2]",
+        "warehouse_dir": str(spark_root / "warehouse"),
+        "metastore_dir": str(spark_root / "metastore"),
+        "spark_conf": dict(SPARK_CONF),
+    }
+    if schema is not None:
+        target["schema"] = schema
+    return target
+
+
+class DbtProject:
+    """A dbt project under root whose models land in `schema` of the warehouse under
+    spark_root; tests write its files and name its tables by model name."""
+
+    def __init__(self, root: Path, spark_root: Path, schema: str):
+        self.root = root
+        self.schema = schema
+        # Where the schema's tables live: <warehouse>/<schema>.db/<model>.
+        self.lake = spark_root / "warehouse" / f"{schema}.db"
+        (root / "models").mkdir(parents=True)
+        (root / "seeds").mkdir()
+        (root / "dbt_project.yml").write_text(
+            textwrap.dedent("""\
+            name: functional
+            version: "1.0"
+            config-version: 2
+            profile: functional
+            vars:
+              batch: 1
+            """)
+        )
+        profile = {"target": "test", "outputs": {"test": profile_target(spark_root, schema)}}
+        (root / "profiles.yml").write_text(yaml.safe_dump({"functional": profile}))
+
+    def write(self, relative: str, text: str) -> None:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+    def plan(self, commands: list[list[str]], tables: list[str] = ()) -> dict:
+        return {"commands": commands, "tables": list(tables), "schema": self.schema}
+
+
+def _comment(spark, name: str) -> str | None:
+    """The table comment (spark.catalog.getTable() shows none for data source tables)."""
+    schema, table = name.split(".")
+    info = spark.sql(f"SHOW TABLE EXTENDED IN {schema} LIKE '{table}'").collect()[0][3]
+    lines = [line for line in info.splitlines() if line.startswith("Comment: ")]
+    return lines[0][len("Comment: ") :] if lines else None
+
+
+def _command(project_dir: str, args: list[str]) -> dict:
+    from dbt.cli.main import dbtRunner
+
+    logged: list[str] = []
+
+    def collect(event) -> None:
+        if event.info.level == "error":
+            logged.append(event.info.msg)
+
+    result = dbtRunner(callbacks=[collect]).invoke(
+        [*args, "--project-dir", project_dir, "--profiles-dir", project_dir]
+    )
+    messages, timings = [], {}
+    if result.result is not None and hasattr(result.result, "results"):
+        messages = [str(getattr(r, "message", "")) for r in result.result.results]
+        for r in result.result.results:
+            node = getattr(r, "node", None)
+            if node is not None and getattr(r, "timing", None):
+                timings[node.name] = [t.to_dict() for t in r.timing]
+    return {
+        "args": args,
+        "success": result.success,
+        "error": str(result.exception) if result.exception else "\n".join(logged),
+        "messages": messages,
+        "timings": timings,
+    }
+
+
+def _table(spark, name: str) -> dict:
+    if not spark.catalog.tableExists(name):
+        return {"columns": [], "rows": [], "missing": True}
+    df = spark.table(name)
+    user = [c for c in df.columns if not c.startswith("_hoodie_")]
+    return {
+        "columns": df.columns,
+        "types": {f.name: f.dataType.simpleString() for f in df.schema.fields},
+        "comments": {f.name: f.metadata.get("comment") for f in df.schema.fields},
+        "description": _comment(spark, name),
+        "rows": [r.asDict() for r in df.select(user).collect()],
+    }
+
+
+def run_plan(project_dir: str, plan: dict) -> dict:
+    """Runs the plan's dbt commands in this process, then reads its tables (by model name).
+
+    The report is plain JSON data (dates and decimals as strings), wherever the plan ran.
+    """
+    report: dict = {"commands": [_command(project_dir, args) for args in plan["commands"]]}
+    report["tables"] = {}
+    if plan.get("tables"):
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.builder.getOrCreate()
+        for name in plan["tables"]:
+            report["tables"][name] = _table(spark, f"{plan['schema']}.{name}")
+    return json.loads(json.dumps(report, default=str))
