@@ -10,6 +10,7 @@ writes, by this process or others.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -51,13 +52,16 @@ class HoodieTableMetaClient:
         return self.properties.table_type == props.MERGE_ON_READ
 
     # -- opening -------------------------------------------------------------------------------
+    # `storage_options` configure the table's object store (see `Storage`).
     @staticmethod
-    def exists(base_uri: str) -> bool:
-        return Storage(base_uri).exists(PROPERTIES_FILE)
+    def exists(base_uri: str, storage_options: Mapping[str, str] | None = None) -> bool:
+        return Storage(base_uri, storage_options).exists(PROPERTIES_FILE)
 
     @classmethod
-    def open(cls, base_uri: str) -> HoodieTableMetaClient:
-        storage = Storage(base_uri)
+    def open(
+        cls, base_uri: str, storage_options: Mapping[str, str] | None = None
+    ) -> HoodieTableMetaClient:
+        storage = Storage(base_uri, storage_options)
         if not storage.exists(PROPERTIES_FILE):
             raise TableNotFoundError(
                 f"no Hudi table at '{storage.base_uri}' (missing {PROPERTIES_FILE})"
@@ -66,13 +70,18 @@ class HoodieTableMetaClient:
         return cls(storage, props.TableProperties.from_dict(loaded))
 
     @classmethod
-    def create(cls, base_uri: str, properties: props.TableProperties) -> HoodieTableMetaClient:
+    def create(
+        cls,
+        base_uri: str,
+        properties: props.TableProperties,
+        storage_options: Mapping[str, str] | None = None,
+    ) -> HoodieTableMetaClient:
         """Lay out `.hoodie/` and write `hoodie.properties`; the timeline starts empty.
 
         `hoodie.properties` is created exclusively and last, so of two writers creating one
         table at once exactly one succeeds, and a crash leaves no table rather than half of one.
         """
-        storage = Storage(base_uri)
+        storage = Storage(base_uri, storage_options)
         if storage.exists(PROPERTIES_FILE):
             raise TableExistsError(f"a Hudi table already exists at '{storage.base_uri}'")
         for folder in _LAYOUT_FOLDERS:
@@ -84,15 +93,18 @@ class HoodieTableMetaClient:
 
     @classmethod
     def open_or_create(
-        cls, base_uri: str, properties: props.TableProperties
+        cls,
+        base_uri: str,
+        properties: props.TableProperties,
+        storage_options: Mapping[str, str] | None = None,
     ) -> HoodieTableMetaClient:
         """The table at `base_uri`, created with `properties` when there is none."""
-        if cls.exists(base_uri):
-            return cls.open(base_uri)
+        if cls.exists(base_uri, storage_options):
+            return cls.open(base_uri, storage_options)
         try:
-            return cls.create(base_uri, properties)
+            return cls.create(base_uri, properties, storage_options)
         except TableExistsError:  # a concurrent writer's first write created it just now
-            return cls.open(base_uri)
+            return cls.open(base_uri, storage_options)
 
     # -- the timeline --------------------------------------------------------------------------
     def timeline(self) -> Timeline:

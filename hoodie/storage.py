@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import posixpath
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from .exceptions import InvalidConfigError
 from .faults import crash_point
 
 
@@ -34,6 +35,60 @@ def _normalize(base_uri: str) -> str:
             path = path[1:]
         return os.path.abspath(path)
     return base_uri.rstrip("/")
+
+
+# Object stores whose pyarrow file system takes options (Hudi takes them from the Hadoop
+# configuration; we take the keyword arguments of the pyarrow class, as strings).
+_OPTION_FILE_SYSTEMS: dict[str, Callable[..., pafs.FileSystem]] = {
+    "s3": pafs.S3FileSystem,
+    "gs": pafs.GcsFileSystem,
+    "gcs": pafs.GcsFileSystem,
+}
+# Options that are credentials: they travel to Spark tasks with the `Storage`, but are never
+# written anywhere (a catalog table stores the others, see `Storage.shareable_options`).
+SECRET_OPTIONS = frozenset(
+    {"access_key", "secret_key", "session_token", "access_token", "account_key", "sas_token",
+     "client_secret", "role_arn", "external_id"}
+)  # fmt: skip
+
+
+def _option_value(name: str, value: str) -> str | bool | float:
+    """pyarrow wants flags and timeouts typed; profiles and Spark options give strings."""
+    text = str(value).strip()
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if name.endswith("_timeout"):
+        try:
+            return float(text)
+        except ValueError:
+            raise InvalidConfigError(
+                f"storage option {name} must be a number of seconds, got '{value}'"
+            ) from None
+    return text
+
+
+def _file_system(base_uri: str, options: Mapping[str, str]) -> tuple[pafs.FileSystem, str]:
+    """The pyarrow file system of `base_uri`, configured by `options`, and the path in it."""
+    scheme, rest = base_uri.split("://", 1) if "://" in base_uri else ("file", base_uri)
+    factory = _OPTION_FILE_SYSTEMS.get(scheme)
+    if options and factory is None:
+        schemes = ", ".join(f"{name}://" for name in sorted(_OPTION_FILE_SYSTEMS))
+        raise InvalidConfigError(
+            f"storage options apply to {schemes} paths, not to '{base_uri}'; configure that "
+            "file system through its URI or environment"
+        )
+    if scheme == "file":
+        return pafs.LocalFileSystem(), rest
+    if factory is None or not options:
+        return pafs.FileSystem.from_uri(base_uri)
+    try:
+        return factory(**{k: _option_value(k, v) for k, v in options.items()}), rest
+    except TypeError as error:
+        raise InvalidConfigError(
+            f"unknown storage option for {scheme}:// paths ({error}); the options are the "
+            f"keyword arguments of pyarrow.fs.{factory.__name__}, e.g. endpoint_override, "
+            "region, scheme"
+        ) from error
 
 
 def _create_exclusive(path: str, data: bytes) -> bool:
@@ -90,20 +145,34 @@ class FileIO(Protocol):
 
 
 class Storage:
-    """A table's base path on a `pyarrow.fs` file system: the core's `FileIO`."""
+    """A table's base path on a `pyarrow.fs` file system: the core's `FileIO`.
 
-    def __init__(self, base_uri: str):
+    `options` configure an object store's file system (the keyword arguments of
+    `pyarrow.fs.S3FileSystem` or `GcsFileSystem`: endpoint_override, region, scheme, ...);
+    without them the URI and the store's usual environment and files decide, as for any
+    pyarrow user.
+    """
+
+    def __init__(self, base_uri: str, options: Mapping[str, str] | None = None):
         self.base_uri = _normalize(base_uri)
-        self.fs, self.base_path = pafs.FileSystem.from_uri(
-            self.base_uri if "://" in self.base_uri else "file://" + self.base_uri
-        )
+        self.options = dict(options or {})
+        self.fs, self.base_path = _file_system(self.base_uri, self.options)
         self.base_path = self.base_path.rstrip("/") or "/"
 
-    def __reduce__(self) -> tuple[type[Storage], tuple[str, ...]]:
-        return (Storage, (self.base_uri,))
+    def __reduce__(self) -> tuple[Callable[..., Storage], tuple[Any, ...]]:
+        return (Storage, (self.base_uri, self.options))
 
     def __repr__(self) -> str:
-        return f"Storage({self.base_uri!r})"
+        return f"Storage({self.base_uri!r})"  # never the options: they may hold credentials
+
+    def at(self, base_uri: str) -> Storage:
+        """Another base path on the same store, with the same options."""
+        return Storage(base_uri, self.options)
+
+    @property
+    def shareable_options(self) -> dict[str, str]:
+        """The options that are no credentials: what may be stored with a catalog table."""
+        return {k: v for k, v in self.options.items() if k not in SECRET_OPTIONS}
 
     @property
     def is_local(self) -> bool:
@@ -268,17 +337,43 @@ class Storage:
         """Replace this base path's contents with the folder at `other_uri` (same file system).
 
         The old folder is moved aside first and deleted only after the new one is in place, so
-        a failure midway leaves one complete table under one of the two names.
+        a failure midway leaves one complete table under one of the two names. On a local disk
+        each move is one rename; an object store moves file by file, and readers meanwhile
+        find no table at this base path (never a mix of the two).
         """
-        other = Storage(other_uri)
+        other = self.at(other_uri)
         aside = f"{self.base_path}.replaced-{uuid.uuid4().hex[:8]}"
-        self.fs.move(self.base_path, aside)
+        move = self.fs.move if self.is_local else self._move_tree
+        move(self.base_path, aside)
         try:
-            self.fs.move(other.base_path, self.base_path)
+            move(other.base_path, self.base_path)
         except Exception:
-            self.fs.move(aside, self.base_path)
+            move(aside, self.base_path)
             raise
         self.fs.delete_dir(aside)
+
+    def _move_tree(self, source: str, target: str) -> None:
+        """Move a folder on an object store, which has no folders to rename: file by file.
+
+        `hoodie.properties` leaves the source first and reaches the target last, so while
+        the files move, each place is either the whole table or no table at all.
+        """
+        selector = pafs.FileSelector(source, allow_not_found=True, recursive=True)
+        files = [i.path for i in self.fs.get_file_info(selector) if i.type == pafs.FileType.File]
+        properties = posixpath.join(source, ".hoodie", "hoodie.properties")
+        first = [path for path in files if path == properties]
+        for path in first + [path for path in files if path != properties]:
+            destination = posixpath.join(target, posixpath.relpath(path, source))
+            if path == properties:
+                destination += ".moving"
+            self.fs.move(path, destination)
+        if first:
+            moved = posixpath.join(target, ".hoodie", "hoodie.properties")
+            self.fs.move(moved + ".moving", moved)
+        try:
+            self.fs.delete_dir(source)  # the folder markers left behind
+        except FileNotFoundError:
+            pass
 
 
 class TracingStorage(Storage):
@@ -286,12 +381,15 @@ class TracingStorage(Storage):
     file `trace`, from the driver and from Spark tasks alike: it pickles with its trace file.
     For tests, and for finding out what a write reads and writes."""
 
-    def __init__(self, base_uri: str, trace: str):
-        super().__init__(base_uri)
+    def __init__(self, base_uri: str, trace: str, options: Mapping[str, str] | None = None):
+        super().__init__(base_uri, options)
         self.trace = trace
 
-    def __reduce__(self) -> tuple[type[Storage], tuple[str, ...]]:
-        return (TracingStorage, (self.base_uri, self.trace))
+    def __reduce__(self) -> tuple[Callable[..., Storage], tuple[Any, ...]]:
+        return (TracingStorage, (self.base_uri, self.trace, self.options))
+
+    def at(self, base_uri: str) -> Storage:
+        return TracingStorage(base_uri, self.trace, self.options)
 
     def _record(self, operation: str, path: str) -> None:
         with open(self.trace, "a") as handle:  # one short line per call: appends stay whole

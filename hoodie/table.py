@@ -9,6 +9,7 @@ identity, so one object can be kept across writes, by this process or others.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import TypedDict
 
 import pyarrow as pa
@@ -24,6 +25,7 @@ from .meta_client import HoodieTableMetaClient, identity_changes, table_properti
 from .metadata import CommitMetadata
 from .properties import TableProperties
 from .read.datasource import catalog_schema, register
+from .read.options import STORAGE_PREFIX
 from .storage import Storage
 from .table_services.savepoint import create_savepoint, savepoints
 from .timeline import WRITE_ACTIONS, Instant, Timeline
@@ -47,28 +49,38 @@ class HoodieTable:
         return f"HoodieTable({self.name!r}, {self.base_uri!r})"
 
     # -- opening -------------------------------------------------------------------------------
+    # `storage_options` configure the table's object store: the keyword arguments of its
+    # pyarrow file system (endpoint_override, region, ...), see `hoodie.storage.Storage`.
     @staticmethod
-    def exists(base_uri: str) -> bool:
-        return HoodieTableMetaClient.exists(base_uri)
+    def exists(base_uri: str, storage_options: Mapping[str, str] | None = None) -> bool:
+        return HoodieTableMetaClient.exists(base_uri, storage_options)
 
     @classmethod
-    def open(cls, base_uri: str) -> HoodieTable:
-        return cls(HoodieTableMetaClient.open(base_uri))
+    def open(cls, base_uri: str, storage_options: Mapping[str, str] | None = None) -> HoodieTable:
+        return cls(HoodieTableMetaClient.open(base_uri, storage_options))
 
     @classmethod
-    def create(cls, base_uri: str, properties: TableProperties) -> HoodieTable:
+    def create(
+        cls,
+        base_uri: str,
+        properties: TableProperties,
+        storage_options: Mapping[str, str] | None = None,
+    ) -> HoodieTable:
         """Lay out `.hoodie/` and write `hoodie.properties`; the timeline starts empty."""
-        return cls(HoodieTableMetaClient.create(base_uri, properties))
+        return cls(HoodieTableMetaClient.create(base_uri, properties, storage_options))
 
     @staticmethod
-    def location(base_uri: str) -> str:
+    def location(base_uri: str, storage_options: Mapping[str, str] | None = None) -> str:
         """The table's base path as Spark and catalogs want it (a URI with a scheme)."""
-        return Storage(base_uri).uri()
+        return Storage(base_uri, storage_options).uri()
 
     @classmethod
-    def for_write(cls, base_uri: str, config: WriteConfig) -> HoodieTable:
+    def for_write(
+        cls, base_uri: str, config: WriteConfig, storage_options: Mapping[str, str] | None = None
+    ) -> HoodieTable:
         """Open the table at `base_uri`, creating it from the config when there is none."""
-        return cls(HoodieTableMetaClient.open_or_create(base_uri, table_properties_for(config)))
+        properties = table_properties_for(config)
+        return cls(HoodieTableMetaClient.open_or_create(base_uri, properties, storage_options))
 
     # -- metadata (the meta client's) ----------------------------------------------------------
     @property
@@ -162,20 +174,21 @@ class HoodieTable:
         if not identity_changes(self.properties, wanted):
             return WriteClient(self.meta_client, config).insert_overwrite_table(df)
         staging_uri = f"{self.base_uri}.rebuild-{uuid.uuid4().hex[:8]}"
-        staged = HoodieTableMetaClient.create(staging_uri, wanted)
+        staged = HoodieTableMetaClient.create(staging_uri, wanted, self.storage.options)
         try:
             result = WriteClient(staged, config).upsert(df)
         except BaseException:
             staged.storage.delete_dir()
             raise
         self.storage.swap_in(staging_uri)
-        self.meta_client = HoodieTableMetaClient.open(self.base_uri)
+        self.meta_client = HoodieTableMetaClient.open(self.base_uri, self.storage.options)
         return result
 
     def read(self, spark: SparkSession) -> DataFrame:
         """The latest snapshot as a Spark DataFrame (through the `hoodie` data source)."""
         register(spark)
-        return spark.read.format("hoodie").load(self.base_uri)
+        storage = {STORAGE_PREFIX + k: v for k, v in self.storage.options.items()}
+        return spark.read.format("hoodie").options(**storage).load(self.base_uri)
 
     # -- table services ------------------------------------------------------------------------
     def _services(self, config: WriteConfig | None) -> TableServiceRunner:

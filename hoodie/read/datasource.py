@@ -16,6 +16,7 @@ sessions whose workers cannot see it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from functools import partial
@@ -38,8 +39,10 @@ from .slice_reader import SliceReadSpec, read_slice
 
 SOURCE_NAME = "hoodie"
 # Spark hands a catalog table's Python data source no options, only the stored schema: the
-# table's base path travels as metadata of its first (meta) column.
+# table's base path, and its store's options other than credentials, travel as metadata of
+# its first (meta) column.
 BASE_PATH_METADATA = "hoodie.base.path"
+STORAGE_OPTIONS_METADATA = "hoodie.storage.options"
 # Partition pruning takes Spark's filters, which PySpark only hands over with
 # spark.sql.python.filterPushdown.enabled=true (and refuses a reader that asks for them
 # otherwise), so it is opt-in per read. The dbt adapter's session turns both on.
@@ -59,6 +62,15 @@ def _path(options: Mapping[str, str], schema: StructType | None = None) -> str:
             "spark.read.format('hoodie').load('<path>') or CREATE TABLE ... LOCATION '<path>'"
         )
     return path
+
+
+def _storage_options(read: ReadOptions, schema: StructType | None = None) -> dict[str, str]:
+    """The store's options: the catalog table's, overridden by the read's own."""
+    stored: dict[str, str] = {}
+    for struct_field in schema.fields if schema is not None else ():
+        text = (struct_field.metadata or {}).get(STORAGE_OPTIONS_METADATA)
+        stored.update(json.loads(text) if text else {})
+    return {**stored, **read.storage_options}
 
 
 def snapshot_arrow_schema(meta_client: HoodieTableMetaClient) -> pa.Schema:
@@ -97,9 +109,9 @@ class HoodieDataSource(DataSource):
         return SOURCE_NAME
 
     def schema(self) -> StructType:
-        return from_arrow_schema(
-            snapshot_arrow_schema(HoodieTableMetaClient.open(_path(self.options)))
-        )
+        storage_options = _storage_options(ReadOptions.parse(self.options))
+        meta_client = HoodieTableMetaClient.open(_path(self.options), storage_options)
+        return from_arrow_schema(snapshot_arrow_schema(meta_client))
 
     def reader(self, schema: StructType) -> DataSourceReader:
         path = _path(self.options, schema)
@@ -107,14 +119,16 @@ class HoodieDataSource(DataSource):
             (f.metadata or {}).get(PUSHDOWN_OPTION) == "true" for f in schema.fields
         )
         reader_class = PartitionPruningReader if pushdown else HoodieReader
-        return reader_class(path, schema, ReadOptions.parse(self.options))
+        options = ReadOptions.parse(self.options)
+        options = replace(options, storage_options=_storage_options(options, schema))
+        return reader_class(path, schema, options)
 
 
 class HoodieReader(DataSourceReader):
     """Plans on the driver (in `partitions()`); each Spark task reads its packed file slices."""
 
     def __init__(self, path: str, schema: StructType, options: ReadOptions):
-        meta_client = HoodieTableMetaClient.open(path)
+        meta_client = HoodieTableMetaClient.open(path, options.storage_options)
         self.meta_client = meta_client
         self.options = options
         self.partition_filters: list[Filter] = []
@@ -193,6 +207,10 @@ def catalog_schema(meta_client: HoodieTableMetaClient) -> StructType:
         BASE_PATH_METADATA: meta_client.storage.uri(),
         PUSHDOWN_OPTION: "true",
     }
+    if meta_client.storage.shareable_options:
+        first.metadata[STORAGE_OPTIONS_METADATA] = json.dumps(
+            meta_client.storage.shareable_options, sort_keys=True
+        )
     return schema
 
 

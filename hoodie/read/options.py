@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..exceptions import InvalidConfigError
@@ -21,6 +21,8 @@ BEGIN_INSTANT = "hoodie.datasource.read.begin.instanttime"
 END_INSTANT = "hoodie.datasource.read.end.instanttime"
 MAX_PARTITION_BYTES = "hoodie.read.max.partition.bytes"
 PARALLELISM = "hoodie.read.parallelism"
+# hoodie.storage.<name>: an option of the table's object store (see `hoodie.storage.Storage`).
+STORAGE_PREFIX = "hoodie.storage."
 
 SNAPSHOT = "snapshot"
 READ_OPTIMIZED = "read_optimized"
@@ -36,6 +38,8 @@ SUPPORTED = {
     END_INSTANT: "incremental: changes up to this instant (inclusive), default latest",
     MAX_PARTITION_BYTES: "bytes of file slices one Spark task reads at most (default 134217728)",
     PARALLELISM: "tasks to spread a read of small file slices over (default: the driver's cores)",
+    STORAGE_PREFIX + "<name>": "an option of the object store's pyarrow file system "
+    "(endpoint_override, region, scheme, ...)",
 }
 
 _DIGITS = re.compile(r"^\d{8,17}$")
@@ -77,12 +81,20 @@ class ReadOptions:
     end_instant: str | None = None
     max_partition_bytes: int | None = None  # None: the packing module's default
     parallelism: int | None = None  # None: the cores of the planning process
+    storage_options: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> ReadOptions:
         given = {str(k): str(v) for k, v in options.items() if v is not None}
+        storage = {
+            k[len(STORAGE_PREFIX) :]: v for k, v in given.items() if k.startswith(STORAGE_PREFIX)
+        }
         unknown = sorted(
-            k for k in given if k.lower() not in _PASSED_BY_SPARK and k not in SUPPORTED
+            k
+            for k in given
+            if k.lower() not in _PASSED_BY_SPARK
+            and k not in SUPPORTED
+            and not k.startswith(STORAGE_PREFIX)
         )
         if unknown:
             listed = "\n".join(f"  {name}: {desc}" for name, desc in SUPPORTED.items())
@@ -122,6 +134,7 @@ class ReadOptions:
             end_instant=normalize_instant(end, END_INSTANT) if end is not None else None,
             max_partition_bytes=_positive(given, MAX_PARTITION_BYTES),
             parallelism=_positive(given, PARALLELISM),
+            storage_options=storage,
         )
         if (
             parsed.begin_instant is not None

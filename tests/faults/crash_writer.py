@@ -1,7 +1,8 @@
 """A writer that a fault-injection test kills: run as a child process with HOODIE_CRASH_AT set.
 
 Usage: python crash_writer.py <base path> <plan.json>
-The plan is {"action": ..., "table_type": ..., "options": {...}} plus what the action needs.
+The plan is {"action": ..., "table_type": ..., "options": {...}} plus what the action needs
+(and "storage_options" for a table on object storage).
 Only "upsert" (of "rows": [[id, name, dt, ts, deleted], ...]) and "compact" start Spark; the
 others run on the driver alone, as they do in the core, so their child costs a Python start,
 not a JVM's: "rollback" (the latest commit), "clean", "archive" (with the options' keep.*),
@@ -33,7 +34,7 @@ def main(base: str, plan_path: str) -> None:
         plan = json.load(handle)
     action = plan["action"]
     cfg = write_config(plan["table_type"], plan.get("inline", False), plan.get("options"))
-    table = HoodieTable.open(base)
+    table = HoodieTable.open(base, plan.get("storage_options"))
     if action == "upsert":
         spark = child_spark()
         table.upsert(spark.createDataFrame([tuple(r) for r in plan["rows"]], SCHEMA), cfg)
