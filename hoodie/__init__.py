@@ -26,7 +26,7 @@ from .exceptions import (
 from .properties import COPY_ON_WRITE, MERGE_ON_READ
 from .read.datasource import BASE_PATH_METADATA, PUSHDOWN_OPTION, SOURCE_NAME
 from .read.datasource import register as register_data_source
-from .read.options import ReadOptions
+from .read.options import STORAGE_PREFIX, ReadOptions
 from .schema import META_COLUMNS
 from .table import HoodieTable
 from .write.result import WriteResult
@@ -40,6 +40,7 @@ __all__ = [
     "OPTIONS",
     "PUSHDOWN_OPTION",
     "SOURCE_NAME",
+    "STORAGE_PREFIX",
     "ConfigProperty",
     "ConflictingSettingsError",
     "DuplicateRecordKeyError",

@@ -41,7 +41,7 @@ class DbtProject:
     """A dbt project under root whose models land in `schema` of the warehouse under
     spark_root; tests write its files and name its tables by model name."""
 
-    def __init__(self, root: Path, spark_root: Path, schema: str):
+    def __init__(self, root: Path, spark_root: Path, schema: str, **profile: object):
         self.root = root
         self.schema = schema
         # Where the schema's tables live: <warehouse>/<schema>.db/<model>.
@@ -58,8 +58,9 @@ class DbtProject:
               batch: 1
             """)
         )
-        profile = {"target": "test", "outputs": {"test": profile_target(spark_root, schema)}}
-        (root / "profiles.yml").write_text(yaml.safe_dump({"functional": profile}))
+        target = {**profile_target(spark_root, schema), **profile}
+        outputs = {"target": "test", "outputs": {"test": target}}
+        (root / "profiles.yml").write_text(yaml.safe_dump({"functional": outputs}))
 
     def write(self, relative: str, text: str) -> None:
         path = self.root / relative

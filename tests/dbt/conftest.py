@@ -14,9 +14,19 @@ each test class or scenario gets a schema of its own.
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from s3_server import KEY, REGION, SECRET
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
+
+# Credentials for the local S3 server, where a user's come from: the environment the JVM and
+# its Python workers start with (set before any test starts the process's one JVM).
+os.environ.setdefault("AWS_ACCESS_KEY_ID", KEY)
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", SECRET)
+os.environ.setdefault("AWS_REGION", REGION)
+os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
 
 
 def pytest_configure(config):

@@ -29,6 +29,10 @@ class HoodieCredentials(SparkCredentials):
     warehouse_dir: str | None = None
     metastore_dir: str | None = None
     spark_conf: dict[str, Any] = field(default_factory=dict)
+    # Tables on object storage: the keyword arguments of pyarrow's S3FileSystem or
+    # GcsFileSystem (endpoint_override, region, scheme, ...); credentials best come from the
+    # store's usual environment and files, which Spark's Python workers see too.
+    storage_options: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def __pre_deserialize__(cls, data: Any) -> Any:
@@ -58,6 +62,12 @@ class HoodieCredentials(SparkCredentials):
                 f"hoodie profile: remote '{self.remote}' is not a Spark Connect URL; use e.g. "
                 "sc://host:15002 or local[2] (a local Spark Connect server)"
             )
+        if not isinstance(self.storage_options, dict):
+            raise DbtRuntimeError(
+                "hoodie profile: storage_options must be a map of the object store's options "
+                "(e.g. endpoint_override, region)"
+            )
+        self.storage_options = {str(k): str(v) for k, v in self.storage_options.items()}
         if not isinstance(self.spark_conf, dict):
             raise DbtRuntimeError("hoodie profile: spark_conf must be a map of Spark settings")
         merged = {str(k): str(v) for k, v in self.spark_conf.items()}

@@ -27,6 +27,7 @@ from hoodie import (
     META_COLUMNS,
     PUSHDOWN_OPTION,
     SOURCE_NAME,
+    STORAGE_PREFIX,
     HoodieError,
     HoodieTable,
     ReadOptions,
@@ -164,7 +165,8 @@ class HoodieAdapter(SparkAdapter):
         if not self.hoodie_is_lake_table(relation) or location is None:
             return {}
         try:
-            properties = HoodieTable.open(location.group(1).strip()).properties
+            base_uri = location.group(1).strip()
+            properties = HoodieTable.open(base_uri, self._storage_options).properties
         except HoodieError:
             return {}  # a catalog entry whose files are gone: dbt lists it without the facts
         facts = {
@@ -186,6 +188,11 @@ class HoodieAdapter(SparkAdapter):
     # -- hooks for the materializations --------------------------------------------------------
     def _spark(self):
         return HoodieConnectionManager.spark(self.connections.get_thread_connection())
+
+    @property
+    def _storage_options(self) -> dict[str, str]:
+        """The profile's `storage_options`: how the core reaches tables on object storage."""
+        return self.config.credentials.storage_options
 
     @available
     def hoodie_is_lake_table(self, relation) -> bool:
@@ -247,15 +254,19 @@ class HoodieAdapter(SparkAdapter):
             if replacing is not None:
                 logger.info(f"Replacing {replacing} (not a hoodie lake table) with one")
                 self.drop_relation(replacing)
-            exists = HoodieTable.exists(settings.base_uri)
+            exists = HoodieTable.exists(settings.base_uri, self._storage_options)
             if not exists:
                 # Before the table is created: a refused first run must not leave a table
                 # whose stored keys the corrected config would then conflict with.
                 check_batch(cfg.table_name, cfg, df.schema)
             if exists and full_refresh:
-                result = HoodieTable.open(settings.base_uri).overwrite(df, cfg)
+                result = HoodieTable.open(settings.base_uri, self._storage_options).overwrite(
+                    df, cfg
+                )
             else:
-                result = HoodieTable.for_write(settings.base_uri, cfg).upsert(df, cfg)
+                result = HoodieTable.for_write(
+                    settings.base_uri, cfg, self._storage_options
+                ).upsert(df, cfg)
         except HoodieError as exc:
             raise dbt_error("Model", model_name, exc) from exc
         finally:
@@ -281,7 +292,7 @@ class HoodieAdapter(SparkAdapter):
         current = spark.table(quoted).schema if spark.catalog.tableExists(name) else None
         registered = CatalogDocs.current(spark, relation, current) if current else CatalogDocs()
         docs = registered if docs is None else docs
-        wanted = docs.apply(HoodieTable.open(base_uri).catalog_schema())
+        wanted = docs.apply(HoodieTable.open(base_uri, self._storage_options).catalog_schema())
         if current is not None:
             # Names and types: a widened column (int -> bigint) needs the new type too.
             if (
@@ -294,7 +305,7 @@ class HoodieAdapter(SparkAdapter):
             spark.sql(f"DROP TABLE {quoted}")
         spark.catalog.createTable(
             name,
-            path=HoodieTable.location(base_uri),
+            path=HoodieTable.location(base_uri, self._storage_options),
             source=SOURCE_NAME,
             schema=wanted,
             description=docs.description,
@@ -324,7 +335,7 @@ class HoodieAdapter(SparkAdapter):
         """
         settings = self._snapshot_settings(relation, snapshot_name, config, columns)
         spark = self._spark()
-        wanted = HoodieTable.location(settings.base_uri)
+        wanted = HoodieTable.location(settings.base_uri, self._storage_options)
         if spark.catalog.tableExists(f"{relation.schema}.{relation.identifier}"):
             fields = spark.table(f"`{relation.schema}`.`{relation.identifier}`").schema.fields
             registered = fields[0].metadata.get(BASE_PATH_METADATA) if fields else None
@@ -335,9 +346,9 @@ class HoodieAdapter(SparkAdapter):
                     "changed?). Its history is at the old place: restore location_root, or "
                     f"move the table's folder to the new place and drop {relation}"
                 )
-        if not HoodieTable.exists(settings.base_uri):
+        if not HoodieTable.exists(settings.base_uri, self._storage_options):
             return False
-        if HoodieTable.open(settings.base_uri).schema() is None:
+        if HoodieTable.open(settings.base_uri, self._storage_options).schema() is None:
             return False  # created by a first run that failed before its commit: build it
         self._register(relation, settings.base_uri)
         return True
@@ -391,7 +402,9 @@ class HoodieAdapter(SparkAdapter):
         cfg = settings.write_config
         with snapshot_errors(snapshot_name, config, columns):
             df = batch(self._spark())
-            result = HoodieTable.for_write(settings.base_uri, cfg).upsert(df, cfg)
+            result = HoodieTable.for_write(settings.base_uri, cfg, self._storage_options).upsert(
+                df, cfg
+            )
         self._register(relation, settings.base_uri, docs)
         closed = result.num_updates  # a version changes only when it is closed
         message = f"{result.num_inserts} new version(s), {closed} closed; {result.summary()}"
@@ -422,6 +435,8 @@ class HoodieAdapter(SparkAdapter):
         digest = hashlib.sha1(json.dumps(text_options, sort_keys=True).encode()).hexdigest()
         name = f"hoodie__{relation.schema}__{relation.identifier}__{digest[:12]}"
         reader = spark.read.format(SOURCE_NAME).option(PUSHDOWN_OPTION, "true")
+        for key, value in self._storage_options.items():
+            reader = reader.option(STORAGE_PREFIX + key, value)
         for key, value in text_options.items():
             reader = reader.option(key, value)
         reader.load(base_path).createOrReplaceTempView(name)
@@ -445,18 +460,20 @@ class HoodieAdapter(SparkAdapter):
     @available
     def hoodie_timeline(self, relation, model_name: str, config: dict[str, Any]) -> list[dict]:
         """The table's instants, newest last (the `hoodie_timeline` operation prints them)."""
-        table = HoodieTable.open(self.hoodie_table_path(relation, model_name, config))
+        table = HoodieTable.open(
+            self.hoodie_table_path(relation, model_name, config), self._storage_options
+        )
         return table.history()
 
     def _lake_table(self, relation, model_name: str, config: dict[str, Any]):
         """The model's table and write config, for operations on an existing lake table."""
         settings = self._settings(relation, model_name, config)
-        if not HoodieTable.exists(settings.base_uri):
+        if not HoodieTable.exists(settings.base_uri, self._storage_options):
             raise DbtRuntimeError(
                 f"Model '{model_name}': no lake table at {settings.base_uri} yet; run the "
                 "model first"
             )
-        return HoodieTable.open(settings.base_uri), settings.write_config
+        return HoodieTable.open(settings.base_uri, self._storage_options), settings.write_config
 
     @available
     def hoodie_clean(self, relation, model_name: str, config: dict[str, Any]) -> dict:

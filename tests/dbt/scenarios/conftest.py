@@ -16,7 +16,15 @@ class InProcessProject(DbtProject):
 
 
 @pytest.fixture
-def dbt_project(request, tmp_path, hoodie_spark_root) -> InProcessProject:
-    """A project whose schema is named after the test (the warehouse is shared)."""
+def make_dbt_project(request, tmp_path, hoodie_spark_root):
+    """Projects whose schema is named after the test (the warehouse is shared); keyword
+    arguments are profile keys."""
     schema = re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())[:60]
-    return InProcessProject(tmp_path / "project", hoodie_spark_root, schema)
+    return lambda **profile: InProcessProject(
+        tmp_path / "project", hoodie_spark_root, schema, **profile
+    )
+
+
+@pytest.fixture
+def dbt_project(make_dbt_project) -> InProcessProject:
+    return make_dbt_project()
