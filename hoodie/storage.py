@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from . import object_store
 from .exceptions import InvalidConfigError
 from .faults import crash_point
 
@@ -178,6 +179,15 @@ class Storage:
     def is_local(self) -> bool:
         return isinstance(self.fs, pafs.LocalFileSystem)
 
+    @property
+    def scheme(self) -> str:
+        return self.base_uri.split("://", 1)[0] if "://" in self.base_uri else "file"
+
+    @property
+    def is_object_store(self) -> bool:
+        """A store of objects written whole (S3, GCS), not a file system with renames."""
+        return self.scheme in _OPTION_FILE_SYSTEMS
+
     def full_path(self, relative: str = "") -> str:
         """The path as `pyarrow.fs` wants it."""
         return posixpath.join(self.base_path, relative) if relative else self.base_path
@@ -263,7 +273,14 @@ class Storage:
             stream.write(data)
 
     def write_atomic(self, relative: str, data: bytes) -> None:
-        """Write so that readers see either no file or the whole file, never a part of it."""
+        """Write so that readers see either no file or the whole file, never a part of it.
+
+        An object store's upload is that already (the object appears when it is complete);
+        file systems get a temporary file and a rename.
+        """
+        if self.is_object_store:
+            self.write_bytes(relative, data)
+            return
         parent = posixpath.dirname(relative)
         tmp = posixpath.join(parent, f".{posixpath.basename(relative)}.{uuid.uuid4().hex}.tmp")
         self.write_bytes(tmp, data)
@@ -281,9 +298,12 @@ class Storage:
         under their own (`link` fails when the name exists, as `O_EXCL` does). So a crash never
         leaves the file empty or half-written: a requested compaction, clean or rollback always
         holds its whole plan, and a torn one would stop every later write that reads the
-        plans. Object stores get the best their pyarrow file system offers (a later issue adds
-        conditional writes for concurrent writers); their uploads appear whole or not at all.
+        plans. S3 refuses the second of two racing creates itself (a conditional write, see
+        `hoodie.object_store`). Other file systems (HDFS, GCS for now) get a check, then the
+        write: safe for one writer, not for two racing for one name.
         """
+        if self.scheme in object_store.SCHEMES:
+            return object_store.create_if_absent(self.uri(relative), data, self.options)
         if not self.is_local:
             if self.exists(relative):
                 return False
@@ -343,7 +363,7 @@ class Storage:
         """
         other = self.at(other_uri)
         aside = f"{self.base_path}.replaced-{uuid.uuid4().hex[:8]}"
-        move = self.fs.move if self.is_local else self._move_tree
+        move = self._move_tree if self.is_object_store else self.fs.move
         move(self.base_path, aside)
         try:
             move(other.base_path, self.base_path)
