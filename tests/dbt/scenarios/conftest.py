@@ -17,8 +17,8 @@ class InProcessProject(DbtProject):
 
 @pytest.fixture
 def make_dbt_project(request, tmp_path, hoodie_spark_root):
-    """Projects whose schema is named after the test (the warehouse is shared); keyword
-    arguments are profile keys."""
+    """The test's project (one per test), its schema named after the test (the warehouse is
+    shared); keyword arguments are profile keys."""
     schema = re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())[:60]
     return lambda **profile: InProcessProject(
         tmp_path / "project", hoodie_spark_root, schema, **profile
