@@ -35,8 +35,7 @@ def _config(table_type: str, **options: str) -> WriteConfig:
 
 
 def _rows(df) -> dict[int, tuple]:
-    out = {r["id"]: (r["name"], r["dt"], r["ts"]) for r in df.collect()}
-    return out
+    return {r["id"]: (r["name"], r["dt"], r["ts"]) for r in df.collect()}
 
 
 def _last_write(table: HoodieTable) -> str:
