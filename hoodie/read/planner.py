@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..exceptions import InvalidConfigError, TimelineError
-from ..fs_view import FileSystemView, timeline_start
+from ..fs_view import CommittedInstants, FileSystemView, timeline_start
 from ..meta_client import HoodieTableMetaClient
 from .options import BEGIN_INSTANT, INCREMENTAL, READ_OPTIMIZED, ReadOptions
 
@@ -39,6 +39,9 @@ class ReadPlan:
     partitions_pruned: int = 0
     merge_logs: bool = False
     instants: list[str] = field(default_factory=list)
+    # The instants whose files and log blocks the read counts: those of the timeline the
+    # splits were listed against, never a later one (see `FileSystemView`).
+    committed: CommittedInstants | None = None
 
 
 def readable_range(meta_client: HoodieTableMetaClient) -> tuple[str, str] | None:
@@ -120,6 +123,7 @@ def plan_read(
         as_of,
         partitions_pruned=pruned,
         merge_logs=options.query_type != READ_OPTIMIZED,
+        committed=view.committed,
     )
 
 
@@ -202,4 +206,5 @@ def _plan_incremental(
         partitions_pruned=pruned,
         merge_logs=True,
         instants=[i.timestamp for i in in_range],
+        committed=view.committed,
     )

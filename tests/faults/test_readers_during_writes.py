@@ -70,3 +70,46 @@ def test_readers_see_whole_snapshots_during_writes(spark, tmp_path, table_type):
     assert final == valid[-1]
     # The reads overlapped the writes: they saw more than one snapshot.
     assert len(set(seen)) > 1, seen
+
+
+def test_a_write_completing_after_the_listing_is_not_read(spark, tmp_path, monkeypatch):
+    """The race behind a torn read that 4 writers on S3 produced: write A, still running when
+    a reader listed the files (so only some of its log files may be listed), completed before
+    the reader decided which instants count, and a write B that started after A had already
+    completed, so A's instant was before the snapshot's. The reader must count the instants of
+    the timeline it listed against, and so see none of A. Here A's completion is held back
+    until the listing is done, then put in place before the reader goes on."""
+    import hoodie.read.datasource as datasource
+    from hoodie.read.datasource import HoodieDataSource
+    from hoodie.timeline import METAFOLDER
+
+    path = str(tmp_path / "table")
+    cfg = WriteConfig.build("torn", record_key="id", partition_path="p", precombine_field="ts",
+                            table_type="MERGE_ON_READ")  # fmt: skip
+    table = HoodieTable.for_write(path, cfg)
+    schema = "id int, value string, p string, ts bigint"
+    table.upsert(spark.createDataFrame([(1, "first", "a", 1), (2, "first", "b", 1)], schema), cfg)
+    a = table.upsert(spark.createDataFrame([(1, "A", "a", 2)], schema), cfg).instant
+    table.upsert(spark.createDataFrame([(2, "B", "b", 2)], schema), cfg)
+    completed = Path(path) / METAFOLDER / f"{a}.deltacommit"
+    held = completed.with_name("held-back")
+    completed.rename(held)  # A is still running when the reader lists
+
+    planned = datasource.plan_read
+
+    def plan_then_complete(*args, **kwargs):
+        plan = planned(*args, **kwargs)
+        held.rename(completed)  # ... and completes right after
+        return plan
+
+    monkeypatch.setattr(datasource, "plan_read", plan_then_complete)
+    source = HoodieDataSource({"path": path})
+    reader = source.reader(source.schema())
+    rows = pa.Table.from_batches([b for p in reader.partitions() for b in reader.read(p)])
+    assert completed.exists()
+    assert sorted(zip(rows["id"].to_pylist(), rows["value"].to_pylist())) == [
+        (1, "first"), (2, "B")
+    ]  # fmt: skip
+    monkeypatch.undo()  # the next read sees A whole
+    rows = spark.read.format("hoodie").load(path).select("id", "value").collect()
+    assert sorted((r.id, r.value) for r in rows) == [(1, "A"), (2, "B")]
