@@ -63,6 +63,28 @@ def _choice(*choices: str) -> Callable[[str, object], str]:
     return check
 
 
+# hoodie.write.lock.provider: our two locks, by name or by the class name Apache Hudi gives them.
+FILESYSTEM_LOCK, STORAGE_LOCK = "filesystem", "storage"
+_LOCK_PROVIDERS = {
+    FILESYSTEM_LOCK: FILESYSTEM_LOCK,
+    STORAGE_LOCK: STORAGE_LOCK,
+    "org.apache.hudi.client.transaction.lock.filesystembasedlockprovider": FILESYSTEM_LOCK,
+    "org.apache.hudi.client.transaction.lock.storagebasedlockprovider": STORAGE_LOCK,
+}
+
+
+def _lock_provider(key: str, value: object) -> str:
+    text = str(value).strip().lower()
+    if text not in _LOCK_PROVIDERS:
+        raise InvalidConfigError(
+            f"option '{key}'={value!r} is not a lock provider we have; use {STORAGE_LOCK} "
+            f"(org.apache.hudi.client.transaction.lock.StorageBasedLockProvider) or "
+            f"{FILESYSTEM_LOCK} (org.apache.hudi.client.transaction.lock."
+            "FileSystemBasedLockProvider)"
+        )
+    return _LOCK_PROVIDERS[text]
+
+
 def _index_type(key: str, value: object) -> str:
     text = str(value).strip().upper()
     if text not in INDEX_TYPES:
@@ -196,10 +218,20 @@ OPTIONS: tuple[ConfigProperty, ...] = (
     ConfigProperty("hoodie.write.concurrency.mode", "concurrency_mode",
                    _choice("single_writer", "optimistic_concurrency_control"), "single_writer",
                    "single_writer or optimistic_concurrency_control"),
+    ConfigProperty("hoodie.write.lock.provider", "lock_provider", _lock_provider, None,
+                   "optimistic concurrency: the table lock, storage (renewed, handed over by "
+                   "conditional writes; S3 and local paths) or filesystem (an exclusively "
+                   "created file); Hudi's class names work too; none: storage on S3, "
+                   "filesystem elsewhere"),
     ConfigProperty("hoodie.write.lock.wait_time_ms", "lock_wait_ms", _positive_int, 60_000,
                    "optimistic concurrency: how long to wait for the table lock (ms)"),
     ConfigProperty("hoodie.write.lock.filesystem.expire", "lock_expire_minutes", _positive_int, 1,
-                   "minutes after which a dead writer's table lock is broken"),
+                   "filesystem lock: minutes after which a dead writer's lock is broken"),
+    ConfigProperty("hoodie.write.lock.storage.validity.timeout.secs", "lock_validity_seconds",
+                   _positive_int, 300, "storage lock: seconds it stays held without renewal "
+                   "(a dead writer's lock expires after this)"),
+    ConfigProperty("hoodie.write.lock.storage.renew.interval.secs", "lock_renew_seconds",
+                   _positive_int, 30, "storage lock: seconds between its holder's renewals"),
     ConfigProperty("hoodie.client.heartbeat.interval_in_ms", "heartbeat_interval_ms",
                    _positive_int, 60_000, "optimistic concurrency: writer heartbeat period (ms)"),
     ConfigProperty("hoodie.client.heartbeat.tolerable.misses", "heartbeat_tolerable_misses",
@@ -246,8 +278,11 @@ class WriteConfig:
     bucket_count: int = _default("bucket_count")
     bucket_hash_fields: tuple[str, ...] = _default("bucket_hash_fields")  # (): the key
     concurrency_mode: str = _default("concurrency_mode")
+    lock_provider: str | None = _default("lock_provider")  # None: by the table's storage
     lock_wait_ms: int = _default("lock_wait_ms")
     lock_expire_minutes: int = _default("lock_expire_minutes")
+    lock_validity_seconds: int = _default("lock_validity_seconds")
+    lock_renew_seconds: int = _default("lock_renew_seconds")
     heartbeat_interval_ms: int = _default("heartbeat_interval_ms")
     heartbeat_tolerable_misses: int = _default("heartbeat_tolerable_misses")
     auto_clean: bool = _default("auto_clean")
@@ -293,6 +328,12 @@ class WriteConfig:
             raise InvalidConfigError(
                 f"hoodie.keep.min.commits ({self.keep_min_commits}) must be smaller than "
                 f"hoodie.keep.max.commits ({self.keep_max_commits})"
+            )
+        if self.lock_renew_seconds >= self.lock_validity_seconds:
+            raise InvalidConfigError(
+                f"hoodie.write.lock.storage.renew.interval.secs ({self.lock_renew_seconds}) must "
+                "be smaller than hoodie.write.lock.storage.validity.timeout.secs "
+                f"({self.lock_validity_seconds}): the lock must be renewed before it expires"
             )
         if self.small_file_limit >= self.max_file_size:
             raise InvalidConfigError(

@@ -106,3 +106,8 @@ class ConcurrentWriteConflict(CommitError):
 
 class LockTimeoutError(HoodieError):
     """The table lock stayed held by another writer for longer than the configured wait."""
+
+
+class LockLostError(CommitError):
+    """This writer's table lock expired or was taken over (it could not be renewed in time),
+    so what it was about to do under the lock was not done."""

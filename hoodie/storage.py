@@ -10,6 +10,8 @@ rebuild it on the executors; `TracingStorage` also records every call, in any pr
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import posixpath
 import uuid
@@ -102,6 +104,10 @@ def _create_exclusive(path: str, data: bytes) -> bool:
     return True
 
 
+def _version(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 @dataclass(frozen=True)
 class FileInfo:
     """One listed file: its path relative to the table base path, and its size."""
@@ -138,6 +144,8 @@ class FileIO(Protocol):
     def write_bytes(self, relative: str, data: bytes) -> None: ...
     def write_atomic(self, relative: str, data: bytes) -> None: ...
     def create_if_absent(self, relative: str, data: bytes) -> bool: ...
+    def read_versioned(self, relative: str) -> tuple[bytes, str] | None: ...
+    def replace_if(self, relative: str, data: bytes, version: str | None) -> str | None: ...
     def write_parquet(self, relative: str, table: pa.Table, compression: str) -> int: ...
     def move(self, source: str, target: str) -> None: ...
     def delete(self, relative: str) -> None: ...
@@ -220,6 +228,14 @@ class Storage:
         return self.fs.get_file_info(self.full_path(relative)).type != pafs.FileType.NotFound
 
     def read_bytes(self, relative: str) -> bytes:
+        """The whole file. On S3 one GET of one version of the object: pyarrow's stream asks
+        for the size first and then for that many bytes, which fails (or cuts the object
+        short) when a writer replaces it in between, as heartbeats are replaced."""
+        if self.scheme in object_store.SCHEMES:
+            current = object_store.read_versioned(self.uri(relative), self.options)
+            if current is None:
+                raise FileNotFoundError(self.uri(relative))
+            return current[0]
         with self.fs.open_input_stream(self.full_path(relative)) as stream:
             return stream.read()
 
@@ -329,6 +345,53 @@ class Storage:
             os.unlink(staged)
         return True
 
+    @property
+    def has_conditional_writes(self) -> bool:
+        """Can a file be replaced only if it is unchanged (`replace_if`): S3 by its
+        conditional writes, a local disk under an advisory lock (one machine's writers)."""
+        return self.is_local or self.scheme in object_store.SCHEMES
+
+    def read_versioned(self, relative: str) -> tuple[bytes, str] | None:
+        """The file's bytes and a version to pass to `replace_if`; None if there is none."""
+        if self.scheme in object_store.SCHEMES:
+            return object_store.read_versioned(self.uri(relative), self.options)
+        self._refuse_without_conditional_writes(relative)
+        try:
+            data = self.read_bytes(relative)
+        except FileNotFoundError:
+            return None
+        return data, _version(data)
+
+    def replace_if(self, relative: str, data: bytes, version: str | None) -> str | None:
+        """Write the file whole, only if it is still at `version` (None: only if it does not
+        exist); its new version, or None when another writer changed it first.
+
+        S3 decides this itself (`If-Match` / `If-None-Match`). On a local disk the check and
+        the write happen under an exclusive `flock` of a guard file beside it, which every
+        process of the machine takes for this file; a version is a digest of the bytes (the
+        lock's records differ in holder and time, so a version never comes back).
+        """
+        if self.scheme in object_store.SCHEMES:
+            return object_store.replace_if(self.uri(relative), data, self.options, version)
+        self._refuse_without_conditional_writes(relative)
+        path = self.full_path(relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(f"{path}.guard", "ab") as guard:
+            fcntl.flock(guard, fcntl.LOCK_EX)  # released when the guard closes
+            current = self.read_versioned(relative)
+            if (current[1] if current is not None else None) != version:
+                return None
+            self.write_atomic(relative, data)
+        return _version(data)
+
+    def _refuse_without_conditional_writes(self, relative: str) -> None:
+        if not self.has_conditional_writes:
+            raise InvalidConfigError(
+                f"{self.uri(relative)}: {self.scheme}:// paths have no conditional writes, "
+                "which the storage-based lock needs (s3:// and local paths have them); use "
+                "hoodie.write.lock.provider=filesystem there"
+            )
+
     def write_parquet(self, relative: str, table: pa.Table, compression: str) -> int:
         """Write `table` as the parquet file `relative` (its folder made if needed); its size."""
         parent = posixpath.dirname(relative)
@@ -434,6 +497,6 @@ def _traced(name: str) -> Callable[..., Any]:
 for _name in (
     "exists", "read_bytes", "size", "mtime", "list_files", "list_dirs", "read_parquet",
     "parquet_file", "makedirs", "write_bytes", "write_atomic", "create_if_absent",
-    "write_parquet", "move", "delete", "delete_dir", "swap_in",
+    "read_versioned", "replace_if", "write_parquet", "move", "delete", "delete_dir", "swap_in",
 ):  # fmt: skip
     setattr(TracingStorage, _name, _traced(_name))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 import uuid
 from dataclasses import dataclass
 
@@ -41,9 +42,36 @@ class S3Bucket:
         return f"s3://{self.name}/{path}"
 
 
+def _atomic_object_requests() -> None:
+    """Make moto handle each object request whole, as S3 does.
+
+    moto checks a PUT's `If-Match` / `If-None-Match` and then stores the object, with other
+    requests' threads free to run in between, so two racing conditional writes could both
+    succeed (seen: two holders of the storage-based lock at once); and a GET racing a DELETE
+    of the same key can send a truncated body (seen: a heartbeat read failing with "Failed to
+    flush response stream"). S3 itself admits exactly one conditional write and returns a
+    whole object or none. Handling one object request at a time gives the tests that store.
+    """
+    from moto.s3.responses import S3Response
+
+    handle = S3Response._key_response
+    if getattr(handle, "one_at_a_time", False):
+        return
+    guard = threading.Lock()
+
+    def _key_response(self, *args, **kwargs):
+        with guard:
+            return handle(self, *args, **kwargs)
+
+    _key_response.one_at_a_time = True  # type: ignore[attr-defined]
+    S3Response._key_response = _key_response  # type: ignore[method-assign]
+
+
 @pytest.fixture(scope="session")
 def s3_endpoint():
     from moto.server import ThreadedMotoServer
+
+    _atomic_object_requests()
 
     # A missing credential must not make the AWS SDK probe the EC2 metadata service, which
     # is minutes of timeouts on a machine that is no EC2 instance.

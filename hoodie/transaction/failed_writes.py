@@ -116,6 +116,12 @@ class FailedWritesPolicy:
             return None
         return Heartbeat(self.storage, instant, self.heartbeat_interval_seconds).start()
 
+    def check_lock(self) -> None:
+        """Inside `exclusive()`, just before committing: raise LockLostError if the table lock
+        was lost meanwhile (it could not be renewed, or its lease ran out)."""
+        if self.lock is not None:
+            self.lock.check()
+
     @contextmanager
     def exclusive(self) -> Iterator[None]:
         """Hold while deciding an instant failed and undoing or re-running it: LAZY takes the

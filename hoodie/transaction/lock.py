@@ -1,11 +1,15 @@
 """The table lock that optimistic concurrency control takes around conflict check and commit.
 
-`LockProvider` is the interface: anything with `acquire()` and `release()` (a ZooKeeper or
-DynamoDB lock, say) can guard commits. `FileSystemLock` is the one that needs no service: the
-lock is the file `.hoodie/lock`, created exclusively (`O_EXCL` locally; on object stores, as
-atomic as the store's conditional create allows), holding who holds it and until when. A holder
-that died does not block forever: once its lease expires the next writer breaks the lock.
-Commits hold it for well under a second, so the lease only has to outlive one commit.
+`LockProvider` is the interface: anything with `acquire()`, `release()` and `check()` (a
+ZooKeeper or DynamoDB lock, say) can guard commits. Two need no service, and
+`hoodie.write.lock.provider` picks one (by default, the storage-based lock where the store has
+conditional writes and is shared by machines, S3; the file-system lock elsewhere):
+- `FileSystemLock`: the file `.hoodie/lock`, created exclusively, holding who holds it and
+  until when. A holder that died does not block forever: once its lease expires the next
+  writer breaks the lock (a move, atomic on local disks and HDFS only). Commits hold it for
+  well under a second, so the lease only has to outlive one commit.
+- `StorageLock` (storage_lock.py): Hudi 1.1's storage-based lock, renewed while held and
+  handed over by conditional writes; for object stores and writers on several machines.
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..config import WriteConfig
-from ..exceptions import LockTimeoutError
+from ..config import FILESYSTEM_LOCK, STORAGE_LOCK, WriteConfig
+from ..exceptions import InvalidConfigError, LockLostError, LockTimeoutError
 from ..storage import Storage
 from ..timeline import METAFOLDER
+from .storage_lock import StorageLock
 
 LOCK_FILE = posixpath.join(METAFOLDER, "lock")
 
@@ -33,6 +38,10 @@ class LockProvider(Protocol):
 
     def release(self) -> None:
         """Give the lock up (only if this writer holds it)."""
+
+    def check(self) -> None:
+        """Raise LockLostError unless this writer still holds the lock: called just before
+        something is committed under it."""
 
 
 @dataclass
@@ -68,6 +77,15 @@ class FileSystemLock:
         current = self._current()
         if current is not None and current.get("holder") == self.holder:
             self.storage.delete(LOCK_FILE)
+
+    def check(self) -> None:
+        current = self._current()
+        if not current or current.get("holder") != self.holder or self._expired(current):
+            raise LockLostError(
+                f"table lock {self.storage.uri(LOCK_FILE)} is no longer held by {self.holder}: "
+                "its lease (hoodie.write.lock.filesystem.expire) ran out and another writer may "
+                "have taken it. Nothing was committed under it; run the write again"
+            )
 
     def __enter__(self) -> FileSystemLock:
         self.acquire()
@@ -116,11 +134,21 @@ def table_lock(
     storage: Storage, config: WriteConfig, provider: LockProvider | None = None
 ) -> LockProvider:
     """The lock all concurrent writers of a table take: `provider` when the caller has one,
-    else the file-system lock with the write config's lease and wait."""
+    else the one `hoodie.write.lock.provider` names (by default, by the table's storage)."""
     if provider is not None:
         return provider
-    return FileSystemLock(
-        storage,
-        lease_seconds=config.lock_expire_minutes * 60,
-        wait_seconds=config.lock_wait_ms / 1000,
-    )
+    kind = config.lock_provider
+    if kind is None:
+        shared_store = storage.is_object_store and storage.has_conditional_writes
+        kind = STORAGE_LOCK if shared_store else FILESYSTEM_LOCK
+    wait_seconds = config.lock_wait_ms / 1000
+    if kind == FILESYSTEM_LOCK:
+        return FileSystemLock(storage, config.lock_expire_minutes * 60, wait_seconds)
+    if not storage.has_conditional_writes:
+        raise InvalidConfigError(
+            f"table '{config.table_name}': hoodie.write.lock.provider={STORAGE_LOCK} needs "
+            f"conditional writes, which {storage.scheme}:// paths do not have here (s3:// and "
+            f"local paths do); use hoodie.write.lock.provider={FILESYSTEM_LOCK}"
+        )
+    return StorageLock(storage, config.lock_validity_seconds, config.lock_renew_seconds,
+                       wait_seconds)  # fmt: skip

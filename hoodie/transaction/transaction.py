@@ -111,6 +111,7 @@ class Transaction:
                 check_conflicts(self.meta_client, self.instant_time, self.started_from,
                                 file_groups)  # fmt: skip
             crash_point("commit.conflicts_checked")
+            self.policy.check_lock()
             self.meta_client.save_instant(done, content)
             crash_point("commit.completed_under_lock")
         self.instant = done

@@ -86,7 +86,8 @@ def main(plan_path: str) -> None:
     with open(plan_path) as handle:
         plan = json.load(handle)
     spark = child_spark()
-    tables = [(spec, HoodieTable.open(spec["path"]), config(spec)) for spec in plan["tables"]]
+    tables = [(spec, HoodieTable.open(spec["path"], spec.get("storage_options")), config(spec))
+              for spec in plan["tables"]]  # fmt: skip
     spark.createDataFrame([(1,)], "x int").collect()  # the JVM is up before the start
     open(plan["ready"], "w").close()
     while not os.path.exists(plan["go"]):

@@ -3,24 +3,28 @@
 Each writer process (`multi_writer.py`, one JVM) runs ten rounds over every table of the
 scenario: copy-on-write and merge-on-read, SIMPLE and BUCKET index, with keys the writers
 share (`overlap`) or keys each writer has to itself (`disjoint`), and with automatic clean and
-(merge-on-read) inline compaction every two delta commits running inside the writers. While
-they run, this process reads the tables. Then:
+(merge-on-read) inline compaction every two delta commits running inside the writers; on a
+local disk (the file-system lock) or on S3 (the local S3 server, and the storage-based lock
+that is the default there). While they run, this process reads the tables. Then:
 - conflicts happen where writers share file groups, and each is a ConcurrentWriteConflict
   naming the other writer's instant (or a compaction's); writers on disjoint keys conflict only
   with compactions, which touch every file group;
 - every acknowledged write's rows are in the final table with the right values: the table
   equals the model built from the committed writes (no lost update, no duplicate key), for us
   and for hudi-rs;
-- every read saw the state after some prefix of the commits, never part of one;
+- every read saw the state after some prefix of the commits, never part of one (on S3, whose
+  modification times are whole seconds, the order of commits is not known: the state after
+  the commits completed before the read and some of those completed during it);
 - no write that its writer saw commit, or that was still running, was rolled back: rollback
   instants only undo writes whose writer failed them (a conflict), and nothing is left pending.
 
-`make test` runs two scenarios (merge-on-read BUCKET overlapping, copy-on-write SIMPLE
-disjoint); `make test-writers` runs all eight (marker `writers`).
+`make test` runs two scenarios (merge-on-read BUCKET overlapping on S3, copy-on-write SIMPLE
+disjoint on a local disk); `make test-writers` runs all ten (marker `writers`).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -33,7 +37,7 @@ import pyarrow as pa
 import pytest
 from multi_writer import SCHEMA, config, seed_rows
 
-from hoodie import HoodieTable
+from hoodie import STORAGE_PREFIX, HoodieTable
 from hoodie.avro_metadata import RollbackMetadata
 from hoodie.read.datasource import register
 from hoodie.timeline import METAFOLDER, WRITE_ACTIONS, Action
@@ -43,37 +47,43 @@ pytestmark = pytest.mark.slow
 CHILD = Path(__file__).with_name("multi_writer.py")
 WRITERS, ROUNDS = 4, 10
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
-SCENARIOS = [(t, i, k) for t in (COW, MOR) for i in ("SIMPLE", "BUCKET")
+SCENARIOS = [(t, i, k, "local") for t in (COW, MOR) for i in ("SIMPLE", "BUCKET")
              for k in ("overlap", "disjoint")]  # fmt: skip
-IN_MAKE_TEST = [(MOR, "BUCKET", "overlap"), (COW, "SIMPLE", "disjoint")]
+SCENARIOS += [(COW, "SIMPLE", "overlap", "s3"), (MOR, "BUCKET", "overlap", "s3")]
+IN_MAKE_TEST = [(MOR, "BUCKET", "overlap", "s3"), (COW, "SIMPLE", "disjoint", "local")]
 CONFLICT = re.compile(r"^write (\d{17}) to table '\w+' conflicts with (.+?), which")
 NAMED = re.compile(r"(\d{17}) \((\w+)\)")
 
 
 def _name(scenario) -> str:
-    table_type, index, keys = scenario
-    return f"{'cow' if table_type == COW else 'mor'}-{index.lower()}-{keys}"
+    table_type, index, keys, store = scenario
+    name = f"{'cow' if table_type == COW else 'mor'}-{index.lower()}-{keys}"
+    return name if store == "local" else f"{name}-{store}"
 
 
-def test_concurrent_writers(spark, tmp_path):
-    _run_and_check(spark, tmp_path, IN_MAKE_TEST)
+def test_concurrent_writers(spark, tmp_path, request):
+    _run_and_check(spark, tmp_path, IN_MAKE_TEST, request)
 
 
 @pytest.mark.writers
-def test_concurrent_writers_full_matrix(spark, tmp_path):
-    _run_and_check(spark, tmp_path, SCENARIOS)
+def test_concurrent_writers_full_matrix(spark, tmp_path, request):
+    _run_and_check(spark, tmp_path, SCENARIOS, request)
 
 
 # -- the run -------------------------------------------------------------------------------------
-def _run_and_check(spark, tmp_path, scenarios) -> None:
+def _run_and_check(spark, tmp_path, scenarios, request) -> None:
     register(spark)
     specs = []
     for scenario in scenarios:
-        table_type, index, keys = scenario
-        spec = {"path": str(tmp_path / _name(scenario)), "table_type": table_type,
-                "index": index, "keys": keys}  # fmt: skip
+        table_type, index, keys, store = scenario
+        spec = {"path": str(tmp_path / _name(scenario)), "name": _name(scenario),
+                "table_type": table_type, "index": index, "keys": keys}  # fmt: skip
+        if store == "s3":
+            bucket = request.getfixturevalue("s3_bucket")
+            spec.update(path=bucket.uri(_name(scenario)), storage_options=bucket.storage_options,
+                        hudi_rs_options=bucket.hudi_rs_options)  # fmt: skip
         cfg = config(spec)
-        table = HoodieTable.for_write(spec["path"], cfg)
+        table = HoodieTable.for_write(spec["path"], cfg, spec.get("storage_options"))
         seed = table.upsert(spark.createDataFrame(seed_rows(keys, WRITERS), SCHEMA), cfg)
         spec["seed"] = {"instant": seed.instant, "rows": seed_rows(keys, WRITERS)}
         specs.append(spec)
@@ -115,7 +125,7 @@ def _run_writers(spark, tmp_path, specs) -> tuple[list[dict], dict[str, list]]:
     go.touch()
     while any(c.poll() is None for c in children):
         for spec in specs:
-            reads[spec["path"]].append(_read(spark, spec["path"]))
+            reads[spec["path"]].append(_read(spark, spec))
         time.sleep(2)  # a reader among the writers, not a fifth load on two cores
     for child in children:
         assert child.returncode == 0, _output([child])
@@ -131,25 +141,27 @@ def _output(children) -> str:
     return "\n".join(text)
 
 
-def _read(spark, path: str) -> tuple[set[str], dict, set[str]]:
+def _read(spark, spec: dict) -> tuple[set[str], dict, set[str]]:
     """A snapshot, and the completed writes (and compactions) seen just before and after it."""
-    before = _completed(path)
-    rows = spark.read.format("hoodie").load(path).select("id", "value", "ts").collect()
+    before = _completed(spec)
+    options = {STORAGE_PREFIX + k: v for k, v in (spec.get("storage_options") or {}).items()}
+    reader = spark.read.format("hoodie").options(**options)
+    rows = reader.load(spec["path"]).select("id", "value", "ts").collect()
     snapshot = {r.id: (r.value, r.ts) for r in rows}
-    assert len(snapshot) == len(rows), f"duplicate keys in a read of {path}"
-    return before, snapshot, _completed(path)
+    assert len(snapshot) == len(rows), f"duplicate keys in a read of {spec['path']}"
+    return before, snapshot, _completed(spec)
 
 
-def _completed(path: str) -> set[str]:
-    timeline = HoodieTable.open(path).timeline()
+def _completed(spec: dict) -> set[str]:
+    timeline = HoodieTable.open(spec["path"], spec.get("storage_options")).timeline()
     return {i.timestamp for i in timeline.completed if i.action in WRITE_ACTIONS}
 
 
 # -- the checks ----------------------------------------------------------------------------------
 def _model(commits: list[dict]) -> dict:
-    """The table after these writes: the larger `ts` wins (the precombine field), deletes
-    remove a key. Each key's writes have distinct `ts`, so the order of commits does not
-    matter."""
+    """The table after these writes, in the order they completed: the larger `ts` wins (the
+    precombine field), deletes remove a key. Keys several writers update have distinct `ts`,
+    so their order does not matter; a key's delete must come after its insert."""
     state: dict[int, tuple] = {}
     for commit in commits:
         for key, value, _p, ts, deleted in commit["rows"]:
@@ -164,8 +176,8 @@ def _model(commits: list[dict]) -> dict:
 
 
 def _check_table(spark, spec: dict, writes: list[dict], reads: list) -> str:
-    path, name = spec["path"], Path(spec["path"]).name
-    table = HoodieTable.open(path)
+    path, name = spec["path"], spec["name"]
+    table = HoodieTable.open(path, spec.get("storage_options"))
     timeline = table.timeline()
     assert len(writes) == WRITERS * ROUNDS
     committed = [spec["seed"], *[w for w in writes if "instant" in w]]
@@ -199,23 +211,31 @@ def _check_table(spark, spec: dict, writes: list[dict], reads: list) -> str:
 
     # Every acknowledged write is in the final table, with the right values.
     expected = _model(committed)
-    final = _read(spark, path)[1]
+    final = _read(spark, spec)[1]
     assert final == expected, f"{name}: the table is not the committed writes' result"
     hudi = pytest.importorskip("hudi")
-    theirs = pa.Table.from_batches(hudi.HudiTable(path).read())
+    theirs = hudi.HudiTable(path, options=spec.get("hudi_rs_options") or {}).read()
+    theirs = pa.Table.from_batches(theirs)
     theirs = dict(zip(theirs["id"].to_pylist(), zip(theirs["value"].to_pylist(),
                                                      theirs["ts"].to_pylist())))  # fmt: skip
     assert theirs == expected, f"{name}: hudi-rs reads another table"
 
     # Every read saw the state after a prefix of the commits (in the order they completed).
-    order = _completion_order(path, by_instant)
-    assert sorted(order) == sorted(by_instant)
+    order = _completion_order(path, by_instant) if "storage_options" not in spec else None
+    assert order is None or sorted(order) == sorted(by_instant)
     for before, snapshot, after in reads:
         before, after = before - compactions, after - compactions
-        assert before <= after <= set(order), "a completed write no writer saw commit"
-        low, high = len(before), len(after)
-        assert set(order[:low]) == before and set(order[:high]) == after, "out of order"
-        states = [_model([by_instant[i] for i in order[:k]]) for k in range(low, high + 1)]
+        assert before <= after <= set(by_instant), "a completed write no writer saw commit"
+        if order is None:  # S3: the completed before, and any of those completed during
+            during = sorted(after - before)
+            subsets = (c for k in range(len(during) + 1) for c in itertools.combinations(during, k))
+            # In instant order: a key is deleted two rounds after its writer inserted it, so
+            # the insert comes first (a delete applied first would let the insert back in).
+            states = [_model([by_instant[i] for i in sorted({*before, *c})]) for c in subsets]
+        else:
+            low, high = len(before), len(after)
+            assert set(order[:low]) == before and set(order[:high]) == after, "out of order"
+            states = [_model([by_instant[i] for i in order[:k]]) for k in range(low, high + 1)]
         assert snapshot in states, f"{name}: a read saw a state no prefix of commits produced"
 
     # No live or acknowledged write was rolled back; nothing is left pending.
