@@ -3,7 +3,9 @@
 The profile says how to reach the store (`storage_options`: endpoint, scheme, region; the
 credentials come from the environment), the models say where (`location_root: s3://...`).
 Two runs of a cow_upsert and a mor_upsert model, a compaction, and a model reading the
-table as of its first commit; hudi-rs reads the same tables from the same endpoint.
+table as of its first commit; then the table operations (savepoint, rollback, restore, clean)
+and a snapshot, whose table is on the store too. hudi-rs reads the same tables from the same
+endpoint.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ id,name,ts,batch
 2,b,1,1
 2,B,2,2
 3,c,2,2
+1,A,3,3
+4,d,3,3
 """
 
 # No small-file filling: the update of 2 goes to a log file, for the compaction to fold in.
@@ -26,6 +30,13 @@ MODEL = """\
 {{{{ config(materialized='{materialized}', record_key='id', precombine_field='ts',
           location_root='{root}', options={{'hoodie.parquet.small.file.limit': '0'}}) }}}}
 select id, name, ts from {{{{ ref('raw') }}}} where batch = {{{{ var('batch') }}}}
+"""
+
+SNAPSHOT = """\
+{{% snapshot orders_snap %}}
+{{{{ config(strategy='check', unique_key='id', check_cols=['name'], location_root='{root}') }}}}
+select id, name from {{{{ ref('cow_orders') }}}}
+{{% endsnapshot %}}
 """
 
 AS_OF = """\
@@ -38,6 +49,13 @@ def _hudi_rs(bucket, uri: str) -> dict:
     hudi = pytest.importorskip("hudi")
     rows = pa.Table.from_batches(hudi.HudiTable(uri, options=bucket.hudi_rs_options).read())
     return dict(zip(rows["id"].to_pylist(), rows["name"].to_pylist()))
+
+
+def _hudi_rs_rows(bucket, uri: str) -> list[dict]:
+    hudi = pytest.importorskip("hudi")
+    return pa.Table.from_batches(
+        hudi.HudiTable(uri, options=bucket.hudi_rs_options).read()
+    ).to_pylist()
 
 
 def test_models_on_s3(make_dbt_project, s3_bucket):
@@ -74,7 +92,8 @@ def test_models_on_s3(make_dbt_project, s3_bucket):
 
     options = s3_bucket.storage_options
     table = HoodieTable.open(f"{root}/cow_orders", options)
-    first = table.timeline().completed.timestamps()[0]
+    commits = [i.timestamp for i in table.timeline().completed if i.action.value == "commit"]
+    first = commits[0]
     mor = HoodieTable.open(f"{root}/mor_orders", options).timeline().completed
     assert [i.action.value for i in mor] == ["deltacommit", "deltacommit", "commit"]
     project.write("models/orders_then.sql", AS_OF)
@@ -86,3 +105,39 @@ def test_models_on_s3(make_dbt_project, s3_bucket):
     assert {r["id"]: r["name"] for r in report["tables"]["orders_then"]["rows"]} == {
         1: "a", 2: "b",
     }  # fmt: skip
+
+    # Table operations and a snapshot, all on the store.
+    project.write("snapshots/orders_snap.sql", SNAPSHOT.format(root=root))
+
+    def operation(name: str, extra: str = "") -> list[str]:
+        return ["run-operation", name, "--args", f"{{model: cow_orders{extra}}}"]
+
+    run_3 = ["run", "-s", "cow_orders", "--vars", "{batch: 3}"]
+    report = project.run(
+        [
+            ["snapshot"],
+            operation("hoodie_savepoint"),  # of batch 2's commit
+            run_3,
+            ["snapshot"],
+            operation("hoodie_rollback"),  # batch 3 undone
+            run_3,
+            operation("hoodie_restore"),  # to the savepoint: batch 3 undone again
+            operation("hoodie_clean"),
+        ],
+        tables=["cow_orders", "orders_snap"],
+    )
+    assert [c["success"] for c in report["commands"]] == [True] * 8, report["commands"]
+    assert {r["id"]: r["name"] for r in report["tables"]["cow_orders"]["rows"]} == expected
+    assert _hudi_rs(s3_bucket, f"{root}/cow_orders") == expected
+    completed = HoodieTable.open(f"{root}/cow_orders", options).timeline().completed
+    actions = {i.action.value for i in completed}
+    assert {"savepoint", "rollback", "restore"} <= actions, actions
+    assert [i.timestamp for i in completed if i.action.value == "commit"] == commits
+    versions = sorted((r["id"], r["name"], r["dbt_valid_to"] is None)
+                      for r in report["tables"]["orders_snap"]["rows"])  # fmt: skip
+    assert versions == [(1, "A", True), (1, "a", False), (2, "B", True), (3, "c", True),
+                        (4, "d", True)]  # fmt: skip
+    snap = _hudi_rs_rows(s3_bucket, f"{root}/orders_snap")
+    assert sorted((r["id"], r["name"]) for r in snap) == [(1, "A"), (1, "a"), (2, "B"),
+                                                         (3, "c"), (4, "d")]  # fmt: skip
+    assert not (project.lake / "orders_snap").exists()  # the snapshot's table is on the store
