@@ -8,7 +8,7 @@ export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 # (top-level `pyspark_*` modules) finds `pyspark_hoodie` in an editable install too.
 EDITABLE := --config-settings editable_mode=compat
 
-.PHONY: demo test test-writers lint soak bench bench-upsert wheel java clean
+.PHONY: demo test test-writers test-deploy lint soak bench bench-upsert wheel java clean
 
 java:
 	@bash .ci/ensure-java.sh
@@ -82,6 +82,12 @@ soak: java $(VENV)/.dev $(CLASS_ARCHIVE)
 test-writers: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	$(PYTEST) -m writers tests/faults/test_concurrent_writers.py
+
+# Deployments (marker `deploy`, left out of `make test` for their cost): the core on a
+# local-cluster (separate executor JVMs) whose Python workers lack dbt-hoodie.
+test-deploy: java $(VENV)/.dev $(CLASS_ARCHIVE)
+	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
+	$(PYTEST) -m deploy tests/deploy
 
 # The comparison of bench/README.md (our core vs plain Spark, delta-rs, pyiceberg), N = 1M rows:
 # results in bench/results/compare_1M.{json,md,png}. Takes ~20 minutes on 2 cores.

@@ -28,6 +28,7 @@ from .read.datasource import BASE_PATH_METADATA, PUSHDOWN_OPTION, SOURCE_NAME
 from .read.datasource import register as register_data_source
 from .read.options import STORAGE_PREFIX, ReadOptions
 from .schema import META_COLUMNS
+from .shipping import ship_core
 from .table import HoodieTable
 from .write.result import WriteResult
 from .write.validation import check_batch
@@ -57,4 +58,5 @@ __all__ = [
     "check_batch",
     "option_keys",
     "register_data_source",
+    "ship_core",
 ]

@@ -51,6 +51,16 @@ def test_valid_masters_and_remotes():
     assert creds(remote="sc://host:15002").unique_field == "sc://host:15002"
 
 
+def test_the_core_is_shipped_to_clusters_and_connect_servers():
+    assert not creds().ships_core  # local[*]: the workers run this Python
+    assert not creds(master="local[2]").ships_core
+    for master in ("local-cluster[2,1,1024]", "spark://h:7077", "yarn", "k8s://https://h"):
+        assert creds(master=master).ships_core, master
+    assert creds(remote="sc://host:15002").ships_core
+    assert not creds(master="yarn", ship_core=False).ships_core  # installed on the cluster
+    assert creds(master="local[2]", ship_core=True).ships_core
+
+
 def settings(config, **kwargs):
     base = {"materialized": "cow_upsert"}
     return model_settings(

@@ -33,6 +33,9 @@ class HoodieCredentials(SparkCredentials):
     # GcsFileSystem (endpoint_override, region, scheme, ...); credentials best come from the
     # store's usual environment and files, which Spark's Python workers see too.
     storage_options: dict[str, Any] = field(default_factory=dict)
+    # Put the core on the cluster's Python workers (hoodie.shipping), so they need only its
+    # dependencies, not dbt-hoodie. None: on a cluster or Spark Connect, not on local[*].
+    ship_core: bool | None = None
 
     @classmethod
     def __pre_deserialize__(cls, data: Any) -> Any:
@@ -83,6 +86,13 @@ class HoodieCredentials(SparkCredentials):
         super().__post_init__()
         # The parent forces ANSI off through server_side_parameters; keep both maps equal.
         self.spark_conf.update(self.server_side_parameters)
+
+    @property
+    def ships_core(self) -> bool:
+        if self.ship_core is not None:
+            return bool(self.ship_core)
+        target = str(self.remote or self.master or DEFAULT_MASTER)
+        return target.startswith("local-cluster") or not target.startswith("local")
 
     @property
     def type(self) -> str:

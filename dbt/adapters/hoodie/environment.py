@@ -63,7 +63,7 @@ def spark_session(creds: HoodieCredentials) -> SparkSession:
     """The process's session for these credentials, created on first use."""
     from pyspark.sql import SparkSession
 
-    from hoodie import register_data_source
+    from hoodie import register_data_source, ship_core
 
     conf = session_conf(creds)
     key = (creds.remote, creds.master, tuple(sorted(conf.items())))
@@ -82,6 +82,8 @@ def spark_session(creds: HoodieCredentials) -> SparkSession:
         for name, value in conf.items():
             builder = builder.config(name, value)
         session = builder.getOrCreate()
+        if creds.ships_core:
+            ship_core(session)
         register_data_source(session)
         _sessions[key] = session
         return session
