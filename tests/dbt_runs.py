@@ -12,6 +12,9 @@ the plan (a model of the project's schema), its columns, types, comments and row
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -19,6 +22,7 @@ import yaml
 
 # Every profile of one process must give the same session settings: the adapter builds one
 # SparkSession per distinct set, and a JVM holds one SparkContext.
+DRIVER = Path(__file__).parent / "functional" / "dbt_driver.py"
 SPARK_CONF = {"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false"}
 
 
@@ -69,6 +73,42 @@ class DbtProject:
 
     def plan(self, commands: list[list[str]], tables: list[str] = ()) -> dict:
         return {"commands": commands, "tables": list(tables), "schema": self.schema}
+
+
+class ChildProcessProject(DbtProject):
+    """A project with its own warehouse and metastore, whose plans run in a child process."""
+
+    def __init__(self, root: Path, **profile: object):
+        super().__init__(root, spark_root=root, schema="func", **profile)
+
+    def run(
+        self,
+        commands: list[list[str]],
+        tables: list[str] = (),
+        python: str = sys.executable,
+        worker_python: str | None = None,
+    ) -> dict:
+        """Run the plan with `python`; Spark's Python workers run `worker_python` (default:
+        the same)."""
+        plan = self.root / "plan.json"
+        out = self.root / "report.json"
+        plan.write_text(json.dumps(self.plan(commands, tables)))
+        env = dict(os.environ, PYSPARK_PYTHON=worker_python or python)
+        if python != sys.executable:
+            # Another interpreter (a clean venv) must import its own install, not a checkout.
+            env.pop("PYTHONPATH", None)
+        proc = subprocess.run(
+            [python, str(DRIVER), str(self.root), str(plan), str(out)],
+            cwd=self.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if proc.returncode != 0 or not out.exists():
+            output = f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+            raise AssertionError(f"dbt driver failed:\n{output}")
+        return json.loads(out.read_text())
 
 
 def _comment(spark, name: str) -> str | None:

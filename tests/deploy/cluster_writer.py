@@ -1,5 +1,5 @@
 """A dbt-hoodie driver on a multi-process cluster: `local-cluster[2,1,1024]`, two executor
-JVMs with Python workers of their own, running `WORKER_PYTHON`, a Python without dbt-hoodie.
+JVMs with Python workers of their own, running `PYSPARK_PYTHON`, a Python without dbt-hoodie.
 
 Usage: python cluster_writer.py <table path> <ship|no-ship> <out.json>
 Upserts two batches into a merge-on-read table through the core, compacts it, reads it
@@ -9,7 +9,6 @@ back, and writes the rows (or the error) to out.json.
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 from pyspark.sql import SparkSession
@@ -20,8 +19,6 @@ from hoodie import HoodieTable, WriteConfig, register_data_source, ship_core
 def main(path: str, ship: str, out: str) -> None:
     spark = (
         SparkSession.builder.master("local-cluster[2,1,1024]")
-        .config("spark.pyspark.python", os.environ["WORKER_PYTHON"])
-        .config("spark.pyspark.driver.python", sys.executable)
         .config("spark.executor.memory", "512m")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")

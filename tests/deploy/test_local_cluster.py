@@ -22,32 +22,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.deploy]
 WRITER = Path(__file__).with_name("cluster_writer.py")
 
 
-@pytest.fixture(scope="module")
-def worker_python(tmp_path_factory) -> str:
-    """A venv that sees this environment's packages except dbt-hoodie (a plain path entry to
-    site-packages: the editable install's .pth there is not run)."""
-    venv = tmp_path_factory.mktemp("bare") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = str(venv / "bin" / "python")
-    where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-    purelib = subprocess.run([python, "-c", where], capture_output=True, text=True,
-                             check=True).stdout.strip()  # fmt: skip
-    ours = [p for p in sys.path if p.endswith("site-packages")]
-    (Path(purelib) / "_test_dependencies.pth").write_text("\n".join(ours) + "\n")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    check = (
-        "import pyarrow, fastavro, obstore\ntry:\n import hoodie\nexcept ImportError: print('OK')"
-    )
-    probe = subprocess.run([python, "-c", check], capture_output=True, text=True, cwd=venv,
-                           env=env)  # fmt: skip
-    assert probe.stdout.strip() == "OK", probe.stdout + probe.stderr
-    return python
-
-
 def _run(tmp_path: Path, python: str, ship: str) -> dict:
     out = tmp_path / f"{ship}.json"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(WORKER_PYTHON=python, PYSPARK_PYTHON=python)
+    env.update(PYSPARK_PYTHON=python)  # the workers' Python; the driver's is this one
     proc = subprocess.run(
         [sys.executable, str(WRITER), str(tmp_path / ship / "table"), ship, str(out)],
         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600,
