@@ -15,19 +15,20 @@ java:
 
 # The venv's packages are installed by uv (from PyPI, into the venv pip made): on a fresh
 # machine it resolves, downloads and builds them (PySpark is a source distribution) in about
-# 30 seconds, where pip took 90.
+# 30 seconds, where pip took 90. uv does not read pip's configuration: where only pip reaches
+# the index (a mirror in pip.conf), pip installs them.
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip "setuptools>=68" wheel uv
 
-INSTALL := $(BIN)/uv pip install -q --python $(BIN)/python
+install = $(BIN)/uv pip install -q --python $(BIN)/python $(1) || $(BIN)/python -m pip install -q $(1)
 
 $(VENV)/.base: $(BIN)/python pyproject.toml
-	$(INSTALL) -e . $(EDITABLE)
+	$(call install,-e . $(EDITABLE))
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.base pyproject.toml
-	$(INSTALL) -e ".[dev]" $(EDITABLE)
+	$(call install,-e ".[dev]" $(EDITABLE))
 	touch $@
 
 demo: java $(VENV)/.base
@@ -62,12 +63,12 @@ $(CLASS_ARCHIVE): $(VENV)/.dev .ci/jvm_class_archive.py
 	@echo "Making the JVM class archive for the tests (once per venv, ~1 minute)..."
 	@JAVA_TOOL_OPTIONS="$(JVM_QUICK)" $(BIN)/python .ci/jvm_class_archive.py $@
 
-# Tests whose work is all in child processes (dbt runs, a clean venv, a Spark Connect server)
-# need neither suite's session: they run in the dbt suite's process, which has less work, so
-# the two processes end together.
+# Tests whose work is all in child processes (two dbt runs at once, a clean venv, the
+# benchmark's smoke run) need neither suite's session: they run in the dbt suite's process,
+# which has less work of its own, so the two processes end together.
 BESIDE_DBT := tests/functional/test_concurrent_runs.py \
 	tests/functional/test_packaging.py::test_wheel_in_a_clean_venv \
-	tests/integration/test_spark_connect.py
+	tests/bench/test_compare_smoke.py
 
 test: java $(VENV)/.dev lint $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
@@ -95,11 +96,12 @@ test-writers: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	$(PYTEST) -m writers tests/faults/test_concurrent_writers.py
 
-# Deployments (marker `deploy`, left out of `make test` for their cost): the core on a
-# local-cluster (separate executor JVMs) whose Python workers lack dbt-hoodie.
+# Deployments (marker `deploy`, left out of `make test` for their cost): the core and dbt
+# on a local-cluster (separate executor JVMs), and every dbt scenario over Spark Connect
+# (`make test` runs one), whose Python workers lack dbt-hoodie.
 test-deploy: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
-	$(PYTEST) -m deploy tests/deploy
+	$(PYTEST) -m deploy tests/deploy tests/dbt
 
 # The comparison of bench/README.md (our core vs plain Spark, delta-rs, pyiceberg), N = 1M rows:
 # results in bench/results/compare_1M.{json,md,png}. Takes ~20 minutes on 2 cores.

@@ -62,7 +62,10 @@ class DbtProject:
               batch: 1
             """)
         )
-        target = {**profile_target(spark_root, schema), **profile}
+        # A profile key given as None is left out (a Connect server keeps its own warehouse).
+        target = {k: v for k, v in {**profile_target(spark_root, schema), **profile}.items()
+                  if v is not None}  # fmt: skip
+        self.remote = target.get("remote")
         outputs = {"target": "test", "outputs": {"test": target}}
         (root / "profiles.yml").write_text(yaml.safe_dump({"functional": outputs}))
 
@@ -72,7 +75,8 @@ class DbtProject:
         path.write_text(textwrap.dedent(text))
 
     def plan(self, commands: list[list[str]], tables: list[str] = ()) -> dict:
-        return {"commands": commands, "tables": list(tables), "schema": self.schema}
+        return {"commands": commands, "tables": list(tables), "schema": self.schema,
+                "remote": self.remote}  # fmt: skip
 
 
 class ChildProcessProject(DbtProject):
@@ -109,6 +113,17 @@ class ChildProcessProject(DbtProject):
             output = f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
             raise AssertionError(f"dbt driver failed:\n{output}")
         return json.loads(out.read_text())
+
+
+class ConnectProject(ChildProcessProject):
+    """A project whose profile is `remote: sc://...` (a Spark Connect server started apart),
+    run by a child process that is only a Connect client: its tables are in the server's
+    warehouse and metastore."""
+
+    def __init__(self, root: Path, url: str, warehouse: Path, schema: str, **profile: object):
+        DbtProject.__init__(self, root, spark_root=root, schema=schema, remote=url, master=None,
+                            warehouse_dir=None, metastore_dir=None, **profile)  # fmt: skip
+        self.lake = warehouse / f"{schema}.db"
 
 
 def _comment(spark, name: str) -> str | None:
@@ -171,7 +186,8 @@ def run_plan(project_dir: str, plan: dict) -> dict:
     if plan.get("tables"):
         from pyspark.sql import SparkSession
 
-        spark = SparkSession.builder.getOrCreate()
+        builder = SparkSession.builder
+        spark = (builder.remote(plan["remote"]) if plan.get("remote") else builder).getOrCreate()
         for name in plan["tables"]:
             report["tables"][name] = _table(spark, f"{plan['schema']}.{name}")
     return json.loads(json.dumps(report, default=str))

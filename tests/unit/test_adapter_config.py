@@ -6,6 +6,7 @@ import pytest
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from dbt.adapters.hoodie.credentials import HoodieCredentials
+from dbt.adapters.hoodie.environment import session_conf
 from dbt.adapters.hoodie.model_config import model_settings
 
 
@@ -49,6 +50,22 @@ def test_valid_masters_and_remotes():
     for master in ("local", "local[4]", "local[*]", "spark://h:7077", "yarn", "k8s://https://h"):
         assert creds(master=master).unique_field == master
     assert creds(remote="sc://host:15002").unique_field == "sc://host:15002"
+
+
+def test_a_connect_server_keeps_its_own_warehouse_and_metastore():
+    for key in ("warehouse_dir", "metastore_dir"):
+        with pytest.raises(DbtRuntimeError, match=f"`{key}` cannot be set with remote"):
+            creds(remote="sc://host:15002", **{key: "/lake"})
+    # Only session settings go to a running server; static ones would be refused by it.
+    sent = session_conf(creds(remote="sc://host:15002", spark_conf={"spark.x": "1"}))
+    assert sent["spark.sql.session.timeZone"] == "UTC" and sent["spark.x"] == "1"
+    assert not {"spark.sql.warehouse.dir", "spark.sql.catalogImplementation",
+                "spark.driver.extraJavaOptions"} & set(sent)  # fmt: skip
+    # A local Connect server (remote: local[2]) or an in-process session starts here, with them.
+    for profile in ({"remote": "local[2]"}, {"master": "local[2]"}):
+        conf = session_conf(creds(warehouse_dir="/lake", **profile))
+        assert conf["spark.sql.warehouse.dir"] == "/lake"
+        assert conf["spark.sql.catalogImplementation"] == "hive"
 
 
 def test_the_core_is_shipped_to_clusters_and_connect_servers():

@@ -65,6 +65,15 @@ class HoodieCredentials(SparkCredentials):
                 f"hoodie profile: remote '{self.remote}' is not a Spark Connect URL; use e.g. "
                 "sc://host:15002 or local[2] (a local Spark Connect server)"
             )
+        if self.connects_to_server:
+            for key in ("warehouse_dir", "metastore_dir"):
+                if getattr(self, key) is not None:
+                    raise DbtRuntimeError(
+                        f"hoodie profile: `{key}` cannot be set with remote '{self.remote}': "
+                        "a Spark Connect server keeps its own warehouse and metastore (set "
+                        "spark.sql.warehouse.dir and the metastore where the server starts); "
+                        f"remove `{key}`"
+                    )
         if not isinstance(self.storage_options, dict):
             raise DbtRuntimeError(
                 "hoodie profile: storage_options must be a map of the object store's options "
@@ -86,6 +95,11 @@ class HoodieCredentials(SparkCredentials):
         super().__post_init__()
         # The parent forces ANSI off through server_side_parameters; keep both maps equal.
         self.spark_conf.update(self.server_side_parameters)
+
+    @property
+    def connects_to_server(self) -> bool:
+        """A running Spark Connect server (`sc://`), not one that PySpark starts here."""
+        return str(self.remote or "").startswith("sc://")
 
     @property
     def ships_core(self) -> bool:

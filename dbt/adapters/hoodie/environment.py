@@ -39,22 +39,28 @@ def resolve_dir(path: str | None, default: str) -> str:
 
 
 def session_conf(creds: HoodieCredentials) -> dict[str, str]:
-    warehouse = resolve_dir(creds.warehouse_dir, "spark-warehouse")
-    metastore = resolve_dir(creds.metastore_dir, "metastore")
+    """The session's settings. A Spark Connect server (`remote: sc://...`) was started by
+    someone else with its own warehouse, catalog and JVM options, which a client cannot
+    change: only session settings are sent to it."""
     conf = {
-        "spark.app.name": "dbt-hoodie",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.ansi.enabled": "false",
-        "spark.sql.warehouse.dir": warehouse,
-        "spark.sql.catalogImplementation": "hive",
-        "spark.ui.showConsoleProgress": "false",
         # Lets the `hoodie` source prune partitions from filters (see hoodie.read.datasource).
         "spark.sql.python.filterPushdown.enabled": "true",
-        "spark.hadoop.javax.jdo.option.ConnectionURL": (
-            f"jdbc:derby:;databaseName={os.path.join(metastore, 'metastore_db')};create=true"
-        ),
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={metastore}",
     }
+    if not creds.connects_to_server:
+        warehouse = resolve_dir(creds.warehouse_dir, "spark-warehouse")
+        metastore = resolve_dir(creds.metastore_dir, "metastore")
+        conf.update({
+            "spark.app.name": "dbt-hoodie",
+            "spark.sql.warehouse.dir": warehouse,
+            "spark.sql.catalogImplementation": "hive",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.hadoop.javax.jdo.option.ConnectionURL": (
+                f"jdbc:derby:;databaseName={os.path.join(metastore, 'metastore_db')};create=true"
+            ),
+            "spark.driver.extraJavaOptions": f"-Dderby.system.home={metastore}",
+        })  # fmt: skip
     conf.update(creds.spark_conf)
     return conf
 

@@ -1,11 +1,21 @@
-"""Our dbt scenarios, run in this process by dbt's programmatic runner (see tests/dbt)."""
+"""Our dbt scenarios, run on this process's session and over Spark Connect.
+
+Each scenario that takes `dbt_project` runs twice: here, by dbt's programmatic runner on the
+process's shared Hive-enabled session (see tests/dbt), and as a Spark Connect client (a child
+process whose profile is `remote: sc://...`) against a Connect server started from PySpark's
+distribution, whose Python workers lack dbt-hoodie. Over Connect, the scenarios of
+CONNECT_IN_MAKE_TEST run in `make test`; the rest carry the marker `deploy`
+(`make test-deploy`).
+"""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from dbt_runs import DbtProject, run_plan
+from dbt_runs import ConnectProject, DbtProject, run_plan
+
+CONNECT_IN_MAKE_TEST = {"test_mor_upsert_batches_compaction_and_table_operations"}
 
 
 class InProcessProject(DbtProject):
@@ -15,16 +25,30 @@ class InProcessProject(DbtProject):
         return run_plan(str(self.root), self.plan(commands, tables))
 
 
+def pytest_collection_modifyitems(items):
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        if spec is not None and spec.params.get("dbt_project") == "connect":
+            if item.originalname not in CONNECT_IN_MAKE_TEST:
+                item.add_marker(pytest.mark.deploy)
+
+
+def _schema(request) -> str:
+    return re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())[:60]
+
+
 @pytest.fixture
 def make_dbt_project(request, tmp_path, hoodie_spark_root):
     """The test's project (one per test), its schema named after the test (the warehouse is
     shared); keyword arguments are profile keys."""
-    schema = re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())[:60]
     return lambda **profile: InProcessProject(
-        tmp_path / "project", hoodie_spark_root, schema, **profile
+        tmp_path / "project", hoodie_spark_root, _schema(request), **profile
     )
 
 
-@pytest.fixture
-def dbt_project(make_dbt_project) -> InProcessProject:
-    return make_dbt_project()
+@pytest.fixture(params=["session", "connect"])
+def dbt_project(request, tmp_path, make_dbt_project) -> DbtProject:
+    if request.param == "session":
+        return make_dbt_project()
+    server = request.getfixturevalue("connect_server")
+    return ConnectProject(tmp_path / "project", server.url, server.warehouse, _schema(request))
