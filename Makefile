@@ -31,8 +31,9 @@ $(VENV)/.dev: $(VENV)/.base pyproject.toml
 	$(call install,-e ".[dev]" $(EDITABLE))
 	touch $@
 
+# TARGET=cluster runs it on a local-cluster (sample_project/profiles.yml).
 demo: java $(VENV)/.base
-	$(BIN)/python sample_project/run_demo.py
+	$(BIN)/python sample_project/run_demo.py $(if $(TARGET),--target $(TARGET))
 
 # ruff, mypy (the core type-checks) and the import contracts of pyproject.toml: the core's
 # floors import downward only.
@@ -90,8 +91,9 @@ soak: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	$(BIN)/python tests/property/soak.py --sequences $(SEQUENCES) --seed $(SEED)
 
 # The full concurrent-writer matrix (marker `writers`, left out of `make test`, which runs two
-# of its eight scenarios): 4 writer processes x 10 rounds over COW/MOR x SIMPLE/BUCKET x
-# overlapping/disjoint keys, with inline compaction and clean inside the writers.
+# of its ten scenarios for six rounds): 4 writer processes x 10 rounds over COW/MOR x
+# SIMPLE/BUCKET x overlapping/disjoint keys on a local disk, and two on S3, with inline
+# compaction and clean inside the writers.
 test-writers: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	$(PYTEST) -m writers tests/faults/test_concurrent_writers.py

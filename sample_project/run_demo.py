@@ -2,10 +2,14 @@
 
 One process means one JVM: dbt's programmatic runner shares the Spark session across the
 seed and both runs, which keeps the demo to about a minute on a laptop.
+
+Usage: python run_demo.py [--target local|cluster]   (profiles.yml: `cluster` runs on a
+local-cluster, executor JVMs of their own, whose Python workers get the core shipped)
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
@@ -13,10 +17,12 @@ import sys
 from dbt.cli.main import dbtRunner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+TARGET: list[str] = []  # --target <name>, when given
 
 
 def dbt(*args: str) -> None:
-    result = dbtRunner().invoke([*args, "--project-dir", HERE, "--profiles-dir", HERE])
+    where = ["--project-dir", HERE, "--profiles-dir", HERE, *TARGET]
+    result = dbtRunner().invoke([*args, *where])
     if not result.success:
         sys.exit(f"dbt {' '.join(args)} failed: {result.exception or ''}")
 
@@ -43,6 +49,11 @@ def show(title: str) -> None:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--target", help="the profiles.yml target (default: local)")
+    target = parser.parse_args().target
+    if target:
+        TARGET.extend(["--target", target])
     os.chdir(HERE)
     for folder in ("lake", "metastore", "target"):
         shutil.rmtree(os.path.join(HERE, folder), ignore_errors=True)

@@ -115,6 +115,19 @@ class ChildProcessProject(DbtProject):
         return json.loads(out.read_text())
 
 
+class ClusterProject(ChildProcessProject):
+    """A project whose profile's master is a local-cluster (executor JVMs of their own),
+    run by a child process; the executors' Python workers run `worker_python`."""
+
+    def __init__(self, root: Path, master: str, worker_python: str, **profile: object):
+        spark_conf = {**SPARK_CONF, "spark.executor.memory": "512m"}
+        super().__init__(root, master=master, spark_conf=spark_conf, **profile)
+        self.worker_python = worker_python
+
+    def run(self, commands: list[list[str]], tables: list[str] = (), **kwargs) -> dict:
+        return super().run(commands, tables, worker_python=self.worker_python, **kwargs)
+
+
 class ConnectProject(ChildProcessProject):
     """A project whose profile is `remote: sc://...` (a Spark Connect server started apart),
     run by a child process that is only a Connect client: its tables are in the server's

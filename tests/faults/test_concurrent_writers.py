@@ -1,6 +1,6 @@
 """Four writer processes upsert into the same tables at once, with optimistic concurrency.
 
-Each writer process (`multi_writer.py`, one JVM) runs ten rounds over every table of the
+Each writer process (`multi_writer.py`, one JVM) runs its rounds over every table of the
 scenario: copy-on-write and merge-on-read, SIMPLE and BUCKET index, with keys the writers
 share (`overlap`) or keys each writer has to itself (`disjoint`), and with automatic clean and
 (merge-on-read) inline compaction every two delta commits running inside the writers; on a
@@ -19,7 +19,8 @@ that is the default there). While they run, this process reads the tables. Then:
   instants only undo writes whose writer failed them (a conflict), and nothing is left pending.
 
 `make test` runs two scenarios (merge-on-read BUCKET overlapping on S3, copy-on-write SIMPLE
-disjoint on a local disk); `make test-writers` runs all ten (marker `writers`).
+disjoint on a local disk) for six rounds; `make test-writers` runs all ten for ten rounds
+(marker `writers`).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from hoodie.timeline import METAFOLDER, WRITE_ACTIONS, Action
 pytestmark = pytest.mark.slow
 
 CHILD = Path(__file__).with_name("multi_writer.py")
-WRITERS, ROUNDS = 4, 10
+WRITERS, ROUNDS, ROUNDS_IN_MAKE_TEST = 4, 10, 6
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 SCENARIOS = [(t, i, k, "local") for t in (COW, MOR) for i in ("SIMPLE", "BUCKET")
              for k in ("overlap", "disjoint")]  # fmt: skip
@@ -62,16 +63,16 @@ def _name(scenario) -> str:
 
 
 def test_concurrent_writers(spark, tmp_path, request):
-    _run_and_check(spark, tmp_path, IN_MAKE_TEST, request)
+    _run_and_check(spark, tmp_path, IN_MAKE_TEST, request, ROUNDS_IN_MAKE_TEST)
 
 
 @pytest.mark.writers
 def test_concurrent_writers_full_matrix(spark, tmp_path, request):
-    _run_and_check(spark, tmp_path, SCENARIOS, request)
+    _run_and_check(spark, tmp_path, SCENARIOS, request, ROUNDS)
 
 
 # -- the run -------------------------------------------------------------------------------------
-def _run_and_check(spark, tmp_path, scenarios, request) -> None:
+def _run_and_check(spark, tmp_path, scenarios, request, rounds: int) -> None:
     register(spark)
     specs = []
     for scenario in scenarios:
@@ -88,22 +89,22 @@ def _run_and_check(spark, tmp_path, scenarios, request) -> None:
         spec["seed"] = {"instant": seed.instant, "rows": seed_rows(keys, WRITERS)}
         specs.append(spec)
     started = time.monotonic()
-    results, reads = _run_writers(spark, tmp_path, specs)
+    results, reads = _run_writers(spark, tmp_path, specs, rounds)
     seconds = time.monotonic() - started
     summary = []
     for spec in specs:
         writes = [r for r in results if r["table"] == spec["path"]]
-        summary.append(_check_table(spark, spec, writes, reads[spec["path"]]))
-    print(f"\n{WRITERS} writers x {ROUNDS} rounds in {seconds:.0f}s: " + "; ".join(summary))
+        summary.append(_check_table(spark, spec, writes, reads[spec["path"]], rounds))
+    print(f"\n{WRITERS} writers x {rounds} rounds in {seconds:.0f}s: " + "; ".join(summary))
 
 
-def _run_writers(spark, tmp_path, specs) -> tuple[list[dict], dict[str, list]]:
+def _run_writers(spark, tmp_path, specs, rounds: int) -> tuple[list[dict], dict[str, list]]:
     """Start the writers together; read every table over and over until they are done."""
     go = tmp_path / "go"
     children, outs, ready = [], [], []
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
     for w in range(WRITERS):
-        plan = {"writer": w, "rounds": ROUNDS, "tables": specs, "go": str(go),
+        plan = {"writer": w, "rounds": rounds, "tables": specs, "go": str(go),
                 "ready": str(tmp_path / f"ready{w}"),
                 "out": str(tmp_path / f"writer{w}.json")}  # fmt: skip
         (tmp_path / f"plan{w}.json").write_text(json.dumps(plan))
@@ -175,11 +176,11 @@ def _model(commits: list[dict]) -> dict:
     return state
 
 
-def _check_table(spark, spec: dict, writes: list[dict], reads: list) -> str:
+def _check_table(spark, spec: dict, writes: list[dict], reads: list, rounds: int) -> str:
     path, name = spec["path"], spec["name"]
     table = HoodieTable.open(path, spec.get("storage_options"))
     timeline = table.timeline()
-    assert len(writes) == WRITERS * ROUNDS
+    assert len(writes) == WRITERS * rounds
     committed = [spec["seed"], *[w for w in writes if "instant" in w]]
     by_instant = {c["instant"]: c for c in committed}
     failed = [w for w in writes if "instant" not in w]

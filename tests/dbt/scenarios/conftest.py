@@ -1,11 +1,12 @@
-"""Our dbt scenarios, run on this process's session and over Spark Connect.
+"""Our dbt scenarios, on this process's session, over Spark Connect and on a cluster.
 
-Each scenario that takes `dbt_project` runs twice: here, by dbt's programmatic runner on the
-process's shared Hive-enabled session (see tests/dbt), and as a Spark Connect client (a child
-process whose profile is `remote: sc://...`) against a Connect server started from PySpark's
-distribution, whose Python workers lack dbt-hoodie. Over Connect, the scenarios of
-CONNECT_IN_MAKE_TEST run in `make test`; the rest carry the marker `deploy`
-(`make test-deploy`).
+Each scenario that takes `dbt_project` runs three times: here, by dbt's programmatic runner
+on the process's shared Hive-enabled session (see tests/dbt); as a Spark Connect client (a
+child process whose profile is `remote: sc://...`) against a Connect server started from
+PySpark's distribution; and in a child process whose profile's master is a local-cluster
+(executor JVMs of their own). The Connect server's and the cluster's Python workers lack
+dbt-hoodie. Over Connect, the scenarios of CONNECT_IN_MAKE_TEST run in `make test`; the rest,
+and every cluster run, carry the marker `deploy` (`make test-deploy`).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from dbt_runs import ConnectProject, DbtProject, run_plan
+from dbt_runs import ClusterProject, ConnectProject, DbtProject, run_plan
 
-CONNECT_IN_MAKE_TEST = {"test_mor_upsert_batches_compaction_and_table_operations"}
+CONNECT_IN_MAKE_TEST = {"test_full_refresh_replaces_contents_and_keeps_history"}
+CLUSTER = "local-cluster[2,1,1024]"
 
 
 class InProcessProject(DbtProject):
@@ -46,9 +48,12 @@ def make_dbt_project(request, tmp_path, hoodie_spark_root):
     )
 
 
-@pytest.fixture(params=["session", "connect"])
+@pytest.fixture(params=["session", "connect", pytest.param("cluster", marks=pytest.mark.deploy)])
 def dbt_project(request, tmp_path, make_dbt_project) -> DbtProject:
     if request.param == "session":
         return make_dbt_project()
+    if request.param == "cluster":
+        workers = request.getfixturevalue("worker_python")
+        return ClusterProject(tmp_path / "project", CLUSTER, workers)
     server = request.getfixturevalue("connect_server")
     return ConnectProject(tmp_path / "project", server.url, server.warehouse, _schema(request))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from dbt_runs import ConnectProject
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.deploy]
 
 MODEL = """\
 {{ config(materialized='cow_upsert', record_key='id') }}
