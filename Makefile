@@ -103,7 +103,7 @@ test-writers: java $(VENV)/.dev $(CLASS_ARCHIVE)
 # (`make test` runs one), whose Python workers lack dbt-hoodie.
 test-deploy: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
-	$(PYTEST) -m deploy tests/deploy tests/dbt
+	$(PYTEST) -m "deploy or connect" tests/deploy tests/dbt
 
 # The comparison of bench/README.md (our core vs plain Spark, delta-rs, pyiceberg), N = 1M rows:
 # results in bench/results/compare_1M.{json,md,png}. Takes ~20 minutes on 2 cores.

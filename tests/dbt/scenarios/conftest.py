@@ -31,6 +31,7 @@ def pytest_collection_modifyitems(items):
     for item in items:
         spec = getattr(item, "callspec", None)
         if spec is not None and spec.params.get("dbt_project") == "connect":
+            item.add_marker(pytest.mark.connect)
             if item.originalname not in CONNECT_IN_MAKE_TEST:
                 item.add_marker(pytest.mark.deploy)
 

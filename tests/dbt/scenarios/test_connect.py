@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from dbt_runs import ConnectProject
 
-pytestmark = [pytest.mark.slow, pytest.mark.deploy]
+pytestmark = [pytest.mark.slow, pytest.mark.deploy, pytest.mark.connect]
 
 MODEL = """\
 {{ config(materialized='cow_upsert', record_key='id') }}
