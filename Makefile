@@ -15,7 +15,7 @@ java:
 
 # The venv's packages are installed by uv (from PyPI, into the venv pip made): on a fresh
 # machine it resolves, downloads and builds them (PySpark is a source distribution) in about
-# 30 seconds, where pip took 90. uv does not read pip's configuration: where only pip reaches
+# 40 seconds, where pip took 90. uv does not read pip's configuration: where only pip reaches
 # the index (a mirror in pip.conf), pip installs them.
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -77,7 +77,7 @@ test: java $(VENV)/.dev lint $(CLASS_ARCHIVE)
 	$(PYTEST) tests/dbt $(BESIDE_DBT) > $$log 2>&1 & suite=$$!; \
 	$(PYTEST) $(addprefix --deselect ,$(BESIDE_DBT)); main=$$?; \
 	wait $$suite; dbt=$$?; \
-	echo "== the dbt suite: pytest tests/dbt =="; cat $$log; rm -f $$log; \
+	echo "== the dbt suite (and BESIDE_DBT): pytest tests/dbt ... =="; cat $$log; rm -f $$log; \
 	test $$main -eq 0 && test $$dbt -eq 0
 
 # The differential test's soak (tests/property): SEQUENCES random operation sequences from

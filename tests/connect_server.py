@@ -49,7 +49,6 @@ def worker_python(tmp_path_factory) -> str:
 class ConnectServer:
     url: str  # sc://127.0.0.1:<port>
     warehouse: Path  # the server's spark.sql.warehouse.dir
-    log: Path  # the server's output
 
 
 def _free_port() -> int:
@@ -89,7 +88,7 @@ def connect_server(tmp_path_factory, worker_python) -> ConnectServer:
                                   cwd=root, start_new_session=True)  # fmt: skip
     try:
         _wait_for(server, port, log)
-        yield ConnectServer(f"sc://127.0.0.1:{port}", warehouse, log)
+        yield ConnectServer(f"sc://127.0.0.1:{port}", warehouse)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:

@@ -115,13 +115,16 @@ class ChildProcessProject(DbtProject):
         return json.loads(out.read_text())
 
 
+LOCAL_CLUSTER = "local-cluster[2,1,1024]"  # two executor JVMs beside the driver
+
+
 class ClusterProject(ChildProcessProject):
     """A project whose profile's master is a local-cluster (executor JVMs of their own),
     run by a child process; the executors' Python workers run `worker_python`."""
 
-    def __init__(self, root: Path, master: str, worker_python: str, **profile: object):
+    def __init__(self, root: Path, worker_python: str, **profile: object):
         spark_conf = {**SPARK_CONF, "spark.executor.memory": "512m"}
-        super().__init__(root, master=master, spark_conf=spark_conf, **profile)
+        super().__init__(root, master=LOCAL_CLUSTER, spark_conf=spark_conf, **profile)
         self.worker_python = worker_python
 
     def run(self, commands: list[list[str]], tables: list[str] = (), **kwargs) -> dict:

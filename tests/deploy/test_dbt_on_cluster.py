@@ -10,7 +10,7 @@ the first model fails, naming the missing module: the workers really lack it.
 from __future__ import annotations
 
 import pytest
-from dbt_runs import ChildProcessProject
+from dbt_runs import ClusterProject
 
 pytestmark = [pytest.mark.slow, pytest.mark.deploy]
 
@@ -22,7 +22,6 @@ id,name,ts,batch
 3,c,2,2
 """
 
-CLUSTER = "local-cluster[2,1,1024]"
 MODEL = """\
 {{{{ config(materialized='{materialized}', record_key='id', precombine_field='ts',
           options={{'hoodie.parquet.small.file.limit': '0'}}) }}}}
@@ -31,11 +30,8 @@ select id, name, ts from {{{{ ref('raw') }}}} where batch = {{{{ var('batch') }}
 
 
 def test_models_on_a_cluster_without_the_core(tmp_path, worker_python):
-    def project(name: str, **profile: object) -> ChildProcessProject:
-        spark_conf = {"spark.executor.memory": "512m", "spark.sql.shuffle.partitions": "2",
-                      "spark.ui.enabled": "false"}  # fmt: skip
-        made = ChildProcessProject(tmp_path / name, master=CLUSTER, spark_conf=spark_conf,
-                                   **profile)  # fmt: skip
+    def project(name: str, **profile: object) -> ClusterProject:
+        made = ClusterProject(tmp_path / name, worker_python, **profile)
         made.write("seeds/raw.csv", SEED)
         for materialized in ("cow_upsert", "mor_upsert"):
             model = f"{materialized.split('_')[0]}_orders"
@@ -50,16 +46,13 @@ def test_models_on_a_cluster_without_the_core(tmp_path, worker_python):
             ["run-operation", "hoodie_compact", "--args", "{model: mor_orders}"],
         ],
         tables=["cow_orders", "mor_orders"],
-        worker_python=worker_python,
     )
     assert [c["success"] for c in report["commands"]] == [True] * 4, report["commands"]
     for name in ("cow_orders", "mor_orders"):
         rows = {r["id"]: r["name"] for r in report["tables"][name]["rows"]}
         assert rows == {1: "a", 2: "B", 3: "c"}, name
 
-    bare = project("not_shipped", ship_core=False).run(
-        [["seed"], ["run", "-s", "cow_orders"]], worker_python=worker_python
-    )
+    bare = project("not_shipped", ship_core=False).run([["seed"], ["run", "-s", "cow_orders"]])
     seeded, ran = bare["commands"]
     assert seeded["success"] and not ran["success"], bare["commands"]
     assert "hoodie" in str(ran), ran

@@ -17,7 +17,6 @@ import pytest
 from dbt_runs import ClusterProject, ConnectProject, DbtProject, run_plan
 
 CONNECT_IN_MAKE_TEST = {"test_full_refresh_replaces_contents_and_keeps_history"}
-CLUSTER = "local-cluster[2,1,1024]"
 
 
 class InProcessProject(DbtProject):
@@ -55,6 +54,6 @@ def dbt_project(request, tmp_path, make_dbt_project) -> DbtProject:
         return make_dbt_project()
     if request.param == "cluster":
         workers = request.getfixturevalue("worker_python")
-        return ClusterProject(tmp_path / "project", CLUSTER, workers)
+        return ClusterProject(tmp_path / "project", workers)
     server = request.getfixturevalue("connect_server")
     return ConnectProject(tmp_path / "project", server.url, server.warehouse, _schema(request))
