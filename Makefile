@@ -27,7 +27,16 @@ $(VENV)/.base: $(BIN)/python pyproject.toml
 	$(call install,-e . $(EDITABLE))
 	touch $@
 
-$(VENV)/.dev: $(VENV)/.base pyproject.toml
+# Azurite, Microsoft's Azure Storage emulator, for the tests of tables on Azure (from the npm
+# registry with the machine's Node.js, ~12 s; tests/azure_server.py starts it).
+AZURITE_VERSION := 3.35.0
+AZURITE := $(VENV)/azurite/node_modules/.bin/azurite-blob
+$(AZURITE):
+	@bash .ci/ensure-node.sh
+	npm install --silent --no-audit --no-fund --prefix $(VENV)/azurite azurite@$(AZURITE_VERSION)
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.base pyproject.toml $(AZURITE)
 	$(call install,-e ".[dev]" $(EDITABLE))
 	touch $@
 
@@ -92,15 +101,15 @@ soak: java $(VENV)/.dev $(CLASS_ARCHIVE)
 
 # The full concurrent-writer matrix (marker `writers`, left out of `make test`, which runs two
 # of its ten scenarios for six rounds): 4 writer processes x 10 rounds over COW/MOR x
-# SIMPLE/BUCKET x overlapping/disjoint keys on a local disk, and two on S3, with inline
-# compaction and clean inside the writers.
+# SIMPLE/BUCKET x overlapping/disjoint keys on a local disk, and two each on S3 and Azure, with
+# inline compaction and clean inside the writers.
 test-writers: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	$(PYTEST) -m writers tests/faults/test_concurrent_writers.py
 
 # Deployments (marker `deploy`, left out of `make test` for their cost): the core and dbt
-# on a local-cluster (separate executor JVMs), and every dbt scenario over Spark Connect
-# (`make test` runs one), whose Python workers lack dbt-hoodie.
+# on a local-cluster (separate executor JVMs), every dbt scenario over Spark Connect
+# (`make test` runs one), whose Python workers lack dbt-hoodie, and dbt on Azure.
 test-deploy: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	$(PYTEST) -m "deploy or connect" tests/deploy tests/dbt

@@ -46,6 +46,16 @@ _OPTION_FILE_SYSTEMS: dict[str, Callable[..., pafs.FileSystem]] = {
     "s3": pafs.S3FileSystem,
     "gs": pafs.GcsFileSystem,
     "gcs": pafs.GcsFileSystem,
+    **{scheme: pafs.AzureFileSystem for scheme in object_store.AZURE_SCHEMES},
+}
+_EXAMPLE_OPTIONS = {
+    "s3": "endpoint_override, region, scheme",
+    "gs": "endpoint_override, scheme, anonymous",
+    "gcs": "endpoint_override, scheme, anonymous",
+    **{
+        scheme: "account_name, blob_storage_authority, tenant_id"
+        for scheme in object_store.AZURE_SCHEMES
+    },
 }
 # Options that are credentials: they travel to Spark tasks with the `Storage`, but are never
 # written anywhere (a catalog table stores the others, see `Storage.shareable_options`).
@@ -82,15 +92,23 @@ def _file_system(base_uri: str, options: Mapping[str, str]) -> tuple[pafs.FileSy
         )
     if scheme == "file":
         return pafs.LocalFileSystem(), rest
+    if scheme in object_store.AZURE_SCHEMES:
+        options = object_store.azure_options(options)
     if factory is None or not options:
         return pafs.FileSystem.from_uri(base_uri)
+    kwargs = {k: _option_value(k, v) for k, v in options.items()}
+    if scheme in object_store.AZURE_SCHEMES:
+        # Hadoop's form, `abfs://container@account.dfs.core.windows.net/path`: pyarrow's
+        # Azure file system is the account, its paths start at the container.
+        location = object_store.parse_uri(base_uri)[1]
+        kwargs.setdefault("account_name", location.account)
+        rest = posixpath.join(location.bucket, location.key)
     try:
-        return factory(**{k: _option_value(k, v) for k, v in options.items()}), rest
+        return factory(**kwargs), rest
     except TypeError as error:
         raise InvalidConfigError(
             f"unknown storage option for {scheme}:// paths ({error}); the options are the "
-            f"keyword arguments of pyarrow.fs.{factory.__name__}, e.g. endpoint_override, "
-            "region, scheme"
+            f"keyword arguments of pyarrow.fs.{factory.__name__}, e.g. {_EXAMPLE_OPTIONS[scheme]}"
         ) from error
 
 
@@ -157,7 +175,8 @@ class Storage:
     """A table's base path on a `pyarrow.fs` file system: the core's `FileIO`.
 
     `options` configure an object store's file system (the keyword arguments of
-    `pyarrow.fs.S3FileSystem` or `GcsFileSystem`: endpoint_override, region, scheme, ...);
+    `pyarrow.fs.S3FileSystem`, `AzureFileSystem` or `GcsFileSystem`: endpoint_override,
+    region, account_name, ...);
     without them the URI and the store's usual environment and files decide, as for any
     pyarrow user.
     """
@@ -193,7 +212,7 @@ class Storage:
 
     @property
     def is_object_store(self) -> bool:
-        """A store of objects written whole (S3, GCS), not a file system with renames."""
+        """A store of objects written whole (S3, Azure, GCS), not a file system with renames."""
         return self.scheme in _OPTION_FILE_SYSTEMS
 
     def full_path(self, relative: str = "") -> str:
@@ -314,8 +333,8 @@ class Storage:
         under their own (`link` fails when the name exists, as `O_EXCL` does). So a crash never
         leaves the file empty or half-written: a requested compaction, clean or rollback always
         holds its whole plan, and a torn one would stop every later write that reads the
-        plans. S3 refuses the second of two racing creates itself (a conditional write, see
-        `hoodie.object_store`). Other file systems (HDFS, GCS for now) get a check, then the
+        plans. S3, Azure and GCS refuse the second of two racing creates themselves (a conditional
+        write, see `hoodie.object_store`). Other file systems (HDFS) get a check, then the
         write: safe for one writer, not for two racing for one name.
         """
         if self.scheme in object_store.SCHEMES:
@@ -347,8 +366,8 @@ class Storage:
 
     @property
     def has_conditional_writes(self) -> bool:
-        """Can a file be replaced only if it is unchanged (`replace_if`): S3 by its
-        conditional writes, a local disk under an advisory lock (one machine's writers)."""
+        """Can a file be replaced only if it is unchanged (`replace_if`): object stores by
+        their conditional writes, a local disk under an advisory lock (one machine's writers)."""
         return self.is_local or self.scheme in object_store.SCHEMES
 
     def read_versioned(self, relative: str) -> tuple[bytes, str] | None:
@@ -366,10 +385,10 @@ class Storage:
         """Write the file whole, only if it is still at `version` (None: only if it does not
         exist); its new version, or None when another writer changed it first.
 
-        S3 decides this itself (`If-Match` / `If-None-Match`). On a local disk the check and
-        the write happen under an exclusive `flock` of a guard file beside it, which every
-        process of the machine takes for this file; a version is a digest of the bytes (the
-        lock's records differ in holder and time, so a version never comes back).
+        An object store decides this itself (`If-Match` / `If-None-Match`). On a local disk
+        the check and the write happen under an exclusive `flock` of a guard file beside it,
+        which every process of the machine takes for this file; a version is a digest of the
+        bytes (the lock's records differ in holder and time, so a version never comes back).
         """
         if self.scheme in object_store.SCHEMES:
             return object_store.replace_if(self.uri(relative), data, self.options, version)
@@ -388,7 +407,7 @@ class Storage:
         if not self.has_conditional_writes:
             raise InvalidConfigError(
                 f"{self.uri(relative)}: {self.scheme}:// paths have no conditional writes, "
-                "which the storage-based lock needs (s3:// and local paths have them); use "
+                "which the storage-based lock needs (object stores and local paths have them); use "
                 "hoodie.write.lock.provider=filesystem there"
             )
 
@@ -402,9 +421,24 @@ class Storage:
         return self.size(relative)
 
     def move(self, source: str, target: str) -> None:
-        self.fs.move(self.full_path(source), self.full_path(target))
+        """Rename a file; an object store copies it and deletes the source (Azure accounts
+        without a hierarchical namespace have no rename at all)."""
+        if self.is_object_store:
+            self._move_object(self.full_path(source), self.full_path(target))
+        else:
+            self.fs.move(self.full_path(source), self.full_path(target))
+
+    def _move_object(self, path: str, destination: str) -> None:
+        """Copy, then delete: paths are the file system's (`bucket/key`), and may lie
+        outside the base path (a table moved aside)."""
+        self.fs.copy_file(path, destination)
+        authority = self.base_uri.split("://", 1)[1].split("/", 1)[0]
+        object_store.delete(f"{self.scheme}://{authority}/{path.split('/', 1)[1]}", self.options)
 
     def delete(self, relative: str) -> None:
+        if self.scheme in object_store.SCHEMES:
+            object_store.delete(self.uri(relative), self.options)
+            return
         try:
             self.fs.delete_file(self.full_path(relative))
         except FileNotFoundError:
@@ -449,10 +483,10 @@ class Storage:
             destination = posixpath.join(target, posixpath.relpath(path, source))
             if path == properties:
                 destination += ".moving"
-            self.fs.move(path, destination)
+            self._move_object(path, destination)
         if first:
             moved = posixpath.join(target, ".hoodie", "hoodie.properties")
-            self.fs.move(moved + ".moving", moved)
+            self._move_object(moved + ".moving", moved)
         try:
             self.fs.delete_dir(source)  # the folder markers left behind
         except FileNotFoundError:

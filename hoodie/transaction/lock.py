@@ -147,8 +147,8 @@ def table_lock(
     if not storage.has_conditional_writes:
         raise InvalidConfigError(
             f"table '{config.table_name}': hoodie.write.lock.provider={STORAGE_LOCK} needs "
-            f"conditional writes, which {storage.scheme}:// paths do not have here (s3:// and "
-            f"local paths do); use hoodie.write.lock.provider={FILESYSTEM_LOCK}"
+            f"conditional writes, which {storage.scheme}:// paths do not have here (object "
+            f"stores and local paths do); use hoodie.write.lock.provider={FILESYSTEM_LOCK}"
         )
     return StorageLock(storage, config.lock_validity_seconds, config.lock_renew_seconds,
                        wait_seconds)  # fmt: skip

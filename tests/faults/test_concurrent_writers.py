@@ -4,22 +4,23 @@ Each writer process (`multi_writer.py`, one JVM) runs its rounds over every tabl
 scenario: copy-on-write and merge-on-read, SIMPLE and BUCKET index, with keys the writers
 share (`overlap`) or keys each writer has to itself (`disjoint`), and with automatic clean and
 (merge-on-read) inline compaction every two delta commits running inside the writers; on a
-local disk (the file-system lock) or on S3 (the local S3 server, and the storage-based lock
-that is the default there). While they run, this process reads the tables. Then:
+local disk (the file-system lock) or on object storage (the local S3 server or Azurite, and
+the storage-based lock that is the default there). While they run, this process reads the
+tables. Then:
 - conflicts happen where writers share file groups, and each is a ConcurrentWriteConflict
   naming the other writer's instant (or a compaction's); writers on disjoint keys conflict only
   with compactions, which touch every file group;
 - every acknowledged write's rows are in the final table with the right values: the table
   equals the model built from the committed writes (no lost update, no duplicate key), for us
   and for hudi-rs;
-- every read saw the state after some prefix of the commits, never part of one (on S3, whose
-  modification times are whole seconds, the order of commits is not known: the state after
-  the commits completed before the read and some of those completed during it);
+- every read saw the state after some prefix of the commits, never part of one (on object
+  stores, whose modification times are whole seconds, the order of commits is not known: the
+  state after the commits completed before the read and some of those completed during it);
 - no write that its writer saw commit, or that was still running, was rolled back: rollback
   instants only undo writes whose writer failed them (a conflict), and nothing is left pending.
 
 `make test` runs two scenarios (merge-on-read BUCKET overlapping on S3, copy-on-write SIMPLE
-disjoint on a local disk) for six rounds; `make test-writers` runs all ten for ten rounds
+disjoint on a local disk) for six rounds; `make test-writers` runs all twelve for ten rounds
 (marker `writers`).
 """
 
@@ -50,7 +51,9 @@ WRITERS, ROUNDS, ROUNDS_IN_MAKE_TEST = 4, 10, 6
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 SCENARIOS = [(t, i, k, "local") for t in (COW, MOR) for i in ("SIMPLE", "BUCKET")
              for k in ("overlap", "disjoint")]  # fmt: skip
-SCENARIOS += [(COW, "SIMPLE", "overlap", "s3"), (MOR, "BUCKET", "overlap", "s3")]
+SCENARIOS += [(t, i, "overlap", store) for store in ("s3", "azure")
+              for t, i in ((COW, "SIMPLE"), (MOR, "BUCKET"))]  # fmt: skip
+BUCKETS = {"s3": "s3_bucket", "azure": "azure_container"}
 IN_MAKE_TEST = [(MOR, "BUCKET", "overlap", "s3"), (COW, "SIMPLE", "disjoint", "local")]
 CONFLICT = re.compile(r"^write (\d{17}) to table '\w+' conflicts with (.+?), which")
 NAMED = re.compile(r"(\d{17}) \((\w+)\)")
@@ -79,8 +82,8 @@ def _run_and_check(spark, tmp_path, scenarios, request, rounds: int) -> None:
         table_type, index, keys, store = scenario
         spec = {"path": str(tmp_path / _name(scenario)), "name": _name(scenario),
                 "table_type": table_type, "index": index, "keys": keys}  # fmt: skip
-        if store == "s3":
-            bucket = request.getfixturevalue("s3_bucket")
+        if store != "local":
+            bucket = request.getfixturevalue(BUCKETS[store])
             spec.update(path=bucket.uri(_name(scenario)), storage_options=bucket.storage_options,
                         hudi_rs_options=bucket.hudi_rs_options)  # fmt: skip
         cfg = config(spec)

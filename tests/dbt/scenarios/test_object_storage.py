@@ -1,7 +1,8 @@
-"""dbt models whose lake tables live on object storage (a local S3 server).
+"""dbt models whose lake tables live on object storage: a local S3 server, and Azurite.
 
 The profile says how to reach the store (`storage_options`: endpoint, scheme, region; the
-credentials come from the environment), the models say where (`location_root: s3://...`).
+credentials come from the environment: AWS_ACCESS_KEY_ID, AZURE_STORAGE_ACCOUNT_KEY), the
+models say where (`location_root: s3://...`, `abfs://container@account.dfs.../...`).
 Two runs of a cow_upsert and a mor_upsert model, a compaction, and a model reading the
 table as of its first commit; then the table operations (savepoint, rollback, restore, clean)
 and a snapshot, whose table is on the store too. hudi-rs reads the same tables from the same
@@ -58,12 +59,24 @@ def _hudi_rs_rows(bucket, uri: str) -> list[dict]:
     ).to_pylist()
 
 
-def test_models_on_s3(make_dbt_project, s3_bucket):
-    host = s3_bucket.endpoint.split("://", 1)[1]
-    project = make_dbt_project(
-        storage_options={"endpoint_override": host, "scheme": "http", "region": "us-east-1"}
-    )
-    root = s3_bucket.uri("lake")
+@pytest.fixture(params=["s3", pytest.param("azure", marks=pytest.mark.deploy)])
+def store(request, monkeypatch):
+    """The bucket and the profile's `storage_options` for it: no credentials, which come
+    from the environment (Spark's reads of catalog tables see nothing else)."""
+    if request.param == "s3":
+        bucket = request.getfixturevalue("s3_bucket")
+        host = bucket.endpoint.split("://", 1)[1]
+        return bucket, {"endpoint_override": host, "scheme": "http", "region": "us-east-1"}
+    bucket = request.getfixturevalue("azure_container")
+    options = dict(bucket.storage_options)
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_KEY", options.pop("account_key"))
+    return bucket, options
+
+
+def test_models_on_object_storage(make_dbt_project, store):
+    bucket, storage_options = store
+    project = make_dbt_project(storage_options=storage_options)
+    root = bucket.uri("lake")
     project.write("seeds/raw.csv", SEED)
     for materialized in ("cow_upsert", "mor_upsert"):
         name = f"{materialized.split('_')[0]}_orders"
@@ -84,13 +97,13 @@ def test_models_on_s3(make_dbt_project, s3_bucket):
     for name in ("cow_orders", "mor_orders"):
         rows = {r["id"]: r["name"] for r in report["tables"][name]["rows"]}
         assert rows == expected, name
-        assert _hudi_rs(s3_bucket, f"{root}/{name}") == expected, name
+        assert _hudi_rs(bucket, f"{root}/{name}") == expected, name
     # Only the seed (a plain Spark table) is in the local warehouse.
     assert sorted(path.name for path in project.lake.iterdir()) == ["raw"]
 
     from hoodie import HoodieTable
 
-    options = s3_bucket.storage_options
+    options = bucket.storage_options
     table = HoodieTable.open(f"{root}/cow_orders", options)
     commits = [i.timestamp for i in table.timeline().completed if i.action.value == "commit"]
     first = commits[0]
@@ -128,7 +141,7 @@ def test_models_on_s3(make_dbt_project, s3_bucket):
     )
     assert [c["success"] for c in report["commands"]] == [True] * 8, report["commands"]
     assert {r["id"]: r["name"] for r in report["tables"]["cow_orders"]["rows"]} == expected
-    assert _hudi_rs(s3_bucket, f"{root}/cow_orders") == expected
+    assert _hudi_rs(bucket, f"{root}/cow_orders") == expected
     completed = HoodieTable.open(f"{root}/cow_orders", options).timeline().completed
     actions = {i.action.value for i in completed}
     assert {"savepoint", "rollback", "restore"} <= actions, actions
@@ -137,7 +150,7 @@ def test_models_on_s3(make_dbt_project, s3_bucket):
                       for r in report["tables"]["orders_snap"]["rows"])  # fmt: skip
     assert versions == [(1, "A", True), (1, "a", False), (2, "B", True), (3, "c", True),
                         (4, "d", True)]  # fmt: skip
-    snap = _hudi_rs_rows(s3_bucket, f"{root}/orders_snap")
+    snap = _hudi_rs_rows(bucket, f"{root}/orders_snap")
     assert sorted((r["id"], r["name"]) for r in snap) == [(1, "A"), (1, "a"), (2, "B"),
                                                          (3, "c"), (4, "d")]  # fmt: skip
     assert not (project.lake / "orders_snap").exists()  # the snapshot's table is on the store

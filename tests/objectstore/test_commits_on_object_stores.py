@@ -38,8 +38,8 @@ def _race(action, racers: int = RACERS) -> list:
     return results
 
 
-def test_one_of_many_racing_creates_wins(s3_bucket):
-    storage = Storage(s3_bucket.uri("t"), s3_bucket.storage_options)
+def test_one_of_many_racing_creates_wins(bucket):
+    storage = Storage(bucket.uri("t"), bucket.storage_options)
     for round_ in range(ROUNDS):
         name = f".hoodie/race-{round_}"
         outcomes = _race(lambda i, name=name: storage.create_if_absent(name, f"w{i}".encode()))
@@ -48,8 +48,8 @@ def test_one_of_many_racing_creates_wins(s3_bucket):
         assert storage.read_text(name) == f"w{winners[0]}"
 
 
-def test_two_writers_never_both_request_one_instant(s3_bucket):
-    uri, options = s3_bucket.uri("timeline"), s3_bucket.storage_options
+def test_two_writers_never_both_request_one_instant(bucket):
+    uri, options = bucket.uri("timeline"), bucket.storage_options
     properties = table_properties_for(WriteConfig.build("t", record_key="id"))
     created = _race(lambda i: HoodieTableMetaClient.create(uri, properties, options), 4)
     assert sum(isinstance(c, HoodieTableMetaClient) for c in created) == 1, created
@@ -60,7 +60,7 @@ def test_two_writers_never_both_request_one_instant(s3_bucket):
     assert all(isinstance(o, CommitError) for o in outcomes if o != instant)
 
 
-def test_completed_instants_are_written_whole_without_a_temporary_object(s3_bucket):
-    storage = Storage(s3_bucket.uri("t"), s3_bucket.storage_options)
+def test_completed_instants_are_written_whole_without_a_temporary_object(bucket):
+    storage = Storage(bucket.uri("t"), bucket.storage_options)
     storage.write_atomic(".hoodie/20261124120000000.commit", b"{}")
     assert [f.name for f in storage.list_files(".hoodie")] == ["20261124120000000.commit"]

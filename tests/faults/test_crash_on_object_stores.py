@@ -1,4 +1,5 @@
-"""A writer killed midway through a merge-on-read upsert on object storage (a local S3 server).
+"""A writer killed midway through a merge-on-read upsert on object storage (a local S3 server,
+Azurite).
 
 The same guarantees as test_crash_recovery's on a local disk: readers see the last completed
 snapshot, the next write rolls the crashed one back, and the table then holds exactly the
@@ -33,9 +34,11 @@ def _hudi_rs(bucket, uri: str) -> dict:
                                                  table["ts"].to_pylist())))  # fmt: skip
 
 
-def test_a_write_killed_on_s3_is_rolled_back_by_the_next(spark, s3_bucket, tmp_path):
+@pytest.mark.parametrize("store", ["s3_bucket", "azure_container"])
+def test_a_killed_write_is_rolled_back_by_the_next(spark, store, tmp_path, request):
     register(spark)
-    uri, options = s3_bucket.uri("lake/crashed"), s3_bucket.storage_options
+    bucket = request.getfixturevalue(store)
+    uri, options = bucket.uri("lake/crashed"), bucket.storage_options
     cfg = write_config("MERGE_ON_READ")
     first = [(1, "a", "d1", 1, False), (2, "b", "d2", 1, False)]
     table = HoodieTable.for_write(uri, cfg, options)
@@ -56,4 +59,4 @@ def test_a_write_killed_on_s3_is_rolled_back_by_the_next(spark, s3_bucket, tmp_p
     assert not [i for i in timeline.pending if i.action in WRITE_ACTIONS]
     assert any(i.action is Action.ROLLBACK for i in timeline.completed)
     assert _ours(spark, HoodieTable.open(uri, options)) == state
-    assert _hudi_rs(s3_bucket, uri) == state
+    assert _hudi_rs(bucket, uri) == state
