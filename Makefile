@@ -31,7 +31,7 @@ $(VENV)/.base: $(BIN)/python pyproject.toml
 # registry with the machine's Node.js, ~12 s; tests/azure_server.py starts it).
 AZURITE_VERSION := 3.35.0
 AZURITE := $(VENV)/azurite/node_modules/.bin/azurite-blob
-$(AZURITE):
+$(AZURITE): | java  # after Java's check: both may apt-get, and apt takes one at a time
 	@bash .ci/ensure-node.sh
 	npm install --silent --no-audit --no-fund --prefix $(VENV)/azurite azurite@$(AZURITE_VERSION)
 	touch $@
@@ -68,7 +68,7 @@ JVM_QUICK := -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 CLASS_ARCHIVE := $(abspath $(VENV))/spark-classes.jsa
 TEST_JVM_OPTIONS := $(JVM_QUICK) -XX:SharedArchiveFile=$(CLASS_ARCHIVE) -Xlog:disable -Xlog:all=warning:stderr
 
-$(CLASS_ARCHIVE): $(VENV)/.dev .ci/jvm_class_archive.py
+$(CLASS_ARCHIVE): $(VENV)/.dev .ci/jvm_class_archive.py | java
 	@rm -f $@
 	@echo "Making the JVM class archive for the tests (once per venv, ~1 minute)..."
 	@JAVA_TOOL_OPTIONS="$(JVM_QUICK)" $(BIN)/python .ci/jvm_class_archive.py $@
