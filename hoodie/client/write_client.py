@@ -36,7 +36,7 @@ from ..metadata import CommitMetadata, WriteStat
 from ..naming import is_partition_metadata
 from ..schema import IS_DELETED, PARTITION_PATH, RECORD_KEY, to_avro_schema
 from ..table_services.savepoint import refuse_pending_restore
-from ..timeline import Action
+from ..timeline import WRITE_ACTIONS, Action
 from ..transaction.lock import LockProvider
 from ..transaction.transaction import Transaction
 from ..write.executor import WriteExecutor
@@ -47,6 +47,7 @@ from .table_service_runner import TableServiceRunner
 
 log = logging.getLogger(__name__)
 UPSERT = "UPSERT"
+BULK_INSERT = "BULK_INSERT"
 
 
 class WriteClient:
@@ -96,7 +97,10 @@ class WriteClient:
         self.services.rollback_failed_writes()
         overwrite = operation == INSERT_OVERWRITE_TABLE
         merge_on_read = meta_client.merge_on_read
-        one_job = self.index.tags_in_write_tasks(merge_on_read) and not overwrite
+        bulk = self._untagged(operation)
+        if bulk and not overwrite:
+            operation = BULK_INSERT
+        one_job = bulk or (self.index.tags_in_write_tasks(merge_on_read) and not overwrite)
         prepared = self.preparer.prepare(df, schema, operation)
         if one_job:
             prepared = prepared.withColumn(RECORD_KEY, self.preparer.key_or_error())
@@ -118,8 +122,10 @@ class WriteClient:
             executor = WriteExecutor(meta_client, self.config, transaction.instant_time, schema,
                                      operation)  # fmt: skip
             replaced: dict[str, list[str]] = {}
+            if bulk and overwrite:
+                replaced = self._all_file_groups(transaction)
             if one_job:
-                planned = CommitMetadata(operation_type=operation)
+                planned = _planned(None, operation, replaced)
             else:
                 placement, replaced, partitions = self._tag_and_place(
                     prepared, transaction, operation, pending
@@ -128,7 +134,10 @@ class WriteClient:
                 planned = _planned(placement, operation, replaced)
             transaction.inflight(planned.to_json().encode())
             crash_point("write.inflight")
-            if one_job:
+            if bulk:
+                stats = executor.bulk_insert(prepared)
+                partitions = sorted({s.partition_path for s in stats})
+            elif one_job:
                 if not isinstance(self.index, BucketIndex):
                     raise HoodieError(f"the {self.index.name} index cannot tag in write tasks")
                 stats = executor.write_buckets(prepared, self.index, transaction.started_from,
@@ -176,6 +185,26 @@ class WriteClient:
         log.info("%s", result.summary())
         self.services.after_commit(spark, result, compact=merge_on_read and not overwrite)
         return result
+
+    def _untagged(self, operation: str) -> bool:
+        """Is this a bulk insert: no records of the table to look up (its first write, or an
+        overwrite), and an index whose file groups any new ids may name (not BUCKET, whose
+        one-job write already needs no tagging)?"""
+        if isinstance(self.index, BucketIndex) or operation == DELETE:
+            return False
+        if operation == INSERT_OVERWRITE_TABLE:
+            return True
+        completed = self.meta_client.timeline().completed
+        return not any(i.action in WRITE_ACTIONS for i in completed)
+
+    def _all_file_groups(self, transaction: Transaction) -> dict[str, list[str]]:
+        """What an overwrite replaces: every file group of the snapshot it started from."""
+        replaced: dict[str, list[str]] = {}
+        for group in FileSystemView(
+            self.meta_client.storage, transaction.started_from
+        ).file_groups():
+            replaced.setdefault(group.partition_path, []).append(group.file_id)
+        return replaced
 
     def _tag_and_place(
         self,
@@ -237,14 +266,15 @@ class WriteClient:
 
 
 def _planned(
-    placement: Placement, operation: str, replaced: dict[str, list[str]]
+    placement: Placement | None, operation: str, replaced: dict[str, list[str]]
 ) -> CommitMetadata:
-    """The `.inflight` file's content: the file groups the write is about to touch."""
+    """The `.inflight` file's content: the file groups the write is about to touch (unknown
+    before a one-job write: its tasks choose them)."""
     overwrite = operation == INSERT_OVERWRITE_TABLE
     planned = CommitMetadata(
         operation_type=operation, partition_to_replace_file_ids=replaced if overwrite else None
     )
-    for target in placement.targets.values():
+    for target in placement.targets.values() if placement is not None else ():
         planned.add(WriteStat(target.file_id, target.partition_path, None,
                               prev_commit=target.previous_instant or "null"))  # fmt: skip
     return planned

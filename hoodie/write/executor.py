@@ -9,6 +9,7 @@ index that tags in the write tasks (`BucketWriter`) does both in one job instead
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any, TypedDict
 
 import pyarrow as pa
@@ -27,6 +28,7 @@ from ..storage import Storage
 from ..timeline import Timeline
 from .append_handle import AppendHandle
 from .bucket_writer import BucketWriter
+from .bulk_insert import BulkInsertWriter, sorted_for_bulk_insert
 from .merge_handle import (
     STAT_SCHEMA,
     TARGET,
@@ -116,6 +118,29 @@ class WriteExecutor:
         write = returning_errors(_plain_function(writer))
         rows = prepared.groupBy(PARTITION_PATH, BUCKET).applyInArrow(write, STAT_SCHEMA).collect()
         return _stats(rows)
+
+    def bulk_insert(self, prepared: DataFrame) -> list[WriteStat]:
+        """Write the batch into new file groups in one job, untagged (bulk_insert)."""
+        storage = self.meta_client.storage
+        writer = BulkInsertWriter(
+            storage=storage,
+            instant=self.instant,
+            data_schema=self.schema,
+            precombine_field=self.config.precombine_field,
+            record_key_fields=self.config.record_key_fields,
+            compression=self.config.compression,
+            markers=WriteMarkers(storage, self.instant),
+            partition_depth=len(self.config.partition_fields),
+            max_file_records=max(1, self.config.max_file_size // self.config.record_size_estimate),
+        )
+        ordered = sorted_for_bulk_insert(prepared, self.config.precombine_field,
+                                         bool(self.config.partition_fields),
+                                         self.config.parallelism)  # fmt: skip
+
+        def write_sorted(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            return writer(batches)
+
+        return _stats(ordered.mapInArrow(write_sorted, STAT_SCHEMA).collect())
 
     def write_partition_metadata(self, partitions: list[str]) -> None:
         depth = len(self.config.partition_fields)

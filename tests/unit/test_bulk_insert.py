@@ -1,0 +1,100 @@
+"""The bulk insert task (hoodie.write.bulk_insert), fed sorted batches as Spark feeds it.
+
+Its contract: records arrive sorted by (partition path, key, winner first), in batches that
+may split a partition path or a key; it keeps one record per key (the first), drops deletes,
+refuses repeated keys without a precombine field, and writes each partition path's records
+into files of at most `max_file_records`, each announced by a marker first.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hoodie.exceptions import DuplicateRecordKeyError
+from hoodie.markers import WriteMarkers
+from hoodie.schema import FILE_NAME, IS_DELETED, PARTITION_PATH, RECORD_KEY
+from hoodie.storage import Storage
+from hoodie.write.bulk_insert import BulkInsertWriter
+
+INSTANT = "20261125080000000"
+DATA = pa.schema([("id", pa.string()), ("name", pa.string()), ("ts", pa.int64())])
+
+
+def _writer(tmp_path, max_file_records: int = 100, precombine: str | None = "ts"):
+    storage = Storage(str(tmp_path))
+    return BulkInsertWriter(storage=storage, instant=INSTANT, data_schema=DATA,
+                            precombine_field=precombine, record_key_fields=("id",),
+                            compression="snappy", markers=WriteMarkers(storage, INSTANT),
+                            partition_depth=1, max_file_records=max_file_records)  # fmt: skip
+
+
+def _batch(rows: list[tuple]) -> pa.RecordBatch:
+    """rows: (partition, id, name, ts, deleted), already in the sort order."""
+    columns = list(zip(*rows))
+    return pa.record_batch({
+        PARTITION_PATH: pa.array(columns[0], pa.string()),
+        RECORD_KEY: pa.array(columns[1], pa.string()),
+        "id": pa.array(columns[1], pa.string()),
+        "name": pa.array(columns[2], pa.string()),
+        "ts": pa.array(columns[3], pa.int64()),
+        IS_DELETED: pa.array(columns[4], pa.bool_()),
+    })  # fmt: skip
+
+
+def _run(writer, batches) -> list[dict]:
+    out = [b for b in writer(iter(batches))]
+    return [json.loads(text) for b in out for text in b.column(0).to_pylist()]
+
+
+def _stored(tmp_path, stats) -> dict[str, list[tuple]]:
+    files = {}
+    for stat in stats:
+        table = pq.read_table(tmp_path / stat["path"])
+        assert set(table.column(FILE_NAME).to_pylist()) == {stat["path"].split("/")[-1]}
+        files[stat["path"]] = list(zip(table.column("id").to_pylist(),
+                                       table.column("name").to_pylist()))  # fmt: skip
+    return files
+
+
+def test_one_record_per_key_across_batches_and_no_deletes(tmp_path):
+    batches = [
+        _batch([("a", "1", "new", 5, False), ("a", "1", "old", 1, False),
+                ("a", "2", "x", 1, False)]),
+        # key 2 again at the start of the next batch: it lost to the first (sorted winner first)
+        _batch([("a", "2", "stale", 0, False), ("a", "3", "gone", 9, True),
+                ("a", "3", "v", 1, False), ("b", "4", "y", 1, False)]),
+    ]  # fmt: skip
+    stats = _run(_writer(tmp_path), batches)
+    files = _stored(tmp_path, stats)
+    assert sorted(r for rows in files.values() for r in rows) == [("1", "new"), ("2", "x"),
+                                                                  ("4", "y")]  # fmt: skip
+    assert sorted(s["partition_path"] for s in stats) == ["a", "b"]
+    assert [s["num_inserts"] for s in sorted(stats, key=lambda s: s["partition_path"])] == [2, 1]
+    markers = WriteMarkers(Storage(str(tmp_path)), INSTANT).all()
+    assert sorted(m.data_file for m in markers) == sorted(files)
+    assert (tmp_path / "a" / ".hoodie_partition_metadata").is_file()
+
+
+def test_files_roll_over_at_the_record_limit(tmp_path):
+    rows = [("p", f"{i:03d}", f"n{i}", 1, False) for i in range(25)]
+    stats = _run(_writer(tmp_path, max_file_records=10), [_batch(rows[:7]), _batch(rows[7:])])
+    assert sorted(s["num_writes"] for s in stats) == [5, 10, 10]
+    assert len({s["file_id"] for s in stats}) == 3
+    keys = sorted(k for f in _stored(tmp_path, stats).values() for k, _ in f)
+    assert keys == [f"{i:03d}" for i in range(25)]
+
+
+def test_a_repeated_key_without_precombine_field_is_refused(tmp_path):
+    writer = _writer(tmp_path, precombine=None)
+    batches = [_batch([("p", "1", "a", 1, False)]), _batch([("p", "1", "b", 1, False)])]
+    [result] = _run(writer, batches)
+    assert result["hoodie_error"] == DuplicateRecordKeyError.__name__
+    assert "'1' appears more than once" in result["message"]
+
+
+def test_a_batch_of_deletes_writes_nothing(tmp_path):
+    assert _run(_writer(tmp_path), [_batch([("p", "1", "a", 1, True)])]) == []
+    assert not (tmp_path / "p").exists()
