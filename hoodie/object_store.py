@@ -62,6 +62,14 @@ def _plain_http(options: Mapping[str, str], scheme_option: str) -> dict[str, Any
     return {"allow_http": True} if options.get(scheme_option) == "http" else {}
 
 
+def _endpoint_url(options: Mapping[str, str]) -> str | None:
+    """S3's and GCS's `endpoint_override` (host[:port], or a URL) with `scheme`, as a URL."""
+    endpoint = options.get("endpoint_override")
+    if not endpoint:
+        return None
+    return endpoint if "://" in endpoint else f"{options.get('scheme', 'https')}://{endpoint}"
+
+
 # pyarrow.fs.S3FileSystem's option names -> object_store's S3 configuration keys.
 _S3_KEYS = {
     "region": "region",
@@ -73,12 +81,11 @@ _S3_KEYS = {
 
 def _s3(location: Location, options: Mapping[str, str]) -> S3Store:
     config = {_S3_KEYS[k]: v for k, v in options.items() if k in _S3_KEYS}
-    endpoint = options.get("endpoint_override")
-    scheme = options.get("scheme", "https")
-    client: dict[str, Any] = _plain_http(options, "scheme")
+    client = _plain_http(options, "scheme")
+    endpoint = _endpoint_url(options)
     if endpoint:
-        config["endpoint"] = endpoint if "://" in endpoint else f"{scheme}://{endpoint}"
-        if config["endpoint"].startswith("http://"):
+        config["endpoint"] = endpoint
+        if endpoint.startswith("http://"):
             client = {"allow_http": True}
     return S3Store(location.bucket, config=cast(Any, config) or None,
                    client_options=cast("ClientConfig", client) or None)  # fmt: skip
@@ -138,15 +145,14 @@ def _azure(location: Location, options: Mapping[str, str]) -> AzureStore:
 
 def _gcs(location: Location, options: Mapping[str, str]) -> GCSStore:
     config: dict[str, Any] = {}
-    endpoint = options.get("endpoint_override")
-    scheme = options.get("scheme", "https")
+    endpoint = _endpoint_url(options)
     if endpoint:
-        config["base_url"] = endpoint if "://" in endpoint else f"{scheme}://{endpoint}"
+        config["base_url"] = endpoint
     if options.get("access_token"):
         config["bearer_token"] = options["access_token"]
     if str(options.get("anonymous", "")).lower() == "true":
         config["skip_signature"] = True
-    client = {"allow_http": True} if config.get("base_url", "").startswith("http://") else {}
+    client = {"allow_http": True} if endpoint and endpoint.startswith("http://") else {}
     return GCSStore(location.bucket, config=cast(Any, config) or None,
                     client_options=cast("ClientConfig", client) or None)  # fmt: skip
 

@@ -12,6 +12,15 @@ import pytest
 # see the Makefile), and naming the folder collects it as usual.
 collect_ignore = ["dbt"]
 pytest_plugins = ["s3_server", "azure_server", "connect_server"]
+# The object stores the tests start: name -> the fixture of a fresh bucket (container) there.
+OBJECT_STORES = {"s3": "s3_bucket", "azure": "azure_container"}
+
+
+@pytest.fixture
+def bucket_on(request):
+    """`bucket_on("s3")`, `bucket_on("azure")`: a fresh bucket of that store, with `uri(path)`,
+    `storage_options` (what the core takes) and `hudi_rs_options` (what hudi-rs takes)."""
+    return lambda store: request.getfixturevalue(OBJECT_STORES[store])
 
 
 @pytest.fixture(scope="session")

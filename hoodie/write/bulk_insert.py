@@ -12,8 +12,7 @@ Within the batch a key keeps one record, as an upsert keeps it: the one with the
 precombine value (the sort puts it first); a batch with two records of one key and no
 precombine field is refused, and deletes write nothing. Against the table's existing records
 nothing is checked: that is what makes it a bulk insert. The write client uses it only where
-the table holds no records the batch could update (its first write, an overwrite), or where
-the model asks for it (`hoodie.datasource.write.operation: bulk_insert`).
+the table holds no records the batch could update: its first write, and an overwrite.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from ..exceptions import DuplicateRecordKeyError, HoodieError
+from ..exceptions import DuplicateRecordKeyError
 from ..faults import crash_point
 from ..markers import IOType, WriteMarkers
 from ..metadata import WriteStat
@@ -43,7 +42,6 @@ from .merge_handle import (
     write_base_file,
     write_partition_metadata,
 )
-from .task_errors import TASK_ERRORS, encode
 
 _HAS_ORDER = "__hoodie_has_order"
 _ARRIVAL = "__hoodie_arrival"  # a row's place in the batch: among equal values, the later wins
@@ -72,7 +70,8 @@ def sorted_for_bulk_insert(
 
 @dataclass
 class BulkInsertWriter:
-    """The `mapInArrow` function: one task's sorted records in, its write stats out.
+    """The `mapInArrow` function: one task's sorted records in, its write stats out (the
+    core's errors as a result row: `task_errors.returning_errors_of_batches`).
 
     Holds at most one file's records at a time (the open file of the current partition path).
     """
@@ -92,17 +91,11 @@ class BulkInsertWriter:
     _pending_rows: int = field(default=0, repr=False)
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        try:
-            for batch in batches:
-                table = pa.Table.from_batches([batch])
-                for stat in self._take(table):
-                    yield from stat_table([stat]).to_batches()
-            for stat in self._flush(everything=True):
+        for batch in batches:
+            for stat in self._take(pa.Table.from_batches([batch])):
                 yield from stat_table([stat]).to_batches()
-        except HoodieError as error:  # returned as the task's result; raised on the driver
-            if type(error).__name__ not in TASK_ERRORS:
-                raise
-            yield pa.record_batch({"stat": pa.array([encode(error)], pa.string())})
+        for stat in self._flush(everything=True):
+            yield from stat_table([stat]).to_batches()
 
     # -- steps ---------------------------------------------------------------------------------
     def _take(self, table: pa.Table) -> Iterator[WriteStat]:

@@ -37,7 +37,12 @@ from .merge_handle import (
     write_partition_metadata,
 )
 from .prepare import DELETE
-from .task_errors import GroupTask, results_or_raise, returning_errors
+from .task_errors import (
+    GroupTask,
+    results_or_raise,
+    returning_errors,
+    returning_errors_of_batches,
+)
 
 _BUCKET_POINT = "__hoodie_bucket_point"
 _HASH_RANGE = 2_147_483_647
@@ -140,7 +145,8 @@ class WriteExecutor:
         def write_sorted(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             return writer(batches)
 
-        return _stats(ordered.mapInArrow(write_sorted, STAT_SCHEMA).collect())
+        write = returning_errors_of_batches(write_sorted)
+        return _stats(ordered.mapInArrow(write, STAT_SCHEMA).collect())
 
     def write_partition_metadata(self, partitions: list[str]) -> None:
         depth = len(self.config.partition_fields)

@@ -13,7 +13,7 @@ exception with the original only as text. So the error travels as data instead:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -74,9 +74,30 @@ def returning_errors(task: GroupTask) -> GroupTask:
         try:
             return task(key, table)
         except HoodieError as error:
-            if type(error).__name__ not in TASK_ERRORS:
-                raise
-            return pa.table({"stat": pa.array([encode(error)], pa.string())})
+            return _error_row(error)
+
+    return guarded
+
+
+# A task function of `mapInArrow`: the task's batches in, its result batches out.
+BatchTask = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+
+def _error_row(error: HoodieError) -> pa.Table:
+    if type(error).__name__ not in TASK_ERRORS:
+        raise error
+    return pa.table({"stat": pa.array([encode(error)], pa.string())})
+
+
+def returning_errors_of_batches(task: BatchTask) -> BatchTask:
+    """`returning_errors` for a `mapInArrow` task: the results it yielded before the error
+    stand, the error is its last row."""
+
+    def guarded(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        try:
+            yield from task(batches)
+        except HoodieError as error:
+            yield from _error_row(error).to_batches()
 
     return guarded
 

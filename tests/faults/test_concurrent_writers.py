@@ -53,7 +53,6 @@ SCENARIOS = [(t, i, k, "local") for t in (COW, MOR) for i in ("SIMPLE", "BUCKET"
              for k in ("overlap", "disjoint")]  # fmt: skip
 SCENARIOS += [(t, i, "overlap", store) for store in ("s3", "azure")
               for t, i in ((COW, "SIMPLE"), (MOR, "BUCKET"))]  # fmt: skip
-BUCKETS = {"s3": "s3_bucket", "azure": "azure_container"}
 IN_MAKE_TEST = [(MOR, "BUCKET", "overlap", "s3"), (COW, "SIMPLE", "disjoint", "local")]
 CONFLICT = re.compile(r"^write (\d{17}) to table '\w+' conflicts with (.+?), which")
 NAMED = re.compile(r"(\d{17}) \((\w+)\)")
@@ -83,7 +82,7 @@ def _run_and_check(spark, tmp_path, scenarios, request, rounds: int) -> None:
         spec = {"path": str(tmp_path / _name(scenario)), "name": _name(scenario),
                 "table_type": table_type, "index": index, "keys": keys}  # fmt: skip
         if store != "local":
-            bucket = request.getfixturevalue(BUCKETS[store])
+            bucket = request.getfixturevalue("bucket_on")(store)
             spec.update(path=bucket.uri(_name(scenario)), storage_options=bucket.storage_options,
                         hudi_rs_options=bucket.hudi_rs_options)  # fmt: skip
         cfg = config(spec)

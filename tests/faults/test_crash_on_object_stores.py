@@ -34,10 +34,10 @@ def _hudi_rs(bucket, uri: str) -> dict:
                                                  table["ts"].to_pylist())))  # fmt: skip
 
 
-@pytest.mark.parametrize("store", ["s3_bucket", "azure_container"])
-def test_a_killed_write_is_rolled_back_by_the_next(spark, store, tmp_path, request):
+@pytest.mark.parametrize("store", ["s3", "azure"])
+def test_a_killed_write_is_rolled_back_by_the_next(spark, store, tmp_path, bucket_on):
     register(spark)
-    bucket = request.getfixturevalue(store)
+    bucket = bucket_on(store)
     uri, options = bucket.uri("lake/crashed"), bucket.storage_options
     cfg = write_config("MERGE_ON_READ")
     first = [(1, "a", "d1", 1, False), (2, "b", "d2", 1, False)]

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-STORES = {"s3": "s3_bucket", "azure": "azure_container"}
 
-
-@pytest.fixture(params=sorted(STORES))
-def bucket(request):
-    """A fresh bucket (S3) or container (Azure): `uri(path)`, `storage_options` (what the
-    core takes) and `hudi_rs_options` (what hudi-rs takes)."""
-    return request.getfixturevalue(STORES[request.param])
+@pytest.fixture(params=["azure", "s3"])
+def bucket(request, bucket_on):
+    """A fresh bucket of each store in turn (see `bucket_on`)."""
+    return bucket_on(request.param)

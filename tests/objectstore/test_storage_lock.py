@@ -21,11 +21,10 @@ from hoodie.transaction.storage_lock import STORAGE_LOCK_FILE, LockRecord, Stora
 
 
 @pytest.fixture(params=["s3", "azure", "local"])
-def storage(request, tmp_path):
+def storage(request, tmp_path, bucket_on):
     if request.param == "local":
         return Storage(str(tmp_path / "table"))
-    fixture = {"s3": "s3_bucket", "azure": "azure_container"}[request.param]
-    bucket = request.getfixturevalue(fixture)
+    bucket = bucket_on(request.param)
     return Storage(bucket.uri("table"), bucket.storage_options)
 
 

@@ -18,6 +18,7 @@ from hoodie.markers import WriteMarkers
 from hoodie.schema import FILE_NAME, IS_DELETED, PARTITION_PATH, RECORD_KEY
 from hoodie.storage import Storage
 from hoodie.write.bulk_insert import BulkInsertWriter
+from hoodie.write.task_errors import returning_errors_of_batches
 
 INSTANT = "20261125080000000"
 DATA = pa.schema([("id", pa.string()), ("name", pa.string()), ("ts", pa.int64())])
@@ -88,7 +89,8 @@ def test_files_roll_over_at_the_record_limit(tmp_path):
 
 
 def test_a_repeated_key_without_precombine_field_is_refused(tmp_path):
-    writer = _writer(tmp_path, precombine=None)
+    # As the executor runs it: the core's errors come back as the task's result row.
+    writer = returning_errors_of_batches(_writer(tmp_path, precombine=None))
     batches = [_batch([("p", "1", "a", 1, False)]), _batch([("p", "1", "b", 1, False)])]
     [result] = _run(writer, batches)
     assert result["hoodie_error"] == DuplicateRecordKeyError.__name__
