@@ -34,6 +34,7 @@ from hoodie.exceptions import (
     NullRecordKeyError,
     SchemaError,
 )
+from hoodie.timeline import WRITE_ACTIONS
 
 pytestmark = pytest.mark.spark
 
@@ -593,3 +594,19 @@ def test_delete_is_unconditional(spark, deletable):
     result = deletable.table.delete(keys, deletable.cfg)
     assert result.num_deletes == 1
     assert "2" not in snapshot(deletable.table, spark)
+
+
+def test_a_first_write_refused_in_one_task_leaves_no_files(spark, tmp_path):
+    """A table's first write is a bulk insert, whose tasks write as they go: when one task
+    refuses its rows (a key twice, no precombine field), what the others wrote goes too."""
+    path = str(tmp_path / "first")
+    cfg = WriteConfig.build("first", record_key="id", partition_path="dt",
+                            options={"hoodie.upsert.shuffle.parallelism": "2"})  # fmt: skip
+    table = HoodieTable.for_write(path, cfg)
+    rows = [(str(i), "x", A) for i in range(50)] + [("1", "y", B), ("1", "z", B)]
+    df = spark.createDataFrame(rows, "id string, name string, dt string")
+    with pytest.raises(DuplicateRecordKeyError, match="'1' appears more than once"):
+        table.upsert(df, cfg)
+    assert not [i for i in table.timeline().completed if i.action in WRITE_ACTIONS]
+    assert not table.timeline().pending
+    assert [f for f in all_files(path) if f.endswith(".parquet")] == []
