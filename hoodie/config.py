@@ -19,6 +19,10 @@ from .schema_evolution import SchemaChange
 MB = 1024 * 1024
 SIMPLE_INDEX, BUCKET_INDEX = "SIMPLE", "BUCKET"
 INDEX_TYPES = (SIMPLE_INDEX, BUCKET_INDEX)
+# hoodie.datasource.write.operation: what a write does with keys the table already holds.
+UPSERT, INSERT, BULK_INSERT = "upsert", "insert", "bulk_insert"
+# hoodie.datasource.insert.dup.policy: what an insert does with them.
+FAIL_ON_EXISTING, DROP_EXISTING = "fail", "drop"
 
 
 def _positive_int(key: str, value: object) -> int:
@@ -92,6 +96,19 @@ def _index_type(key: str, value: object) -> str:
             f"option '{key}'={value!r} is not supported; supported: {', '.join(INDEX_TYPES)}"
         )
     return text
+
+
+def _dup_policy(key: str, value: object) -> str:
+    text = str(value).strip().lower()
+    if text == "none":
+        raise InvalidConfigError(
+            f"option '{key}'=none (Apache Hudi's default: insert keys the table already holds "
+            "as second records) is not supported: every reader, upsert and delete of a "
+            "dbt-hoodie table relies on one record per key. Use fail (the default: the write "
+            "stops, naming the keys) or drop (the stored records are kept and the incoming rows "
+            "of those keys skipped)"
+        )
+    return _choice(FAIL_ON_EXISTING, DROP_EXISTING)(key, value)
 
 
 def _field_list(key: str, value: object) -> tuple[str, ...]:
@@ -171,6 +188,16 @@ OPTIONS: tuple[ConfigProperty, ...] = (
     ConfigProperty("hoodie.datasource.write.partitionpath.urlencode",
                    "url_encode_partition_path", _boolean, False,
                    "URL-encode partition values in folder names"),
+    # What a write does.
+    ConfigProperty("hoodie.datasource.write.operation", "operation",
+                   _choice(UPSERT, INSERT, BULK_INSERT), UPSERT,
+                   "upsert (update stored keys, insert new ones), insert (only new keys, filling "
+                   "small file groups) or bulk_insert (only new keys, into new file groups, "
+                   "sorted by partition and key, no small-file rewrites); SIMPLE index only for "
+                   "insert and bulk_insert"),
+    ConfigProperty("hoodie.datasource.insert.dup.policy", "insert_dup_policy", _dup_policy,
+                   FAIL_ON_EXISTING, "insert and bulk_insert: rows whose key the table already "
+                   "holds stop the write (fail) or are skipped (drop)"),
     # File sizing and writing.
     ConfigProperty("hoodie.parquet.max.file.size", "max_file_size", _positive_int, 120 * MB,
                    "bytes a base file is not grown past"),
@@ -266,6 +293,8 @@ class WriteConfig:
     partition_fields: tuple[str, ...] = ()
     precombine_field: str | None = None
     table_type: str = _default("table_type")
+    operation: str = _default("operation")
+    insert_dup_policy: str = _default("insert_dup_policy")
     hive_style_partitioning: bool = _default("hive_style_partitioning")
     url_encode_partition_path: bool = _default("url_encode_partition_path")
     database: str = "default"
@@ -323,6 +352,12 @@ class WriteConfig:
                 f"{', '.join(stray)}, which {'is' if len(stray) == 1 else 'are'} not record key "
                 f"field(s) ({', '.join(self.record_key_fields)}): the bucket must follow from "
                 "the key"
+            )
+        if self.operation != UPSERT and self.index_type != SIMPLE_INDEX:
+            raise InvalidConfigError(
+                f"table '{self.table_name}': hoodie.datasource.write.operation={self.operation} "
+                f"needs the SIMPLE index (hoodie.index.type={self.index_type} places records "
+                "without looking up which keys exist); use operation upsert, or the SIMPLE index"
             )
         if self.keep_min_commits >= self.keep_max_commits:
             raise InvalidConfigError(

@@ -92,6 +92,12 @@ class DuplicateRecordKeyError(HoodieError):
     """Two incoming rows share a record key and no precombine field decides between them."""
 
 
+class RecordKeyExistsError(HoodieError):
+    """An insert (`hoodie.datasource.write.operation` insert or bulk_insert, with the default
+    `hoodie.datasource.insert.dup.policy=fail`) brought keys the table already holds; nothing
+    was written."""
+
+
 class TimelineError(HoodieError):
     """The timeline is in a state the requested action cannot proceed from."""
 

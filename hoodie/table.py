@@ -155,8 +155,22 @@ class HoodieTable:
         return rows
 
     # -- writing and reading (Spark) -----------------------------------------------------------
+    def write(self, df: DataFrame, config: WriteConfig) -> WriteResult:
+        """The write `config` names (`hoodie.datasource.write.operation`: upsert, insert or
+        bulk_insert)."""
+        return WriteClient(self.meta_client, config).write(df)
+
     def upsert(self, df: DataFrame, config: WriteConfig) -> WriteResult:
         return WriteClient(self.meta_client, config).upsert(df)
+
+    def insert(self, df: DataFrame, config: WriteConfig) -> WriteResult:
+        """Add new keys only; rows of keys the table holds fail the write or are skipped
+        (`hoodie.datasource.insert.dup.policy`). SIMPLE index only."""
+        return WriteClient(self.meta_client, config).insert(df)
+
+    def bulk_insert(self, df: DataFrame, config: WriteConfig) -> WriteResult:
+        """As `insert`, into new file groups only (no small file group is rewritten)."""
+        return WriteClient(self.meta_client, config).bulk_insert(df)
 
     def delete(self, df: DataFrame, config: WriteConfig) -> WriteResult:
         """Delete the keys present in `df` (it needs the record key and partition columns)."""

@@ -23,11 +23,11 @@ from pyspark.sql import functions as F
 
 from ..compaction_plan import pending_compaction_file_groups
 from ..config import WriteConfig
-from ..exceptions import CommitError, HoodieError, TableIdentityError
+from ..exceptions import CommitError, HoodieError, InvalidConfigError, TableIdentityError
 from ..faults import crash_point
 from ..fs_view import FileSlice, FileSystemView
 from ..index import index_for
-from ..index.base import Placement, TaggingContext
+from ..index.base import LOCATION, Placement, TaggingContext
 from ..index.bucket import BucketIndex
 from ..keygen import KeyGenerator
 from ..markers import WriteMarkers
@@ -39,6 +39,7 @@ from ..table_services.savepoint import refuse_pending_restore
 from ..timeline import WRITE_ACTIONS, Action
 from ..transaction.lock import LockProvider
 from ..transaction.transaction import Transaction
+from ..write.bulk_insert import with_arrival
 from ..write.executor import WriteExecutor
 from ..write.prepare import DELETE, INSERT_OVERWRITE_TABLE, BatchPreparer, batch_writer_schema
 from ..write.result import WriteResult
@@ -46,8 +47,9 @@ from ..write.task_errors import raise_task_error
 from .table_service_runner import TableServiceRunner
 
 log = logging.getLogger(__name__)
-UPSERT = "UPSERT"
-BULK_INSERT = "BULK_INSERT"
+# Hudi's operation types, as commits record them (`hoodie.datasource.write.operation` in
+# capitals).
+UPSERT, INSERT, BULK_INSERT = "UPSERT", "INSERT", "BULK_INSERT"
 
 
 class WriteClient:
@@ -70,8 +72,25 @@ class WriteClient:
         )
         self.preparer = BatchPreparer(meta_client.name, config, keygen, self.index)
 
+    def write(self, df: DataFrame) -> WriteResult:
+        """The operation the config names (`hoodie.datasource.write.operation`)."""
+        return self._write(df, self.config.operation.upper())
+
     def upsert(self, df: DataFrame) -> WriteResult:
         return self._write(df, UPSERT)
+
+    def insert(self, df: DataFrame) -> WriteResult:
+        """Add the batch's new keys, filling small file groups as an upsert's inserts do.
+
+        Keys the table holds (as the index finds them) never change a stored record: they
+        stop the write or are skipped, as `hoodie.datasource.insert.dup.policy` says.
+        """
+        return self._write(df, INSERT)
+
+    def bulk_insert(self, df: DataFrame) -> WriteResult:
+        """As `insert`, but into new file groups only, sorted by partition path and key, in
+        one job after the lookup: no small file group is rewritten."""
+        return self._write(df, BULK_INSERT)
 
     def delete(self, df: DataFrame) -> WriteResult:
         return self._write(df.withColumn(IS_DELETED, F.lit(True)), DELETE)
@@ -96,15 +115,27 @@ class WriteClient:
         # writers, only those whose heartbeat stopped).
         self.services.rollback_failed_writes()
         overwrite = operation == INSERT_OVERWRITE_TABLE
+        inserting = operation in (INSERT, BULK_INSERT)
+        if inserting and isinstance(self.index, BucketIndex):
+            raise InvalidConfigError(
+                f"table '{meta_client.name}': operation {operation.lower()} needs the SIMPLE "
+                "index (the BUCKET index places records without looking up which keys exist); "
+                "use upsert, or the SIMPLE index"
+            )
         merge_on_read = meta_client.merge_on_read
         bulk = self._untagged(operation)
         if bulk and not overwrite:
             operation = BULK_INSERT
+        # An explicit bulk insert into a table with records: the index looks up which keys
+        # exist (for the dup policy), then the batch goes to new file groups.
+        bulk_after_lookup = operation == BULK_INSERT and not bulk
         one_job = bulk or (self.index.tags_in_write_tasks(merge_on_read) and not overwrite)
         prepared = self.preparer.prepare(df, schema, operation)
         if one_job:
             prepared = prepared.withColumn(RECORD_KEY, self.preparer.key_or_error())
         else:
+            if bulk_after_lookup and self.config.precombine_field is not None:
+                prepared = with_arrival(prepared)  # ties go to the later row, as in an upsert
             # Tagging and writing both read the batch: cache it, so that model SQL that is not
             # deterministic is computed once, and the key and index columns only once.
             prepared = prepared.persist()
@@ -131,11 +162,15 @@ class WriteClient:
                     prepared, transaction, operation, pending
                 )
                 crash_point("write.tagged")
-                planned = _planned(placement, operation, replaced)
+                planned = _planned(None if bulk_after_lookup else placement, operation, replaced)
             transaction.inflight(planned.to_json().encode())
             crash_point("write.inflight")
             if bulk:
                 stats = executor.bulk_insert(prepared)
+                partitions = sorted({s.partition_path for s in stats})
+            elif bulk_after_lookup:
+                assert placement is not None  # looked up above, as not `one_job`
+                stats = executor.bulk_insert(placement.tagged.drop(LOCATION))
                 partitions = sorted({s.partition_path for s in stats})
             elif one_job:
                 if not isinstance(self.index, BucketIndex):
@@ -236,6 +271,9 @@ class WriteClient:
             summary=summary,
             pending_compactions=pending,
             delete_operation=operation == DELETE,
+            on_existing=self.config.insert_dup_policy
+            if operation in (INSERT, BULK_INSERT)
+            else None,
         )
         placement = self.index.tag_and_place(prepared, context)
         if placement.cached:

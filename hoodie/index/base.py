@@ -43,6 +43,9 @@ class TaggingContext:
     summary: list[Row]  # the batch per `summary_keys`: rows (and the index's aggregates)
     pending_compactions: dict[tuple[str, str], str]  # (partition, file id) -> compaction
     delete_operation: bool  # Hudi's delete: keys the table lacks have nothing to do
+    # An insert's policy for keys the table holds (hoodie.datasource.insert.dup.policy: fail
+    # or drop); None: an upsert, which updates them.
+    on_existing: str | None = None
 
     @property
     def incoming_rows(self) -> int:

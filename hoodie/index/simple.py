@@ -19,13 +19,15 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ..config import BUCKET_INDEX, SIMPLE_INDEX, WriteConfig
+from ..config import BUCKET_INDEX, DROP_EXISTING, FAIL_ON_EXISTING, SIMPLE_INDEX, WriteConfig
+from ..exceptions import RecordKeyExistsError
 from ..fs_view import CommittedInstants, FileSlice, listed_log_blocks
 from ..logformat import BlockType
 from ..meta_client import HoodieTableMetaClient
@@ -249,12 +251,29 @@ class SimpleIndex(HoodieIndex):
                                                 parallelism)  # fmt: skip
             if context.delete_operation:
                 located = located.filter(pc.is_valid(located.column(LOCATION)))
-            tagged = batch.join(spark.createDataFrame(stored), on=[RECORD_KEY, PARTITION_PATH],
-                                how="left")  # fmt: skip
-            return _drop_unknown_deletes(tagged, context), located_profile(located), False
+            stored_keys = spark.createDataFrame(stored)
+            if context.on_existing is None:
+                tagged = batch.join(stored_keys, on=[RECORD_KEY, PARTITION_PATH], how="left")
+                return _drop_unknown_deletes(tagged, context), located_profile(located), False
+            existing = located.filter(pc.is_valid(located.column(LOCATION)))
+            if context.on_existing == FAIL_ON_EXISTING and existing.num_rows:
+                raise _keys_exist(context, pc.sum(existing.column("count")).as_py(),
+                                  existing.slice(0, 3).to_pylist())  # fmt: skip
+            located = located.filter(pc.is_null(located.column(LOCATION)))
+            tagged = batch.join(stored_keys, on=[RECORD_KEY, PARTITION_PATH], how="left_anti")
+            tagged = tagged.withColumn(LOCATION, F.lit(None).cast("string"))
+            return tagged, located_profile(located), False
         tagged = tag_location(spark, batch, storage, sources, committed, parallelism)
+        if context.on_existing == DROP_EXISTING:
+            tagged = tagged.filter(F.col(LOCATION).isNull())
         tagged = _drop_unknown_deletes(tagged, context).persist()
-        return tagged, profile_of(tagged), True
+        profile = profile_of(tagged)
+        if context.on_existing == FAIL_ON_EXISTING and profile.updates:
+            rows = sum(n for groups in profile.updates.values() for n in groups.values())
+            examples = tagged.filter(F.col(LOCATION).isNotNull()).limit(3).collect()
+            tagged.unpersist()
+            raise _keys_exist(context, rows, [r.asDict() for r in examples])
+        return tagged, profile, True
 
     def _place(
         self, profile: WorkloadProfile, context: TaggingContext
@@ -294,6 +313,23 @@ class SimpleIndex(HoodieIndex):
         # A small file group taking inserts is rewritten, its updates included.
         targets.update(next_versions(profile, context.slices, pending, merge_on_read, targets))
         return buckets, targets
+
+
+def _keys_exist(
+    context: TaggingContext, rows: int, examples: list[dict[str, Any]]
+) -> RecordKeyExistsError:
+    """The error of an insert (dup policy fail) that brings keys the table holds."""
+    shown = ", ".join(
+        f"'{e[RECORD_KEY]}'" + (f" in partition '{e[PARTITION_PATH]}'" if e[PARTITION_PATH] else "")
+        for e in examples
+    )
+    return RecordKeyExistsError(
+        f"table '{context.meta_client.name}': {rows} incoming row(s) carry record keys the table "
+        f"already holds (e.g. {shown}); nothing was written. An insert or bulk_insert only adds "
+        "new keys: write with hoodie.datasource.write.operation=upsert to update stored "
+        "records, or set hoodie.datasource.insert.dup.policy=drop to keep them and skip these "
+        "rows"
+    )
 
 
 def _drop_unknown_deletes(tagged: DataFrame, context: TaggingContext) -> DataFrame:

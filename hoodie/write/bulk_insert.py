@@ -11,8 +11,10 @@ cached, counted or collected before the write.
 Within the batch a key keeps one record, as an upsert keeps it: the one with the largest
 precombine value (the sort puts it first); a batch with two records of one key and no
 precombine field is refused, and deletes write nothing. Against the table's existing records
-nothing is checked: that is what makes it a bulk insert. The write client uses it only where
-the table holds no records the batch could update: its first write, and an overwrite.
+nothing is checked here: the write client uses it where the table holds no records the batch
+could update (its first write, an overwrite), and for an explicit bulk_insert into a table
+with records once the index has looked up which keys exist (and the insert's dup policy has
+failed or dropped those rows).
 """
 
 from __future__ import annotations
@@ -54,8 +56,8 @@ def sorted_for_bulk_insert(
     """One shuffle: partition paths (or, unpartitioned, keys) to tasks; in each task the rows
     by partition path and key, a key's winner first: the largest precombine value (any value
     before none), then the later row of the batch, as an upsert chooses."""
-    if precombine_field is not None:
-        prepared = prepared.withColumn(_ARRIVAL, F.monotonically_increasing_id())
+    if precombine_field is not None and _ARRIVAL not in prepared.columns:
+        prepared = with_arrival(prepared)
     spread = [F.col(PARTITION_PATH)] if partitioned else [F.xxhash64(F.col(RECORD_KEY))]
     shuffled = (
         prepared.repartition(parallelism, *spread) if parallelism else prepared.repartition(*spread)
@@ -66,6 +68,12 @@ def sorted_for_bulk_insert(
         order += [F.col(_HAS_ORDER).desc(), F.col(precombine_field).desc(),
                   F.col(_ARRIVAL).desc()]  # fmt: skip
     return shuffled.sortWithinPartitions(*order)
+
+
+def with_arrival(batch: DataFrame) -> DataFrame:
+    """The batch with each row's place in it, taken before any join can reorder the rows (a
+    bulk insert that first looks up existing keys)."""
+    return batch.withColumn(_ARRIVAL, F.monotonically_increasing_id())
 
 
 @dataclass

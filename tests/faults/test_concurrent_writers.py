@@ -20,7 +20,7 @@ tables. Then:
   instants only undo writes whose writer failed them (a conflict), and nothing is left pending.
 
 `make test` runs two scenarios (merge-on-read BUCKET overlapping on S3, copy-on-write SIMPLE
-disjoint on a local disk) for six rounds; `make test-writers` runs all twelve for ten rounds
+disjoint on a local disk) for four rounds; `make test-writers` runs all twelve for ten rounds
 (marker `writers`).
 """
 
@@ -47,7 +47,7 @@ from hoodie.timeline import METAFOLDER, WRITE_ACTIONS, Action
 pytestmark = pytest.mark.slow
 
 CHILD = Path(__file__).with_name("multi_writer.py")
-WRITERS, ROUNDS, ROUNDS_IN_MAKE_TEST = 4, 10, 6
+WRITERS, ROUNDS, ROUNDS_IN_MAKE_TEST = 4, 10, 4
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 SCENARIOS = [(t, i, k, "local") for t in (COW, MOR) for i in ("SIMPLE", "BUCKET")
              for k in ("overlap", "disjoint")]  # fmt: skip

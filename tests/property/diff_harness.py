@@ -19,7 +19,7 @@ import os
 import shutil
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from unittest import mock
 
 import pyarrow as pa
@@ -33,6 +33,7 @@ from diff_model import (
     Compact,
     Delete,
     FailedUpsert,
+    Insert,
     Params,
     Placement,
     Restore,
@@ -89,13 +90,19 @@ def write_config(p: Params, name: str = "difftest") -> WriteConfig:
     )
 
 
-def batch_schema(p: Params, upsert: Upsert) -> str:
+def insert_config(config: WriteConfig, op: Insert) -> WriteConfig:
+    """The table's write config with the insert's operation and dup policy (R12)."""
+    return replace(config, operation="bulk_insert" if op.bulk else "insert",
+                   insert_dup_policy=op.policy)  # fmt: skip
+
+
+def batch_schema(p: Params, upsert: Upsert | Insert) -> str:
     columns = ["id string"] + (["dt string"] if p.partitioned else [])
     columns += ["ts bigint", "v string"] + [f"{c} bigint" for c in upsert.columns]
     return ", ".join(columns + ["_hoodie_is_deleted boolean"])
 
 
-def batch_rows(p: Params, upsert: Upsert) -> list[tuple]:
+def batch_rows(p: Params, upsert: Upsert | Insert) -> list[tuple]:
     out = []
     for rec in upsert.rows:
         extras = dict(rec.extras)
@@ -138,6 +145,8 @@ def scenario_script(scenario) -> str:
             "            raise RuntimeError(f'injected failure at {name}')",
             "    return crash_point",
         ]
+    if any(isinstance(op, Insert) for op in scenario.ops):
+        lines.insert(2, "from dataclasses import replace")
     for op in scenario.ops:
         lines.extend(_op_lines(p, op))
     return "\n".join(lines)
@@ -147,6 +156,11 @@ def _op_lines(p: Params, op) -> list[str]:
     if isinstance(op, Upsert):
         df = f"spark.createDataFrame({batch_rows(p, op)!r}, {batch_schema(p, op)!r}).coalesce(1)"
         return [f"table.upsert({df}, config)"]
+    if isinstance(op, Insert):
+        df = f"spark.createDataFrame({batch_rows(p, op)!r}, {batch_schema(p, op)!r}).coalesce(1)"
+        operation = "bulk_insert" if op.bulk else "insert"
+        config = f"replace(config, operation={operation!r}, insert_dup_policy={op.policy!r})"
+        return [f"table.write({df}, {config})"]
     if isinstance(op, Delete):
         df = f"spark.createDataFrame({delete_rows(p, op)!r}, {delete_schema(p)!r})"
         return [f"table.delete({df}, config)"]
@@ -314,7 +328,7 @@ class Runner:
                 )
             self._sync_instants()
             return
-        placement = self._placement(before) if isinstance(op, (Upsert, Delete)) else None
+        placement = self._placement(before) if isinstance(op, (Upsert, Insert, Delete)) else None
         self.compacted = "commit" in self.model.apply(op, placement) and self.p.table_type == MOR
         self._sync_instants()
 
@@ -323,6 +337,9 @@ class Runner:
         if isinstance(op, Upsert):
             df = spark.createDataFrame(batch_rows(self.p, op), batch_schema(self.p, op))
             table.upsert(df.coalesce(1), config)
+        elif isinstance(op, Insert):
+            df = spark.createDataFrame(batch_rows(self.p, op), batch_schema(self.p, op))
+            table.write(df.coalesce(1), insert_config(config, op))
         elif isinstance(op, Delete):
             table.delete(
                 spark.createDataFrame(delete_rows(self.p, op), delete_schema(self.p)), config

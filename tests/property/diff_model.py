@@ -72,7 +72,14 @@ R10 Reads. Time travel to instant t returns the snapshot after t. An incremental
     `hoodie.keep.min.commits`) writes and savepointed ones stay readable.
 R11 Schema. With `on_schema_change = append_new_columns` a batch may add a column; rows written
     before read it as null, and a known column a batch omits is null in the rows it writes.
-
+R12 Inserts (`hoodie.datasource.write.operation` insert or bulk_insert; SIMPLE index only). A
+    key the table stores as SIMPLE tagging sees it (R6: on copy-on-write, a key in the table;
+    on merge-on-read, a key in its group's base file, even if a log deleted it since) is never
+    changed: with dup policy `fail` any row of it makes the write raise `RecordKeyExistsError`
+    and nothing is written; with `drop` its rows are skipped, before the batch's precombine
+    (R2, R3) of the other rows. Of the other keys, deletes do nothing and the rest are inserted
+    where R6 puts inserts; a bulk insert puts them in new file groups only, never rewriting a
+    stored one.
 Instants are the model's own integers (1, 2, ...), in timeline order; the test maps them to the
 table's instant times.
 """
@@ -127,6 +134,16 @@ class Upsert:
 
 
 @dataclass(frozen=True)
+class Insert:
+    """An insert (R12): `bulk` for bulk_insert; `policy` is the dup policy, fail or drop."""
+
+    rows: tuple[Rec, ...]
+    columns: tuple[str, ...] = ()
+    bulk: bool = False
+    policy: str = "fail"
+
+
+@dataclass(frozen=True)
 class Delete:
     """The delete operation: (key, partition) pairs; duplicates allowed (R4)."""
 
@@ -174,7 +191,18 @@ class Rollback:
     pass
 
 
-Op = Upsert | Delete | FailedUpsert | Compact | Clean | Archive | Savepoint | Restore | Rollback
+Op = (
+    Upsert
+    | Insert
+    | Delete
+    | FailedUpsert
+    | Compact
+    | Clean
+    | Archive
+    | Savepoint
+    | Restore
+    | Rollback
+)
 
 
 # -- physical state ------------------------------------------------------------------------
@@ -374,6 +402,15 @@ class TableModel:
             if not p.precombine and _has_duplicates(op.rows):
                 return Expected(error=("DuplicateRecordKeyError",))
             return Expected(actions=self._write_actions())
+        if isinstance(op, Insert):
+            errors = ()
+            # With `drop`, the rows of stored keys are skipped before any precombine.
+            kept = [r for r in op.rows if op.policy == "fail" or not self._stored(_ident(r))]
+            if not p.precombine and _has_duplicates(kept):
+                errors += ("DuplicateRecordKeyError",)
+            if op.policy == "fail" and any(self._stored(i) for i in self._winners(op.rows)):
+                errors += ("RecordKeyExistsError",)
+            return Expected(error=errors) if errors else Expected(actions=self._write_actions())
         if isinstance(op, Delete):
             return Expected(actions=self._write_actions())
         if isinstance(op, FailedUpsert):
@@ -403,10 +440,12 @@ class TableModel:
 
     def apply(self, op: Op, placement: Placement | None = None) -> tuple[str, ...]:
         """Apply a successful `op`; returns the actions of the write instants it completed."""
-        if isinstance(op, (Upsert, Delete)):
+        if isinstance(op, (Upsert, Insert, Delete)):
             instant = self._instant()
             if isinstance(op, Upsert):
                 state = self._upsert(op, instant, placement)
+            elif isinstance(op, Insert):
+                state = self._insert(op, instant, placement)
             else:
                 state = self._delete(op, instant, placement)
             if self.params.mor:
@@ -505,6 +544,26 @@ class TableModel:
         }
         return self._write(state, entries, instant, placement)
 
+    def _stored(self, ident) -> bool:
+        """R12: does SIMPLE tagging find this (partition, key) in the table (R6)?"""
+        slot = self.state.slots.get(ident)
+        return slot is not None and (slot.base is not None or not self.params.mor)
+
+    def _insert(self, op: Insert, instant: int, placement: Placement | None) -> State:
+        state = self.state
+        columns = state.columns + tuple(c for c in op.columns if c not in state.columns)
+        state = replace(state, columns=columns)
+        entries = {
+            ident: self._version(rec, instant, op.columns)
+            for ident, rec in self._winners(op.rows).items()
+            if not rec.deleted and not self._stored(ident)
+        }
+        if op.bulk and placement is not None:
+            rewritten = set(placement.base_files) & set(state.groups)
+            if rewritten:
+                raise ModelMismatch(f"R12: a bulk insert rewrote stored file groups {rewritten}")
+        return self._write(state, entries, instant, placement)
+
     def _delete(self, op: Delete, instant: int, placement: Placement | None) -> State:
         entries = {(p, k): Tomb(NATURAL, instant) for k, p in op.keys}
         return self._write(self.state, entries, instant, placement, delete_operation=True)
@@ -598,6 +657,10 @@ class TableModel:
     def groups_of(self) -> dict:
         """File group of each record (merge-on-read SIMPLE: learnt from placements)."""
         return {ident: slot.group for ident, slot in self.state.slots.items()}
+
+
+def _ident(rec: Rec) -> tuple:
+    return (rec.partition, rec.key)
 
 
 def _has_duplicates(rows: Iterable[Rec]) -> bool:

@@ -19,6 +19,7 @@ from diff_model import (
     Compact,
     Delete,
     FailedUpsert,
+    Insert,
     Params,
     Rec,
     Restore,
@@ -95,6 +96,14 @@ def upserts(draw, p: Params) -> Upsert:
 
 
 @st.composite
+def inserts(draw, p: Params) -> Insert:
+    upsert = draw(upserts(p))
+    bulk = draw(st.booleans())
+    policy = draw(st.sampled_from(("drop", "fail")))
+    return Insert(upsert.rows, upsert.columns, bulk, policy)
+
+
+@st.composite
 def deletes(draw, p: Params) -> Delete:
     keys = draw(st.lists(st.tuples(st.sampled_from(KEYS), _partition(p)), min_size=1, max_size=3))
     return Delete(tuple(keys))
@@ -121,6 +130,8 @@ def operations(p: Params) -> st.SearchStrategy:
     ]
     if p.mor:
         choices.insert(2, (2, st.just(Compact())))
+    if p.index == SIMPLE:  # insert and bulk_insert need the SIMPLE index
+        choices.insert(1, (3, inserts(p)))
     weighted = [strategy for weight, strategy in choices for _ in range(weight)]
     return st.one_of(*weighted)
 

@@ -263,10 +263,10 @@ class HoodieAdapter(SparkAdapter):
                 result = HoodieTable.open(settings.base_uri, self._storage_options).overwrite(
                     df, cfg
                 )
-            else:
-                result = HoodieTable.for_write(
-                    settings.base_uri, cfg, self._storage_options
-                ).upsert(df, cfg)
+            else:  # an upsert, or what the model's hoodie.datasource.write.operation says
+                result = HoodieTable.for_write(settings.base_uri, cfg, self._storage_options).write(
+                    df, cfg
+                )
         except HoodieError as exc:
             raise dbt_error("Model", model_name, exc) from exc
         finally:

@@ -44,6 +44,16 @@ select name, count(*) as versions from {{ ref('raw') }}
 where batch <= {{ var('batch') }} group by name
 """
 
+# An append-only model that keeps each id's first version: every run selects all batches so
+# far, and the insert skips the ids earlier runs wrote (dup policy drop).
+FIRST_SEEN = """\
+{{ config(materialized='cow_upsert', record_key='id', partition_path='day',
+          precombine_field='ts',
+          options={'hoodie.datasource.write.operation': 'insert',
+                   'hoodie.datasource.insert.dup.policy': 'drop'}) }}
+select id, name, ts, day from {{ ref('raw') }} where batch <= {{ var('batch') }}
+"""
+
 
 # A plain dbt-spark `table` model: shows dbt-spark's materializations still work, and what
 # dbt's column introspection sees of the lake table.
@@ -71,6 +81,7 @@ def test_cow_upsert_model_runs_twice(dbt_project):
         ),
     )
     dbt_project.write("models/payment_columns.sql", COLUMNS)
+    dbt_project.write("models/first_seen.sql", FIRST_SEEN)
     report = dbt_project.run(
         [
             ["seed"],
@@ -78,7 +89,7 @@ def test_cow_upsert_model_runs_twice(dbt_project):
             ["run", "--vars", "{batch: 2}"],
             ["run-operation", "hoodie_timeline", "--args", "{model: payments}"],
         ],
-        tables=["payments", "names", "payment_columns"],
+        tables=["payments", "names", "payment_columns", "first_seen"],
     )
     for command in report["commands"]:
         assert command["success"], command
@@ -107,6 +118,11 @@ def test_cow_upsert_model_runs_twice(dbt_project):
     names = _rows(report, "names", "name")
     assert [(r["name"], r["versions"]) for r in names] == [
         ("alice", 1), ("bob", 2), ("carol", 2), ("dave", 2), ("erin", 1),
+    ]  # fmt: skip
+
+    first_seen = _rows(report, "first_seen", "id")
+    assert [(r["id"], r["name"], r["ts"]) for r in first_seen] == [
+        (1, "alice", 1), (2, "bob", 1), (3, "carol", 1), (4, "dave", 1), (5, "erin", 2),
     ]  # fmt: skip
 
     # location_root puts the table at <location_root>/<alias>.
