@@ -25,6 +25,7 @@ import posixpath
 import time
 from dataclasses import dataclass
 
+from ..archived_timeline import archived_instants
 from ..avro_metadata import (
     InstantInfo,
     RollbackMetadata,
@@ -141,7 +142,61 @@ class Rollback:
                     f"'{self.meta_client.name}' (that is {latest.timestamp}); only the latest "
                     "can be rolled back. Restore a savepoint to go further back"
                 )
+            self._refuse_unrecoverable(latest, len(writes))
             return self.rollback(latest)
+
+    def _refuse_unrecoverable(self, latest: Instant, completed_writes: int) -> None:
+        """A rollback must leave the table as it was before `latest`. Cleaning and archival
+        only keep what the latest commits need (`hoodie.cleaner.commits.retained`,
+        `hoodie.keep.min.commits`), so after earlier rollbacks that state may be gone: then
+        the rollback is refused rather than losing records or hiding the table."""
+        name = self.meta_client.name
+        if completed_writes == 1 and any(
+            a.state == "COMPLETED" and a.action in {w.value for w in WRITE_ACTIONS}
+            for a in archived_instants(self.storage)
+        ):
+            raise TimelineError(
+                f"commit {latest.timestamp} is the only completed commit on the active timeline "
+                f"of table '{name}' (the earlier ones are archived): rolling it back would "
+                "leave readers no commit to read instead of the table as it was before it. "
+                "Restore a savepoint, or write the change you want"
+            )
+        missing = self._cleaned_versions(latest)
+        if missing:
+            raise TimelineError(
+                f"commit {latest.timestamp} of table '{name}' replaced file versions that "
+                f"cleaning has removed since ({', '.join(missing[:3])}"
+                f"{', ...' if len(missing) > 3 else ''}): rolling it back would lose their "
+                "records instead of bringing them back. Restore a savepoint, and keep more "
+                "commits (hoodie.cleaner.commits.retained) to roll back further"
+            )
+
+    def _cleaned_versions(self, instant: Instant) -> list[str]:
+        """The file versions that undoing `instant` brings back, where they no longer exist:
+        each rewritten base file's previous version, and every file group a replace commit
+        replaced."""
+        metadata = self.meta_client.commit_metadata(instant)
+        needed: dict[str, set[tuple[str, str | None]]] = {}
+        for stat in metadata.write_stats():
+            rewritten = stat.path and parse_base_file_name(posixpath.basename(stat.path))
+            if rewritten and stat.prev_commit not in ("null", "", None):
+                needed.setdefault(stat.partition_path, set()).add((stat.file_id, stat.prev_commit))
+        for partition, file_ids in (metadata.partition_to_replace_file_ids or {}).items():
+            needed.setdefault(partition, set()).update((f, None) for f in file_ids)
+        missing = []
+        for partition, versions in sorted(needed.items()):
+            present: set[tuple[str, str | None]] = set()
+            for info in self.storage.list_files(partition):
+                if base := parse_base_file_name(info.name):
+                    present |= {(base.file_id, base.instant), (base.file_id, None)}
+                elif log_name := parse_log_file_name(info.name):
+                    present.add((log_name.file_id, None))
+            missing += [
+                posixpath.join(partition, file_id) + (f" as of {version}" if version else "")
+                for file_id, version in sorted(versions, key=str)
+                if (file_id, version) not in present
+            ]
+        return missing
 
     def rollback(self, instant: Instant) -> RollbackMetadata:
         started = time.monotonic()
