@@ -62,7 +62,8 @@ R8  Compaction (inline after `hoodie.compact.inline.max.delta.commits` delta com
 R9  Timeline. Each completed write is one instant (commit / deltacommit, plus a commit for an
     inline compaction). A failed write leaves no completed instant (undone at once, or rolled
     back by the next write, compaction, clean or explicit rollback). `rollback` undoes the
-    latest completed write (refused when it is savepointed or there is none); a savepoint pins
+    latest completed write (refused when it is savepointed or there is none, and allowed to
+    refuse when the state it returns to is beyond R10's readable range); a savepoint pins
     the latest completed write (refused twice on one instant); restore returns to a savepoint,
     undoing every later instant (compactions included) and dropping later savepoints.
 R10 Reads. Time travel to instant t returns the snapshot after t. An incremental read of
@@ -265,6 +266,7 @@ class Expected:
 
     error: tuple[str, ...] | None = None
     actions: tuple[str, ...] = ()
+    may_refuse: tuple[str, ...] = ()  # errors the operation may raise instead (nothing changes)
 
 
 @dataclass(frozen=True)
@@ -432,6 +434,8 @@ class TableModel:
         if isinstance(op, Rollback):
             if not self.history or self.history[-1].instant in self.savepoints:
                 return Expected(error=("TimelineError",))
+            if len(self.history) > 1 and self.history[-2].instant not in self.guaranteed_readable():
+                return Expected(may_refuse=("TimelineError",))  # R9: cleaned or archived
             return Expected()
         return Expected()  # Clean, Archive
 

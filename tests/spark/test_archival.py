@@ -115,3 +115,20 @@ def test_archiving_beyond_a_savepoint_leaves_a_hole_readers_handle(spark, tmp_pa
     with pytest.raises(TimelineError, match="archived beyond it"):
         table.restore(saved)
     assert read() == expected
+
+
+def test_rolling_back_the_last_active_commit_is_refused(spark, tmp_path):
+    """Once the earlier commits are archived, rolling back the only active one would leave
+    readers no commit (our reader and hudi-rs read the active timeline): refused, and the
+    table reads as before."""
+    register(spark)
+    path = str(tmp_path / "t")
+    cfg = id_dt_ts_config("alone", options={"hoodie.keep.min.commits": "1",
+                                            "hoodie.keep.max.commits": "2"})  # fmt: skip
+    table = HoodieTable.for_write(path, cfg)
+    for n in range(3):
+        table.upsert(spark.createDataFrame([(n, f"n{n}", "2024-01-01", n)], SCHEMA), cfg)
+    (only,) = [i for i in table.timeline().completed if i.action in WRITE_ACTIONS]
+    with pytest.raises(TimelineError, match=f"commit {only.timestamp} is the only completed"):
+        table.rollback(config=cfg)
+    assert sorted(r.id for r in spark.read.format("hoodie").load(path).collect()) == [0, 1, 2]

@@ -217,3 +217,24 @@ def test_time_travel_errors_name_the_cleaned_range(spark, tmp_path):
     )
     with pytest.raises(TimelineError, match="cleaned"):
         plan_read(table.meta_client, options)
+
+
+def test_a_rollback_that_needs_cleaned_versions_is_refused(spark, tmp_path):
+    """After one rollback the retained range no longer covers the next: rolling back the
+    commit whose replaced version cleaning took would lose the record, so it is refused and
+    the table stays as it was; the first rollback, whose replaced version stayed, works."""
+    path = str(tmp_path / "t")
+    cfg = config("rolled", hoodie_cleaner_commits_retained="1")
+    table = HoodieTable.for_write(path, cfg)
+    instants = write_versions(spark, table, cfg, 3)
+    assert versions(path) == instants[1:]  # v1's file went with the clean after v3
+    table.rollback(config=cfg)
+    assert rows(spark, path) == {1: "v2", 2: "same"}
+    before = all_files(path)
+    with pytest.raises(TimelineError) as refused:
+        table.rollback(config=cfg)
+    message = str(refused.value)
+    assert f"commit {instants[1]} of table 'rolled' replaced file versions that cleaning" in message
+    assert f"as of {instants[0]}" in message and "hoodie.cleaner.commits.retained" in message
+    assert all_files(path) == before
+    assert rows(spark, path) == {1: "v2", 2: "same"}
