@@ -100,9 +100,9 @@ soak: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	$(BIN)/python tests/property/soak.py --sequences $(SEQUENCES) --seed $(SEED)
 
 # The full concurrent-writer matrix (marker `writers`, left out of `make test`, which runs two
-# of its twelve scenarios for four rounds): 4 writer processes x 10 rounds over COW/MOR x
-# SIMPLE/BUCKET x overlapping/disjoint keys on a local disk, and two each on S3 and Azure, with
-# inline compaction and clean inside the writers.
+# of its twelve scenarios with three writers for four rounds): 4 writer processes x 10 rounds
+# over COW/MOR x SIMPLE/BUCKET x overlapping/disjoint keys on a local disk, and two each on S3
+# and Azure, with inline compaction and clean inside the writers.
 test-writers: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	$(PYTEST) -m writers tests/faults/test_concurrent_writers.py

@@ -20,8 +20,8 @@ tables. Then:
   instants only undo writes whose writer failed them (a conflict), and nothing is left pending.
 
 `make test` runs two scenarios (merge-on-read BUCKET overlapping on S3, copy-on-write SIMPLE
-disjoint on a local disk) for four rounds; `make test-writers` runs all twelve for ten rounds
-(marker `writers`).
+disjoint on a local disk) with three writers for four rounds; `make test-writers` runs all
+twelve with four writers for ten rounds (marker `writers`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ from hoodie.timeline import METAFOLDER, WRITE_ACTIONS, Action
 pytestmark = pytest.mark.slow
 
 CHILD = Path(__file__).with_name("multi_writer.py")
-WRITERS, ROUNDS, ROUNDS_IN_MAKE_TEST = 4, 10, 4
+WRITERS, ROUNDS = 4, 10
+WRITERS_IN_MAKE_TEST, ROUNDS_IN_MAKE_TEST = 3, 4
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 SCENARIOS = [(t, i, k, "local") for t in (COW, MOR) for i in ("SIMPLE", "BUCKET")
              for k in ("overlap", "disjoint")]  # fmt: skip
@@ -65,16 +66,17 @@ def _name(scenario) -> str:
 
 
 def test_concurrent_writers(spark, tmp_path, request):
-    _run_and_check(spark, tmp_path, IN_MAKE_TEST, request, ROUNDS_IN_MAKE_TEST)
+    _run_and_check(spark, tmp_path, IN_MAKE_TEST, request, ROUNDS_IN_MAKE_TEST,
+                   WRITERS_IN_MAKE_TEST)  # fmt: skip
 
 
 @pytest.mark.writers
 def test_concurrent_writers_full_matrix(spark, tmp_path, request):
-    _run_and_check(spark, tmp_path, SCENARIOS, request, ROUNDS)
+    _run_and_check(spark, tmp_path, SCENARIOS, request, ROUNDS, WRITERS)
 
 
 # -- the run -------------------------------------------------------------------------------------
-def _run_and_check(spark, tmp_path, scenarios, request, rounds: int) -> None:
+def _run_and_check(spark, tmp_path, scenarios, request, rounds: int, writers: int) -> None:
     register(spark)
     specs = []
     for scenario in scenarios:
@@ -87,25 +89,27 @@ def _run_and_check(spark, tmp_path, scenarios, request, rounds: int) -> None:
                         hudi_rs_options=bucket.hudi_rs_options)  # fmt: skip
         cfg = config(spec)
         table = HoodieTable.for_write(spec["path"], cfg, spec.get("storage_options"))
-        seed = table.upsert(spark.createDataFrame(seed_rows(keys, WRITERS), SCHEMA), cfg)
-        spec["seed"] = {"instant": seed.instant, "rows": seed_rows(keys, WRITERS)}
+        seed = table.upsert(spark.createDataFrame(seed_rows(keys, writers), SCHEMA), cfg)
+        spec["seed"] = {"instant": seed.instant, "rows": seed_rows(keys, writers)}
         specs.append(spec)
     started = time.monotonic()
-    results, reads = _run_writers(spark, tmp_path, specs, rounds)
+    results, reads = _run_writers(spark, tmp_path, specs, rounds, writers)
     seconds = time.monotonic() - started
     summary = []
     for spec in specs:
         writes = [r for r in results if r["table"] == spec["path"]]
-        summary.append(_check_table(spark, spec, writes, reads[spec["path"]], rounds))
-    print(f"\n{WRITERS} writers x {rounds} rounds in {seconds:.0f}s: " + "; ".join(summary))
+        summary.append(_check_table(spark, spec, writes, reads[spec["path"]], rounds, writers))
+    print(f"\n{writers} writers x {rounds} rounds in {seconds:.0f}s: " + "; ".join(summary))
 
 
-def _run_writers(spark, tmp_path, specs, rounds: int) -> tuple[list[dict], dict[str, list]]:
+def _run_writers(
+    spark, tmp_path, specs, rounds: int, writers: int
+) -> tuple[list[dict], dict[str, list]]:
     """Start the writers together; read every table over and over until they are done."""
     go = tmp_path / "go"
     children, outs, ready = [], [], []
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
-    for w in range(WRITERS):
+    for w in range(writers):
         plan = {"writer": w, "rounds": rounds, "tables": specs, "go": str(go),
                 "ready": str(tmp_path / f"ready{w}"),
                 "out": str(tmp_path / f"writer{w}.json")}  # fmt: skip
@@ -178,11 +182,13 @@ def _model(commits: list[dict]) -> dict:
     return state
 
 
-def _check_table(spark, spec: dict, writes: list[dict], reads: list, rounds: int) -> str:
+def _check_table(
+    spark, spec: dict, writes: list[dict], reads: list, rounds: int, writers: int
+) -> str:
     path, name = spec["path"], spec["name"]
     table = HoodieTable.open(path, spec.get("storage_options"))
     timeline = table.timeline()
-    assert len(writes) == WRITERS * rounds
+    assert len(writes) == writers * rounds
     committed = [spec["seed"], *[w for w in writes if "instant" in w]]
     by_instant = {c["instant"]: c for c in committed}
     failed = [w for w in writes if "instant" not in w]

@@ -98,8 +98,9 @@ def test_batches_too_large_for_the_driver_tag_by_a_spark_join(spark, tmp_path, m
     run_scenario(spark, Scenario(params, ops), str(tmp_path), spark_reads="last")
 
 
-@pytest.mark.parametrize("table_type", [COW, MOR], ids=str.lower)
-@pytest.mark.parametrize("lookup", ["driver", "join"])
+@pytest.mark.parametrize(
+    "table_type, lookup", [(COW, "driver"), (MOR, "join")], ids=["cow-driver", "mor-join"]
+)
 def test_inserts_never_change_stored_records(spark, tmp_path, monkeypatch, table_type, lookup):
     """R12 in one sequence: insert and bulk_insert, with dup policies drop and fail, into a
     table with records (small file groups to fill, a key deleted on merge-on-read but still in
