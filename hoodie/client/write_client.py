@@ -154,7 +154,9 @@ class WriteClient:
                                      operation)  # fmt: skip
             replaced: dict[str, list[str]] = {}
             if bulk and overwrite:
-                replaced = self._all_file_groups(transaction)
+                replaced = _all_file_groups(
+                    FileSystemView(meta_client.storage, transaction.started_from)
+                )
             if one_job:
                 planned = _planned(None, operation, replaced)
             else:
@@ -232,15 +234,6 @@ class WriteClient:
         completed = self.meta_client.timeline().completed
         return not any(i.action in WRITE_ACTIONS for i in completed)
 
-    def _all_file_groups(self, transaction: Transaction) -> dict[str, list[str]]:
-        """What an overwrite replaces: every file group of the snapshot it started from."""
-        replaced: dict[str, list[str]] = {}
-        for group in FileSystemView(
-            self.meta_client.storage, transaction.started_from
-        ).file_groups():
-            replaced.setdefault(group.partition_path, []).append(group.file_id)
-        return replaced
-
     def _tag_and_place(
         self,
         prepared: DataFrame,
@@ -256,8 +249,7 @@ class WriteClient:
         replaced: dict[str, list[str]] = {}
         slices: list[FileSlice] = []
         if operation == INSERT_OVERWRITE_TABLE:
-            for group in view.file_groups():
-                replaced.setdefault(group.partition_path, []).append(group.file_id)
+            replaced = _all_file_groups(view)
         else:
             groups = view.file_groups(self._existing(partitions))
             slices = [g.latest_slice for g in groups if g.latest_slice is not None]
@@ -301,6 +293,15 @@ class WriteClient:
                 stored=change.stored,
                 wanted=change.wanted,
             )
+
+
+def _all_file_groups(view: FileSystemView) -> dict[str, list[str]]:
+    """What an overwrite replaces: every file group of the snapshot it started from, by
+    partition."""
+    replaced: dict[str, list[str]] = {}
+    for group in view.file_groups():
+        replaced.setdefault(group.partition_path, []).append(group.file_id)
+    return replaced
 
 
 def _planned(
