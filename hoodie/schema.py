@@ -26,6 +26,9 @@ META_COLUMNS = (
 )
 COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS
 IS_DELETED = "_hoodie_is_deleted"
+# A base file's key range, in its parquet footer (Hudi's bloom index reads it; we route by it).
+MIN_KEY_FOOTER = b"hoodie_min_record_key"
+MAX_KEY_FOOTER = b"hoodie_max_record_key"
 META_SCHEMA = pa.schema([pa.field(name, pa.string()) for name in META_COLUMNS])
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import time
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..compaction_plan import pending_compaction_file_groups
@@ -29,6 +29,8 @@ from ..fs_view import FileSlice, FileSystemView
 from ..index import index_for
 from ..index.base import LOCATION, Placement, TaggingContext
 from ..index.bucket import BucketIndex
+from ..index.routing import RoutingPlan
+from ..index.simple import SimpleIndex, average_record_size
 from ..keygen import KeyGenerator
 from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient, identity_changes, table_properties_for
@@ -129,16 +131,7 @@ class WriteClient:
         # An explicit bulk insert into a table with records: the index looks up which keys
         # exist (for the dup policy), then the batch goes to new file groups.
         bulk_after_lookup = operation == BULK_INSERT and not bulk
-        one_job = bulk or (self.index.tags_in_write_tasks(merge_on_read) and not overwrite)
         prepared = self.preparer.prepare(df, schema, operation)
-        if one_job:
-            prepared = prepared.withColumn(RECORD_KEY, self.preparer.key_or_error())
-        else:
-            if bulk_after_lookup and self.config.precombine_field is not None:
-                prepared = with_arrival(prepared)  # ties go to the later row, as in an upsert
-            # Tagging and writing both read the batch: cache it, so that model SQL that is not
-            # deterministic is computed once, and the key and index columns only once.
-            prepared = prepared.persist()
         if not overwrite:
             self.index.check_table(meta_client, meta_client.timeline())
         if overwrite:
@@ -152,19 +145,29 @@ class WriteClient:
             pending = pending_compaction_file_groups(meta_client.storage, transaction.started_from)
             executor = WriteExecutor(meta_client, self.config, transaction.instant_time, schema,
                                      operation)  # fmt: skip
+            view = FileSystemView(meta_client.storage, transaction.started_from)
+            routing = self._routing(spark, operation, bulk, view)
+            in_write_tasks = self.index.tags_in_write_tasks(merge_on_read) and not overwrite
+            one_job = bulk or in_write_tasks or routing is not None
+            if one_job:
+                prepared = prepared.withColumn(RECORD_KEY, self.preparer.key_or_error())
+            else:
+                if bulk_after_lookup and self.config.precombine_field is not None:
+                    prepared = with_arrival(prepared)  # ties go to the later row, as in an upsert
+                # Tagging and writing both read the batch: cache it, so that model SQL that is
+                # not deterministic is computed once, and the key and index columns only once.
+                prepared = prepared.persist()
             replaced: dict[str, list[str]] = {}
             if bulk and overwrite:
-                replaced = _all_file_groups(
-                    FileSystemView(meta_client.storage, transaction.started_from)
-                )
+                replaced = _all_file_groups(view)
             if one_job:
                 planned = _planned(None, operation, replaced)
             else:
                 placement, replaced, partitions = self._tag_and_place(
                     prepared, transaction, operation, pending
                 )
-                crash_point("write.tagged")
                 planned = _planned(None if bulk_after_lookup else placement, operation, replaced)
+            crash_point("write.planned")
             transaction.inflight(planned.to_json().encode())
             crash_point("write.inflight")
             if bulk:
@@ -173,6 +176,15 @@ class WriteClient:
             elif bulk_after_lookup:
                 assert placement is not None  # looked up above, as not `one_job`
                 stats = executor.bulk_insert(placement.tagged.drop(LOCATION))
+                partitions = sorted({s.partition_path for s in stats})
+            elif routing is not None:
+                stats = executor.write_routed(
+                    prepared,
+                    routing,
+                    view.committed,
+                    pending,
+                    average_record_size(meta_client, self.config),
+                )
                 partitions = sorted({s.partition_path for s in stats})
             elif one_job:
                 if not isinstance(self.index, BucketIndex):
@@ -222,6 +234,15 @@ class WriteClient:
         log.info("%s", result.summary())
         self.services.after_commit(spark, result, compact=merge_on_read and not overwrite)
         return result
+
+    def _routing(
+        self, spark: SparkSession, operation: str, bulk: bool, view: FileSystemView
+    ) -> RoutingPlan | None:
+        """The routing units of an upsert or delete whose write tasks tag their own records
+        (SIMPLE index), or None: tag in a job of its own, or no tagging at all."""
+        if bulk or operation not in (UPSERT, DELETE) or not isinstance(self.index, SimpleIndex):
+            return None
+        return self.index.plan_routing(spark, self.meta_client, self.config, view)
 
     def _untagged(self, operation: str) -> bool:
         """Is this a bulk insert: no records of the table to look up (its first write, or an

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -28,8 +27,7 @@ from pyspark.sql import functions as F
 
 from ..config import BUCKET_INDEX, DROP_EXISTING, FAIL_ON_EXISTING, SIMPLE_INDEX, WriteConfig
 from ..exceptions import RecordKeyExistsError
-from ..fs_view import CommittedInstants, FileSlice, listed_log_blocks
-from ..logformat import BlockType
+from ..fs_view import CommittedInstants, FileSystemView
 from ..meta_client import HoodieTableMetaClient
 from ..naming import parse_base_file_name, parse_log_file_name
 from ..schema import PARTITION_PATH, RECORD_KEY
@@ -44,27 +42,12 @@ from .base import (
     next_versions,
     profile_of,
 )
+from .keys import KeySource, stored_keys
 from .placement import FileGroupTarget, InsertBucket, WorkloadProfile, plan_inserts
+from .routing import RoutingPlan, plan_routing
 
 KEY_FILTER_MAX_ROWS = 1_000_000  # batches up to this size filter stored keys in the readers
 _KEYS_SCHEMA = f"{RECORD_KEY} string, {PARTITION_PATH} string, {LOCATION} string"
-_BATCH_ROWS = 65536
-
-
-@dataclass(frozen=True)
-class KeySource:
-    """The files of one file slice whose record keys the index reads (relative paths)."""
-
-    partition_path: str
-    file_id: str
-    base_file: str | None
-    log_files: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, file_slice: FileSlice, *, with_logs: bool) -> KeySource:
-        base = file_slice.base_file.relative_path if file_slice.base_file else None
-        logs = tuple(lf.relative_path for lf in file_slice.log_files) if with_logs else ()
-        return cls(file_slice.partition_path, file_slice.file_id, base, logs)
 
 
 class _KeyReader:
@@ -86,7 +69,7 @@ class _KeyReader:
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 source = self.sources[index]
-                for keys in self._keys(source):
+                for keys in stored_keys(self.storage, source, self.committed):
                     if self.wanted is not None:
                         keys = keys.filter(pc.is_in(keys, value_set=self.wanted))
                     n = len(keys)
@@ -100,21 +83,6 @@ class _KeyReader:
                         ],
                         names=[RECORD_KEY, PARTITION_PATH, LOCATION],
                     )
-
-    def _keys(self, source: KeySource) -> Iterator[pa.Array]:
-        if source.base_file is not None:
-            parquet = self.storage.parquet_file(source.base_file)
-            for chunk in parquet.iter_batches(columns=[RECORD_KEY], batch_size=_BATCH_ROWS):
-                yield chunk.column(0)
-        for relative in source.log_files:
-            for block in listed_log_blocks(self.storage, relative, self.committed):
-                if block.block_type not in (BlockType.PARQUET_DATA, BlockType.AVRO_DATA):
-                    continue
-                # Blocks of failed writes do not make a key exist. (A key of a rolled-back block
-                # is counted: it only routes that key's next version to this file group.)
-                if block.instant_time not in self.committed:
-                    continue
-                yield block.records(columns=[RECORD_KEY]).column(0).combine_chunks()
 
 
 def existing_keys(
@@ -200,9 +168,27 @@ def summary_profile(context: TaggingContext) -> WorkloadProfile:
 
 
 class SimpleIndex(HoodieIndex):
-    """Tagging by a join of the batch's keys with the keys stored in the touched slices."""
+    """Tagging by a join of the batch's keys with the keys stored in the touched slices, or,
+    where routing units allow, inside the write tasks (`routing.py`)."""
 
     name = SIMPLE_INDEX
+
+    def plan_routing(
+        self,
+        spark: SparkSession,
+        meta_client: HoodieTableMetaClient,
+        config: WriteConfig,
+        view: FileSystemView,
+    ) -> RoutingPlan | None:
+        """Routing units for an upsert that tags in its write tasks, or None where a unit of
+        overlapping file groups would be too big for one task (then `tag_and_place`)."""
+        return plan_routing(
+            spark,
+            view,
+            merge_on_read=meta_client.merge_on_read,
+            logged_inserts=groups_with_inserts_in_logs(meta_client, view.timeline),
+            max_unit_size=config.max_file_size,
+        )
 
     def tag_and_place(self, batch: DataFrame, context: TaggingContext) -> Placement:
         meta_client, spark = context.meta_client, batch.sparkSession

@@ -2,8 +2,9 @@
 
 Records are assigned to their targets (updates to their file group, inserts to an insert
 bucket by key hash), shuffled one partition per target, and written by the handle each target
-needs: a new base file version (`CopyOnWriteHandle`) or a new log file (`AppendHandle`). An
-index that tags in the write tasks (`BucketWriter`) does both in one job instead.
+needs: a new base file version (`CopyOnWriteHandle`) or a new log file (`AppendHandle`).
+Where the write tasks can tag their own records (the BUCKET index's `BucketWriter`, the
+SIMPLE index's routing units and `RoutedWriter`), tagging and writing are one job instead.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
 from ..config import WriteConfig
+from ..fs_view import CommittedInstants
 from ..index.base import LOCATION
 from ..index.bucket import BUCKET, BucketIndex
 from ..index.placement import FileGroupTarget, InsertBucket
+from ..index.routing import UNIT, RoutingPlan
 from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata, WriteStat
@@ -37,6 +40,7 @@ from .merge_handle import (
     write_partition_metadata,
 )
 from .prepare import DELETE
+from .routed_writer import RoutedWriter
 from .task_errors import (
     GroupTask,
     results_or_raise,
@@ -122,6 +126,37 @@ class WriteExecutor:
             prepared = prepared.repartition(self.config.parallelism, PARTITION_PATH, BUCKET)
         write = returning_errors(_plain_function(writer))
         rows = prepared.groupBy(PARTITION_PATH, BUCKET).applyInArrow(write, STAT_SCHEMA).collect()
+        return _stats(rows)
+
+    def write_routed(
+        self,
+        prepared: DataFrame,
+        plan: RoutingPlan,
+        committed: CommittedInstants,
+        pending_compactions: dict[tuple[str, str], str],
+        average_record_size: int,
+    ) -> list[WriteStat]:
+        """Tag and write in one job, one task per routing unit (routed_writer)."""
+        rewrite, append = self._handles(targets={})
+        writer = RoutedWriter(
+            storage=self.meta_client.storage,
+            plan=plan,
+            committed=committed,
+            pending_compactions=pending_compactions,
+            merge_on_read=self.meta_client.merge_on_read,
+            delete_operation=self.operation == DELETE,
+            max_file_size=self.config.max_file_size,
+            small_file_limit=self.config.small_file_limit,
+            average_record_size=average_record_size,
+            partition_depth=len(self.config.partition_fields),
+            rewrite=rewrite,
+            append=append,
+        )
+        routed = plan.route(prepared)
+        if self.config.parallelism:
+            routed = routed.repartition(self.config.parallelism, PARTITION_PATH, UNIT)
+        write = returning_errors(_plain_function(writer))
+        rows = routed.groupBy(PARTITION_PATH, UNIT).applyInArrow(write, STAT_SCHEMA).collect()
         return _stats(rows)
 
     def bulk_insert(self, prepared: DataFrame) -> list[WriteStat]:
@@ -216,13 +251,13 @@ def _as_function(rewrite: CopyOnWriteHandle, append: AppendHandle) -> GroupTask:
     return write_file_group
 
 
-def _plain_function(writer: BucketWriter) -> GroupTask:
+def _plain_function(writer: GroupTask) -> GroupTask:
     """`applyInArrow` needs a function (it counts the arguments, which `self` confuses)."""
 
-    def write_bucket(key: tuple[Any, ...], table: pa.Table) -> pa.Table:
+    def write_group(key: tuple[Any, ...], table: pa.Table) -> pa.Table:
         return writer(key, table)
 
-    return write_bucket
+    return write_group
 
 
 def _stats(rows: list[Row]) -> list[WriteStat]:

@@ -32,7 +32,9 @@ from ..naming import (
 from ..schema import (
     FILE_NAME,
     IS_DELETED,
+    MAX_KEY_FOOTER,
     META_COLUMNS,
+    MIN_KEY_FOOTER,
     RECORD_KEY,
     data_schema,
 )
@@ -40,8 +42,6 @@ from ..storage import Storage
 
 TARGET = "__hoodie_target"  # the file id a record is written to
 STAT_SCHEMA = "stat string"
-MIN_KEY_FOOTER = b"hoodie_min_record_key"
-MAX_KEY_FOOTER = b"hoodie_max_record_key"
 
 
 def group_key(value: Any) -> Any:

@@ -40,9 +40,9 @@ pytestmark = pytest.mark.slow
 
 WRITE_POINTS = [
     "write.requested",
-    "write.tagged",
+    "write.planned",
     "write.inflight",
-    "write.partition_metadata",
+    "task.partition_metadata",
     "task.base_file.marked",
     "task.base_file.written",
     "write.files_written",
