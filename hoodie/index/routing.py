@@ -20,10 +20,10 @@ slice without a base file or whose logs may hold inserts (merge-on-read), nor fo
 outside ASCII (Java, which wrote Hudi's footers, orders strings by UTF-16 units, Spark by
 UTF-8 bytes; the two agree on everything between two ASCII bounds).
 
-When a unit of overlapping file groups would still hold more than one full file (keys spread
-over all file groups, e.g. random keys after many upserts), one task would rewrite them in
-turn: then `plan_routing` returns None and the write tags in a job of its own, which spreads
-the file groups' rewrites over the tasks.
+When a unit of overlapping file groups holds more than two full files (keys spread over all
+file groups, e.g. random keys written by Hudi, or by many upserts into one range), one task
+would rewrite them in turn: then `plan_routing` returns None and the write tags in a job of its
+own, which spreads the file groups' rewrites over the tasks, as before routing units existed.
 """
 
 from __future__ import annotations
@@ -111,7 +111,9 @@ def plan_routing(
     max_unit_size: int,
 ) -> RoutingPlan | None:
     """Units of every partition of `view`'s latest slices; None when some unit of several
-    file groups would hold more than `max_unit_size` bytes (tag in a job of its own then)."""
+    file groups would hold more than `max_unit_size` bytes (tag in a job of its own then).
+    Partitions holding more than `max_unit_size` in several file groups are split by key
+    range."""
     by_partition: dict[str, list[FileSlice]] = defaultdict(list)
     for group in view.file_groups():
         if group.latest_slice is not None:

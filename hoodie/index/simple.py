@@ -181,13 +181,14 @@ class SimpleIndex(HoodieIndex):
         view: FileSystemView,
     ) -> RoutingPlan | None:
         """Routing units for an upsert that tags in its write tasks, or None where a unit of
-        overlapping file groups would be too big for one task (then `tag_and_place`)."""
+        overlapping file groups would be too big for one task, more than two full files (then
+        `tag_and_place`)."""
         return plan_routing(
             spark,
             view,
             merge_on_read=meta_client.merge_on_read,
             logged_inserts=groups_with_inserts_in_logs(meta_client, view.timeline),
-            max_unit_size=config.max_file_size,
+            max_unit_size=2 * config.max_file_size,
         )
 
     def tag_and_place(self, batch: DataFrame, context: TaggingContext) -> Placement:

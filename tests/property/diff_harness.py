@@ -73,6 +73,9 @@ def options_of(p: Params) -> dict[str, str]:
         options["hoodie.bucket.index.num.buckets"] = str(p.bucket_count)
     if p.table_type == MOR:
         options["hoodie.compact.inline.max.delta.commits"] = str(p.compact_every)
+    if p.max_file_size is not None:
+        options["hoodie.parquet.max.file.size"] = str(p.max_file_size)
+        options["hoodie.parquet.small.file.limit"] = str(p.max_file_size // 2)
     if p.small_file_limit is not None:
         options["hoodie.parquet.small.file.limit"] = str(p.small_file_limit)
     return options

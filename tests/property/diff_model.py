@@ -110,6 +110,9 @@ class Params:
     keep_min: int = 20  # hoodie.keep.min.commits
     keep_max: int = 30  # hoodie.keep.max.commits
     small_file_limit: int | None = None  # hoodie.parquet.small.file.limit (None: default)
+    # hoodie.parquet.max.file.size (None: default); a few kilobytes make partitions of several
+    # file groups, split into routing units by key range or tagged in a job of their own
+    max_file_size: int | None = None
 
     @property
     def mor(self) -> bool:

@@ -65,6 +65,7 @@ def table_params(draw) -> Params:
         commits_retained=draw(st.sampled_from((10, 2, 1))),
         keep_min=keep_min,
         keep_max=keep_max,
+        max_file_size=draw(st.sampled_from((None, None, 6000))),
     )
 
 
