@@ -82,6 +82,8 @@ STAGES = {
     "WriteExecutor.write_file_groups": "write: shuffle to file groups, merge/append handles",
     "WriteExecutor.write_buckets": "BUCKET index, merge-on-read: input, tagging and write in "
     "one Spark job",
+    "SimpleIndex.plan_routing": "SIMPLE index: routing units from the listing (and footers)",
+    "WriteExecutor.write_routed": "SIMPLE index: input, tagging and write in one Spark job",
 }
 
 

@@ -6,9 +6,11 @@ in order, each floor below doing its own part:
    batch's schema checked; null keys refused;
 2. tag and place (`index/`): the index finds the file group already holding each key and
    decides where every file group's new version and the inserts go;
-3. write (`write/executor.py`): one Spark task per file group writes its new version, and the
+3. write (`write/executor.py`): Spark tasks write each file group's new version, and the
    driver completes the instant (`transaction/transaction.py`). Until then readers see the
    previous snapshot; a failure undoes the instant.
+Where the write tasks can tag their own records (the SIMPLE index's routing units, the BUCKET
+index on merge-on-read), steps 2 and 3 are one Spark job and the driver only plans them.
 After the commit, table services run under the same concurrency policy
 (`client/table_service_runner.py`).
 """
