@@ -149,7 +149,7 @@ class WriteClient:
                                      operation)  # fmt: skip
             view = FileSystemView(meta_client.storage, transaction.started_from)
             routing = self._routing(spark, operation, bulk, view)
-            in_write_tasks = self.index.tags_in_write_tasks(merge_on_read) and not overwrite
+            in_write_tasks = self.index.tags_in_write_tasks() and not overwrite
             one_job = bulk or in_write_tasks or routing is not None
             if one_job:
                 prepared = prepared.withColumn(RECORD_KEY, self.preparer.key_or_error())

@@ -87,7 +87,7 @@ class HoodieIndex(ABC):
         """Refuse a config that cannot place records in this table as it was written."""
         return None
 
-    def tags_in_write_tasks(self, merge_on_read: bool) -> bool:
+    def tags_in_write_tasks(self) -> bool:
         """Whether the write tasks tag their own records (no tagging job before writing)."""
         return False
 

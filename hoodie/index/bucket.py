@@ -105,10 +105,9 @@ class BucketIndex(HoodieIndex):
     def commit_metadata(self) -> dict[str, str]:
         return {INDEX_TYPE_KEY: self.name, BUCKET_COUNT_KEY: str(self.num_buckets)}
 
-    def tags_in_write_tasks(self, merge_on_read: bool) -> bool:
-        # Merge-on-read appends every bucket's records to its slice's log: a task can find
-        # its bucket's slice and write at once. Copy-on-write rewrites, planned on the driver.
-        return merge_on_read
+    def tags_in_write_tasks(self) -> bool:
+        # A bucket is one file group: a task can find its bucket's slice and write at once.
+        return True
 
     def check_table(self, meta_client: HoodieTableMetaClient, timeline: Timeline) -> None:
         """A bucket count different from the one the table was written with would send keys

@@ -1,18 +1,15 @@
-"""Merge-on-read writes under the BUCKET index, as one Spark job.
+"""Writes under the BUCKET index, as one Spark job.
 
 With a bucket index a record's file group follows from its key alone, so Hudi's tagging for it
-is a map, not a join. A merge-on-read write then needs nothing from the batch before it writes:
-each (partition, bucket) of the batch goes to that bucket's current file slice as a new log
-file, or, for a bucket the partition does not have yet, to a new base file. The whole write is
-therefore one Spark job grouped by (partition, bucket), whose tasks find their bucket's file
-group in a listing of their partition (where Hudi's bucket index loads it too). There is no
-input cache and no profile job: a small upsert costs one Spark job, which is what makes
-merge-on-read upserts several times cheaper than copy-on-write ones (bench/upsert_mor.py).
-
-Copy-on-write keeps the profile job: each of its tasks rewrites a whole file group, and spreading
-those rewrites over tasks needs to know which groups the batch touches. Here the work of a task
-follows the records it receives, so Spark's adaptive execution can size the tasks by the
-shuffled bytes (or `hoodie.upsert.shuffle.parallelism` fixes their number).
+is a map, not a join. A write then needs nothing from the batch before it writes: each
+(partition, bucket) of the batch goes to that bucket's current file slice, as a new log file
+(merge-on-read) or a new base file version (copy-on-write), or, for a bucket the partition
+does not have yet, to a new base file. The whole write is therefore one Spark job grouped by
+(partition, bucket), whose tasks find their bucket's file group in a listing of their
+partition (where Hudi's bucket index loads it too). There is no input cache and no profile
+job: a small upsert costs one Spark job. A task's work follows the records it receives (and,
+on copy-on-write, the size of its bucket's base file), so Spark's adaptive execution sizes the
+tasks by the shuffled bytes (or `hoodie.upsert.shuffle.parallelism` fixes their number).
 
 A task refuses, before writing, a partition laid out by another index or bucket count (the job
 fails and the writer rolls back what other tasks wrote), and rows without a record key.
@@ -58,8 +55,9 @@ class BucketWriter:
     table_name: str
     record_key_fields: tuple[str, ...]
     partition_depth: int
-    append: AppendHandle  # existing buckets: a log file of the current slice
-    create: CopyOnWriteHandle  # new buckets: a base file
+    merge_on_read: bool
+    append: AppendHandle  # existing buckets, merge-on-read: a log file of the current slice
+    rewrite: CopyOnWriteHandle  # new buckets, and existing ones on copy-on-write: a base file
     _slices: dict[str, dict[int, FileSlice]] = field(default_factory=dict, repr=False)
     _view: FileSystemView | None = field(default=None, repr=False)
 
@@ -70,19 +68,21 @@ class BucketWriter:
         file_slice = self._bucket_slices(partition).get(bucket)
         if file_slice is not None:
             pending = self.pending_compactions.get((partition, file_slice.file_id))
-            target = next_version(file_slice, pending, merge_on_read=True)
-            return stat_table([self.append.write(target, records)])
+            target = next_version(file_slice, pending, self.merge_on_read)
+            handle = self.append if target.appends_log else self.rewrite
+            written = handle.write(target, records)
+            return stat_table([written] if written is not None else [])
         # A new bucket: the batch's latest versions go to a base file, except deletes, which
         # have nothing to delete there. (Combined first: a delete may be the latest version
         # of a key that another row would insert.)
-        records = self.create.combine(records)
+        records = self.rewrite.combine(records)
         if pc.all(deleted_mask(records)).as_py() is not False:
             return stat_table([])
         # A new partition gets its metadata file from the first task writing there, as
         # Hudi's write handles create it.
         write_partition_metadata(self.storage, partition, self.append.instant, self.partition_depth)
         target = FileGroupTarget(partition, new_bucket_file_id(bucket), None, None)
-        stat = self.create.write(target, records)
+        stat = self.rewrite.write(target, records)
         assert stat is not None  # not all deletes (above): the new file group has rows
         return stat_table([stat])
 

@@ -110,7 +110,7 @@ class WriteExecutor:
         pending_compactions: dict[tuple[str, str], str],
     ) -> list[WriteStat]:
         """Tag and write in one job: each task finds its bucket's file slice (bucket_writer)."""
-        create, append = self._handles(targets={})
+        rewrite, append = self._handles(targets={})
         writer = BucketWriter(
             storage=self.meta_client.storage,
             timeline=timeline,
@@ -119,8 +119,9 @@ class WriteExecutor:
             table_name=self.meta_client.name,
             record_key_fields=self.config.record_key_fields,
             partition_depth=len(self.config.partition_fields),
+            merge_on_read=self.meta_client.merge_on_read,
             append=append,
-            create=create,
+            rewrite=rewrite,
         )
         if self.config.parallelism:
             prepared = prepared.repartition(self.config.parallelism, PARTITION_PATH, BUCKET)

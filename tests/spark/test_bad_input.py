@@ -185,12 +185,9 @@ def test_null_and_empty_keys_are_refused_on_every_write_path(spark, tmp_path, ca
     message = refused(lambda: table.upsert(spark.createDataFrame(rows, schema), cfg),
                       path, NullRecordKeyError, "table 't': ")  # fmt: skip
     columns = "every one of its columns id, name is null or empty" if composite else "column 'id'"
-    if not (table_type == "COPY_ON_WRITE" and options):
-        # Found in the first stage of a one-job write (a first write is a bulk insert, a
-        # merge-on-read BUCKET write tags in its tasks), before any task writes: no count.
-        counted = "a row in partition '2024-01-02' has" if partition else "a row has"
-    else:
-        counted = "2 row(s) have"
+    # Found in the first stage of a one-job write (a first write is a bulk insert, a BUCKET
+    # write tags in its tasks), before any task writes: no count.
+    counted = "a row in partition '2024-01-02' has" if partition else "a row has"
     assert f"{counted} a null or empty record key ({columns})" in message, message
     assert "nothing was written" in message
     assert table.timeline().timestamps() == []
