@@ -10,7 +10,7 @@ in order, each floor below doing its own part:
    driver completes the instant (`transaction/transaction.py`). Until then readers see the
    previous snapshot; a failure undoes the instant.
 Where the write tasks can tag their own records (the SIMPLE index's routing units, the BUCKET
-index on merge-on-read), steps 2 and 3 are one Spark job and the driver only plans them.
+index), steps 2 and 3 are one Spark job and the driver only plans them.
 After the commit, table services run under the same concurrency policy
 (`client/table_service_runner.py`).
 """

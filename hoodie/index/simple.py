@@ -12,6 +12,11 @@ For merge-on-read the keys of a slice are those of its base file and of the data
 log files (of completed instants, not rolled back): a key whose only version sits in a log
 file (a table whose inserts went to logs) still has a location, so an update of it cannot
 become a duplicate in another file group.
+
+Upserts and deletes usually tag inside their write tasks instead (`plan_routing`, `routing.py`,
+`write/routed_writer.py`), reading the same keys; the join here is for inserts (their dup
+policy needs the whole batch's verdict before anything is written) and for tables whose
+overlapping key ranges would make a routing unit too big for one task.
 """
 
 from __future__ import annotations
