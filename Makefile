@@ -114,10 +114,15 @@ test-deploy: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	$(PYTEST) -m "deploy or connect" tests/deploy tests/dbt
 
-# The comparison of bench/README.md (our core vs plain Spark, delta-rs, pyiceberg), N = 1M rows:
-# results in bench/results/compare_1M.{json,md,png}. Takes ~20 minutes on 2 cores.
+# The comparison of bench/README.md at three sizes: our core (copy-on-write, merge-on-read)
+# against plain Spark and delta-rs, with the pyarrow bound, N = 1M, 3M and 10M rows, one size
+# after the other: bench/results/compare_{1M,3M,10M}.{json,md,png} and the ratios by size in
+# compare_sizes.{json,md,png}. About 45 minutes on 2 cores; BENCH_SIZES=1000000 for one size.
+# pyiceberg (and the BUCKET-index variants) run by hand: bench/README.md.
+BENCH_SIZES ?= 1000000,3000000,10000000
+BENCH_SYSTEMS ?= cow_upsert,mor_upsert,spark_parquet,deltalake
 bench: java $(VENV)/.dev
-	$(BIN)/python bench/compare.py --rows 1000000
+	$(BIN)/python bench/compare.py --rows $(BENCH_SIZES) --systems $(BENCH_SYSTEMS)
 
 # The single-batch upsert benchmarks of our core (bench/upsert_cow.py, bench/upsert_mor.py).
 bench-upsert: java $(VENV)/.dev

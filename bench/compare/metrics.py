@@ -6,10 +6,18 @@ own (see worker.py), so a Spark JVM left by one system never counts toward anoth
 - wall seconds: `time.perf_counter()` around the system's call, nothing else;
 - peak memory: the sum of the RSS of the worker and all its descendants (for Spark: the JVM
   and its Python workers), sampled by a thread every SAMPLE_SECONDS. A sum of RSS counts
-  pages shared between processes more than once, so it is an upper bound, the same for all;
+  pages shared between processes more than once, so it is an upper bound, the same for all.
+  The worker's own RSS is kept apart: for a Spark system it is the Python driver, where
+  anything a write collected (keys, records) would show;
 - files and bytes written: the table folder is listed before and after the step; a file that
   is new, or whose size changed, was written. Data files (parquet, Hudi log files) are also
-  counted apart from metadata (timeline, Delta log, Iceberg manifests).
+  counted apart from metadata (timeline, Delta log, Iceberg manifests);
+- bytes read: what the process tree's read calls returned during the step (Linux `rchar`,
+  page-cache hits included), from the same samples as the memory: table and input files,
+  and for Spark also shuffle files and the pipes between the JVM and its Python workers. A
+  process that starts and ends between two samples is missed (Spark reuses its Python
+  workers, so few are). Spark's own input metrics cannot stand in: our core's files are read
+  by pyarrow in Python workers, which Spark does not count.
 """
 
 from __future__ import annotations
@@ -26,11 +34,17 @@ SAMPLE_SECONDS = 0.05
 
 
 class PeakRss:
-    """The largest RSS sum of this process and its descendants seen while running."""
+    """The largest RSS sum of this process and its descendants seen while running, and the
+    bytes their read calls returned meanwhile (`bytes_read`)."""
 
     def __init__(self, interval: float = SAMPLE_SECONDS):
         self.interval = interval
         self.peak = 0
+        self.own_peak = 0  # this process alone: for Spark systems, the Python driver
+        # pid -> (read chars at its first sample, at its last); a process first seen after
+        # the start counts from 0, as it read everything during the step
+        self._reads: dict[int, tuple[int, int]] = {}
+        self._started = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="peak-rss", daemon=True)
         self._root = psutil.Process(os.getpid())
@@ -44,10 +58,22 @@ class PeakRss:
         for proc in procs:
             try:
                 total += proc.memory_info().rss
-            except psutil.Error:  # a Python worker that just exited
-                pass
+                chars = proc.io_counters().read_chars
+            except (psutil.Error, AttributeError):  # exited just now; no rchar off Linux
+                continue
+            first, _ = self._reads.get(proc.pid, (chars if not self._started else 0, 0))
+            self._reads[proc.pid] = (first, chars)
+        self._started = True
+        try:
+            self.own_peak = max(self.own_peak, self._root.memory_info().rss)
+        except psutil.Error:
+            pass
         self.peak = max(self.peak, total)
         return total
+
+    @property
+    def bytes_read(self) -> int:
+        return sum(last - first for first, last in self._reads.values())
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -122,7 +148,12 @@ def measure(folder: Path, fn) -> tuple[object, dict, dict[str, int]]:
         result = fn()
         seconds = time.perf_counter() - started
     after = listing(folder)
-    measured = {"seconds": round(seconds, 3), "peak_rss_bytes": memory.peak}
+    measured = {
+        "seconds": round(seconds, 3),
+        "peak_rss_bytes": memory.peak,
+        "driver_peak_rss_bytes": memory.own_peak,
+        "bytes_read": memory.bytes_read,
+    }
     measured.update(written(before, after))
     return result, measured, before
 

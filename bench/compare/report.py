@@ -45,6 +45,12 @@ def _cell(record: dict, value, fmt: str = "{:.2f}") -> str:
     return fmt.format(value)
 
 
+def _spark_counts(measured: dict) -> str:
+    if "spark_jobs" not in measured:
+        return ""
+    return f"{measured['spark_jobs']} / {measured['spark_stages']} / {measured['spark_tasks']}"
+
+
 def _step_names(results: dict) -> list[str]:
     return [s["name"] for s in results["workload"]["steps"]]
 
@@ -122,6 +128,7 @@ def markdown(results: dict, plot_name: str | None = None) -> str:
         "Read and write steps are timed around the system's call only; starting a Spark "
         "session is not included.",
         "",
+        *_ratio_table(results),
         "## Reads, size and correctness",
         "",
         "| system | status | full scan (s) | one partition (s) | rows | checksum | correct | "
@@ -152,6 +159,7 @@ def markdown(results: dict, plot_name: str | None = None) -> str:
         "every file under the table folder, old file versions and metadata included (no "
         "system cleaned or vacuumed beyond its defaults).",
         "",
+        *_same_files_lines(records),
     ]
     if results["problems"]:
         lines += ["**Verification FAILED:**", ""] + [f"- {p}" for p in results["problems"]]
@@ -167,19 +175,28 @@ def markdown(results: dict, plot_name: str | None = None) -> str:
         lines += [
             f"### `{r['system']}`" + (f" ({r['status']})" if r["status"] != "ok" else ""),
             "",
-            "| step | seconds | rows/s | bytes written (MB) | files written | data files "
-            "| peak RSS (MiB) |",
-            "|---|---:|---:|---:|---:|---:|---:|",
+            "| step | seconds | rows/s | bytes read (MB) | bytes written (MB) | files written "
+            "| data files | Spark jobs / stages / tasks | peak RSS (MiB) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for name, s in r["steps"].items():
             lines.append(
                 f"| {name} | {s['seconds']:.2f} | {s['rows_per_second']:,.0f} | "
-                f"{_mb(s['bytes_written'])} | {s['files_written']} | {s['data_files_written']} "
+                f"{_mb(s.get('bytes_read'))} | {_mb(s['bytes_written'])} | "
+                f"{s['files_written']} | {s['data_files_written']} | {_spark_counts(s)} "
                 f"| {_mib(s['peak_rss_bytes'])} |"
             )
+        for read in ("scan", "scan_partition"):
+            if r.get(read):
+                s = r[read]
+                lines.append(
+                    f"| {read.replace('_', ' ')} (best) | {s['seconds']:.2f} | | "
+                    f"{_mb(s.get('bytes_read'))} | | | | {_spark_counts(s)} "
+                    f"| {_mib(s['peak_rss_bytes'])} |"
+                )
         if r["status"] != "ok":
             mark = "failed" if r["status"] == "failed" else DNF_MARK
-            lines.append(f"| {r.get('stopped_at')} | {mark} | | | | | |")
+            lines.append(f"| {r.get('stopped_at')} | {mark} | | | | | | | |")
             error = (r.get("error") or "").strip().splitlines()
             if error:
                 lines += ["", f"Stopped: `{error[-1][:300]}`"]
@@ -187,6 +204,142 @@ def markdown(results: dict, plot_name: str | None = None) -> str:
     if plot_name:
         lines += [f"![seconds per write by system]({plot_name})", ""]
     return "\n".join(lines)
+
+
+def _same_files_lines(records: list[dict]) -> list[str]:
+    """Our snapshot scan against Spark's parquet scan of the same latest base files."""
+    rows = []
+    for r in records:
+        reference = ((r.get("scan") or {}).get("reference") or {}).get("parquet_same_files")
+        if reference:
+            ours = r["scan"]["seconds"]
+            rows.append(
+                f"| `{r['system']}` | {ours:.2f} | {reference['seconds']:.2f} | "
+                f"{ours / max(reference['seconds'], 1e-9):.2f}x |"
+            )
+    if not rows:
+        return []
+    return [
+        "Our full scan against `spark.read.parquet` of the same latest base files, in the same "
+        "worker (issue 17's read target: at most 1.2x). For merge-on-read the parquet scan "
+        "reads the base files alone, without the log files our snapshot merges.",
+        "",
+        "| system | hoodie snapshot (s) | parquet, same files (s) | ratio |",
+        "|---|---:|---:|---:|",
+        *rows,
+        "",
+    ]
+
+
+def _kind(step: dict) -> str:
+    """A step's kind for the ratios: the 1% update is an upsert, but its own kind."""
+    return "update_1pct" if step["name"] == "update_1pct" else step["kind"]
+
+
+def ratios(results: dict) -> dict[str, dict[str, float | None]]:
+    """Our systems' write seconds over the references' (plain Spark, delta-rs, pyarrow bound),
+    per kind of step: load, upsert (median of the batches), delete; and the scans."""
+    import statistics
+
+    res = results["results"]
+
+    def seconds(system: str, kinds: tuple[str, ...]) -> float | None:
+        r = res.get(system)
+        if not r or r["status"] != "ok":
+            return None
+        values = [
+            r["steps"][s["name"]]["seconds"]
+            for s in results["workload"]["steps"]
+            if _kind(s) in kinds and s["name"] in r["steps"]
+        ]
+        return statistics.median(values) if values else None
+
+    def bound(kinds: tuple[str, ...]) -> float | None:
+        cow = res.get("cow_upsert")
+        if not cow:
+            return None
+        values = []
+        for s in results["workload"]["steps"]:
+            pb = cow["steps"].get(s["name"], {}).get("details", {}).get("physical_bound")
+            if _kind(s) in kinds and pb and pb["files"]:
+                values.append(pb["seconds"])
+        return statistics.median(values) if values else None
+
+    out: dict[str, dict[str, float | None]] = {}
+    kinds = {
+        "load": ("create",),
+        "upsert": ("upsert",),
+        "update_1pct": ("update_1pct",),
+        "delete": ("delete",),
+    }
+    for ours in ("cow_upsert", "mor_upsert", "cow_upsert_bucket", "mor_upsert_bucket"):
+        if ours not in res:
+            continue
+        row: dict[str, float | None] = {}
+        for kind, step_kinds in kinds.items():
+            mine = seconds(ours, step_kinds)
+            for ref, ref_seconds in (
+                ("spark_parquet", seconds("spark_parquet", step_kinds)),
+                ("deltalake", seconds("deltalake", step_kinds)),
+                ("pyarrow_bound", bound(step_kinds)),
+            ):
+                row[f"{kind}/{ref}"] = (
+                    round(mine / ref_seconds, 2) if mine and ref_seconds else None
+                )
+        if ours.startswith("mor"):
+            for kind, step_kinds in kinds.items():
+                cow = seconds(ours.replace("mor", "cow"), step_kinds)
+                mine = seconds(ours, step_kinds)
+                row[f"{kind}/cow"] = round(mine / cow, 2) if mine and cow else None
+        scan = res[ours].get("scan") or {}
+        same = (scan.get("reference") or {}).get("parquet_same_files")
+        row["scan/parquet_same_files"] = (
+            round(scan["seconds"] / same["seconds"], 2) if same and scan.get("seconds") else None
+        )
+        spark_scan = (res.get("spark_parquet") or {}).get("scan") or {}
+        row["scan/spark_parquet"] = (
+            round(scan["seconds"] / spark_scan["seconds"], 2)
+            if scan.get("seconds") and spark_scan.get("seconds")
+            else None
+        )
+        out[ours] = row
+    return out
+
+
+RATIO_TITLES = {
+    "load/spark_parquet": "load / plain Spark",
+    "upsert/deltalake": "10% upsert / delta-rs",
+    "upsert/spark_parquet": "10% upsert / plain Spark",
+    "upsert/pyarrow_bound": "10% upsert / pyarrow bound",
+    "upsert/cow": "10% upsert / COW",
+    "update_1pct/deltalake": "1% update / delta-rs",
+    "update_1pct/cow": "1% update / COW",
+    "delete/deltalake": "1% delete / delta-rs",
+    "delete/cow": "1% delete / COW",
+    "scan/parquet_same_files": "full scan / parquet of the same files",
+    "scan/spark_parquet": "full scan / plain Spark's table",
+}
+
+
+def _ratio_table(results: dict) -> list[str]:
+    table = ratios(results)
+    if not table:
+        return []
+    keys = [k for k in RATIO_TITLES if any(row.get(k) is not None for row in table.values())]
+    if not keys:
+        return []
+    lines = [
+        "## Ratios",
+        "",
+        "Our time over the reference's, from this run (upserts: the median of the batches).",
+        "",
+        "| | " + " | ".join(f"`{name}`" for name in table) + " |",
+        "|---|" + "---:|" * len(table),
+    ]
+    for key in keys:
+        cells = ["" if row.get(key) is None else f"{row[key]:.2f}x" for row in table.values()]
+        lines.append(f"| {RATIO_TITLES[key]} | " + " | ".join(cells) + " |")
+    return lines + [""]
 
 
 def _stage_tables(records: list[dict]) -> list[str]:
@@ -296,6 +449,172 @@ def plot(results: dict, path: Path) -> None:
     ax.set_ylabel("seconds (lower is better)")
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# -- several sizes ----------------------------------------------------------------------------
+# issue 17's targets, where one is a ratio of this table: (ratio key, target, which size)
+TARGETS = {
+    "load/spark_parquet": 1.2,
+    "upsert/deltalake": 3.0,  # copy-on-write, at 1M; 1.5x at 10M
+    "update_1pct/cow": 1 / 3,  # merge-on-read
+    "update_1pct/deltalake": 2.0,  # merge-on-read
+    "scan/parquet_same_files": 1.2,
+}
+TARGET_NOTES = {
+    "load/spark_parquet": "1.2x",
+    "upsert/deltalake": "COW: 3x at 1M, 1.5x at 10M",
+    "update_1pct/cow": "MOR: 0.33x",
+    "update_1pct/deltalake": "MOR: 2x",
+    "scan/parquet_same_files": "1.2x",
+}
+
+
+def _target_applies(system: str, key: str) -> bool:
+    """The upsert target is copy-on-write's, the 1% update's merge-on-read's."""
+    if key.startswith("upsert/"):
+        return system.startswith("cow")
+    if key.startswith("update_1pct/"):
+        return system.startswith("mor")
+    return True
+
+
+def sizes_summary(runs: list[dict]) -> dict:
+    """Per size: the ratios, every system's total write seconds and memory peaks."""
+    out = []
+    for results in runs:
+        systems = {}
+        for name, r in results["results"].items():
+            steps = r["steps"].values()
+            systems[name] = {
+                "status": r["status"],
+                "write_seconds": round(sum(s["seconds"] for s in steps), 2),
+                "peak_rss_bytes": max((s["peak_rss_bytes"] for s in steps), default=None),
+                "driver_peak_rss_bytes": max(
+                    (s.get("driver_peak_rss_bytes", 0) for s in steps), default=None
+                ),
+            }
+        out.append(
+            {
+                "rows": results["rows"],
+                "commit": results.get("commit"),
+                "date": results["date"],
+                "total_seconds": results["total_seconds"],
+                "verified": results["verified"],
+                "machine": results["machine"],
+                "ratios": ratios(results),
+                "systems": systems,
+            }
+        )
+    return {"benchmark": "compare_sizes", "sizes": out}
+
+
+def write_sizes(runs: list[dict], out_dir: Path, stem: str) -> list[Path]:
+    summary = sizes_summary(runs)
+    paths = [out_dir / f"{stem}.json", out_dir / f"{stem}.md", out_dir / f"{stem}.png"]
+    _atomic_write(paths[0], json.dumps(summary, indent=2) + "\n")
+    _atomic_write(paths[1], sizes_markdown(summary, paths[2].name))
+    plot_sizes(summary, paths[2])
+    return paths
+
+
+def sizes_markdown(summary: dict, plot_name: str) -> str:
+    sizes = summary["sizes"]
+    labels = [f"{s['rows']:,}" for s in sizes]
+    ours = [n for n in sizes[0]["ratios"]]
+    m = sizes[0]["machine"]
+    lines = [
+        "# FACT upsert comparison across sizes",
+        "",
+        f"Machine: **{m['cores']} cores, {m['memory_gib']} GiB RAM**. Each size is its own run "
+        "(its own report `compare_<N>.md`); the sizes ran one after another, "
+        f"{sum(s['total_seconds'] for s in sizes) / 60:.0f} minutes in all, commit "
+        f"`{(sizes[0].get('commit') or 'unknown')[:10]}`.",
+        "",
+        "## Ratios (our time over the reference's; upserts: median of the batches)",
+        "",
+    ]
+    for name in ours:
+        lines += [
+            f"`{name}`:",
+            "",
+            "| | " + " | ".join(labels) + " | target |",
+            "|---|" + "---:|" * (len(labels) + 1),
+        ]
+        for key, title in RATIO_TITLES.items():
+            values = [s["ratios"].get(name, {}).get(key) for s in sizes]
+            if all(v is None for v in values):
+                continue
+            cells = ["" if v is None else f"{v:.2f}x" for v in values]
+            note = TARGET_NOTES.get(key, "") if _target_applies(name, key) else ""
+            lines.append(f"| {title} | " + " | ".join(cells) + f" | {note} |")
+        lines.append("")
+    systems = list(sizes[0]["systems"])
+    lines += [
+        "## All writes and memory",
+        "",
+        "Seconds of all writes (load, upserts, delete); peak RSS of the process tree (MiB); "
+        "peak RSS of the Python driver alone (MiB), where a write that collected keys or "
+        "records would grow with the table.",
+        "",
+        "| system | "
+        + " | ".join(f"{label} s" for label in labels)
+        + " | "
+        + " | ".join(f"{label} peak" for label in labels)
+        + " | "
+        + " | ".join(f"{label} driver" for label in labels)
+        + " |",
+        "|---|" + "---:|" * (3 * len(labels)),
+    ]
+    for name in systems:
+        rows = [s["systems"].get(name, {}) for s in sizes]
+        lines.append(
+            f"| `{name}` | "
+            + " | ".join(
+                f"{r['write_seconds']:.1f}" if r.get("status") == "ok" else DNF_MARK for r in rows
+            )
+            + " | "
+            + " | ".join(_mib(r.get("peak_rss_bytes")) for r in rows)
+            + " | "
+            + " | ".join(_mib(r.get("driver_peak_rss_bytes")) for r in rows)
+            + " |"
+        )
+    lines += ["", f"![ratios by size]({plot_name})", ""]
+    return "\n".join(lines)
+
+
+def plot_sizes(summary: dict, path: Path) -> None:
+    """One panel per system of ours: each ratio against the table size, targets dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = summary["sizes"]
+    ours = list(sizes[0]["ratios"])
+    rows = [s["rows"] for s in sizes]
+    fig, axes = plt.subplots(1, max(1, len(ours)), figsize=(6 * max(1, len(ours)), 4.5),
+                             squeeze=False)  # fmt: skip
+    for ax, name in zip(axes[0], ours, strict=False):
+        for key, title in RATIO_TITLES.items():
+            values = [s["ratios"].get(name, {}).get(key) for s in sizes]
+            if all(v is None for v in values):
+                continue
+            line = ax.plot(rows, [float("nan") if v is None else v for v in values],
+                           marker="o", label=title)  # fmt: skip
+            target = TARGETS.get(key)
+            if target and _target_applies(name, key):
+                ax.axhline(target, color=line[0].get_color(), linestyle="--", linewidth=0.8)
+        ax.axhline(1.0, color="black", linewidth=0.6)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(rows, [f"{r / 1e6:g}M" for r in rows])
+        ax.set_title(f"{name}: our time / reference (targets dashed)")
+        ax.set_xlabel("rows in the initial table")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

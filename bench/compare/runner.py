@@ -46,7 +46,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         description="FACT upsert workload: our Hudi core against plain Spark, delta-rs and "
         "pyiceberg on the same data (see bench/README.md).",
     )
-    parser.add_argument("--rows", type=int, default=1_000_000, help="rows of the initial table")
+    parser.add_argument(
+        "--rows",
+        default="1000000",
+        help="rows of the initial table; several sizes comma-separated (e.g. "
+        "1000000,3000000,10000000) run one after another, each with its own report, and a "
+        "summary of the ratios across sizes (<name>_sizes.md/.png)",
+    )
     parser.add_argument("--batches", type=int, default=5, help="upsert batches of rows/10 each")
     parser.add_argument(
         "--partitions", type=int, default=PARTITIONS, help="date partitions (default 30)"
@@ -92,11 +98,28 @@ def parse_args(argv=None) -> argparse.Namespace:
     unknown = [s for s in args.systems if s not in SYSTEMS]
     if unknown or not args.systems:
         parser.error(f"unknown systems {unknown}; choose from {', '.join(SYSTEMS)}")
-    if args.partitions < 1 or args.rows < 10 * args.partitions or args.batches < 0:
+    try:
+        args.sizes = [int(float(n)) for n in args.rows.split(",") if n.strip()]
+    except ValueError:
+        parser.error(f"--rows takes row counts separated by commas, got {args.rows!r}")
+    if (
+        args.partitions < 1
+        or not args.sizes
+        or min(args.sizes) < 10 * args.partitions
+        or args.batches < 0
+    ):
         parser.error("need --partitions >= 1, --rows >= 10 x --partitions, --batches >= 0")
-    if args.time_cap is None:
-        args.time_cap = max(120.0, 180.0 * args.rows / 1_000_000)
+    args.rows = args.sizes[0]
+    args.time_cap_option = args.time_cap
     return args
+
+
+def for_size(args, rows: int) -> argparse.Namespace:
+    """The options of one size of the run."""
+    sized = argparse.Namespace(**vars(args))
+    sized.rows = rows
+    sized.time_cap = args.time_cap_option or max(120.0, 180.0 * rows / 1_000_000)
+    return sized
 
 
 def size_label(rows: int) -> str:
@@ -340,18 +363,30 @@ def repo_commit() -> str | None:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    results, problems = run(args)
-    stem = args.name or f"compare_{size_label(args.rows)}"
-    paths = report.write_all(results, Path(args.out), stem)
-    print("\n" + report.markdown(results))
-    for path in paths:
-        print(f"written: {path}")
-    if problems:
-        print("FAILED: " + "; ".join(problems), file=sys.stderr)
-        return 1
-    dnf = [r["system"] for r in results["results"].values() if r["status"] == DNF]
-    print(
-        "verified: every finished system holds the expected table"
-        + (f" ({', '.join(dnf)} did not finish)" if dnf else "")
-    )
-    return 0
+    failed = False
+    summaries = []
+    for rows in args.sizes:
+        sized = for_size(args, rows)
+        results, problems = run(sized)
+        stem = args.name or "compare"
+        if len(args.sizes) > 1 or not args.name:
+            stem = f"{stem}_{size_label(rows)}"
+        paths = report.write_all(results, Path(args.out), stem)
+        print("\n" + report.markdown(results))
+        for path in paths:
+            print(f"written: {path}")
+        summaries.append(results)
+        if problems:
+            print("FAILED: " + "; ".join(problems), file=sys.stderr)
+            failed = True
+            continue
+        dnf = [r["system"] for r in results["results"].values() if r["status"] == DNF]
+        print(
+            "verified: every finished system holds the expected table"
+            + (f" ({', '.join(dnf)} did not finish)" if dnf else "")
+        )
+    if len(summaries) > 1:
+        stem = f"{args.name or 'compare'}_sizes"
+        for path in report.write_sizes(summaries, Path(args.out), stem):
+            print(f"written: {path}")
+    return 1 if failed else 0

@@ -73,16 +73,26 @@ def handle(system, command: str, args: dict) -> dict:
     table = system.table_dir
     if command in ("create", "upsert", "delete"):
         write = getattr(system, command)
+        label = f"{system.name}-{args['step']}"
+        system.step_started(label)
         _, measured, before = metrics.measure(table, lambda: write(args["files"]))
+        measured.update(system.step_counts(label))
         started = time.perf_counter()
         measured["details"] = system.details(args["step"], before)
         measured["details_seconds"] = round(time.perf_counter() - started, 3)
         return measured
     if command == "scan":
-        return best_of(table, system.scan, args.get("repeats", 2))
+        out = best_of(system, "scan", system.scan, args.get("repeats", 2))
+        out["reference"] = {
+            name: best_of(system, name, fn, args.get("repeats", 2))
+            for name, fn in system.reference_scans().items()
+        }
+        return out
     if command == "scan_partition":
         date = args["date"]
-        out = best_of(table, lambda: system.scan_partition(date), args.get("repeats", 2))
+        out = best_of(
+            system, "scan_partition", lambda: system.scan_partition(date), args.get("repeats", 2)
+        )
         out["rows"] = system.count_partition(date)
         return out
     if command == "check":
@@ -94,13 +104,21 @@ def handle(system, command: str, args: dict) -> dict:
     raise ValueError(f"unknown command {command!r}")
 
 
-def best_of(table: Path, fn, repeats: int) -> dict:
-    """The fastest of `repeats` runs: the first run also pays one-off costs (Spark's Python
-    workers starting, the page cache), which say little about the format."""
+def best_of(system, label: str, fn, repeats: int) -> dict:
+    """The fastest of `repeats` runs, with that run's bytes read and Spark counts: the first
+    run also pays one-off costs (Spark's Python workers starting, the page cache), which say
+    little about the format."""
     runs = []
     peak = 0
-    for _ in range(max(1, repeats)):
-        _, measured, _ = metrics.measure(table, fn)
+    best: dict = {}
+    for n in range(max(1, repeats)):
+        run_label = f"{system.name}-{label}-{n}"
+        system.step_started(run_label)
+        _, measured, _ = metrics.measure(system.table_dir, fn)
+        measured.update(system.step_counts(run_label))
         runs.append(measured["seconds"])
         peak = max(peak, measured["peak_rss_bytes"])
-    return {"seconds": min(runs), "runs": runs, "peak_rss_bytes": peak}
+        if not best or measured["seconds"] < best["seconds"]:
+            best = measured
+    counts = {k: v for k, v in best.items() if k == "bytes_read" or k.startswith("spark_")}
+    return {"seconds": min(runs), "runs": runs, "peak_rss_bytes": peak, **counts}

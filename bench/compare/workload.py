@@ -290,9 +290,29 @@ def generate(
         keep = pc.invert(pc.is_in(expected["id"], pa.array(all_ids)))
         expected = pa.concat_tables([expected.filter(keep), batch.select(CHECK_COLUMNS)])
 
-    # deletes: uniform over every live key
     live_ids = np.concatenate(live)
     live_parts = np.concatenate([np.full(len(live[p]), p) for p in range(partitions)])
+
+    # a 1% update, uniform over every live key (corrections reach old data too): what
+    # merge-on-read exists for, issue 17's "1% update" step
+    chosen = rng.choice(len(live_ids), rows // 100, replace=False)
+    upd_ids, upd_parts = live_ids[chosen], live_parts[chosen]
+    batch = make_rows(upd_ids, upd_parts, batches + 1, rng)
+    files = _write(batch, data_dir / "update_1pct")
+    steps.append(
+        Step(
+            "update_1pct",
+            "upsert",
+            files,
+            len(upd_ids),
+            updates=len(upd_ids),
+            partitions_touched=len(np.unique(upd_parts)),
+        )
+    )
+    keep = pc.invert(pc.is_in(expected["id"], pa.array(upd_ids)))
+    expected = pa.concat_tables([expected.filter(keep), batch.select(CHECK_COLUMNS)])
+
+    # deletes: uniform over every live key
     chosen = rng.choice(len(live_ids), rows // 100, replace=False)
     del_ids, del_parts = live_ids[chosen], live_parts[chosen]
     days = (BASE_DATE - EPOCH).days + del_parts.astype(np.int32)

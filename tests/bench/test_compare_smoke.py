@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # the write options).
 SYSTEMS = ["cow_upsert", "mor_upsert", "cow_upsert_bucket", "spark_parquet", "deltalake",
            "pyiceberg"]  # fmt: skip
-STEPS = ["load", "upsert_1", "upsert_2", "delete"]
+STEPS = ["load", "upsert_1", "upsert_2", "update_1pct", "delete"]
 
 
 @pytest.mark.slow
@@ -68,8 +68,15 @@ def test_compare_smoke(tmp_path):
         assert list(record["steps"]) == STEPS, name
         for step in record["steps"].values():
             assert step["seconds"] > 0 and step["bytes_written"] > 0, name
-            assert step["peak_rss_bytes"] > 0, name
+            assert step["peak_rss_bytes"] >= step["driver_peak_rss_bytes"] > 0, name
+            assert step["bytes_read"] > 0, name  # at least the input files
+            if name not in ("deltalake", "pyiceberg"):
+                assert step["spark_jobs"] >= 1 and step["spark_tasks"] >= 1, (name, step)
         assert record["scan"]["seconds"] > 0 and record["scan_partition"]["seconds"] > 0
+        same_files = record["scan"]["reference"].get("parquet_same_files")
+        assert (same_files is not None) == name.startswith(("cow", "mor")), name
+    # our 10% upserts: one Spark job for the routed write (plus its shuffle's map stage)
+    assert results["results"]["cow_upsert"]["steps"]["upsert_2"]["spark_jobs"] <= 3
     bound = results["results"]["cow_upsert"]["steps"]["upsert_1"]["details"]["physical_bound"]
     assert bound["files"] > 0 and bound["seconds"] > 0
     assert results["machine"]["cores"] >= 1 and results["machine"]["memory_bytes"] > 0
@@ -79,4 +86,18 @@ def test_compare_smoke(tmp_path):
         assert f"`{name}`" in markdown
     assert "cores" in markdown and "Verification: every finished system" in markdown
     assert (out / "smoke.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "| 1% update / COW |" in markdown and "parquet of the same files" in markdown
+
+    # the summary across sizes (`make bench` runs three), here from this run twice
+    sys.path.insert(0, str(ROOT / "bench"))
+    from compare import report
+
+    paths = report.write_sizes([results, results], out, "sizes")
+    summary = json.loads(paths[0].read_text())
+    ratios = summary["sizes"][0]["ratios"]
+    assert set(ratios) == {"cow_upsert", "mor_upsert", "cow_upsert_bucket"}
+    assert ratios["mor_upsert"]["update_1pct/cow"] > 0
+    assert ratios["cow_upsert"]["upsert/deltalake"] > 0
+    assert "| 1% update / COW |" in paths[1].read_text()
+    assert paths[2].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     print(f"bench/compare.py smoke run: {seconds:.1f}s")

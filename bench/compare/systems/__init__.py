@@ -63,9 +63,22 @@ class System:
         table folder's listing from before the write (relative path -> size)."""
         return {}
 
+    # engine counters around each measured call (Spark: jobs, stages, tasks)
+    def step_started(self, label: str) -> None:
+        """A measured call labelled `label` starts."""
+
+    def step_counts(self, label: str) -> dict:
+        """What the engine ran for the call labelled `label`; empty for engines without jobs."""
+        return {}
+
     # reads: measured; every column is read
     def scan(self) -> None:
         raise NotImplementedError
+
+    def reference_scans(self) -> dict:
+        """Extra full scans to measure beside `scan` (name -> callable), e.g. plain parquet
+        over the very files the system's snapshot reads; prepared outside the timing."""
+        return {}
 
     def scan_partition(self, date: str) -> None:
         raise NotImplementedError

@@ -45,6 +45,27 @@ class SparkSystem(System):
         if not self.options.get("shared_spark"):
             self.spark.stop()
 
+    def step_started(self, label: str) -> None:
+        # The bench runs classic local Spark; the status tracker has no session-level twin.
+        self.spark.sparkContext.setJobGroup(label, label)
+
+    def step_counts(self, label: str) -> dict:
+        """Jobs of the call's job group, the stages that ran tasks (AQE and shuffle reuse
+        skip some of a job's stages) and their tasks."""
+        tracker = self.spark.sparkContext.statusTracker()
+        jobs = tracker.getJobIdsForGroup(label)
+        stage_ids = set()
+        for job in jobs:
+            info = tracker.getJobInfo(job)
+            stage_ids.update(info.stageIds if info else ())
+        stages = [tracker.getStageInfo(s) for s in sorted(stage_ids)]
+        ran = [s for s in stages if s is not None and s.numCompletedTasks + s.numFailedTasks]
+        return {
+            "spark_jobs": len(jobs),
+            "spark_stages": len(ran),
+            "spark_tasks": sum(s.numCompletedTasks + s.numFailedTasks for s in ran),
+        }
+
     def versions(self) -> dict:
         import pyspark
 
