@@ -171,6 +171,14 @@ class FileIO(Protocol):
     def swap_in(self, other_uri: str) -> None: ...
 
 
+def parquet_size(table: pa.Table, compression: str) -> int:
+    """The bytes `table` takes as a parquet file written as `Storage.write_parquet` writes
+    it, written to memory (a writer learning what its records cost on disk)."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression=compression)
+    return sink.getvalue().size
+
+
 class Storage:
     """A table's base path on a `pyarrow.fs` file system: the core's `FileIO`.
 

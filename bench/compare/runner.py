@@ -93,6 +93,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         "JVM starts and warm-up in smoke runs; their memory and first-step numbers are then not "
         "their own)",
     )
+    parser.add_argument(
+        "--summarize",
+        default=None,
+        metavar="JSON,JSON,...",
+        help="run nothing: write the summary across sizes (<name>_sizes.md/.png/.json) from "
+        "these result files of earlier runs, e.g. after re-running one size",
+    )
     args = parser.parse_args(argv)
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     unknown = [s for s in args.systems if s not in SYSTEMS]
@@ -363,6 +370,15 @@ def repo_commit() -> str | None:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.summarize:
+        import json
+
+        runs = [json.loads(Path(f).read_text()) for f in args.summarize.split(",") if f.strip()]
+        runs.sort(key=lambda results: results["rows"])
+        stem = f"{args.name or 'compare'}_sizes"
+        for path in report.write_sizes(runs, Path(args.out), stem):
+            print(f"written: {path}")
+        return 0
     failed = False
     summaries = []
     for rows in args.sizes:

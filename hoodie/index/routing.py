@@ -72,6 +72,10 @@ class RoutingPlan:
 
     units: dict[str, list[RoutingUnit]]
 
+    @property
+    def unit_count(self) -> int:
+        return sum(len(units) for units in self.units.values())
+
     def unit(self, partition: str, index: int) -> RoutingUnit:
         units = self.units.get(partition)
         return units[index] if units else RoutingUnit()

@@ -3,8 +3,11 @@
 Hudi's `bulk_insert` writes a batch that needs no index lookup (a table's first load, a full
 refresh, an append-only model): the records are shuffled once by partition path, sorted by
 (partition path, record key) in each task, and streamed into base files that roll over at
-`hoodie.parquet.max.file.size` (at `hoodie.copyonwrite.record.size.estimate` bytes a
-record). Each partition path goes to one task, so a partition gets as few files as its size
+`hoodie.parquet.max.file.size` of written parquet, as Hudi's bulk insert rolls over at its
+parquet writer's size. (`hoodie.copyonwrite.record.size.estimate` sizes an upsert's inserts
+while a table has no commit to learn record sizes from; stored records are often a tenth of
+its 1024 bytes, so a first load sized by it would write files a tenth of the target size.)
+Each partition path goes to one task, so a partition gets as few files as its size
 allows; an unpartitioned table is spread over the tasks by key hash instead. Nothing is
 cached, counted or collected before the write.
 
@@ -35,9 +38,10 @@ from ..markers import IOType, WriteMarkers
 from ..metadata import WriteStat
 from ..naming import base_file_name
 from ..schema import PARTITION_PATH, RECORD_KEY, data_schema
-from ..storage import Storage
+from ..storage import Storage, parquet_size
 from .merge_handle import (
     deleted_mask,
+    parquet_codec,
     stamp_records,
     stat_table,
     task_token,
@@ -48,6 +52,8 @@ from .merge_handle import (
 _HAS_ORDER = "__hoodie_has_order"
 _ARRIVAL = "__hoodie_arrival"  # a row's place in the batch: among equal values, the later wins
 _SORT_COLUMNS = (_HAS_ORDER, _ARRIVAL)
+# Records a task writes to memory, once, to learn what a record costs in a base file.
+_PROBE_RECORDS = 10_000
 
 
 def sorted_for_bulk_insert(
@@ -82,6 +88,8 @@ class BulkInsertWriter:
     core's errors as a result row: `task_errors.returning_errors_of_batches`).
 
     Holds at most one file's records at a time (the open file of the current partition path).
+    How many records fill a file of `max_file_size` it learns once, by writing its first
+    records (up to _PROBE_RECORDS, stamped as stored) to memory with the table's codec.
     """
 
     storage: Storage
@@ -92,7 +100,8 @@ class BulkInsertWriter:
     compression: str
     markers: WriteMarkers
     partition_depth: int
-    max_file_records: int
+    max_file_size: int
+    _file_records: int | None = field(default=None, repr=False)
     _partition: str | None = field(default=None, repr=False)
     _last_key: str | None = field(default=None, repr=False)
     _pending: list[pa.Table] = field(default_factory=list, repr=False)
@@ -144,13 +153,37 @@ class BulkInsertWriter:
 
     def _flush(self, everything: bool) -> Iterator[WriteStat]:
         """Write full files of the pending records (all of them when `everything`)."""
-        while self._pending_rows >= self.max_file_records or (everything and self._pending_rows):
+        while self._pending_rows:
+            limit = self._records_per_file(everything)
+            if limit is None or (self._pending_rows < limit and not everything):
+                return
             pending = pa.concat_tables(self._pending)
-            count = min(self.max_file_records, pending.num_rows)
+            count = min(limit, pending.num_rows)
             rest = pending.slice(count)
             self._pending = [rest] if rest.num_rows else []
             self._pending_rows = rest.num_rows
             yield self._write(pending.slice(0, count))
+
+    def _records_per_file(self, everything: bool) -> int | None:
+        """Records that fill a file of `max_file_size`, learned from the task's first
+        records; None while too few have come to tell (and more may)."""
+        if self._file_records is None:
+            if self._pending_rows < _PROBE_RECORDS and not everything:
+                return None
+            sample = pa.concat_tables(self._pending).slice(0, _PROBE_RECORDS)
+            per_record = max(1.0, self._stored_bytes(sample) / sample.num_rows)
+            self._file_records = max(1, int(self.max_file_size // per_record))
+        return self._file_records
+
+    def _stored_bytes(self, rows: pa.Table) -> int:
+        """The bytes `rows` add to a base file: written as `_write` writes them, less what
+        a file of no rows takes (the footer's fixed part)."""
+        assert self._partition is not None
+        name = base_file_name(f"{uuid.uuid4()}-0", task_token(), self.instant)
+        stored = stamp_records(rows, data_schema(self.data_schema), self.instant,
+                               self._partition, name)  # fmt: skip
+        codec = parquet_codec(self.compression)
+        return parquet_size(stored, codec) - parquet_size(stored.slice(0, 0), codec)
 
     def _write(self, rows: pa.Table) -> WriteStat:
         partition = self._partition

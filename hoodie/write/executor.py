@@ -154,11 +154,23 @@ class WriteExecutor:
             append=append,
         )
         routed = plan.route(prepared)
-        if self.config.parallelism:
-            routed = routed.repartition(self.config.parallelism, PARTITION_PATH, UNIT)
+        tasks = self.config.parallelism or self._delete_tasks(prepared, plan)
+        if tasks:
+            routed = routed.repartition(tasks, PARTITION_PATH, UNIT)
         write = returning_errors(_plain_function(writer))
         rows = routed.groupBy(PARTITION_PATH, UNIT).applyInArrow(write, STAT_SCHEMA).collect()
         return _stats(rows)
+
+    def _delete_tasks(self, prepared: DataFrame, plan: RoutingPlan) -> int:
+        """Write tasks of a routed delete (0: let Spark choose). A delete's records are keys
+        alone, so adaptive execution, which sizes tasks by shuffled bytes, gives all of them
+        to one task, which then rewrites every touched file group in turn (measured at 3M
+        rows, 30 file groups: 5.9-7.7 s against 4.2-4.9 s in 8 tasks). Updates carry whole
+        rows, and there Spark's choice was as fast or faster."""
+        if self.operation != DELETE:
+            return 0
+        shuffle = prepared.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200"
+        return max(1, min(plan.unit_count, int(shuffle)))
 
     def bulk_insert(self, prepared: DataFrame) -> list[WriteStat]:
         """Write the batch into new file groups in one job, untagged (bulk_insert)."""
@@ -172,7 +184,7 @@ class WriteExecutor:
             compression=self.config.compression,
             markers=WriteMarkers(storage, self.instant),
             partition_depth=len(self.config.partition_fields),
-            max_file_records=max(1, self.config.max_file_size // self.config.record_size_estimate),
+            max_file_size=self.config.max_file_size,
         )
         ordered = sorted_for_bulk_insert(prepared, self.config.precombine_field,
                                          bool(self.config.partition_fields),

@@ -553,15 +553,15 @@ def test_partition_pruning_on_a_merge_on_read_fixture(spark, tmp_path):
 def test_partition_pruning_on_a_table_with_several_file_groups_per_partition(spark, tmp_path):
     register(spark)
     path = str(tmp_path / "pruned")
-    # Four records per base file, so partition A gets several file groups.
+    # A couple of records per base file (each stores in some 20-40 bytes), so partition A
+    # gets several file groups.
     cfg = WriteConfig.build(
         "pruned",
         record_key="id",
         partition_path="dt",
         options={
-            "hoodie.parquet.max.file.size": "4096",
+            "hoodie.parquet.max.file.size": "60",
             "hoodie.parquet.small.file.limit": "0",
-            "hoodie.copyonwrite.record.size.estimate": "1024",
         },
     )
     table = HoodieTable.for_write(path, cfg)

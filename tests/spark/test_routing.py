@@ -21,14 +21,15 @@ from hoodie.index.simple import SimpleIndex
 
 pytestmark = pytest.mark.spark
 SCHEMA = "id string, name string, dt string, ts bigint"
-# Files of 20 records (as the bulk insert sizes them, ~3.5 KB) and no file small enough to take
+# Files of 20 records (~3.5 KB, one bulk insert each) and no file small enough to take
 # inserts: a partition of 100 keys is five file groups, more than two full files, so worth
 # splitting; a unit of more than two full files (12 KB) is too big for one task.
 SIZES = {
     "hoodie.parquet.max.file.size": "6000",
     "hoodie.parquet.small.file.limit": "0",
-    "hoodie.copyonwrite.record.size.estimate": "300",
+    "hoodie.compact.inline": "false",  # a merge-on-read table's five loads are delta commits
 }
+FILE_RECORDS = 20
 
 
 def _keys(numbers) -> list[str]:
@@ -36,9 +37,13 @@ def _keys(numbers) -> list[str]:
 
 
 def _table(spark, tmp_path, table_type: str, keys: list[str]):
+    """`keys` in files of FILE_RECORDS records, in key order: one bulk insert per file."""
     cfg = id_dt_ts_config("routed", table_type, SIZES)
     table = HoodieTable.for_write(str(tmp_path / "routed"), cfg)
-    table.write(spark.createDataFrame([(k, "v1", "d1", 1) for k in keys], SCHEMA), cfg)
+    for start in range(0, len(keys), FILE_RECORDS):
+        rows = [(k, "v1", "d1", 1) for k in keys[start : start + FILE_RECORDS]]
+        table.bulk_insert(spark.createDataFrame(rows, SCHEMA), cfg)
+    assert len(table.file_system_view().latest_base_files()) == -(-len(keys) // FILE_RECORDS)
     return table, cfg
 
 
@@ -172,3 +177,33 @@ def test_a_partition_of_one_file_group_needs_no_footers(spark, tmp_path):
     assert _job_sites(spark, "small-upsert") == {"executor.py": 2}  # its shuffle, its result
     assert {k: r["name"] for k, r in snapshot(table, spark).items()} == {"1": "a2", "2": "b",
                                                                          "3": "c"}  # fmt: skip
+
+
+def test_a_delete_writes_in_one_task_per_routing_unit(spark, tmp_path):
+    """A delete's records are keys alone, so adaptive execution, sizing tasks by shuffled
+    bytes, would give a big delete to one task, which would rewrite every touched file group
+    in turn. A routed delete asks for one task per routing unit instead (here three), up to
+    spark.sql.shuffle.partitions (eight here)."""
+    cfg = id_dt_ts_config("spread")
+    table = HoodieTable.for_write(str(tmp_path / "spread"), cfg)
+    rows = [(f"k{n}", "v", f"d{n % 3}", 1) for n in range(30)]
+    table.write(spark.createDataFrame(rows, SCHEMA), cfg)
+    group = "spread-delete"
+    spark.sparkContext.setJobGroup(group, "a delete over three partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "8")
+    try:
+        keys = spark.createDataFrame([(f"k{n}", f"d{n % 3}") for n in range(0, 30, 7)],
+                                     "id string, dt string")  # fmt: skip
+        result = table.delete(keys, cfg)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", "4")  # the session's (tests/conftest.py)
+        spark.sparkContext.setJobGroup(None, None)  # type: ignore[arg-type]
+    assert result.num_deletes == 5 and result.files_written == 3
+    tracker = spark.sparkContext.statusTracker()
+    stages = [tracker.getStageInfo(s) for job in tracker.getJobIdsForGroup(group)
+              for s in tracker.getJobInfo(job).stageIds]  # fmt: skip
+    # the input's stage, the write's, and the collect of its write stats; left to adaptive
+    # execution, the write's stage would be one task
+    tasks = [s.numTasks for s in stages if s is not None and "executor.py" in s.name]
+    assert 3 in tasks and 1 not in tasks, tasks
+    assert {k for k in snapshot(table, spark)} == {f"k{n}" for n in range(30) if n % 7}

@@ -534,14 +534,32 @@ def test_hive_style_partitioning(spark, tmp_path):
 
 
 # -- file sizing -------------------------------------------------------------------------------
-def test_file_sizing_and_small_file_filling(spark, tmp_path):
+def test_a_first_write_rolls_over_at_the_written_file_size(spark, tmp_path):
     path = str(tmp_path / "sized")
-    options = {
-        "hoodie.parquet.max.file.size": "60000",
-        "hoodie.parquet.small.file.limit": "30000",
-        "hoodie.copyonwrite.record.size.estimate": "100",
-    }
+    options = {"hoodie.parquet.max.file.size": "60000", "hoodie.parquet.small.file.limit": "30000"}
     cfg = WriteConfig.build("sized", record_key="id", partition_path="dt", options=options)
+    table = HoodieTable.for_write(path, cfg)
+    rows = spark.range(0, 12000).selectExpr(
+        "cast(id as int) as id", "concat('name-', id) as name", f"'{A}' as dt"
+    )
+    first = table.upsert(rows, cfg)
+    assert first.num_inserts == 12000
+    groups = table.file_system_view().latest_base_files()
+    # A first write is a bulk insert: it rolls over to a new file once the file holds
+    # hoodie.parquet.max.file.size of parquet (not at hoodie.copyonwrite.record.size.estimate
+    # bytes a record, which would make ~60 files of 1,000 small records here).
+    assert len(groups) == first.files_written >= 3
+    sizes = sorted(f.size for f in groups)
+    assert sizes[-1] <= 60000 * 1.05, sizes
+    assert sizes[1] >= 60000 * 0.7, sizes  # all full but the last one written
+    counts = [pq.read_metadata(os.path.join(path, f.relative_path)).num_rows for f in groups]
+    assert sum(counts) == 12000
+
+
+def test_inserts_fill_a_small_file_group(spark, tmp_path):
+    path = str(tmp_path / "small")
+    options = {"hoodie.parquet.max.file.size": "60000", "hoodie.parquet.small.file.limit": "30000"}
+    cfg = WriteConfig.build("small", record_key="id", partition_path="dt", options=options)
     table = HoodieTable.for_write(path, cfg)
 
     def batch(start, stop):
@@ -549,27 +567,18 @@ def test_file_sizing_and_small_file_filling(spark, tmp_path):
             "cast(id as int) as id", "concat('name-', id) as name", f"'{A}' as dt"
         )
 
-    first = table.upsert(batch(0, 2000), cfg)
-    assert first.num_inserts == 2000
-    groups = table.file_system_view().latest_base_files()
-    # 60000 / 100 bytes = 600 records per new file group: the first write (a bulk insert)
-    # rolls over to a new file every 600 records.
-    assert len(groups) == first.files_written == 4
-    counts = [pq.read_metadata(os.path.join(path, f.relative_path)).num_rows for f in groups]
-    assert sorted(counts) == [200, 600, 600, 600], counts
-    assert all(f.size < 30000 for f in groups)  # all small: the next inserts can fill them
+    first = table.upsert(batch(0, 300), cfg)
+    [small] = table.file_system_view().latest_base_files()
+    assert small.size < 30000
 
-    second = table.upsert(batch(2000, 2010), cfg)
+    second = table.upsert(batch(300, 310), cfg)
     assert (second.num_inserts, second.files_written) == (10, 1)
-    after = table.file_system_view().latest_base_files()
-    assert {f.file_id for f in after} == {f.file_id for f in groups}
-    (grown,) = [f for f in after if f.instant == second.instant]
-    previous = {f.file_id: f for f in groups}[grown.file_id]
-    assert previous.size == min(f.size for f in groups)  # the smallest file is filled first
+    [grown] = table.file_system_view().latest_base_files()
+    assert grown.file_id == small.file_id and grown.instant == second.instant
     stat = commit_json(path, second.instant)["partitionToWriteStats"][A][0]
     assert stat["prevCommit"] == first.instant
-    assert stat["numWrites"] == counts[groups.index(previous)] + 10
-    assert snapshot(table, spark).keys() == {str(i) for i in range(2010)}
+    assert stat["numWrites"] == 310
+    assert snapshot(table, spark).keys() == {str(i) for i in range(310)}
 
 
 # -- table.delete ------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 Its contract: records arrive sorted by (partition path, key, winner first), in batches that
 may split a partition path or a key; it keeps one record per key (the first), drops deletes,
 refuses repeated keys without a precombine field, and writes each partition path's records
-into files of at most `max_file_records`, each announced by a marker first.
+into files of about `max_file_size` bytes, each announced by a marker first.
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ INSTANT = "20261125080000000"
 DATA = pa.schema([("id", pa.string()), ("name", pa.string()), ("ts", pa.int64())])
 
 
-def _writer(tmp_path, max_file_records: int = 100, precombine: str | None = "ts"):
+def _writer(tmp_path, max_file_size: int = 10_000_000, precombine: str | None = "ts"):
     storage = Storage(str(tmp_path))
     return BulkInsertWriter(storage=storage, instant=INSTANT, data_schema=DATA,
                             precombine_field=precombine, record_key_fields=("id",),
                             compression="snappy", markers=WriteMarkers(storage, INSTANT),
-                            partition_depth=1, max_file_records=max_file_records)  # fmt: skip
+                            partition_depth=1, max_file_size=max_file_size)  # fmt: skip
 
 
 def _batch(rows: list[tuple]) -> pa.RecordBatch:
@@ -79,13 +79,51 @@ def test_one_record_per_key_across_batches_and_no_deletes(tmp_path):
     assert (tmp_path / "a" / ".hoodie_partition_metadata").is_file()
 
 
-def test_files_roll_over_at_the_record_limit(tmp_path):
-    rows = [("p", f"{i:03d}", f"n{i}", 1, False) for i in range(25)]
-    stats = _run(_writer(tmp_path, max_file_records=10), [_batch(rows[:7]), _batch(rows[7:])])
-    assert sorted(s["num_writes"] for s in stats) == [5, 10, 10]
-    assert len({s["file_id"] for s in stats}) == 3
+def _rows(count: int, partition: str = "p") -> list[tuple]:
+    # names that do not compress away: a record costs some 60-70 bytes stored
+    return [(partition, f"{i:06d}", f"name-{i * 7919 % 100_003:06d}-{i}", i, False)
+            for i in range(count)]  # fmt: skip
+
+
+def test_files_roll_over_at_the_written_size(tmp_path):
+    rows = _rows(30_000)
+    max_size = 500_000
+    batches = [_batch(rows[i : i + 4096]) for i in range(0, len(rows), 4096)]
+    stats = _run(_writer(tmp_path, max_file_size=max_size), batches)
+    by_key = sorted(stats, key=lambda s: s["path"])
+    sizes = [(tmp_path / s["path"]).stat().st_size for s in by_key]
+    assert [s["file_size_in_bytes"] for s in by_key] == sizes
+    assert len(stats) >= 3 and len({s["file_id"] for s in stats}) == len(stats)
+    # every file at most the target and, but for the last one, close to it
+    assert max(sizes) <= max_size * 1.05, sizes
+    full = sorted(sizes)[1:]
+    assert min(full) >= max_size * 0.7, sizes
+    assert sum(s["num_writes"] for s in stats) == len(rows)
     keys = sorted(k for f in _stored(tmp_path, stats).values() for k, _ in f)
-    assert keys == [f"{i:03d}" for i in range(25)]
+    assert keys == [r[1] for r in rows]
+
+
+def test_file_size_follows_the_records_not_an_estimate(tmp_path):
+    # The same number of records, several times the bytes each: several times the files.
+    narrow = _run(_writer(tmp_path / "narrow", max_file_size=300_000), [_batch(_rows(20_000))])
+    wide_rows = [(p, k, "".join(f"{(ts + 1) * (j + 3) * 2654435761 % 1_000_003:07d}"
+                                for j in range(20)), ts, d)
+                 for p, k, _, ts, d in _rows(20_000)]  # fmt: skip
+    wide = _run(_writer(tmp_path / "wide", max_file_size=300_000), [_batch(wide_rows)])
+    assert len(narrow) >= 2
+    narrow_bytes = sum(s["file_size_in_bytes"] for s in narrow)
+    wide_bytes = sum(s["file_size_in_bytes"] for s in wide)
+    assert wide_bytes > 3 * narrow_bytes
+    # files of the target size either way: their number follows the bytes
+    expected = wide_bytes / narrow_bytes * len(narrow)
+    assert 0.6 * expected <= len(wide) <= 1.5 * expected, (len(narrow), len(wide), expected)
+
+
+def test_a_small_batch_is_one_file(tmp_path):
+    # fewer records than the probe: sized from what there is, written at the end
+    stats = _run(_writer(tmp_path), [_batch(_rows(50)), _batch(_rows(50, "q"))])
+    assert sorted((s["partition_path"], s["num_writes"]) for s in stats) == [("p", 50),
+                                                                           ("q", 50)]  # fmt: skip
 
 
 def test_a_repeated_key_without_precombine_field_is_refused(tmp_path):
