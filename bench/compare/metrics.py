@@ -57,17 +57,16 @@ class PeakRss:
             procs = [self._root]
         for proc in procs:
             try:
-                total += proc.memory_info().rss
+                rss = proc.memory_info().rss
+                total += rss
+                if proc.pid == self._root.pid:  # the same sample as the sum: never above it
+                    self.own_peak = max(self.own_peak, rss)
                 chars = proc.io_counters().read_chars
             except (psutil.Error, AttributeError):  # exited just now; no rchar off Linux
                 continue
             first, _ = self._reads.get(proc.pid, (chars if not self._started else 0, 0))
             self._reads[proc.pid] = (first, chars)
         self._started = True
-        try:
-            self.own_peak = max(self.own_peak, self._root.memory_info().rss)
-        except psutil.Error:
-            pass
         self.peak = max(self.peak, total)
         return total
 
