@@ -284,15 +284,12 @@ def ratios(results: dict) -> dict[str, dict[str, float | None]]:
             ]
             if ours.startswith("cow"):  # the bound is of copy-on-write's rewritten files
                 references.append(("pyarrow_bound", bound(step_kinds)))
+            else:  # merge-on-read against its copy-on-write twin
+                references.append(("cow", seconds(ours.replace("mor", "cow"), step_kinds)))
             for ref, ref_seconds in references:
                 row[f"{kind}/{ref}"] = (
                     round(mine / ref_seconds, 2) if mine and ref_seconds else None
                 )
-        if ours.startswith("mor"):
-            for kind, step_kinds in kinds.items():
-                cow = seconds(ours.replace("mor", "cow"), step_kinds)
-                mine = seconds(ours, step_kinds)
-                row[f"{kind}/cow"] = round(mine / cow, 2) if mine and cow else None
         scan = res[ours].get("scan") or {}
         same = (scan.get("reference") or {}).get("parquet_same_files")
         row["scan/parquet_same_files"] = (
@@ -457,20 +454,13 @@ def plot(results: dict, path: Path) -> None:
 
 
 # -- several sizes ----------------------------------------------------------------------------
-# issue 17's targets, where one is a ratio of this table: (ratio key, target, which size)
+# issue 17's targets that are ratios of this table: key -> (the line drawn, what the table says)
 TARGETS = {
-    "load/spark_parquet": 1.2,
-    "upsert/deltalake": 3.0,  # copy-on-write, at 1M; 1.5x at 10M
-    "update_1pct/cow": 1 / 3,  # merge-on-read
-    "update_1pct/deltalake": 2.0,  # merge-on-read
-    "scan/parquet_same_files": 1.2,
-}
-TARGET_NOTES = {
-    "load/spark_parquet": "1.2x",
-    "upsert/deltalake": "COW: 3x at 1M, 1.5x at 10M",
-    "update_1pct/cow": "MOR: 0.33x",
-    "update_1pct/deltalake": "MOR: 2x",
-    "scan/parquet_same_files": "1.2x",
+    "load/spark_parquet": (1.2, "1.2x"),
+    "upsert/deltalake": (3.0, "COW: 3x at 1M, 1.5x at 10M"),
+    "update_1pct/cow": (1 / 3, "MOR: 0.33x"),
+    "update_1pct/deltalake": (2.0, "MOR: 2x"),
+    "scan/parquet_same_files": (1.2, "1.2x"),
 }
 
 
@@ -526,7 +516,7 @@ def write_sizes(runs: list[dict], out_dir: Path, stem: str) -> list[Path]:
 def sizes_markdown(summary: dict, plot_name: str) -> str:
     sizes = summary["sizes"]
     labels = [f"{s['rows']:,}" for s in sizes]
-    ours = [n for n in sizes[0]["ratios"]]
+    ours = list(sizes[0]["ratios"])
     m = sizes[0]["machine"]
     lines = [
         "# FACT upsert comparison across sizes",
@@ -558,7 +548,7 @@ def sizes_markdown(summary: dict, plot_name: str) -> str:
             if all(v is None for v in values):
                 continue
             cells = ["" if v is None else f"{v:.2f}x" for v in values]
-            note = TARGET_NOTES.get(key, "") if _target_applies(name, key) else ""
+            note = TARGETS[key][1] if key in TARGETS and _target_applies(name, key) else ""
             lines.append(f"| {title} | " + " | ".join(cells) + f" | {note} |")
         lines.append("")
     systems = list(sizes[0]["systems"])
@@ -614,8 +604,8 @@ def plot_sizes(summary: dict, path: Path) -> None:
                 continue
             line = ax.plot(rows, [float("nan") if v is None else v for v in values],
                            marker="o", label=title)  # fmt: skip
-            target = TARGETS.get(key)
-            if target and _target_applies(name, key):
+            if key in TARGETS and _target_applies(name, key):
+                target = TARGETS[key][0]
                 ax.axhline(target, color=line[0].get_color(), linestyle="--", linewidth=0.8)
         ax.axhline(1.0, color="black", linewidth=0.6)
         ax.set_xscale("log")

@@ -73,10 +73,7 @@ def handle(system, command: str, args: dict) -> dict:
     table = system.table_dir
     if command in ("create", "upsert", "delete"):
         write = getattr(system, command)
-        label = f"{system.name}-{args['step']}"
-        system.step_started(label)
-        _, measured, before = metrics.measure(table, lambda: write(args["files"]))
-        measured.update(system.step_counts(label))
+        measured, before = measured_call(system, args["step"], lambda: write(args["files"]))
         started = time.perf_counter()
         measured["details"] = system.details(args["step"], before)
         measured["details_seconds"] = round(time.perf_counter() - started, 3)
@@ -104,6 +101,16 @@ def handle(system, command: str, args: dict) -> dict:
     raise ValueError(f"unknown command {command!r}")
 
 
+def measured_call(system, label: str, fn) -> tuple[dict, dict[str, int]]:
+    """`metrics.measure` of `fn`, with what the system's engine ran for it (a job group of
+    its own, `label`); and the table's listing from before."""
+    group = f"{system.name}-{label}"
+    system.step_started(group)
+    _, measured, before = metrics.measure(system.table_dir, fn)
+    measured.update(system.step_counts(group))
+    return measured, before
+
+
 def best_of(system, label: str, fn, repeats: int) -> dict:
     """The fastest of `repeats` runs, with that run's bytes read and Spark counts: the first
     run also pays one-off costs (Spark's Python workers starting, the page cache), which say
@@ -112,10 +119,7 @@ def best_of(system, label: str, fn, repeats: int) -> dict:
     peak = 0
     best: dict = {}
     for n in range(max(1, repeats)):
-        run_label = f"{system.name}-{label}-{n}"
-        system.step_started(run_label)
-        _, measured, _ = metrics.measure(system.table_dir, fn)
-        measured.update(system.step_counts(run_label))
+        measured, _ = measured_call(system, f"{label}-{n}", fn)
         runs.append(measured["seconds"])
         peak = max(peak, measured["peak_rss_bytes"])
         if not best or measured["seconds"] < best["seconds"]:
