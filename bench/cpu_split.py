@@ -1,0 +1,144 @@
+"""Where a write's or a scan's time goes: CPU seconds per process kind (the JVM, Python workers,
+the Python driver) around each step, for the steps `make bench` times.
+
+On 2 cores a step's wall time is bounded below by its CPU seconds over 2, so the split says
+which side a missed target has to win back: the JVM's (input scan, shuffle, sort, rows to
+Arrow) or the Python workers' (merge, parquet encode and decode). Three profiles:
+
+- `writes`: our load, three 10% upserts, the 1% update and the delete (the benchmark's
+  workload, copy-on-write or merge-on-read);
+- `load-parts`: plain Spark's load beside the JVM parts of ours, cumulatively (scan + shuffle,
+  + sort, + the rows' transfer to Python as Arrow);
+- `scan`: our full scan beside `spark.read.parquet` of the same latest base files.
+
+    PYSPARK_PYTHON=$PWD/.venv/bin/python .venv/bin/python bench/cpu_split.py writes --rows 3000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from compare.systems.spark import noop, start_spark  # noqa: E402
+from compare.workload import generate  # noqa: E402
+
+from hoodie import HoodieTable, WriteConfig  # noqa: E402
+from hoodie.read.datasource import register  # noqa: E402
+
+
+def _kind(process: psutil.Process) -> str:
+    command = " ".join(process.cmdline()[:3])
+    if "java" in command:
+        return "jvm"
+    if "pyspark.daemon" in command or "pyspark.worker" in command:
+        return "python worker"
+    return "driver"
+
+
+def _cpu_by_pid() -> dict[int, tuple[str, float]]:
+    me = psutil.Process()
+    seen = {}
+    for process in [me, *me.children(recursive=True)]:
+        try:
+            times = process.cpu_times()
+            seen[process.pid] = (_kind(process), times.user + times.system)
+        except psutil.Error:  # a worker that ended meanwhile
+            continue
+    return seen
+
+
+def measure(label: str, step: Callable[[], object]) -> None:
+    """Print the step's wall time and the CPU seconds each process kind spent in it."""
+    before = _cpu_by_pid()
+    started = time.perf_counter()
+    step()
+    wall = time.perf_counter() - started
+    spent: dict[str, float] = {}
+    for pid, (kind, cpu) in _cpu_by_pid().items():
+        spent[kind] = spent.get(kind, 0.0) + cpu - before.get(pid, (kind, 0.0))[1]
+    split = ", ".join(f"{kind} {seconds:.1f}" for kind, seconds in sorted(spent.items()))
+    print(f"{label:36s} wall {wall:6.2f} s   CPU s: {split}", flush=True)
+
+
+def profile_writes(spark, workload, root: Path, table_type: str) -> None:
+    shutil.rmtree(root / "table", ignore_errors=True)
+    config = WriteConfig.build(
+        "bench", record_key="id", partition_path="event_date", precombine_field="ts",
+        table_type=table_type,
+    )  # fmt: skip
+    table = HoodieTable.for_write(str(root / "table"), config)
+    for step in workload.steps:
+        write = table.delete if step.kind == "delete" else table.upsert
+        measure(step.name, lambda w=write, s=step: w(spark.read.parquet(*s.files), config))
+
+
+def profile_load_parts(spark, workload, root: Path) -> None:
+    load = workload.steps[0].files
+    out = root / "plain_spark"
+
+    def plain_load() -> None:
+        shutil.rmtree(out, ignore_errors=True)
+        rows = spark.read.parquet(*load).repartition("event_date")
+        rows.write.partitionBy("event_date").parquet(str(out))
+
+    def shuffled():
+        return spark.read.parquet(*load).repartition("event_date")
+
+    def to_python(batches):
+        return (batch.slice(0, 0) for batch in batches)
+
+    schema = spark.read.parquet(*load).schema
+    for _ in range(2):  # the first round pays the JIT
+        measure("plain Spark load", plain_load)
+        measure("scan + shuffle", lambda: noop(shuffled()))
+        measure("+ sort", lambda: noop(shuffled().sortWithinPartitions("event_date", "id")))
+        measure(
+            "+ rows to Python as Arrow",
+            lambda: noop(
+                shuffled().sortWithinPartitions("event_date", "id").mapInArrow(to_python, schema)
+            ),
+        )
+
+
+def profile_scan(spark, root: Path) -> None:
+    path = str(root / "table")
+    view = HoodieTable.open(path).file_system_view()
+    files = [f"{path}/{base.relative_path}" for base in view.latest_base_files()]
+    for _ in range(3):
+        measure("hoodie full scan", lambda: noop(spark.read.format("hoodie").load(path)))
+        measure("spark.read.parquet, same files", lambda: noop(spark.read.parquet(*files)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("profile", choices=["writes", "load-parts", "scan"])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--table-type", default="COPY_ON_WRITE")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/hoodie-cpu-split"))
+    args = parser.parse_args()
+    root = args.work / str(args.rows)
+    workload = generate(args.rows, 3, 20261122, root / "data")
+    spark = start_spark("local[2]", "cpu-split")
+    register(spark)
+    if args.profile == "writes":
+        profile_writes(spark, workload, root, args.table_type)
+    elif args.profile == "load-parts":
+        profile_load_parts(spark, workload, root)
+    else:
+        if not (root / "table" / ".hoodie").exists():
+            profile_writes(spark, workload, root, args.table_type)
+        profile_scan(spark, root)
+
+
+if __name__ == "__main__":
+    main()
