@@ -17,7 +17,7 @@ import fastavro
 
 from .exceptions import HoodieError
 from .storage import Storage
-from .timeline import METAFOLDER, Action, Instant, State, Timeline
+from .timeline import Action, Instant, State, Timeline, TimelineLayout
 
 PLAN_VERSION = 2
 _NAMESPACE = "org.apache.hudi.avro.model"
@@ -159,14 +159,9 @@ class CompactionPlan:
         return cls(operations, dict(record.get("extraMetadata") or {}), version)
 
 
-def plan_path(instant_time: str) -> str:
-    return posixpath.join(
-        METAFOLDER, Instant(instant_time, Action.COMPACTION, State.REQUESTED).file_name
-    )
-
-
-def read_plan(storage: Storage, instant_time: str) -> CompactionPlan:
-    return CompactionPlan.from_avro(storage.read_bytes(plan_path(instant_time)))
+def read_plan(storage: Storage, layout: TimelineLayout, instant_time: str) -> CompactionPlan:
+    requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)
+    return CompactionPlan.from_avro(storage.read_bytes(layout.path(requested)))
 
 
 def pending_compaction_file_groups(
@@ -176,6 +171,6 @@ def pending_compaction_file_groups(
     groups: dict[tuple[str, str], str] = {}
     for instant in timeline.pending:
         if instant.action is Action.COMPACTION:
-            for group in read_plan(storage, instant.timestamp).file_groups():
+            for group in read_plan(storage, timeline.layout, instant.timestamp).file_groups():
                 groups[group] = instant.timestamp
     return groups

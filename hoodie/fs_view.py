@@ -12,6 +12,13 @@ Two refinements make that rule Apache Hudi's (`HoodieTableFileSystemView`):
 - log files written while a compaction is pending name that compaction's instant as their
   base instant, though its base file does not exist yet: until the compaction completes they
   belong to the slice before it (Hudi's `getLatestMergedFileSlicesBeforeOrOn`).
+
+Which slice a log file belongs to depends on the timeline layout. In layout 1 (table version 6)
+its name carries the slice's base instant. In layout 2 (table versions 8 and 9) its name
+carries the instant of the delta commit that wrote it, and the slice is the one with the latest
+base instant at or before that delta commit's completion time: a delta commit that completed
+after a compaction was requested wrote changes the compaction did not see, so they belong after
+its base file (Hudi 1.x's non-blocking concurrency, RFC-66).
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from .logformat import LogBlock, read_log_file
 from .metadata import CommitMetadata
 from .naming import is_partition_metadata, parse_base_file_name, parse_log_file_name
 from .storage import FileInfo, Storage
-from .timeline import METAFOLDER, Action, State, Timeline
+from .timeline import LAYOUT_V1, METAFOLDER, Action, State, Timeline, layout_of
 
 
 def timeline_start(timeline: Timeline) -> str | None:
@@ -67,6 +74,7 @@ class CommittedInstants:
     timeline_start: str | None = None
     pending: frozenset[str] = frozenset()
     as_of: str | None = None
+    layout_version: int = 1  # where a task finds the timeline (rollback plans)
 
     @classmethod
     def of(cls, timeline: Timeline, as_of: str | None = None) -> CommittedInstants:
@@ -79,6 +87,7 @@ class CommittedInstants:
             timeline_start=first,
             pending=frozenset(timeline.pending.timestamps()),
             as_of=as_of,
+            layout_version=timeline.layout.version,
         )
 
     def __contains__(self, instant: object) -> bool:
@@ -111,10 +120,15 @@ def listed_log_blocks(storage: Storage, relative: str, committed: Container[str]
 
 
 def _deleted_by_rollback(storage: Storage, relative: str, committed: Container[str]) -> bool:
-    for instant in Timeline.load(storage):
+    layout = (
+        layout_of(committed.layout_version)
+        if isinstance(committed, CommittedInstants)
+        else LAYOUT_V1
+    )
+    for instant in Timeline.load(storage, layout):
         if instant.action is not Action.ROLLBACK:
             continue
-        requested = posixpath.join(METAFOLDER, instant.with_state(State.REQUESTED).file_name)
+        requested = layout.path(instant.with_state(State.REQUESTED))
         try:
             plan = RollbackPlan.from_avro(storage.read_bytes(requested))
         except FileNotFoundError:
@@ -145,7 +159,7 @@ class BaseFile:
 class LogFile:
     partition_path: str
     file_id: str
-    base_instant: str
+    instant: str  # in its name: its slice's base instant (layout 1), its writer's (layout 2)
     version: int
     name: str
     size: int
@@ -182,6 +196,8 @@ class FileSystemView:
 
     def __init__(self, storage: Storage, timeline: Timeline, as_of: str | None = None):
         self.storage = storage
+        self.layout = timeline.layout
+        self._completion_times = timeline.completion_times()
         completed = timeline.completed.write_timeline
         if as_of is not None:
             completed = completed.before_or_at(as_of)
@@ -198,9 +214,7 @@ class FileSystemView:
         for instant in self.timeline:
             if instant.action is not Action.REPLACE_COMMIT:
                 continue
-            meta = CommitMetadata.from_json(self.storage.read_bytes(
-                posixpath.join(METAFOLDER, instant.file_name)
-            ))  # fmt: skip
+            meta = CommitMetadata.parse(self.storage.read_bytes(self.layout.path(instant)))
             for partition, file_ids in (meta.partition_to_replace_file_ids or {}).items():
                 replaced.update((partition, fid) for fid in file_ids)
         return replaced
@@ -246,24 +260,46 @@ class FileSystemView:
             log = parse_log_file_name(info.name)
             if log is not None:
                 logs[(partition, log.file_id)].append(
-                    LogFile(partition, log.file_id, log.base_instant, log.version, info.name,
-                            info.size)
-                )  # fmt: skip
+                    LogFile(partition, log.file_id, log.instant, log.version, info.name, info.size)
+                )
         for (partition, file_id), entries in logs.items():
             if (partition, file_id) in self.replaced_file_ids:
                 continue
             group = groups.setdefault((partition, file_id), FileGroup(partition, file_id))
-            for log_file in sorted(entries, key=lambda lf: (lf.base_instant, lf.version)):
-                slice_key = (partition, file_id, log_file.base_instant)
+            base_instants = sorted(s.base_instant for s in group.slices)
+            for log_file in sorted(entries, key=lambda lf: (lf.instant, lf.version)):
+                slice_instant = self._slice_of(log_file, base_instants)
+                if slice_instant is None:
+                    continue
+                slice_key = (partition, file_id, slice_instant)
                 if slice_key not in slices:
-                    slices[slice_key] = FileSlice(partition, file_id, log_file.base_instant)
+                    slices[slice_key] = FileSlice(partition, file_id, slice_instant)
                     group.slices.append(slices[slice_key])
+                    base_instants.append(slice_instant)  # later logs may join a log-only slice
                 slices[slice_key].log_files.append(log_file)
         for group in groups.values():
             group.slices.sort(key=lambda s: s.base_instant)
             group.slices = self._committed_slices(group.slices)
         kept = [g for g in groups.values() if g.slices]
         return sorted(kept, key=lambda g: (g.partition_path, g.file_id))
+
+    def _slice_of(self, log_file: LogFile, base_instants: list[str]) -> str | None:
+        """The base instant of the slice a log file belongs to; None if no reader sees it.
+
+        Layout 2: the latest base instant (or pending compaction, whose slice joins the one
+        before it until the compaction completes) at or before the completion of the delta
+        commit that wrote the file; a log file of a write that did not complete is no one's.
+        The completion time of an instant archived off the timeline is unknown; its own time
+        stands in (it completed before every instant still on the timeline).
+        """
+        if self.layout.version == 1:
+            return log_file.instant
+        if log_file.instant not in self.committed:
+            return None
+        completed = self._completion_times.get(log_file.instant, log_file.instant)
+        starts = [b for b in base_instants if b <= completed]
+        starts += [c for c in self._pending_compactions if c <= completed]
+        return max(starts, default=log_file.instant)
 
     def _committed_slices(self, slices: list[FileSlice]) -> list[FileSlice]:
         """Slices (oldest first) whose base instant committed, as Hudi's view keeps them.

@@ -19,13 +19,13 @@ from . import properties as props
 from .archived_timeline import ArchivedInstant, archived_instants
 from .avro_metadata import CleanMetadata
 from .config import WriteConfig
-from .exceptions import CommitError, TableExistsError, TableNotFoundError
+from .exceptions import CommitError, TableExistsError, TableNotFoundError, UnsupportedTableError
 from .fs_view import FileSystemView
 from .keygen import KeyGenerator
 from .metadata import CommitMetadata
 from .schema import from_avro_schema
 from .storage import Storage
-from .timeline import METAFOLDER, Action, Instant, State, Timeline
+from .timeline import METAFOLDER, Action, Instant, State, Timeline, TimelineLayout, layout_of
 
 PROPERTIES_FILE = posixpath.join(METAFOLDER, "hoodie.properties")
 _LAYOUT_FOLDERS = (".temp", "archived", ".aux", ".schema")
@@ -35,6 +35,7 @@ class HoodieTableMetaClient:
     def __init__(self, storage: Storage, properties: props.TableProperties):
         self.storage = storage
         self.properties = properties
+        self.layout: TimelineLayout = layout_of(properties.timeline_layout_version)
 
     def __repr__(self) -> str:
         return f"HoodieTableMetaClient({self.properties.name!r}, {self.storage.base_uri!r})"
@@ -108,7 +109,7 @@ class HoodieTableMetaClient:
 
     # -- the timeline --------------------------------------------------------------------------
     def timeline(self) -> Timeline:
-        return Timeline.load(self.storage)
+        return Timeline.load(self.storage, self.layout)
 
     def archived_instants(self) -> list[ArchivedInstant]:
         return archived_instants(self.storage)
@@ -116,12 +117,31 @@ class HoodieTableMetaClient:
     def file_system_view(self, as_of: str | None = None) -> FileSystemView:
         return FileSystemView(self.storage, self.timeline(), as_of)
 
+    def instant_path(self, instant: Instant) -> str:
+        return self.layout.path(instant)
+
     def instant_content(self, instant: Instant) -> bytes:
         """What the timeline file of `instant` in its state holds (JSON or Avro)."""
-        return self.storage.read_bytes(posixpath.join(METAFOLDER, instant.file_name))
+        return self.storage.read_bytes(self.layout.path(instant))
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
-        return CommitMetadata.from_json(self.instant_content(instant))
+        return CommitMetadata.parse(self.instant_content(instant))
+
+    def check_writable(self) -> None:
+        """Refuse to change a table whose timeline this release cannot write.
+
+        Writing layout 1 instants into a Hudi 1.x table would hide them from Hudi 1.x readers
+        and from hudi-rs (which look in `.hoodie/timeline/` only), so nothing is written at all.
+        """
+        version = self.properties.table_version
+        if version != props.SUPPORTED_TABLE_VERSION:
+            raise UnsupportedTableError(
+                f"table '{self.name}' at {self.base_uri} is Hudi table version {version} "
+                f"(Apache Hudi 1.x); dbt-hoodie reads it but writes table version "
+                f"{props.SUPPORTED_TABLE_VERSION} only: write it with Apache Hudi 1.x, or keep "
+                "this model on a table version 6 table (a new location, or --full-refresh "
+                "after moving the old table away)"
+            )
 
     def save_instant(self, instant: Instant, content: bytes = b"") -> Instant:
         """Record `instant` in its state on the timeline.
@@ -129,7 +149,8 @@ class HoodieTableMetaClient:
         A new instant is created exclusively, so two writers can never both own one time; later
         states replace the file atomically, so readers see the old state or the new one.
         """
-        path = posixpath.join(METAFOLDER, instant.file_name)
+        self.check_writable()
+        path = self.layout.path(instant)
         if instant.state is State.REQUESTED:
             if not self.storage.create_if_absent(path, content):
                 raise CommitError(f"instant {instant.timestamp} already exists on the timeline")
@@ -144,8 +165,9 @@ class HoodieTableMetaClient:
     ) -> None:
         """Remove an instant's timeline files in these states, newest first by default, so the
         instant leaves the timeline before its older states do."""
+        self.check_writable()
         for state in states:
-            self.storage.delete(posixpath.join(METAFOLDER, instant.with_state(state).file_name))
+            self.storage.delete(self.layout.path(instant.with_state(state)))
 
     def delete_pending_instant(self, instant: Instant) -> None:
         """Remove the requested and inflight files of an instant that will not complete."""

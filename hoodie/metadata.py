@@ -1,16 +1,22 @@
-"""Commit metadata: the JSON that a completed write instant holds.
+"""Commit metadata: what a completed write instant holds.
 
 Field names and shapes follow Apache Hudi's `HoodieCommitMetadata` / `HoodieWriteStat` so that
 Hudi and hudi-rs read what we write, and we read theirs. Unknown fields are kept on read.
+Table version 6 stores it as JSON; versions 8 and 9 as an Avro object container file of one
+record whose field names are the JSON's keys, so one parser reads both.
 """
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import fastavro
+
 SCHEMA_KEY = "schema"
+AVRO_MAGIC = b"Obj\x01"
 
 
 @dataclass
@@ -142,10 +148,21 @@ class CommitMetadata:
         return json.dumps(body, indent=2)
 
     @classmethod
+    def parse(cls, content: bytes) -> CommitMetadata:
+        """A commit file's content, JSON (table version 6) or Avro (versions 8 and 9)."""
+        if content.startswith(AVRO_MAGIC):
+            record = next(iter(fastavro.reader(io.BytesIO(content))), None)
+            return cls._from_dict(record if isinstance(record, dict) else {})
+        return cls.from_json(content)
+
+    @classmethod
     def from_json(cls, text: str | bytes) -> CommitMetadata:
         if not text or not text.strip():
             return cls()
-        data = json.loads(text)
+        return cls._from_dict(json.loads(text))
+
+    @classmethod
+    def _from_dict(cls, data: dict[str, Any]) -> CommitMetadata:
         stats = {
             partition: [WriteStat.from_json_dict(s, partition) for s in (entries or [])]
             for partition, entries in (data.get("partitionToWriteStats") or {}).items()

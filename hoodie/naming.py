@@ -2,9 +2,11 @@
 
 A base file is `<fileId>_<writeToken>_<instant>.parquet`: the file group it belongs to, the
 task attempt that wrote it, and the instant that made it. A log file is
-`.<fileId>_<baseInstant>.log.<version>_<writeToken>`: it names the slice (base instant) it
-belongs to, not the instant that wrote it. The name alone tells a reader which file group and
-version a file is, with no other index.
+`.<fileId>_<instant>.log.<version>_<writeToken>`: in table version 6 the instant is the base
+instant of the slice it belongs to (not the instant that wrote it); from version 8 on it is the
+instant of the delta commit that wrote it, and its slice follows from that commit's completion
+time (see `fs_view`). The name alone tells a reader which file group a file is, with no other
+index.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 _BASE_FILE_RE = re.compile(r"^(?P<file_id>.+)_(?P<token>\d+-\d+-\d+)_(?P<instant>\d+)\.parquet$")
 _LOG_FILE_RE = re.compile(
-    r"^\.(?P<file_id>.+)_(?P<base_instant>\d+)\.(?P<ext>log|archive)\.(?P<version>\d+)"
+    r"^\.(?P<file_id>.+)_(?P<instant>\d+)\.(?P<ext>log|archive)\.(?P<version>\d+)"
     r"(?:_(?P<token>\d+-\d+-\d+))?$"
 )
 
@@ -69,7 +71,7 @@ class BaseFileName:
 @dataclass(frozen=True)
 class LogFileName:
     file_id: str
-    base_instant: str
+    instant: str  # the slice's base instant (table version 6), the writer's (8 and later)
     version: int
     write_token: str | None
 
@@ -85,9 +87,7 @@ def parse_log_file_name(name: str) -> LogFileName | None:
     match = _LOG_FILE_RE.match(name)
     if not match or match["ext"] != "log":
         return None
-    return LogFileName(
-        match["file_id"], match["base_instant"], int(match["version"]), match["token"]
-    )
+    return LogFileName(match["file_id"], match["instant"], int(match["version"]), match["token"])
 
 
 def partition_metadata_text(instant: str, depth: int) -> str:

@@ -34,11 +34,23 @@ RECORD_MERGER_STRATEGY = "hoodie.compaction.record.merger.strategy"
 CREATE_SCHEMA = "hoodie.table.create.schema"
 TABLE_CHECKSUM = "hoodie.table.checksum"
 METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
+# Table versions 8 and 9 (Hudi 1.x).
+KEY_GENERATOR_TYPE = "hoodie.table.keygenerator.type"
+ORDERING_FIELDS = "hoodie.table.ordering.fields"  # version 9's name for the precombine field
+RECORD_MERGE_MODE = "hoodie.record.merge.mode"
+INITIAL_VERSION = "hoodie.table.initial.version"
+TIMELINE_PATH = "hoodie.timeline.path"
+TIMELINE_HISTORY_PATH = "hoodie.timeline.history.path"
 
 COPY_ON_WRITE = "COPY_ON_WRITE"
 MERGE_ON_READ = "MERGE_ON_READ"
-SUPPORTED_TABLE_VERSION = 6
+SUPPORTED_TABLE_VERSION = 6  # the version this release writes
 SUPPORTED_LAYOUT_VERSION = 1
+# The table versions we read, with the timeline layout each must have (Hudi 0.12-0.15 write 6,
+# Hudi 1.0 writes 8, Hudi 1.1 and later write 9; 7 was the 0.16 bridge, never a default).
+READABLE_VERSIONS = {6: 1, 8: 2, 9: 2}
+EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
+COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
 
 SIMPLE_KEYGEN = "org.apache.hudi.keygen.SimpleKeyGenerator"
 COMPLEX_KEYGEN = "org.apache.hudi.keygen.ComplexKeyGenerator"
@@ -47,6 +59,14 @@ TIMESTAMP_KEYGEN = "org.apache.hudi.keygen.TimestampBasedKeyGenerator"
 CUSTOM_KEYGEN = "org.apache.hudi.keygen.CustomKeyGenerator"
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 OVERWRITE_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+# Hudi 1.x names the key generator by type, not class.
+_KEYGEN_TYPES = {
+    "SIMPLE": SIMPLE_KEYGEN,
+    "COMPLEX": COMPLEX_KEYGEN,
+    "NON_PARTITION": NON_PARTITIONED_KEYGEN,
+    "TIMESTAMP": TIMESTAMP_KEYGEN,
+    "CUSTOM": CUSTOM_KEYGEN,
+}
 
 
 def loads(text: str) -> dict[str, str]:
@@ -178,11 +198,21 @@ class TableProperties:
     table_version: int = SUPPORTED_TABLE_VERSION
     timeline_layout_version: int = SUPPORTED_LAYOUT_VERSION
     create_schema: str | None = None
+    record_merge_mode: str | None = None  # versions 8 and 9; None means inferred (version 6)
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_merge_on_read(self) -> bool:
         return self.table_type == MERGE_ON_READ
+
+    @property
+    def ordering_field(self) -> str | None:
+        """The field that decides which version of a key wins when merging: the precombine
+        field, unless the table merges by commit time (Hudi 1.x's COMMIT_TIME_ORDERING, where
+        the later write wins whatever the field says)."""
+        if self.record_merge_mode == COMMIT_TIME_ORDERING:
+            return None
+        return self.precombine_field
 
     @property
     def is_partitioned(self) -> bool:
@@ -194,25 +224,42 @@ class TableProperties:
             TABLE_NAME, TABLE_TYPE, RECORD_KEY_FIELDS, PARTITION_FIELDS, PRECOMBINE_FIELD,
             KEY_GENERATOR_CLASS, HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING,
             POPULATE_META_FIELDS, DATABASE_NAME, TABLE_VERSION, TIMELINE_LAYOUT_VERSION,
-            CREATE_SCHEMA,
+            CREATE_SCHEMA, RECORD_MERGE_MODE,
         }  # fmt: skip
+        name = props.get(TABLE_NAME)
         table_version = int(props.get(TABLE_VERSION, "0") or 0)
         layout = int(props.get(TIMELINE_LAYOUT_VERSION, "1") or 1)
-        if table_version != SUPPORTED_TABLE_VERSION or layout != SUPPORTED_LAYOUT_VERSION:
+        if READABLE_VERSIONS.get(table_version) != layout:
             raise UnsupportedTableError(
-                f"table '{props.get(TABLE_NAME)}' has hoodie.table.version={table_version} and "
-                f"timeline layout {layout}; only table version 6 with timeline layout 1 "
-                "(Apache Hudi 0.12 to 0.15) is supported"
+                f"table '{name}' has hoodie.table.version={table_version} with timeline layout "
+                f"{layout}; dbt-hoodie reads table versions 6 (timeline layout 1: Apache Hudi "
+                "0.12-0.15), 8 and 9 (timeline layout 2: Apache Hudi 1.x). Upgrade or downgrade "
+                "the table with Apache Hudi to one of those versions"
+            )
+        base_format = (props.get(BASE_FILE_FORMAT) or "PARQUET").upper()
+        if base_format != "PARQUET":
+            raise UnsupportedTableError(
+                f"table '{name}' stores its base files as {base_format} "
+                f"({BASE_FILE_FORMAT}); dbt-hoodie reads and writes PARQUET base files only"
             )
         # Hudi stores a partition field with a key generator type as `field:TYPE`.
         partition_fields = tuple(f.split(":")[0] for f in _csv(props.get(PARTITION_FIELDS)))
+        ordering = _csv(props.get(PRECOMBINE_FIELD) or props.get(ORDERING_FIELDS))
+        if len(ordering) > 1:
+            raise UnsupportedTableError(
+                f"table '{name}' orders records by several fields ({', '.join(ordering)}); "
+                "dbt-hoodie supports one precombine (ordering) field"
+            )
+        keygen = props.get(KEY_GENERATOR_CLASS) or _KEYGEN_TYPES.get(
+            (props.get(KEY_GENERATOR_TYPE) or "").upper()
+        )
         return cls(
-            name=props.get(TABLE_NAME, ""),
+            name=name or "",
             table_type=props.get(TABLE_TYPE, COPY_ON_WRITE).upper(),
             record_key_fields=_csv(props.get(RECORD_KEY_FIELDS)),
             partition_fields=partition_fields,
-            precombine_field=props.get(PRECOMBINE_FIELD) or None,
-            key_generator_class=props.get(KEY_GENERATOR_CLASS) or _default_keygen(partition_fields),
+            precombine_field=ordering[0] if ordering else None,
+            key_generator_class=keygen or _default_keygen(partition_fields),
             hive_style_partitioning=_bool(props.get(HIVE_STYLE_PARTITIONING), False),
             url_encode_partition_path=_bool(props.get(URL_ENCODE_PARTITIONING), False),
             populate_meta_fields=_bool(props.get(POPULATE_META_FIELDS), True),
@@ -220,6 +267,7 @@ class TableProperties:
             table_version=table_version,
             timeline_layout_version=layout,
             create_schema=props.get(CREATE_SCHEMA),
+            record_merge_mode=(props.get(RECORD_MERGE_MODE) or "").upper() or None,
             extra={k: v for k, v in props.items() if k not in known},
         )
 
@@ -249,6 +297,8 @@ class TableProperties:
             props[PRECOMBINE_FIELD] = self.precombine_field
         if self.create_schema:
             props[CREATE_SCHEMA] = self.create_schema
+        if self.record_merge_mode:
+            props[RECORD_MERGE_MODE] = self.record_merge_mode
         return props
 
 

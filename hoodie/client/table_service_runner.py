@@ -39,6 +39,7 @@ class TableServiceRunner:
         config: WriteConfig | None = None,
         lock_provider: LockProvider | None = None,
     ):
+        meta_client.check_writable()
         self.meta_client = meta_client
         self.config = config  # how the table is written; None: one writer, the defaults
         self.policy = FailedWritesPolicy.of(meta_client.storage, config, lock_provider)

@@ -63,6 +63,7 @@ class WriteClient:
         config: WriteConfig,
         lock_provider: LockProvider | None = None,
     ):
+        meta_client.check_writable()
         self.meta_client = meta_client
         self.config = config
         self._refuse_identity_change()

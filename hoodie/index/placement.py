@@ -132,7 +132,7 @@ def next_version(
         base_instant, base = pending_compaction, None
     else:
         base_instant, base = file_slice.base_instant, file_slice.base_file
-    logs = [lf for lf in file_slice.log_files if lf.base_instant == base_instant]
+    logs = [lf for lf in file_slice.log_files if lf.instant == base_instant]
     return FileGroupTarget(
         file_slice.partition_path,
         file_slice.file_id,

@@ -95,12 +95,14 @@ class SliceSplit(InputPartition):
         valid_instants: CommittedInstants | frozenset[str] = frozenset(),
         merge_logs: bool = True,
         commit_time_range: tuple[str, str] | None = None,
+        commit_times: frozenset[str] | None = None,
     ):
         super().__init__(splits)
         self.splits = splits
         self.valid_instants = valid_instants
         self.merge_logs = merge_logs
         self.commit_time_range = commit_time_range
+        self.commit_times = commit_times
 
 
 class HoodieDataSource(DataSource):
@@ -142,7 +144,7 @@ class HoodieReader(DataSourceReader):
                 "given to spark.read.format('hoodie').schema(...) (or re-create the catalog "
                 "table if the table's schema changed)"
             )
-        ordering = meta_client.properties.precombine_field
+        ordering = meta_client.properties.ordering_field
         projected = arrow_schema.names != snapshot.names
         self.spec = SliceReadSpec(
             storage=meta_client.storage,
@@ -166,6 +168,7 @@ class HoodieReader(DataSourceReader):
             valid_instants=plan.committed if plan.committed is not None else frozenset(),
             merge_logs=plan.merge_logs,
             commit_time_range=plan.commit_time_range,
+            commit_times=plan.commit_times,
         )
         tasks = pack_splits(
             plan.splits,
@@ -186,6 +189,7 @@ class HoodieReader(DataSourceReader):
             valid_instants=partition.valid_instants,
             merge_logs=partition.merge_logs,
             commit_time_range=partition.commit_time_range,
+            commit_times=partition.commit_times,
         )
         for split in partition.splits:
             yield from read_slice(spec, split)

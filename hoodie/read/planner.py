@@ -6,7 +6,11 @@ merge-on-read, merges).
 - snapshot / time travel: the latest file slice of every file group as of the instant;
 - read-optimized: the same, base files only;
 - incremental: the file groups the instants in (begin, end] wrote, as of `end`, keeping only
-  rows whose `_hoodie_commit_time` falls in the range.
+  rows whose `_hoodie_commit_time` falls in the range. On a layout 2 timeline (Hudi 1.x) the
+  range is one of completion times, as Apache Hudi 1.x and hudi-rs read it: the instants that
+  completed in (begin, end], read as of the last write completed by `end`, keeping the rows
+  those instants wrote (rows carry the requested time). Time travel (`as.of.instant`) stays
+  by requested time in both layouts, as hudi-rs reads it.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ class ReadPlan:
     splits: list[FileSplit]
     as_of: str | None  # the instant the snapshot is taken at (None: the table is empty)
     commit_time_range: tuple[str, str] | None = None  # incremental: (begin excl., end incl.)
+    commit_times: frozenset[str] | None = None  # layout 2 incremental: see SliceReadSpec
     partitions_pruned: int = 0
     merge_logs: bool = False
     instants: list[str] = field(default_factory=list)
@@ -182,6 +187,8 @@ def _plan_incremental(
             f"range: {bounds[0]} .. {bounds[1]}"
         )
     timeline = meta_client.timeline()
+    if timeline.layout.version >= 2:
+        return _plan_incremental_by_completion(meta_client, options, begin, partition_filter)
     in_range = [
         i for i in timeline.completed.write_timeline if begin < i.timestamp <= end
     ]  # fmt: skip
@@ -206,5 +213,47 @@ def _plan_incremental(
         partitions_pruned=pruned,
         merge_logs=True,
         instants=[i.timestamp for i in in_range],
+        committed=view.committed,
+    )
+
+
+def _plan_incremental_by_completion(
+    meta_client: HoodieTableMetaClient,
+    options: ReadOptions,
+    begin: str,
+    partition_filter: Callable[[str], bool] | None,
+) -> ReadPlan:
+    """An incremental read of a layout 2 timeline: by completion time (see the docstring)."""
+    timeline = meta_client.timeline()
+    writes = timeline.completed.write_timeline.instants
+    completion = timeline.completion_times()
+
+    def completed_at(instant_time: str) -> str:
+        return completion.get(instant_time, instant_time)  # archived or legacy: its own time
+
+    end = options.end_instant or max(completed_at(i.timestamp) for i in writes)
+    in_range = [i.timestamp for i in writes if begin < completed_at(i.timestamp) <= end]
+    done = [i.timestamp for i in writes if completed_at(i.timestamp) <= end]
+    if not in_range or not done:
+        return ReadPlan([], None, (begin, end), commit_times=frozenset())
+    as_of = max(done)
+    touched: set[tuple[str, str]] | None = None
+    start = timeline_start(timeline)
+    if start is not None and begin >= completed_at(start):
+        touched = set()
+        for instant in writes:
+            if instant.timestamp in in_range:
+                for stat in meta_client.commit_metadata(instant).write_stats():
+                    touched.add((stat.partition_path, stat.file_id))
+    view = FileSystemView(meta_client.storage, timeline, as_of)
+    splits, pruned = _latest_slices(view, options, partition_filter, only=touched)
+    return ReadPlan(
+        splits,
+        as_of,
+        commit_time_range=(begin, end),
+        commit_times=frozenset(in_range),
+        partitions_pruned=pruned,
+        merge_logs=True,
+        instants=in_range,
         committed=view.committed,
     )

@@ -44,6 +44,9 @@ class SliceReadSpec:
     valid_instants: CommittedInstants | frozenset[str]
     merge_logs: bool = True
     commit_time_range: tuple[str, str] | None = None  # incremental: (begin excl., end incl.)
+    # Incremental reads of a layout 2 timeline: the instants that completed in the range (their
+    # requested times are what rows carry); rows are kept by membership, not by the range.
+    commit_times: frozenset[str] | None = None
     # The snapshot's columns, when `schema` is a projection: merging needs the key, ordering
     # and delete columns even when the read does not return them.
     merge_schema: pa.Schema | None = None
@@ -95,7 +98,10 @@ def _emit(spec: SliceReadSpec, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch
     if spec.commit_time_range is not None and batch.num_rows:
         begin, end = spec.commit_time_range
         times = batch.column(COMMIT_TIME)
-        keep = pc.and_(pc.greater(times, begin), pc.less_equal(times, end))
+        if spec.commit_times is not None:
+            keep = pc.is_in(times, value_set=pa.array(sorted(spec.commit_times), pa.string()))
+        else:
+            keep = pc.and_(pc.greater(times, begin), pc.less_equal(times, end))
         batch = batch.filter(pc.fill_null(keep, False))
     if batch.num_rows:
         yield conform(batch, spec.schema)

@@ -42,7 +42,7 @@ from ..config import option_default
 from ..faults import crash_point
 from ..logformat import BLOCK_CONTENT_VERSION, BlockType, HeaderKey, encode_block
 from ..meta_client import HoodieTableMetaClient
-from ..timeline import METAFOLDER, Instant
+from ..timeline import Instant
 
 
 def archive(
@@ -72,8 +72,9 @@ def archive(
     # named `compaction` though the completed instant is a `commit`.
     wanted = {(i.timestamp, i.action) for i in old}
     files = []
-    for info in meta_client.storage.list_files(METAFOLDER):
-        found = Instant.parse_file_name(info.name)
+    layout = meta_client.layout
+    for info in meta_client.storage.list_files(layout.folder):
+        found = layout.parse_file_name(info.name)
         if found is not None and (found.timestamp, found.action.completes_as) in wanted:
             files.append((found.state, info.name, found))
     files.sort(key=lambda f: (f[2].timestamp, f[0]))  # oldest state first, per instant
@@ -92,7 +93,7 @@ def archive(
         # Requested and inflight go before completed: the instant stays completed until its
         # last file goes, for readers listing the timeline meanwhile.
         for _, name, _ in removed:
-            meta_client.storage.delete(posixpath.join(METAFOLDER, name))
+            meta_client.storage.delete(posixpath.join(layout.folder, name))
         crash_point("archive.instant_removed")
     return old
 

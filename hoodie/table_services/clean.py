@@ -202,7 +202,7 @@ class Cleaner:
         protected: set[str] = set()
         for instant in timeline.pending:
             if instant.action is Action.COMPACTION:
-                for op in read_plan(self.storage, instant.timestamp).operations:
+                for op in read_plan(self.storage, timeline.layout, instant.timestamp).operations:
                     if op.base_file:
                         protected.add(op.relative(op.base_file))
                     protected.update(op.relative(name) for name in op.log_files)

@@ -210,7 +210,9 @@ class Compactor:
         in_plans = set()
         for instant in timeline.pending:
             if instant.action is Action.COMPACTION:
-                in_plans |= read_plan(self.meta_client.storage, instant.timestamp).file_groups()
+                in_plans |= read_plan(
+                    self.meta_client.storage, self.meta_client.layout, instant.timestamp
+                ).file_groups()
         view = FileSystemView(self.meta_client.storage, timeline)
         operations = []
         for group in view.file_groups():
@@ -251,7 +253,7 @@ class Compactor:
         started = time.monotonic()
         instant_time = transaction.instant_time
         try:
-            plan = read_plan(self.meta_client.storage, instant_time)
+            plan = read_plan(self.meta_client.storage, self.meta_client.layout, instant_time)
             timeline = self.meta_client.timeline()
             self._remove_earlier_attempt(instant_time)
             transaction.inflight()
@@ -288,7 +290,7 @@ class Compactor:
             storage=self.meta_client.storage,
             schema=with_meta_columns(schema),
             record_key_fields=self.meta_client.properties.record_key_fields,
-            ordering_field=self.meta_client.properties.precombine_field,
+            ordering_field=self.meta_client.properties.ordering_field,
             valid_instants=CommittedInstants.of(timeline),
         )
         task = _CompactionTask(

@@ -64,7 +64,9 @@ def check_conflicts(
         if other.is_completed and other.action in WRITE_ACTIONS:
             touched = file_groups_of(meta_client.commit_metadata(other))
         elif other.action is Action.COMPACTION:
-            touched = read_plan(meta_client.storage, other.timestamp).file_groups()
+            touched = read_plan(
+                meta_client.storage, meta_client.layout, other.timestamp
+            ).file_groups()
         overlap = (touched & written) | _same_bucket(touched, written)
         if overlap:
             clashes[f"{other.timestamp} ({other.action.value})"] = overlap

@@ -257,7 +257,7 @@ class Rollback:
         for state in (instant.state, State.INFLIGHT):
             text = self._metadata_bytes(instant.with_state(state))
             try:
-                stats = CommitMetadata.from_json(text).write_stats()
+                stats = CommitMetadata.parse(text).write_stats()
             except ValueError:
                 continue
             paths = [s.path for s in stats if s.path]
@@ -307,7 +307,7 @@ class Rollback:
                 RollbackRequest(
                     item.partition_path,
                     file_id=log_name.file_id,
-                    latest_base_instant=log_name.base_instant,
+                    latest_base_instant=log_name.instant,
                     log_blocks_to_be_deleted={uri: self.storage.size(item.relative)},
                 )
             )
@@ -380,10 +380,10 @@ class Rollback:
         siblings = [s for s in listed if s is not None]
         version = 1 + max(
             (s.version for s in siblings
-             if s.file_id == parsed.file_id and s.base_instant == parsed.base_instant),
+             if s.file_id == parsed.file_id and s.instant == parsed.instant),
             default=0,
         )  # fmt: skip
-        name = log_file_name(parsed.file_id, parsed.base_instant, version, write_token(0, 0, 0))
+        name = log_file_name(parsed.file_id, parsed.instant, version, write_token(0, 0, 0))
         written = posixpath.join(partition, name) if partition else name
         self.storage.write_bytes(written, rollback_command_block(rollback_time, target))
         return written

@@ -68,7 +68,7 @@ def main(base: str, plan_path: str) -> None:
 def commit(table, cfg, plan) -> None:
     """The completion step of a write, given what the write had in hand at that moment."""
     from hoodie.metadata import CommitMetadata
-    from hoodie.timeline import Action, Instant, State, Timeline
+    from hoodie.timeline import LAYOUT_V1, Action, Instant, State, Timeline
     from hoodie.transaction.failed_writes import FailedWritesPolicy
     from hoodie.transaction.lock import FileSystemLock
     from hoodie.transaction.transaction import Transaction
@@ -76,7 +76,7 @@ def commit(table, cfg, plan) -> None:
     with open(plan["ready"]) as handle:
         ready = json.load(handle)
     instant = Instant(ready["instant"], Action(ready["action"]), State.INFLIGHT)
-    started = Timeline([Instant.parse_file_name(name) for name in ready["started"]])
+    started = Timeline([LAYOUT_V1.parse_file_name(name) for name in ready["started"]])
     lock = FileSystemLock(table.storage, lease_seconds=plan["lease_seconds"])
     policy = FailedWritesPolicy.of(table.storage, cfg, lock)
     transaction = Transaction(table.meta_client, policy, instant, started)

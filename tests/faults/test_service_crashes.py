@@ -48,7 +48,7 @@ from hoodie.markers import MARKER_FOLDER
 from hoodie.naming import parse_base_file_name
 from hoodie.table_services.archival import archive
 from hoodie.table_services.savepoint import savepoints
-from hoodie.timeline import Action, State
+from hoodie.timeline import LAYOUT_V1, Action, State
 from hoodie.transaction.heartbeat import heartbeat_path
 from hoodie.transaction.lock import LOCK_FILE
 from hoodie.transaction.transaction import Transaction
@@ -125,7 +125,7 @@ def capturing_commit(ready: Path):
             "instant": transaction.instant.timestamp,
             "action": transaction.instant.action.value,
             "metadata": metadata.to_json(),
-            "started": [i.file_name for i in transaction.started_from],
+            "started": [LAYOUT_V1.file_name(i) for i in transaction.started_from],
         }
         (ready / "commit.json").write_text(json.dumps(inputs))
         return commit(transaction, metadata, *args, **kwargs)

@@ -24,14 +24,8 @@ partition's file slices (one Spark input partition each) and the right rows.
 
 How rows are compared: both sides become pyarrow tables (ours through `DataFrame.toArrow()`),
 restricted to the columns hudi-rs returns (all user columns, plus the five meta columns when
-the table populates them), turned into Python values and sorted by record key. Normalisation,
-all lossless for equal data:
-- timestamps: both sides are `timestamp[us, tz=UTC]`; values are compared as UTC-aware
-  datetimes (a naive value would be taken as UTC, Spark's session time zone in these tests);
-- maps: pyarrow gives a list of (key, value) pairs; compared as dicts, since a map's entry
-  order carries no meaning;
-- decimals: compared as `Decimal` (so 12345.67890 == 12345.6789), floats exactly;
-- nullability flags of the schemas are ignored (hudi-rs marks meta columns non-null).
+the table populates them), turned into Python values and sorted by record key
+(`tests/rs_compare.py` says how values are normalised).
 
 Observed hudi-rs behaviours, recorded by the assertions below:
 - it agrees with the .sql on every fixture (nothing here had to overrule it);
@@ -52,13 +46,13 @@ Observed hudi-rs behaviours, recorded by the assertions below:
 from __future__ import annotations
 
 import datetime
-import decimal
 from pathlib import Path
 from types import SimpleNamespace
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from rs_compare import assert_same_rows, rows_of
 from sample_tables import ROOT, unzip
 
 from hoodie import HoodieTable, WriteConfig
@@ -150,44 +144,12 @@ def _theirs(fx, options=None) -> pa.Table | None:
     return pa.Table.from_batches(batches) if batches else None
 
 
-def _norm(value, dtype: pa.DataType):
-    if value is None:
-        return None
-    if pa.types.is_map(dtype):
-        return {k: _norm(v, dtype.item_type) for k, v in value}
-    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
-        return [_norm(v, dtype.value_type) for v in value]
-    if pa.types.is_struct(dtype):
-        return {f.name: _norm(value[f.name], f.type) for f in dtype}
-    if pa.types.is_timestamp(dtype):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=datetime.timezone.utc)
-        return value.astimezone(datetime.timezone.utc)
-    if isinstance(value, decimal.Decimal):
-        return value.normalize()
-    return value
-
-
 def _rows(table: pa.Table | None, columns: list[str], key: str) -> list[dict]:
-    """Rows as normalised dicts of `columns`, sorted by `key` (see the module docstring)."""
-    if table is None or table.num_rows == 0:
-        return []
-    picked = table.select(columns)
-    types = {f.name: f.type for f in picked.schema}
-    rows = [{c: _norm(v, types[c]) for c, v in row.items()} for row in picked.to_pylist()]
-    return sorted(rows, key=lambda r: str(r[key]))
+    return rows_of(table, columns, key)
 
 
 def _compare(fx, ours: pa.Table, theirs: pa.Table | None) -> list[dict]:
-    """Assert ours == hudi-rs's on every column hudi-rs returns; gives the rows compared."""
-    columns = theirs.column_names if theirs is not None else list(ours.column_names)
-    missing = [c for c in columns if c not in ours.column_names]
-    assert not missing, f"{fx.name}: we lack columns {missing}"
-    expected = _rows(theirs, columns, fx.key)
-    got = _rows(ours, columns, fx.key)
-    assert len(got) == len(expected), f"{fx.name}: {len(got)} rows, hudi-rs {len(expected)}"
-    assert got == expected
-    return got
+    return assert_same_rows(fx.name, fx.key, ours, theirs)
 
 
 def _rs_options():

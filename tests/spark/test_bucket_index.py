@@ -172,7 +172,7 @@ def test_merge_on_read_bucket_writes_refuse_null_keys_and_respect_pending_compac
         spark.createDataFrame([(1, "n1-v3", A, 3, False), (3, None, A, 3, True)], SCHEMA), cfg
     )
     for stat in during.metadata.write_stats():
-        assert parse_log_file_name(os.path.basename(stat.path)).base_instant == planned
+        assert parse_log_file_name(os.path.basename(stat.path)).instant == planned
     expected = {i: f"n{i}" for i in range(10) if i != 3} | {1: "n1-v3"}
     assert {int(k): v["name"] for k, v in snapshot(table, spark).items()} == expected
     Compactor(table.meta_client).execute(spark, planned)

@@ -17,7 +17,7 @@ from hoodie.read.datasource import register
 from hoodie.table_services import clean
 from hoodie.table_services.clean import CleanConfig, Cleaner
 from hoodie.table_services.compaction import Compactor
-from hoodie.timeline import Action
+from hoodie.timeline import LAYOUT_V1, Action
 from hoodie.transaction.failed_writes import FailedWritesPolicy
 from hoodie.transaction.heartbeat import HEARTBEAT_FOLDER, heartbeat_path
 
@@ -70,7 +70,7 @@ def test_keep_latest_commits(spark, tmp_path):
     cleans = [i for i in table.timeline().completed if i.action is Action.CLEAN]
     assert cleans, "automatic cleaning ran"
     meta = CleanMetadata.from_avro(
-        open(os.path.join(path, ".hoodie", cleans[-1].file_name), "rb").read()
+        open(os.path.join(path, LAYOUT_V1.path(cleans[-1])), "rb").read()
     )
     assert meta.earliest_commit_to_retain == instants[2]
     assert rows(spark, path, **{"as.of.instant": instants[2]}) == {1: "v3", 2: "same"}

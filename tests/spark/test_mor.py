@@ -118,7 +118,7 @@ def test_updates_append_a_log_file_to_the_slice(history):
         assert parsed is not None, name
         assert parsed.version == 1 and parsed.file_id == stat.file_id
         # The log file belongs to the slice its base file started.
-        assert parsed.base_instant == history["insert"].instant == stat.prev_commit
+        assert parsed.instant == history["insert"].instant == stat.prev_commit
         assert parse_base_file_name(stat.base_file).file_id == stat.file_id
         assert stat.log_files == [name] and stat.log_version == 1
     # No base file was written by the update.
@@ -186,7 +186,7 @@ def test_compaction_folds_logs_into_new_base_files(history):
     assert {f"{t}.compaction.requested", f"{t}.compaction.inflight", f"{t}.commit"} <= names
     meta = instant_json(path, f"{t}.commit")
     assert meta["compacted"] is True and meta["operationType"] == "COMPACT"
-    plan = read_plan(table.storage, t)
+    plan = read_plan(table.storage, table.meta_client.layout, t)
     compacted = {(op.partition_path, op.file_id) for op in plan.operations}
     written = {(s.partition_path, s.file_id) for s in compaction.metadata.write_stats()}
     assert compacted == written and len(written) == 2
@@ -264,7 +264,7 @@ def test_writes_during_a_pending_compaction_are_not_lost(spark, tmp_path):
     during = table.upsert(df(spark, [(2, "b2", A, 2, False), (1, "a3", A, 3, False)]), cfg)
     (stat,) = during.metadata.write_stats()
     log = parse_log_file_name(os.path.basename(stat.path))
-    assert log.base_instant == planned and log.version == 1 and stat.prev_commit == planned
+    assert log.instant == planned and log.version == 1 and stat.prev_commit == planned
     assert rows(table, spark) == {1: ("a3", 3), 2: ("b2", 2)}
     # Inserts do not go to file groups under compaction.
     insert = table.upsert(df(spark, [(9, "new", A, 1, False)]), cfg)

@@ -12,7 +12,7 @@ from hoodie import HoodieTable, WriteConfig
 from hoodie.avro_metadata import RestoreMetadata, SavepointMetadata
 from hoodie.exceptions import TimelineError
 from hoodie.read.datasource import register
-from hoodie.timeline import Action
+from hoodie.timeline import LAYOUT_V1, Action
 
 pytestmark = pytest.mark.spark
 
@@ -62,7 +62,7 @@ def test_savepoint_survives_cleaning_and_restore_returns_to_it(spark, tmp_path, 
     restore_instant = [i for i in table.timeline() if i.action is Action.RESTORE]
     assert len(restore_instant) == 1 and restore_instant[0].is_completed
     meta = RestoreMetadata.from_avro(
-        open(os.path.join(path, ".hoodie", restore_instant[0].file_name), "rb").read()
+        open(os.path.join(path, LAYOUT_V1.path(restore_instant[0])), "rb").read()
     )
     assert meta == restored and first.instant not in meta.instants_to_rollback
     writes = [i.timestamp for i in table.timeline().completed.write_timeline]

@@ -10,10 +10,11 @@ from hoodie.compaction_plan import (
     PLAN_VERSION,
     CompactionOperation,
     CompactionPlan,
-    plan_path,
+    read_plan,
 )
+from hoodie.storage import Storage
 from hoodie.table_services.compaction import delta_commits_since_compaction
-from hoodie.timeline import Action, Instant, State, Timeline
+from hoodie.timeline import LAYOUT_V1, LAYOUT_V2, Action, Instant, State, Timeline
 
 OPERATIONS = [
     CompactionOperation(
@@ -70,8 +71,13 @@ def test_version_1_plans_with_full_paths_are_read_by_file_name():
     assert op.relative(op.base_file) == "p/f_0-1-0_1.parquet"
 
 
-def test_plan_lives_in_the_requested_compaction_file():
-    assert plan_path("20240101000000000") == ".hoodie/20240101000000000.compaction.requested"
+def test_plan_lives_in_the_requested_compaction_file(tmp_path):
+    plan = CompactionPlan([])
+    for layout in (LAYOUT_V1, LAYOUT_V2):
+        storage = Storage(str(tmp_path / str(layout.version)))
+        requested = Instant("20240101000000000", Action.COMPACTION, State.REQUESTED)
+        storage.write_bytes(layout.path(requested), plan.to_avro())
+        assert read_plan(storage, layout, "20240101000000000").operations == []
 
 
 def _timeline(*entries) -> Timeline:

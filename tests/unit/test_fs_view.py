@@ -194,7 +194,7 @@ def test_merge_on_read_log_files_join_their_slice(sample_table):
     assert file_slice.base_instant == "20250126040823628"
     assert file_slice.base_file.name.endswith("_20250126040823628.parquet")
     assert [lf.version for lf in file_slice.log_files] == [1, 2, 3]
-    assert all(lf.base_instant == "20250126040823628" for lf in file_slice.log_files)
+    assert all(lf.instant == "20250126040823628" for lf in file_slice.log_files)
 
 
 def test_merge_on_read_partitioned(sample_table):

@@ -121,7 +121,7 @@ def test_nonpartitioned_log_holds_the_second_insert_update(sample_table):
     (log,) = _log_files(root)
     name = parse_log_file_name(log.name)
     first, second = _completed(root, "deltacommit")
-    assert name.base_instant == first and name.version == 1
+    assert name.instant == first and name.version == 1
     (block,) = _blocks(log)
     assert block.block_type == BlockType.PARQUET_DATA
     assert block.format_version == 1

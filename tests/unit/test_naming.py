@@ -151,7 +151,7 @@ def test_log_file_name_round_trips():
     name = log_file_name("abc-0", "20240101000000000", 3, "1-2-0")
     assert name == ".abc-0_20240101000000000.log.3_1-2-0"
     parsed = parse_log_file_name(name)
-    assert (parsed.file_id, parsed.base_instant, parsed.version, parsed.write_token) == (
+    assert (parsed.file_id, parsed.instant, parsed.version, parsed.write_token) == (
         "abc-0", "20240101000000000", 3, "1-2-0",
     )  # fmt: skip
 

@@ -194,7 +194,7 @@ def test_from_dict_default_keygen_non_partitioned():
 
 @pytest.mark.parametrize(
     "version, layout",
-    [("5", "1"), ("8", "2"), ("6", "2"), (None, "1")],
+    [("5", "1"), ("7", "1"), ("8", "1"), ("9", "1"), ("10", "2"), ("6", "2"), (None, "1")],
 )
 def test_from_dict_rejects_other_versions(fixture_props, version, layout):
     props = dict(fixture_props)
@@ -204,6 +204,46 @@ def test_from_dict_rejects_other_versions(fixture_props, version, layout):
         props[P.TABLE_VERSION] = version
     props[P.TIMELINE_LAYOUT_VERSION] = layout
     with pytest.raises(UnsupportedTableError, match="v6_simplekeygen_nonhivestyle"):
+        P.TableProperties.from_dict(props)
+
+
+@pytest.mark.parametrize("version", ["8", "9"])
+def test_hudi_1_tables_are_read_with_their_keys(fixture_props, version):
+    """Versions 8 and 9 name the key generator by type, version 9 the precombine field
+    `ordering.fields`, and both record how records merge."""
+    props = {
+        k: v
+        for k, v in fixture_props.items()
+        if k not in (P.KEY_GENERATOR_CLASS, P.PRECOMBINE_FIELD)
+    }
+    props.update({
+        P.TABLE_VERSION: version,
+        P.TIMELINE_LAYOUT_VERSION: "2",
+        P.KEY_GENERATOR_TYPE: "COMPLEX",
+        P.ORDERING_FIELDS: "ts",
+        P.RECORD_MERGE_MODE: "EVENT_TIME_ORDERING",
+    })  # fmt: skip
+    read = P.TableProperties.from_dict(props)
+    assert (read.table_version, read.timeline_layout_version) == (int(version), 2)
+    assert read.key_generator_class == P.COMPLEX_KEYGEN
+    assert read.precombine_field == read.ordering_field == "ts"
+    by_commit_time = P.TableProperties.from_dict(
+        {**props, P.RECORD_MERGE_MODE: "COMMIT_TIME_ORDERING"}
+    )
+    assert by_commit_time.precombine_field == "ts" and by_commit_time.ordering_field is None
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        (P.BASE_FILE_FORMAT, "LANCE", "LANCE"),
+        (P.ORDERING_FIELDS, "ts,seq", "several fields"),
+    ],
+)
+def test_hudi_1_features_we_do_not_read_are_refused(fixture_props, key, value, message):
+    props = {**fixture_props, P.TABLE_VERSION: "9", P.TIMELINE_LAYOUT_VERSION: "2", key: value}
+    props.pop(P.PRECOMBINE_FIELD, None)
+    with pytest.raises(UnsupportedTableError, match=message):
         P.TableProperties.from_dict(props)
 
 

@@ -1,4 +1,4 @@
-"""The timeline: instant file names (layout 1), loading `.hoodie/`, and new instant times."""
+"""The timeline: instant file names (layouts 1 and 2), loading the timeline, new instant times."""
 
 from __future__ import annotations
 
@@ -10,11 +10,14 @@ import pytest
 
 from hoodie.storage import FileInfo, Storage
 from hoodie.timeline import (
+    LAYOUT_V1,
+    LAYOUT_V2,
     Action,
     Instant,
     State,
     Timeline,
     instant_to_datetime,
+    layout_of,
     new_instant_time,
 )
 
@@ -59,7 +62,7 @@ A, R, IN, C = Action, State.REQUESTED, State.INFLIGHT, State.COMPLETED
     ],
 )
 def test_parse_file_name(name, expected):
-    assert Instant.parse_file_name(name) == expected
+    assert LAYOUT_V1.parse_file_name(name) == expected
 
 
 @pytest.mark.parametrize(
@@ -84,7 +87,7 @@ def test_parse_file_name(name, expected):
     ],
 )
 def test_parse_file_name_non_instants(name):
-    assert Instant.parse_file_name(name) is None
+    assert LAYOUT_V1.parse_file_name(name) is None
 
 
 @pytest.mark.parametrize(
@@ -107,20 +110,84 @@ def test_parse_file_name_non_instants(name):
     ],
 )
 def test_file_name(instant, name):
-    assert instant.file_name == name
+    assert LAYOUT_V1.file_name(instant) == name
 
 
 @pytest.mark.parametrize("action, state", list(itertools.product(list(Action), list(State))))
 def test_file_name_round_trip(action, state):
     instant = Instant(T, action, state)
-    parsed = Instant.parse_file_name(instant.file_name)
-    if state is C and action is A.COMPACTION:
-        assert parsed == Instant(T, A.COMMIT, C)
-    elif state is C and action is A.LOG_COMPACTION:
-        assert parsed == Instant(T, A.DELTA_COMMIT, C)
+    parsed = LAYOUT_V1.parse_file_name(LAYOUT_V1.file_name(instant))
+    if state is C:
+        assert parsed == Instant(T, action.completes_as, C)
     else:
         assert parsed == instant
     assert parsed.is_completed is (state is C)
+
+
+# -- layout 2 (table versions 8 and 9): `.hoodie/timeline/`, completion times in names ------------
+DONE = "20240418172805001"
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        (f"{T}_{DONE}.commit", Instant(T, A.COMMIT, C, DONE)),
+        (f"{T}.inflight", Instant(T, A.COMMIT, IN)),
+        (f"{T}.commit.requested", Instant(T, A.COMMIT, R)),
+        (f"{T}_{DONE}.deltacommit", Instant(T, A.DELTA_COMMIT, C, DONE)),
+        (f"{T}.deltacommit.inflight", Instant(T, A.DELTA_COMMIT, IN)),
+        (f"{T}.clustering.requested", Instant(T, A.CLUSTERING, R)),
+        (f"{T}_{DONE}.replacecommit", Instant(T, A.REPLACE_COMMIT, C, DONE)),
+        (f"{T}.compaction.inflight", Instant(T, A.COMPACTION, IN)),
+        (f"{T}_{DONE}.rollback", Instant(T, A.ROLLBACK, C, DONE)),
+        (f"{T}_{DONE}.indexing", Instant(T, A.INDEXING, C, DONE)),
+        # A completed instant Hudi's upgrade left without a completion time ("legacy").
+        (f"{T}.commit", Instant(T, A.COMMIT, C)),
+    ],
+)
+def test_layout_2_file_names(name, expected):
+    parsed = LAYOUT_V2.parse_file_name(name)
+    assert parsed == expected and parsed.completion_time == expected.completion_time
+
+
+@pytest.mark.parametrize(
+    "name", [f"{T}_{DONE}.commit.requested", f"{T}_x.commit", f"{T}_{DONE}.unknown", "history"]
+)
+def test_layout_2_non_instants(name):
+    assert LAYOUT_V2.parse_file_name(name) is None
+
+
+def test_layout_1_has_no_completion_times():
+    assert LAYOUT_V1.parse_file_name(f"{T}_{DONE}.commit") is None
+
+
+@pytest.mark.parametrize("action, state", list(itertools.product(list(Action), list(State))))
+def test_layout_2_round_trip(action, state):
+    instant = Instant(T, action, state, DONE if state is C else None)
+    parsed = LAYOUT_V2.parse_file_name(LAYOUT_V2.file_name(instant))
+    expected_action = action.completes_as if state is C else action
+    assert parsed == Instant(T, expected_action, state)
+    assert parsed.completion_time == instant.completion_time
+
+
+def test_layout_2_refuses_to_name_a_completed_instant_without_its_completion_time():
+    with pytest.raises(ValueError, match="completion time"):
+        LAYOUT_V2.file_name(Instant(T, A.COMMIT, C))
+
+
+def test_layouts_by_version_and_folder():
+    assert layout_of(1) is LAYOUT_V1 and layout_of(2) is LAYOUT_V2
+    assert (LAYOUT_V1.folder, LAYOUT_V2.folder) == (".hoodie", ".hoodie/timeline")
+    assert LAYOUT_V2.path(Instant(T, A.CLEAN, R)) == f".hoodie/timeline/{T}.clean.requested"
+    with pytest.raises(ValueError):
+        layout_of(3)
+
+
+def test_completion_times_do_not_change_what_an_instant_is():
+    assert Instant(T, A.COMMIT, C, DONE) == Instant(T, A.COMMIT, C)
+    timeline = Timeline([Instant(T, A.COMMIT, C, DONE), Instant(DONE, A.CLEAN, IN)], LAYOUT_V2)
+    assert timeline.completion_times() == {T: DONE}
+    assert timeline.completed.layout is LAYOUT_V2
 
 
 def test_with_state():
