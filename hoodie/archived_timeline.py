@@ -1,13 +1,23 @@
-"""The archived timeline: instants moved out of `.hoodie/` into `.hoodie/archived/`.
+"""The archived timeline: instants moved off the active timeline by archival.
 
 Archival (`table_services/archival.py`) writes these files; readers of history and of time
-travel read them. Each file is a Hudi log file `.commits_.archive.<n>_<token>` of Avro data
-blocks of `HoodieArchivedMetaEntry` records. The entries carry the instant (time, action,
-state); the per-action metadata fields, all optional in Hudi's schema, are left null.
+travel read them. Two formats, one per timeline layout:
+
+- layout 1 (table version 6): `.hoodie/archived/`, Hudi log files `.commits_.archive.<n>_<token>`
+  of Avro data blocks of `HoodieArchivedMetaEntry` records. The entries carry the instant
+  (time, action, state); the per-action metadata fields, all optional in Hudi's schema, are
+  left null by our archival.
+- layout 2 (table versions 8 and 9): Hudi 1.x's LSM timeline in `.hoodie/timeline/history/`:
+  parquet files `<min>_<max>_<level>.parquet` of completed instants (`instantTime`,
+  `completionTime`, `action`, and the instant's metadata and plan as bytes); `manifest_<n>`
+  (JSON: `{"files": [{"fileName": ..., "fileLen": ...}]}`) lists the files of snapshot n, and
+  `_version_` holds the latest n. Compaction of the tree writes new files and a new manifest,
+  so only the files the latest manifest lists are the timeline; older ones await cleaning.
 """
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from dataclasses import dataclass
@@ -16,9 +26,12 @@ import fastavro
 
 from .logformat import BlockType, read_log_file
 from .storage import Storage
-from .timeline import METAFOLDER
+from .timeline import METAFOLDER, TIMELINE_FOLDER_V2, TimelineLayout
 
 ARCHIVE_FOLDER = posixpath.join(METAFOLDER, "archived")
+HISTORY_FOLDER = posixpath.join(TIMELINE_FOLDER_V2, "history")
+HISTORY_VERSION_FILE = posixpath.join(HISTORY_FOLDER, "_version_")
+HISTORY_MANIFEST = re.compile(r"^manifest_(\d+)$")
 ARCHIVE_FILE = re.compile(r"^\.commits_\.archive\.(\d+)_\d+-\d+-\d+$")
 ENTRY_SCHEMA = {
     "type": "record",
@@ -39,6 +52,7 @@ class ArchivedInstant:
     timestamp: str
     action: str
     state: str
+    completion_time: str | None = None  # layout 2 only
 
 
 def archive_file_versions(storage: Storage) -> list[int]:
@@ -50,7 +64,48 @@ def archive_file_versions(storage: Storage) -> list[int]:
     ]
 
 
-def archived_instants(storage: Storage) -> list[ArchivedInstant]:
+def archived_instants(storage: Storage, layout: TimelineLayout) -> list[ArchivedInstant]:
+    """The archived instants of a table whose active timeline has `layout`, oldest first."""
+    if layout.version >= 2:
+        return history_instants(storage)
+    return _archive_log_instants(storage)
+
+
+def history_instants(storage: Storage) -> list[ArchivedInstant]:
+    """The completed instants of the LSM timeline's latest snapshot (layout 2)."""
+    manifest = _latest_manifest(storage)
+    if manifest is None:
+        return []
+    listed = json.loads(storage.read_text(posixpath.join(HISTORY_FOLDER, manifest)))
+    found: dict[str, ArchivedInstant] = {}
+    for entry in listed.get("files") or []:
+        rows = storage.read_parquet(
+            posixpath.join(HISTORY_FOLDER, entry["fileName"]),
+            columns=["instantTime", "completionTime", "action"],
+        )
+        for row in rows.to_pylist():
+            timestamp = row.get("instantTime") or ""
+            found[timestamp] = ArchivedInstant(
+                timestamp, row.get("action") or "", "COMPLETED", row.get("completionTime")
+            )
+    return sorted(found.values(), key=lambda i: i.timestamp)
+
+
+def _latest_manifest(storage: Storage) -> str | None:
+    """`manifest_<n>` of `_version_`; without it (a crash between the two writes), the
+    largest n listed, as Hudi's reader falls back."""
+    try:
+        return f"manifest_{int(storage.read_text(HISTORY_VERSION_FILE).strip())}"
+    except FileNotFoundError:
+        versions = [
+            int(m.group(1))
+            for info in storage.list_files(HISTORY_FOLDER)
+            if (m := HISTORY_MANIFEST.match(info.name))
+        ]
+        return f"manifest_{max(versions)}" if versions else None
+
+
+def _archive_log_instants(storage: Storage) -> list[ArchivedInstant]:
     """Instants in `.hoodie/archived/` (one entry per instant and state, oldest first).
 
     An archival that crashed after writing its file and before removing the instants from

@@ -112,7 +112,7 @@ class HoodieTableMetaClient:
         return Timeline.load(self.storage, self.layout)
 
     def archived_instants(self) -> list[ArchivedInstant]:
-        return archived_instants(self.storage)
+        return archived_instants(self.storage, self.layout)
 
     def file_system_view(self, as_of: str | None = None) -> FileSystemView:
         return FileSystemView(self.storage, self.timeline(), as_of)

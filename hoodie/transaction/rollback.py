@@ -153,7 +153,7 @@ class Rollback:
         name = self.meta_client.name
         if completed_writes == 1 and any(
             a.state == "COMPLETED" and a.action in {w.value for w in WRITE_ACTIONS}
-            for a in archived_instants(self.storage)
+            for a in archived_instants(self.storage, self.meta_client.layout)
         ):
             raise TimelineError(
                 f"commit {latest.timestamp} is the only completed commit on the active timeline "

@@ -18,10 +18,12 @@ Tables with Lance base files (Hudi 1.2) are refused with an error naming the for
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from rs_compare import assert_same_rows, rows_of
 from sample_tables import unzip
@@ -240,3 +242,55 @@ def test_writing_a_version_8_table_is_refused_before_any_file_changes(spark, tmp
     with pytest.raises(UnsupportedTableError, match="table version 8.*writes table version 6"):
         table.upsert(batch, config)
     assert sorted((p.relative_to(path), p.stat().st_size) for p in path.rglob("*")) == before
+
+
+def _archive_to_history(path: Path, instant: str) -> None:
+    """Move a completed commit off the active timeline into the LSM timeline, as Hudi 1.x's
+    archival leaves it (layout after `LSMTimelineWriter`, see tests/unit/test_archived_timeline)."""
+    timeline = path / ".hoodie" / "timeline"
+    (completed,) = timeline.glob(f"{instant}_*.commit")
+    done = completed.name.split("_")[1].split(".")[0]
+    history = timeline / "history"
+    history.mkdir(exist_ok=True)
+    rows = pa.table(
+        {
+            "instantTime": [instant],
+            "completionTime": [done],
+            "action": ["commit"],
+            "metadata": pa.array([completed.read_bytes()], pa.binary()),
+            "plan": pa.array([None], pa.binary()),
+            "version": pa.array([1], pa.int32()),
+        }
+    )
+    name = f"{instant}_{instant}_0.parquet"
+    pq.write_table(rows, history / name)
+    size = (history / name).stat().st_size
+    (history / "manifest_1").write_text(
+        json.dumps({"files": [{"fileName": name, "fileLen": size}]})
+    )
+    (history / "_version_").write_text("1")
+    for state in timeline.glob(f"{instant}*"):
+        state.unlink()
+
+
+def test_instants_archived_to_the_lsm_timeline_keep_their_files(spark, tmp_path):
+    """Archival moves an instant's timeline files only: the base files it wrote that no later
+    commit replaced stay in every snapshot, and the history lists it with its completion time."""
+    fx = _load(ROOT / "sample_table/cow/v8_simplekeygen_nonhivestyle.zip", spark, tmp_path)
+    before = _ours(fx)
+    first = fx.instants[0]
+    _archive_to_history(Path(fx.path), first)
+    table = HoodieTable.open(fx.path)
+    assert [i.timestamp for i in table.timeline().completed.write_timeline] == fx.instants[1:]
+    (archived,) = table.meta_client.archived_instants()
+    assert (archived.timestamp, archived.action) == (first, "commit")
+    assert archived.completion_time > first
+    assert any(row["state"] == "COMPLETED (archived)" for row in table.history())
+    after = _ours(fx)
+    assert rows_of(after, after.column_names, fx.key) == rows_of(
+        before, before.column_names, fx.key
+    )
+    assert set(after.column("_hoodie_commit_time").to_pylist()) == set(fx.instants)
+    # hudi-rs (which does not read the LSM timeline) keeps those files too.
+    theirs = pa.Table.from_batches(hudi.HudiTable(fx.path).read())
+    _same(fx, after, theirs)
