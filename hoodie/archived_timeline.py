@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 
 import fastavro
+import pyarrow as pa
 
 from .logformat import BlockType, read_log_file
 from .storage import Storage
@@ -89,6 +90,61 @@ def history_instants(storage: Storage) -> list[ArchivedInstant]:
                 timestamp, row.get("action") or "", "COMPLETED", row.get("completionTime")
             )
     return sorted(found.values(), key=lambda i: i.timestamp)
+
+
+# The LSM timeline's rows: Hudi's `HoodieLSMTimelineInstant` as parquet.
+HISTORY_SCHEMA = pa.schema(
+    [
+        pa.field("instantTime", pa.string()),
+        pa.field("completionTime", pa.string()),
+        pa.field("action", pa.string()),
+        pa.field("metadata", pa.binary()),
+        pa.field("plan", pa.binary()),
+        pa.field("version", pa.int32(), nullable=False),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """A completed instant as the LSM timeline keeps it: its completed file's content as
+    `metadata`, and its requested file's (a clean's or compaction's plan) as `plan`."""
+
+    instant_time: str
+    completion_time: str | None
+    action: str
+    metadata: bytes | None
+    plan: bytes | None
+
+
+def append_to_history(storage: Storage, entries: list[HistoryEntry]) -> str:
+    """Add the entries as one level-0 file, then a manifest naming it with the files of the
+    latest one, then `_version_`: until that last write readers see the snapshot before (a
+    crash before it leaves a file no manifest lists, which readers ignore). The file's name."""
+    entries = sorted(entries, key=lambda e: e.instant_time)
+    current = _latest_manifest(storage)
+    files = []
+    if current is not None:
+        files = json.loads(storage.read_text(posixpath.join(HISTORY_FOLDER, current)))["files"]
+    name = f"{entries[0].instant_time}_{entries[-1].instant_time}_0.parquet"
+    rows = pa.table(
+        {
+            "instantTime": [e.instant_time for e in entries],
+            "completionTime": [e.completion_time for e in entries],
+            "action": [e.action for e in entries],
+            "metadata": [e.metadata for e in entries],
+            "plan": [e.plan for e in entries],
+            "version": [1] * len(entries),
+        },
+        schema=HISTORY_SCHEMA,
+    )
+    size = storage.write_parquet(posixpath.join(HISTORY_FOLDER, name), rows, "snappy")
+    files = [f for f in files if f.get("fileName") != name] + [{"fileName": name, "fileLen": size}]
+    version = int(current.rsplit("_", 1)[1]) + 1 if current is not None else 1
+    manifest = json.dumps({"files": files}, indent=2).encode()
+    storage.write_atomic(posixpath.join(HISTORY_FOLDER, f"manifest_{version}"), manifest)
+    storage.write_atomic(HISTORY_VERSION_FILE, str(version).encode())
+    return name
 
 
 def _latest_manifest(storage: Storage) -> str | None:

@@ -45,6 +45,21 @@ def _non_negative_int(key: str, value: object) -> int:
     return number
 
 
+# Table versions a new table can be created with: 6 (Hudi 0.12-0.15) and 8 (Hudi 1.0).
+WRITE_TABLE_VERSIONS = (6, 8)
+
+
+def _table_version(key: str, value: object) -> int:
+    text = str(value).strip()
+    if not text.isdigit() or int(text) not in WRITE_TABLE_VERSIONS:
+        raise InvalidConfigError(
+            f"option '{key}' must be one of {', '.join(map(str, WRITE_TABLE_VERSIONS))} (the Hudi "
+            f"table version to write: 6 for Apache Hudi 0.x readers, 8 for Apache Hudi 1.x), "
+            f"got {value!r}"
+        )
+    return int(text)
+
+
 def _boolean(key: str, value: object) -> bool:
     text = str(value).strip().lower()
     if text not in ("true", "false"):
@@ -188,6 +203,10 @@ OPTIONS: tuple[ConfigProperty, ...] = (
     ConfigProperty("hoodie.datasource.write.partitionpath.urlencode",
                    "url_encode_partition_path", _boolean, False,
                    "URL-encode partition values in folder names"),
+    ConfigProperty("hoodie.write.table.version", "table_version", _table_version, None,
+                   "the Hudi table version a new table is created with: 6 (read by Apache Hudi "
+                   "0.x and 1.x, hudi-rs) or 8 (Apache Hudi 1.x, hudi-rs); none: 6. A table "
+                   "keeps its version"),
     # What a write does.
     ConfigProperty("hoodie.datasource.write.operation", "operation",
                    _choice(UPSERT, INSERT, BULK_INSERT), UPSERT,
@@ -297,6 +316,7 @@ class WriteConfig:
     insert_dup_policy: str = _default("insert_dup_policy")
     hive_style_partitioning: bool = _default("hive_style_partitioning")
     url_encode_partition_path: bool = _default("url_encode_partition_path")
+    table_version: int | None = _default("table_version")  # None: the table's, new ones 6
     database: str = "default"
     max_file_size: int = _default("max_file_size")
     small_file_limit: int = _default("small_file_limit")

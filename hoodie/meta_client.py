@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from . import properties as props
-from .archived_timeline import ArchivedInstant, archived_instants
+from .archived_timeline import HISTORY_FOLDER, ArchivedInstant, archived_instants
 from .avro_metadata import CleanMetadata
 from .config import WriteConfig
 from .exceptions import CommitError, TableExistsError, TableNotFoundError, UnsupportedTableError
@@ -25,7 +25,16 @@ from .keygen import KeyGenerator
 from .metadata import CommitMetadata
 from .schema import from_avro_schema
 from .storage import Storage
-from .timeline import METAFOLDER, Action, Instant, State, Timeline, TimelineLayout, layout_of
+from .timeline import (
+    METAFOLDER,
+    Action,
+    Instant,
+    State,
+    Timeline,
+    TimelineLayout,
+    layout_of,
+    new_instant_time,
+)
 
 PROPERTIES_FILE = posixpath.join(METAFOLDER, "hoodie.properties")
 _LAYOUT_FOLDERS = (".temp", "archived", ".aux", ".schema")
@@ -87,6 +96,8 @@ class HoodieTableMetaClient:
             raise TableExistsError(f"a Hudi table already exists at '{storage.base_uri}'")
         for folder in _LAYOUT_FOLDERS:
             storage.makedirs(posixpath.join(METAFOLDER, folder))
+        if properties.timeline_layout_version >= 2:
+            storage.makedirs(HISTORY_FOLDER)  # and the timeline folder above it
         text = props.dumps(properties.to_dict(), comment="Properties saved by dbt-hoodie")
         if not storage.create_if_absent(PROPERTIES_FILE, text.encode()):
             raise TableExistsError(f"a Hudi table already exists at '{storage.base_uri}'")
@@ -118,14 +129,32 @@ class HoodieTableMetaClient:
         return FileSystemView(self.storage, self.timeline(), as_of)
 
     def instant_path(self, instant: Instant) -> str:
+        """The timeline file of `instant` in its state. In layout 2 a completed instant's name
+        holds its completion time; an instant known by its requested time and action alone
+        (one in a plan, or taken from another state) is found on the timeline."""
+        if instant.is_completed and self.layout.version >= 2 and instant.completion_time is None:
+            names = self._completed_file_names(instant)
+            if not names:
+                raise FileNotFoundError(
+                    f"no completed {instant.action.completes_as.value} {instant.timestamp} on "
+                    f"the timeline of table '{self.name}'"
+                )
+            return posixpath.join(self.layout.folder, names[0])
         return self.layout.path(instant)
 
     def instant_content(self, instant: Instant) -> bytes:
         """What the timeline file of `instant` in its state holds (JSON or Avro)."""
-        return self.storage.read_bytes(self.layout.path(instant))
+        return self.storage.read_bytes(self.instant_path(instant))
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
         return CommitMetadata.parse(self.instant_content(instant))
+
+    def commit_content(self, metadata: CommitMetadata) -> bytes:
+        """Commit metadata as this table's timeline stores it: JSON in table version 6,
+        Avro from version 8 on."""
+        if self.layout.version >= 2:
+            return metadata.to_avro()
+        return metadata.to_json().encode()
 
     def check_writable(self) -> None:
         """Refuse to change a table whose timeline this release cannot write.
@@ -134,13 +163,12 @@ class HoodieTableMetaClient:
         and from hudi-rs (which look in `.hoodie/timeline/` only), so nothing is written at all.
         """
         version = self.properties.table_version
-        if version != props.SUPPORTED_TABLE_VERSION:
+        if version not in props.WRITABLE_VERSIONS:
             raise UnsupportedTableError(
                 f"table '{self.name}' at {self.base_uri} is Hudi table version {version} "
-                f"(Apache Hudi 1.x); dbt-hoodie reads it but writes table version "
-                f"{props.SUPPORTED_TABLE_VERSION} only: write it with Apache Hudi 1.x, or keep "
-                "this model on a table version 6 table (a new location, or --full-refresh "
-                "after moving the old table away)"
+                f"(Apache Hudi 1.1 or later); dbt-hoodie reads it but writes table versions "
+                f"{' and '.join(map(str, props.WRITABLE_VERSIONS))} only: write it with Apache "
+                "Hudi, or keep this model on a table of a version dbt-hoodie writes"
             )
 
     def save_instant(self, instant: Instant, content: bytes = b"") -> Instant:
@@ -150,6 +178,8 @@ class HoodieTableMetaClient:
         states replace the file atomically, so readers see the old state or the new one.
         """
         self.check_writable()
+        if instant.is_completed and self.layout.version >= 2 and instant.completion_time is None:
+            instant = self._with_completion_time(instant)
         path = self.layout.path(instant)
         if instant.state is State.REQUESTED:
             if not self.storage.create_if_absent(path, content):
@@ -157,6 +187,14 @@ class HoodieTableMetaClient:
         else:
             self.storage.write_atomic(path, content)
         return instant
+
+    def _with_completion_time(self, instant: Instant) -> Instant:
+        """Layout 2: an instant completes at a time after every time on the timeline, so that
+        completion order is the order in which readers could first see the instants."""
+        timeline = self.timeline()
+        times = [*timeline.timestamps(), *timeline.completion_times().values()]
+        done = new_instant_time(after=max([instant.timestamp, *times]))
+        return instant.with_state(State.COMPLETED, done)
 
     def delete_instant(
         self,
@@ -167,7 +205,30 @@ class HoodieTableMetaClient:
         instant leaves the timeline before its older states do."""
         self.check_writable()
         for state in states:
+            if state is State.COMPLETED and self.layout.version >= 2:
+                for name in self._completed_file_names(instant):
+                    self.storage.delete(posixpath.join(self.layout.folder, name))
+                continue
             self.storage.delete(self.layout.path(instant.with_state(state)))
+
+    def _completed_file_names(self, instant: Instant) -> list[str]:
+        """Layout 2: the completed file of an instant, found by its requested time and action
+        (callers name instants by those; the completion time is in the file's name only)."""
+        if instant.completion_time is not None:
+            return [
+                self.layout.file_name(instant.with_state(State.COMPLETED, instant.completion_time))
+            ]
+        names = []
+        for info in self.storage.list_files(self.layout.folder):
+            found = self.layout.parse_file_name(info.name)
+            if (
+                found is not None
+                and found.is_completed
+                and found.timestamp == instant.timestamp
+                and found.action is instant.action.completes_as
+            ):
+                names.append(info.name)
+        return names
 
     def delete_pending_instant(self, instant: Instant) -> None:
         """Remove the requested and inflight files of an instant that will not complete."""
@@ -208,7 +269,10 @@ def table_properties_for(config: WriteConfig) -> props.TableProperties:
         if config.precombine_field
         else "OverwriteWithLatestAvroPayload"
     )
+    version = config.table_version or props.DEFAULT_TABLE_VERSION
     return props.TableProperties(
+        table_version=version,
+        timeline_layout_version=props.READABLE_VERSIONS[version],
         name=config.table_name,
         table_type=config.table_type,
         record_key_fields=config.record_key_fields,

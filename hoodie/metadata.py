@@ -18,6 +18,70 @@ import fastavro
 SCHEMA_KEY = "schema"
 AVRO_MAGIC = b"Obj\x01"
 
+# Hudi's Avro schemas of commit metadata (`HoodieCommitMetadata.avsc`,
+# `HoodieReplaceCommitMetadata.avsc`), field for field in Hudi's order, so the records Hudi 1.x
+# readers resolve against their own schema carry every field they expect.
+_STRING = {"type": "string", "avro.java.string": "String"}
+_STAT_FIELDS: list[tuple[str, Any]] = [
+    ("fileId", _STRING), ("path", _STRING), ("prevCommit", _STRING), ("numWrites", "long"),
+    ("numDeletes", "long"), ("numUpdateWrites", "long"), ("totalWriteBytes", "long"),
+    ("totalWriteErrors", "long"), ("partitionPath", _STRING), ("totalLogRecords", "long"),
+    ("totalLogFiles", "long"), ("totalUpdatedRecordsCompacted", "long"), ("numInserts", "long"),
+    ("totalLogBlocks", "long"), ("totalCorruptLogBlock", "long"),
+    ("totalRollbackBlocks", "long"), ("fileSizeInBytes", "long"), ("logVersion", "int"),
+    ("logOffset", "long"), ("baseFile", _STRING),
+    ("logFiles", {"type": "array", "items": _STRING}),
+    ("cdcStats", {"type": "map", "values": "long", "avro.java.string": "String"}),
+    ("prevBaseFile", _STRING), ("minEventTime", "long"), ("maxEventTime", "long"),
+    ("runtimeStats", {"type": "record", "name": "HoodieRuntimeStats", "fields": [
+        {"name": n, "type": ["null", "long"], "default": None}
+        for n in ("totalScanTime", "totalCreateTime", "totalUpsertTime")
+    ]}),
+    ("totalLogFilesCompacted", "long"), ("totalLogReadTimeMs", "long"),
+    ("totalLogSizeCompacted", "long"), ("tempPath", _STRING), ("numUpdates", "long"),
+]  # fmt: skip
+
+
+def _commit_schema(name: str, replace: bool) -> dict[str, Any]:
+    stat = {
+        "type": "record",
+        "name": "HoodieWriteStat",
+        "fields": [{"name": n, "type": ["null", t], "default": None} for n, t in _STAT_FIELDS],
+    }
+    stats_map = {
+        "type": "map",
+        "values": {"type": "array", "items": stat},
+        "avro.java.string": "String",
+    }
+    fields: list[dict[str, Any]] = [
+        {"name": "partitionToWriteStats", "type": ["null", stats_map], "default": None},
+        {"name": "compacted", "type": ["null", "boolean"], "default": None},
+        {"name": "extraMetadata", "default": None, "type": [
+            "null", {"type": "map", "values": _STRING, "avro.java.string": "String"}]},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "operationType", "type": ["null", _STRING], "default": None},
+    ]  # fmt: skip
+    if replace:
+        ids = {
+            "type": "map",
+            "values": {"type": "array", "items": _STRING},
+            "avro.java.string": "String",
+        }
+        fields.append({"name": "partitionToReplaceFileIds", "type": ["null", ids], "default": None})
+    return {
+        "type": "record",
+        "name": name,
+        "namespace": "org.apache.hudi.avro.model",
+        "fields": fields,
+    }
+
+
+COMMIT_SCHEMA = fastavro.parse_schema(_commit_schema("HoodieCommitMetadata", replace=False))
+REPLACE_COMMIT_SCHEMA = fastavro.parse_schema(
+    _commit_schema("HoodieReplaceCommitMetadata", replace=True)
+)
+_STAT_NAMES = [n for n, _ in _STAT_FIELDS]
+
 
 @dataclass
 class WriteStat:
@@ -147,6 +211,26 @@ class CommitMetadata:
             body["partitionToReplaceFileIds"] = self.partition_to_replace_file_ids
         return json.dumps(body, indent=2)
 
+    def to_avro(self) -> bytes:
+        """Table version 8's form: one record in an Avro object container file (Hudi writes
+        no codec), a replace commit's with its replaced file ids."""
+        replace = self.partition_to_replace_file_ids is not None
+        record: dict[str, Any] = {
+            "partitionToWriteStats": {
+                p: [_avro_stat(s.to_json_dict()) for s in stats]
+                for p, stats in self.partition_to_write_stats.items()
+            },
+            "compacted": self.compacted,
+            "extraMetadata": dict(self.extra_metadata),
+            "version": None,
+            "operationType": self.operation_type,
+        }
+        if replace:
+            record["partitionToReplaceFileIds"] = self.partition_to_replace_file_ids
+        out = io.BytesIO()
+        fastavro.writer(out, REPLACE_COMMIT_SCHEMA if replace else COMMIT_SCHEMA, [record])
+        return out.getvalue()
+
     @classmethod
     def parse(cls, content: bytes) -> CommitMetadata:
         """A commit file's content, JSON (table version 6) or Avro (versions 8 and 9)."""
@@ -174,6 +258,17 @@ class CommitMetadata:
             extra_metadata=dict(data.get("extraMetadata") or {}),
             partition_to_replace_file_ids=data.get("partitionToReplaceFileIds"),
         )
+
+
+def _avro_stat(stat: dict[str, Any]) -> dict[str, Any]:
+    """A write stat's JSON fields as the Avro record has them (unknown ones dropped, as Hudi's
+    conversion drops them; `"null"` previous commits stay the string Hudi writes)."""
+    record = {name: stat.get(name) for name in _STAT_NAMES}
+    if not isinstance(record["runtimeStats"], dict):
+        record["runtimeStats"] = None
+    if not isinstance(record["cdcStats"], dict):
+        record["cdcStats"] = None
+    return record
 
 
 def stat_as_dict(stat: WriteStat) -> dict[str, Any]:

@@ -44,13 +44,20 @@ TIMELINE_HISTORY_PATH = "hoodie.timeline.history.path"
 
 COPY_ON_WRITE = "COPY_ON_WRITE"
 MERGE_ON_READ = "MERGE_ON_READ"
-SUPPORTED_TABLE_VERSION = 6  # the version this release writes
+DEFAULT_TABLE_VERSION = 6  # what new tables get, unless hoodie.write.table.version says
 SUPPORTED_LAYOUT_VERSION = 1
 # The table versions we read, with the timeline layout each must have (Hudi 0.12-0.15 write 6,
 # Hudi 1.0 writes 8, Hudi 1.1 and later write 9; 7 was the 0.16 bridge, never a default).
 READABLE_VERSIONS = {6: 1, 8: 2, 9: 2}
+WRITABLE_VERSIONS = (6, 8)
 EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
 COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
+RECORD_MERGE_STRATEGY_ID = "hoodie.record.merge.strategy.id"
+# Hudi 1.x's ids of its built-in merge strategies (`HoodieRecordMerger`).
+_MERGE_STRATEGY_IDS = {
+    EVENT_TIME_ORDERING: "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
+    COMMIT_TIME_ORDERING: "ce9acb64-bde0-424c-9b91-f6ebba25356d",
+}
 
 SIMPLE_KEYGEN = "org.apache.hudi.keygen.SimpleKeyGenerator"
 COMPLEX_KEYGEN = "org.apache.hudi.keygen.ComplexKeyGenerator"
@@ -195,7 +202,7 @@ class TableProperties:
     url_encode_partition_path: bool = False
     populate_meta_fields: bool = True
     database: str = "default"
-    table_version: int = SUPPORTED_TABLE_VERSION
+    table_version: int = DEFAULT_TABLE_VERSION
     timeline_layout_version: int = SUPPORTED_LAYOUT_VERSION
     create_schema: str | None = None
     record_merge_mode: str | None = None  # versions 8 and 9; None means inferred (version 6)
@@ -299,7 +306,29 @@ class TableProperties:
             props[CREATE_SCHEMA] = self.create_schema
         if self.record_merge_mode:
             props[RECORD_MERGE_MODE] = self.record_merge_mode
+        if self.table_version >= 8:
+            props.update(self._version_8_keys(props))
         return props
+
+    def _version_8_keys(self, props: dict[str, str]) -> dict[str, str]:
+        """What Apache Hudi 1.0 adds to `hoodie.properties` (its readers and hudi-rs look for
+        the timeline where these say, and merge as the merge mode says)."""
+        mode = self.record_merge_mode or (
+            EVENT_TIME_ORDERING if self.precombine_field else COMMIT_TIME_ORDERING
+        )
+        keygen_type = {cls: name for name, cls in _KEYGEN_TYPES.items()}
+        added = {
+            INITIAL_VERSION: props.get(INITIAL_VERSION, str(self.table_version)),
+            TIMELINE_PATH: "timeline",
+            TIMELINE_HISTORY_PATH: "history",
+            RECORD_MERGE_MODE: mode,
+            PAYLOAD_CLASS: DEFAULT_PAYLOAD if mode == EVENT_TIME_ORDERING else OVERWRITE_PAYLOAD,
+        }
+        if mode in _MERGE_STRATEGY_IDS:
+            added[RECORD_MERGE_STRATEGY_ID] = _MERGE_STRATEGY_IDS[mode]
+        if self.key_generator_class in keygen_type:
+            added[KEY_GENERATOR_TYPE] = keygen_type[self.key_generator_class]
+        return added
 
 
 def _default_keygen(partition_fields: tuple[str, ...]) -> str:

@@ -66,6 +66,7 @@ class WriteClient:
         meta_client.check_writable()
         self.meta_client = meta_client
         self.config = config
+        self._refuse_version_change()
         self._refuse_identity_change()
         self.services = TableServiceRunner(meta_client, config, lock_provider)
         self.index = index_for(config)
@@ -171,7 +172,7 @@ class WriteClient:
                 )
                 planned = _planned(None if bulk_after_lookup else placement, operation, replaced)
             crash_point("write.planned")
-            transaction.inflight(planned.to_json().encode())
+            transaction.inflight(self.meta_client.commit_content(planned))
             crash_point("write.inflight")
             if bulk:
                 stats = executor.bulk_insert(prepared)
@@ -303,6 +304,17 @@ class WriteClient:
             p for p in partitions
             if any(is_partition_metadata(f.name) for f in storage.list_files(p))
         ]  # fmt: skip
+
+    def _refuse_version_change(self) -> None:
+        stored = self.meta_client.properties.table_version
+        wanted = self.config.table_version
+        if wanted is not None and wanted != stored:
+            raise InvalidConfigError(
+                f"table '{self.meta_client.name}' at {self.meta_client.base_uri} is Hudi table "
+                f"version {stored}, but this write asks for hoodie.write.table.version={wanted}. "
+                "A table keeps the version it was created with: drop the option (or set it to "
+                f"{stored}), or write the model to a new table"
+            )
 
     def _refuse_identity_change(self) -> None:
         """A write must agree with the table's identity: keys, type and partitioning."""

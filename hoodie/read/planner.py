@@ -188,7 +188,9 @@ def _plan_incremental(
         )
     timeline = meta_client.timeline()
     if timeline.layout.version >= 2:
-        return _plan_incremental_by_completion(meta_client, options, begin, partition_filter)
+        return _plan_incremental_by_completion(
+            meta_client, options, begin, bounds[0], partition_filter
+        )
     in_range = [
         i for i in timeline.completed.write_timeline if begin < i.timestamp <= end
     ]  # fmt: skip
@@ -221,6 +223,7 @@ def _plan_incremental_by_completion(
     meta_client: HoodieTableMetaClient,
     options: ReadOptions,
     begin: str,
+    first_readable: str,
     partition_filter: Callable[[str], bool] | None,
 ) -> ReadPlan:
     """An incremental read of a layout 2 timeline: by completion time (see the docstring)."""
@@ -237,6 +240,12 @@ def _plan_incremental_by_completion(
     if not in_range or not done:
         return ReadPlan([], None, (begin, end), commit_times=frozenset())
     as_of = max(done)
+    if as_of < first_readable:
+        raise TimelineError(
+            f"hoodie.datasource.read.end.instanttime {end} is before the completion of the "
+            f"earliest readable instant of table '{meta_client.name}' ({first_readable}, "
+            f"completed {completed_at(first_readable)}; older file versions were cleaned)"
+        )
     touched: set[tuple[str, str]] | None = None
     start = timeline_start(timeline)
     if start is not None and begin >= completed_at(start):

@@ -9,7 +9,9 @@ files leave `.hoodie/`, oldest instant first and each instant's completed file l
 in between leaves the newer of those instants on the active timeline as well (readers see no
 hole in it), until an archival reaches them again and archives them twice, which readers of
 the archive tolerate: each instant is listed once, and from the active timeline while it is
-there (`HoodieTable.history`).
+there (`HoodieTable.history`). On a table version 8 timeline the archived instants go to Hudi
+1.x's LSM timeline instead (`.hoodie/timeline/history/`: a parquet file of the instants, a new
+manifest, `_version_`), in the same order with the same crash behaviour.
 
 Never archived: anything at or after the first pending instant, the first savepoint, or the
 earliest commit the latest clean retained. With `hoodie.archive.beyond.savepoint=true`
@@ -35,6 +37,8 @@ from ..archived_timeline import (
     ARCHIVE_FOLDER,
     ENTRY_SCHEMA,
     PARSED_ENTRY_SCHEMA,
+    HistoryEntry,
+    append_to_history,
     archive_file_versions,
 )
 from ..avro_metadata import AvroRecord
@@ -42,7 +46,7 @@ from ..config import option_default
 from ..faults import crash_point
 from ..logformat import BLOCK_CONTENT_VERSION, BlockType, HeaderKey, encode_block
 from ..meta_client import HoodieTableMetaClient
-from ..timeline import Instant
+from ..timeline import Instant, State
 
 
 def archive(
@@ -78,6 +82,11 @@ def archive(
         if found is not None and (found.timestamp, found.action.completes_as) in wanted:
             files.append((found.state, info.name, found))
     files.sort(key=lambda f: (f[2].timestamp, f[0]))  # oldest state first, per instant
+    if layout.version >= 2:
+        append_to_history(meta_client.storage, _history_entries(meta_client, old, files))
+        crash_point("archive.written")
+        _remove(meta_client, files)
+        return old
     entries = [
         {
             "commitTime": found.timestamp,
@@ -89,13 +98,44 @@ def archive(
     ]
     _write_archive_file(meta_client, entries)
     crash_point("archive.written")
+    _remove(meta_client, files)
+    return old
+
+
+def _remove(meta_client: HoodieTableMetaClient, files: list[tuple[State, str, Instant]]) -> None:
     for _, removed in itertools.groupby(files, key=lambda f: f[2].timestamp):
         # Requested and inflight go before completed: the instant stays completed until its
         # last file goes, for readers listing the timeline meanwhile.
         for _, name, _ in removed:
-            meta_client.storage.delete(posixpath.join(layout.folder, name))
+            meta_client.storage.delete(posixpath.join(meta_client.layout.folder, name))
         crash_point("archive.instant_removed")
-    return old
+
+
+def _history_entries(
+    meta_client: HoodieTableMetaClient,
+    old: list[Instant],
+    files: list[tuple[State, str, Instant]],
+) -> list[HistoryEntry]:
+    """Layout 2: each archived instant with its completed and requested files' content."""
+    folder = meta_client.layout.folder
+    requested = {found.timestamp: name for state, name, found in files if state is State.REQUESTED}
+    entries = []
+    for instant in old:
+        plan = None
+        if instant.timestamp in requested:
+            plan = meta_client.storage.read_bytes(
+                posixpath.join(folder, requested[instant.timestamp])
+            )
+        entries.append(
+            HistoryEntry(
+                instant.timestamp,
+                instant.completion_time,
+                instant.action.completes_as.value,
+                meta_client.instant_content(instant),
+                plan or None,
+            )
+        )
+    return entries
 
 
 def _write_archive_file(meta_client: HoodieTableMetaClient, entries: list[AvroRecord]) -> None:

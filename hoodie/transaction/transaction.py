@@ -93,7 +93,7 @@ class Transaction:
         unless told otherwise, after checking that nothing completed since it started wrote
         to the same file groups."""
         groups = file_groups_of(metadata) if check_conflicts_of else None
-        self.complete(metadata.to_json().encode(), groups)
+        self.complete(self.meta_client.commit_content(metadata), groups)
 
     def complete(self, content: bytes, file_groups: FileGroups | None = None) -> None:
         """Complete the instant with `content` (a commit's JSON, a clean's Avro metadata).
@@ -102,8 +102,7 @@ class Transaction:
         started touched them."""
         done = self.instant.with_state(State.COMPLETED)
         if not self.policy.lazy:
-            self.meta_client.save_instant(done, content)
-            self.instant = done
+            self.instant = self.meta_client.save_instant(done, content)
             return
         with self.policy.exclusive():
             self._refuse_if_rolled_back()
@@ -112,7 +111,7 @@ class Transaction:
                                 file_groups)  # fmt: skip
             crash_point("commit.conflicts_checked")
             self.policy.check_lock()
-            self.meta_client.save_instant(done, content)
+            done = self.meta_client.save_instant(done, content)
             crash_point("commit.completed_under_lock")
         self.instant = done
 

@@ -63,6 +63,9 @@ class AppendHandle:
     # Hudi's delete operation: deletes win whatever the stored ordering value (written with
     # ordering value 0, which Hudi's log reader treats as "no ordering").
     unconditional_deletes: bool = False
+    # Table version 8 and later: a log file belongs to the delta commit that wrote it, named
+    # by its instant (version 1), and its slice follows from the commit's completion time.
+    logs_per_instant: bool = False
 
     def __call__(self, key: tuple[Any, ...], incoming: pa.Table) -> pa.Table:
         return stat_table([self.write(self.targets[group_key(key[0])], incoming)])
@@ -83,9 +86,13 @@ class AppendHandle:
                 f"file group {target.file_id} in partition '{target.partition_path}' was "
                 "given a base file version to write, not a log file to append"
             )
-        name = log_file_name(
-            target.file_id, target.log_base_instant, target.log_version, task_token()
-        )
+        earlier: tuple[str, ...] = ()
+        if self.logs_per_instant:
+            version, named_by = 1, self.instant
+        else:
+            version, named_by = target.log_version, target.log_base_instant
+            earlier = target.log_files
+        name = log_file_name(target.file_id, named_by, version, task_token())
         relative = posixpath.join(target.partition_path, name) if target.partition_path else name
         deleted = deleted_mask(incoming)
         updates = incoming.filter(pc.invert(deleted))
@@ -131,16 +138,21 @@ class AppendHandle:
             file_id=target.file_id,
             partition_path=target.partition_path,
             path=relative,
-            prev_commit=target.previous_instant or "null",
+            # Hudi 1.x records the delta commit itself, and no base file, for a log file.
+            prev_commit=self.instant
+            if self.logs_per_instant
+            else target.previous_instant or "null",
             num_writes=updates.num_rows,
             num_update_writes=updates.num_rows,
             num_deletes=deletes.num_rows,
             total_write_bytes=size,
             file_size_in_bytes=size,
             total_log_blocks=len(blocks),
-            base_file=posixpath.basename(target.previous_base_file or ""),
-            log_files=[*target.log_files, name],
-            log_version=target.log_version,
+            base_file=""
+            if self.logs_per_instant
+            else posixpath.basename(target.previous_base_file or ""),
+            log_files=[*earlier, name],
+            log_version=version,
             log_offset=0,
         )
 

@@ -235,6 +235,7 @@ class WriteExecutor:
             table_name=self.meta_client.name,
             precombine_field=self.config.precombine_field,
             unconditional_deletes=delete_operation,
+            logs_per_instant=self.meta_client.properties.table_version >= 8,
         )
         return rewrite, append
 

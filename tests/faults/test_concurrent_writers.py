@@ -264,7 +264,12 @@ def _check_table(
 
 
 def _completion_order(path: str, writes: dict) -> list[str]:
-    """The committed writes in the order they completed (their completed files' times)."""
+    """The committed writes in the order they completed (their completed files' times; on a
+    table version 8 timeline, the completion times in their names)."""
+    timeline = HoodieTable.open(path).timeline()
+    if timeline.layout.version >= 2:
+        completed = timeline.completion_times()
+        return sorted((i for i in writes if i in completed), key=completed.__getitem__)
     meta = Path(path) / METAFOLDER
     done = []
     for instant in writes:

@@ -81,7 +81,7 @@ def test_a_write_completing_after_the_listing_is_not_read(spark, tmp_path, monke
     until the listing is done, then put in place before the reader goes on."""
     import hoodie.read.datasource as datasource
     from hoodie.read.datasource import HoodieDataSource
-    from hoodie.timeline import METAFOLDER
+    from hoodie.timeline import Action, Instant, State
 
     path = str(tmp_path / "table")
     cfg = WriteConfig.build("torn", record_key="id", partition_path="p", precombine_field="ts",
@@ -91,7 +91,9 @@ def test_a_write_completing_after_the_listing_is_not_read(spark, tmp_path, monke
     table.upsert(spark.createDataFrame([(1, "first", "a", 1), (2, "first", "b", 1)], schema), cfg)
     a = table.upsert(spark.createDataFrame([(1, "A", "a", 2)], schema), cfg).instant
     table.upsert(spark.createDataFrame([(2, "B", "b", 2)], schema), cfg)
-    completed = Path(path) / METAFOLDER / f"{a}.deltacommit"
+    completed = Path(path) / table.meta_client.instant_path(
+        Instant(a, Action.DELTA_COMMIT, State.COMPLETED)
+    )
     held = completed.with_name("held-back")
     completed.rename(held)  # A is still running when the reader lists
 

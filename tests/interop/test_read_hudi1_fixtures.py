@@ -232,14 +232,15 @@ def test_lance_base_files_are_refused_with_the_format_named(zip_path, tmp_path):
         HoodieTable.open(path)
 
 
-def test_writing_a_version_8_table_is_refused_before_any_file_changes(spark, tmp_path):
-    zip_path = ROOT / "sample_table" / "cow" / "v8_nonpartitioned.zip"
+def test_writing_a_version_9_table_is_refused_before_any_file_changes(spark, tmp_path):
+    """We write versions 6 and 8; a version 9 table (Hudi 1.1) is only read."""
+    zip_path = ROOT / "sample_table" / "cow" / "v9_txns_simple_nometa.zip"
     path = unzip(zip_path, tmp_path)
     before = sorted((p.relative_to(path), p.stat().st_size) for p in path.rglob("*"))
     table = HoodieTable.open(str(path))
-    config = WriteConfig.build("v8_nonpartitioned", record_key="id", precombine_field="longField")
-    batch = spark.createDataFrame([(9, "x", 1)], "id int, name string, longField long")
-    with pytest.raises(UnsupportedTableError, match="table version 8.*writes table version 6"):
+    config = WriteConfig.build(table.name, record_key="txn_id")
+    batch = spark.createDataFrame([("t-9", "x")], "txn_id string, name string")
+    with pytest.raises(UnsupportedTableError, match="version 9 .*writes table versions 6 and 8"):
         table.upsert(batch, config)
     assert sorted((p.relative_to(path), p.stat().st_size) for p in path.rglob("*")) == before
 

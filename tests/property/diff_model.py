@@ -113,6 +113,7 @@ class Params:
     # hoodie.parquet.max.file.size (None: default); a few kilobytes make partitions of several
     # file groups, split into routing units by key range or tagged in a job of their own
     max_file_size: int | None = None
+    table_version: int = 6  # hoodie.write.table.version
 
     @property
     def mor(self) -> bool:

@@ -56,7 +56,7 @@ def test_random_sequences_agree_with_the_model(spark, tmp_path_factory, scenario
     run_scenario(spark, scenario, str(tmp_path_factory.mktemp("difftest")), spark_reads="last")
 
 
-def _lead_cases(table_type: str, index: str) -> Scenario:
+def _lead_cases(table_type: str, index: str, table_version: int = 6) -> Scenario:
     """The lead's two regression cases in one sequence."""
     ops = [
         Upsert((Rec("k1", ts=1, v="a"),)),  # the table exists; k0 is unknown
@@ -74,16 +74,25 @@ def _lead_cases(table_type: str, index: str) -> Scenario:
     if table_type == MOR:
         ops += [Compact(), Upsert((Rec("k2", ts=0, v="again"),))]
     return Scenario(
-        Params(table_type=table_type, index=index, partitioned=False, compact_every=10),
+        Params(
+            table_type=table_type,
+            index=index,
+            partitioned=False,
+            compact_every=10,
+            table_version=table_version,
+        ),  # fmt: skip
         tuple(ops),
     )
 
 
 @pytest.mark.parametrize(
-    "table_type,index", [(COW, SIMPLE), (MOR, SIMPLE), (MOR, BUCKET)], ids=str.lower
+    "table_type,index,version",
+    [(COW, SIMPLE, 6), (MOR, SIMPLE, 6), (MOR, BUCKET, 6), (COW, SIMPLE, 8), (MOR, SIMPLE, 8)],
+    ids=lambda v: str(v).lower(),
 )
-def test_the_lead_regression_cases(spark, tmp_path, table_type, index):
-    run_scenario(spark, _lead_cases(table_type, index), str(tmp_path), spark_reads="last")
+def test_the_lead_regression_cases(spark, tmp_path, table_type, index, version):
+    lead = _lead_cases(table_type, index, version)
+    run_scenario(spark, lead, str(tmp_path), spark_reads="last")
 
 
 def test_batches_too_large_for_the_driver_tag_by_a_spark_join(spark, tmp_path, monkeypatch):
