@@ -11,6 +11,7 @@ and every cluster run, carry the marker `deploy` (`make test-deploy`).
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 import pytest
@@ -36,7 +37,12 @@ def pytest_collection_modifyitems(items):
 
 
 def _schema(request) -> str:
-    return re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())[:60]
+    """The test's name, cut to 60 characters; a cut name ends with a hash of the whole one,
+    so that the parameters of a long test's variants still tell their schemas apart."""
+    name = re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())
+    if len(name) <= 60:
+        return name
+    return f"{name[:51]}_{hashlib.sha1(name.encode()).hexdigest()[:8]}"
 
 
 @pytest.fixture

@@ -62,6 +62,10 @@ AFTER = {
 }
 
 
+def _version(version: int) -> str:
+    return f"options={{'hoodie.write.table.version': '{version}'}}"
+
+
 def _hudi_rs(base: Path, read_optimized: bool = False) -> dict:
     hudi = pytest.importorskip("hudi")
     options = hudi.HudiReadOptions()
@@ -77,19 +81,33 @@ def _hudi_rs(base: Path, read_optimized: bool = False) -> dict:
     }
 
 
-def test_mor_upsert_batches_compaction_and_table_operations(dbt_project):
+@pytest.mark.parametrize("version", [6, 8], ids=["table-version-6", "table-version-8"])
+def test_mor_upsert_batches_compaction_and_table_operations(request, dbt_project, version):
     """Two models in one dbt process (one JVM): `orders` through four batches with inline and
-    on-demand compaction; `orders_ops` through savepoint, rollback, restore and clean."""
+    on-demand compaction; `orders_ops` through savepoint, rollback, restore and clean. Both
+    table versions we write (README: "Compatibility"); version 8 in-process only (the
+    Connect variant runs the same writes through another session)."""
+    if version != 6 and request.node.callspec.params["dbt_project"] != "session":
+        pytest.skip("table version 8 runs in-process only")
     dbt_project.write("seeds/raw.csv", SEED)
     dbt_project.write("seeds/schema.yml", SEED_CONFIG)
-    dbt_project.write("models/orders.sql", MODEL)
+    model = MODEL
+    bucket_model = BUCKET_MODEL
+    if version != 6:
+        model = MODEL.replace(
+            "compaction_delta_commits=3", f"compaction_delta_commits=3, {_version(version)}"
+        )
+        bucket_model = BUCKET_MODEL.replace(
+            "options={", f"options={{'hoodie.write.table.version': '{version}', "
+        )
+    dbt_project.write("models/orders.sql", model)
     dbt_project.write(
-        "models/orders_ops.sql", MODEL.replace("compaction_delta_commits=3", "compaction='off'")
+        "models/orders_ops.sql", model.replace("compaction_delta_commits=3", "compaction='off'")
     )
     # The BUCKET index: merge-on-read writes are one Spark job (hoodie/write/bucket_writer.py).
     # This model names its table's identity with Apache Hudi's own option keys, as a config
     # brought from a Hudi job does, instead of record_key / partition_path / precombine_field.
-    dbt_project.write("models/orders_bucket.sql", BUCKET_MODEL)
+    dbt_project.write("models/orders_bucket.sql", bucket_model)
 
     def run(batch, model):
         return ["run", "--select", model, "--vars", f"{{batch: {batch}}}"]
@@ -163,3 +181,4 @@ def test_mor_upsert_batches_compaction_and_table_operations(dbt_project):
     assert identity.precombine_field == "ts" and identity.name == "orders_bucket"
     logs = [parse_log_file_name(p.name) for p in base.rglob(".*.log.*")]
     assert logs and all(bucket_of_file_id(log.file_id) in (0, 1) for log in logs)
+    assert table.properties.table_version == version
