@@ -193,7 +193,10 @@ def test_rolling_back_the_latest_commit_deletes_its_files(written, tmp_path):
 def test_a_table_keeps_its_version(spark, tmp_path):
     """An existing table is written at its own version: asking another is an error naming the
     option, before anything is written; leaving the option out writes the table's version."""
-    v6 = WriteConfig.build("t", record_key="id", partition_path="part", precombine_field="ts")
+    v6 = WriteConfig.build(
+        "t", record_key="id", partition_path="part", precombine_field="ts",
+        options={"hoodie.write.table.version": "6"},
+    )  # fmt: skip
     table = HoodieTable.for_write(str(tmp_path / "t"), v6)
     table.upsert(_batch(spark, range(3), 1, "a"), v6)
     before = sorted(p.name for p in (tmp_path / "t").rglob("*"))
@@ -206,6 +209,7 @@ def test_a_table_keeps_its_version(spark, tmp_path):
     assert sorted(p.name for p in (tmp_path / "t").rglob("*")) == before
     table8 = HoodieTable.for_write(str(tmp_path / "t8"), v8)
     table8.upsert(_batch(spark, range(3), 1, "a"), v8)
-    table8.upsert(_batch(spark, range(2, 5), 2, "b"), v6)
+    unset = WriteConfig.build("t", record_key="id", partition_path="part", precombine_field="ts")
+    table8.upsert(_batch(spark, range(2, 5), 2, "b"), unset)
     assert table8.properties.table_version == 8
     assert len(table8.timeline().completed.write_timeline) == 2

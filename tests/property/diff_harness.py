@@ -78,8 +78,7 @@ def options_of(p: Params) -> dict[str, str]:
         options["hoodie.parquet.small.file.limit"] = str(p.max_file_size // 2)
     if p.small_file_limit is not None:
         options["hoodie.parquet.small.file.limit"] = str(p.small_file_limit)
-    if p.table_version != 6:
-        options["hoodie.write.table.version"] = str(p.table_version)
+    options["hoodie.write.table.version"] = str(p.table_version)
     return options
 
 

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.spark
 SCHEMA = "id int, name string, dt string, ts bigint"
 
 
+@pytest.mark.layout_v6
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_old_instants_are_archived_and_their_files_stay_visible(spark, tmp_path, table_type):
     register(spark)
@@ -59,6 +60,7 @@ def test_old_instants_are_archived_and_their_files_stay_visible(spark, tmp_path,
         spark.read.format("hoodie").option("as.of.instant", instants[0]).load(path).collect()
 
 
+@pytest.mark.layout_v6
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_archiving_beyond_a_savepoint_leaves_a_hole_readers_handle(spark, tmp_path, table_type):
     """hoodie.archive.beyond.savepoint=true: archival skips the savepointed commit and archives

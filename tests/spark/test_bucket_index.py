@@ -144,6 +144,7 @@ def test_a_table_laid_out_otherwise_is_refused(spark, tmp_path, table_type):
     assert len(snapshot(table, spark)) == 50
 
 
+@pytest.mark.layout_v6
 def test_merge_on_read_bucket_writes_refuse_null_keys_and_respect_pending_compactions(
     spark, tmp_path
 ):

@@ -58,6 +58,7 @@ def write_versions(spark, table, cfg, count: int) -> list[str]:
     return instants
 
 
+@pytest.mark.layout_v6
 def test_keep_latest_commits(spark, tmp_path):
     path = str(tmp_path / "t")
     cfg = config("keep_commits", hoodie_cleaner_commits_retained="2")
@@ -100,6 +101,7 @@ def test_keep_latest_file_versions_and_manual_clean(spark, tmp_path):
     assert len(clean_states(table)) == 1
 
 
+@pytest.mark.layout_v6
 def test_a_pending_clean_is_finished_first(spark, tmp_path):
     path = str(tmp_path / "t")
     cfg = config("pending_clean", hoodie_clean_automatic="false")

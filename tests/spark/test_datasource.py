@@ -90,6 +90,7 @@ def test_reads_hudi_written_table_like_hudi_rs(spark, tmp_path):
 
 
 # -- reads that name their columns --------------------------------------------------------------
+@pytest.mark.layout_v6
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_a_read_given_a_schema_returns_only_those_columns_merged_correctly(
     spark, tmp_path, table_type

@@ -88,6 +88,7 @@ def history(spark, tmp_path_factory):
     return out
 
 
+@pytest.mark.layout_v6
 def test_table_is_merge_on_read_with_delta_commits(history):
     table = history["table"]
     assert table.properties.table_type == MERGE_ON_READ
@@ -107,6 +108,7 @@ def test_inserts_go_to_base_files(history):
     assert not any(parse_log_file_name(os.path.basename(p)) for p in history["files_after_insert"])
 
 
+@pytest.mark.layout_v6
 def test_updates_append_a_log_file_to_the_slice(history):
     update = history["update"]
     assert (update.num_updates, update.num_inserts) == (2, 0)
@@ -127,6 +129,7 @@ def test_updates_append_a_log_file_to_the_slice(history):
     assert update.instant not in instants
 
 
+@pytest.mark.layout_v6
 def test_delta_commit_metadata_is_hudis(history):
     meta = instant_json(history["path"], f"{history['update'].instant}.deltacommit")
     assert meta["operationType"] == "UPSERT" and meta["compacted"] is False
@@ -156,6 +159,7 @@ def test_snapshot_merges_logs_and_read_optimized_skips_them(history):
     assert history["ro_after_update"] == {1: ("a", 1), 2: ("b", 1), 3: ("c", 1)}
 
 
+@pytest.mark.layout_v6
 def test_precombine_across_log_files(history):
     # The second log's version of id 1 has ts=3 < 5 in the first log: the first one wins.
     assert history["snapshot_after_update2"][1] == ("a2", 5)
@@ -174,6 +178,7 @@ def test_delete_operation_writes_a_delete_block(history):
     assert history["snapshot_after_delete"] == {1: ("a2", 5), 3: ("c", 1)}
 
 
+@pytest.mark.layout_v6
 def test_compaction_folds_logs_into_new_base_files(history):
     (compaction,) = history["compactions"]
     table = history["table"]
@@ -252,6 +257,7 @@ def test_inline_compaction_after_n_delta_commits(spark, tmp_path):
     assert read_optimized(table, spark) == {1: ("b", 2)}
 
 
+@pytest.mark.layout_v6
 def test_writes_during_a_pending_compaction_are_not_lost(spark, tmp_path):
     cfg = mor_config("pending")
     table = HoodieTable.for_write(str(tmp_path / "pending"), cfg)
@@ -279,6 +285,7 @@ def test_writes_during_a_pending_compaction_are_not_lost(spark, tmp_path):
     assert read_optimized(table, spark) == rows(table, spark)
 
 
+@pytest.mark.layout_v6
 def test_tagging_finds_keys_that_only_live_in_log_files(spark, tmp_path):
     cfg = mor_config("logonly")
     path = str(tmp_path / "logonly")
@@ -359,6 +366,7 @@ def test_mixed_batch_fills_small_file_groups_without_logs(spark, tmp_path):
     }
 
 
+@pytest.mark.layout_v6
 def test_time_travel_and_incremental_reads_see_log_files(spark, history):
     table = history["table"]
     register(spark)

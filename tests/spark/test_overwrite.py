@@ -17,6 +17,7 @@ def _rows(table, spark):
     return sorted(tuple(r) for r in table.read(spark).select("id", "v").collect())
 
 
+@pytest.mark.layout_v6
 def test_overwrite_replaces_contents_in_one_replace_commit(spark, tmp_path):
     base = str(tmp_path / "t")
     cfg = WriteConfig.build("t", record_key="id", partition_path="p")

@@ -25,6 +25,7 @@ def rows(spark, path) -> dict:
     return {r.id: r.name for r in spark.read.format("hoodie").load(path).collect()}
 
 
+@pytest.mark.layout_v6
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_savepoint_survives_cleaning_and_restore_returns_to_it(spark, tmp_path, table_type):
     path = str(tmp_path / "t")

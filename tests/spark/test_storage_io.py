@@ -38,6 +38,7 @@ def _calls(trace) -> list[tuple[str, str]]:
     return [tuple(line.split("\t", 1)) for line in lines]  # type: ignore[misc]
 
 
+@pytest.mark.layout_v6
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_one_upsert_does_all_its_io_through_storage(spark, tmp_path, table_type):
     path, trace = str(tmp_path / "t"), tmp_path / "io.trace"

@@ -202,6 +202,7 @@ def test_delete_of_missing_keys_is_a_no_op(history):
     assert not os.path.exists(os.path.join(history.path, "2030-12-31"))
 
 
+@pytest.mark.layout_v6
 def test_delete_api(history):
     r5, before, after = history.results[4], history.snaps[3], history.snaps[4]
     assert r5.operation == "DELETE"
@@ -224,6 +225,7 @@ def test_reinsert_of_deleted_key(history):
     assert snap["2"]["_hoodie_commit_time"] == c6
 
 
+@pytest.mark.layout_v6
 def test_added_column_reads_null_for_old_rows(history):
     snap = history.snaps[5]
     assert set(snap) == {"1", "2", "3", "4", "6", "7"}
@@ -236,6 +238,7 @@ def test_added_column_reads_null_for_old_rows(history):
     assert [f["name"] for f in schema["fields"]][-1] == "extra"
 
 
+@pytest.mark.layout_v6
 def test_instant_files(history):
     meta = os.path.join(history.path, ".hoodie")
     assert completed(history.table) == history.instants
@@ -251,6 +254,7 @@ def test_instant_files(history):
     assert props["hoodie.table.precombine.field"] == "ts"
 
 
+@pytest.mark.layout_v6
 def test_commit_metadata(history):
     c1, c2 = history.instants[0], history.instants[1]
     meta = commit_json(history.path, c2)
@@ -422,6 +426,7 @@ def test_timestamp_column_round_trip(spark, tmp_path):
     assert dict(table.read(spark).dtypes)["t"] == "timestamp"
 
 
+@pytest.mark.layout_v6
 def test_non_partitioned_layout(typed):
     path = typed.path
     first, second = typed.results
@@ -556,6 +561,7 @@ def test_a_first_write_rolls_over_at_the_written_file_size(spark, tmp_path):
     assert sum(counts) == 12000
 
 
+@pytest.mark.layout_v6
 def test_inserts_fill_a_small_file_group(spark, tmp_path):
     path = str(tmp_path / "small")
     options = {"hoodie.parquet.max.file.size": "60000", "hoodie.parquet.small.file.limit": "30000"}
