@@ -8,7 +8,7 @@ export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 # (top-level `pyspark_*` modules) finds `pyspark_hoodie` in an editable install too.
 EDITABLE := --config-settings editable_mode=compat
 
-.PHONY: demo test test-writers test-deploy lint soak bench bench-upsert wheel java clean
+.PHONY: demo test test-writers test-v8 test-deploy lint soak bench bench-upsert wheel java clean
 
 java:
 	@bash .ci/ensure-java.sh
@@ -106,6 +106,13 @@ soak: java $(VENV)/.dev $(CLASS_ARCHIVE)
 test-writers: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	$(PYTEST) -m writers tests/faults/test_concurrent_writers.py
+
+# The main suite again with every table it creates at table version 8 (Hudi 1.x's layout;
+# `pytest --table-version 8`): tests that assert version 6's files (marker layout_v6) are
+# skipped. Not part of `make test` (which runs version 8 through its own tests), ~10 minutes.
+test-v8: java $(VENV)/.dev $(CLASS_ARCHIVE)
+	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
+	$(PYTEST) --table-version 8 $(addprefix --deselect ,$(BESIDE_DBT))
 
 # Deployments (marker `deploy`, left out of `make test` for their cost): the core and dbt
 # on a local-cluster (separate executor JVMs), every dbt scenario over Spark Connect
