@@ -157,11 +157,9 @@ class HoodieTableMetaClient:
         return metadata.to_json().encode()
 
     def check_writable(self) -> None:
-        """Refuse to change a table whose timeline this release cannot write.
-
-        Writing layout 1 instants into a Hudi 1.x table would hide them from Hudi 1.x readers
-        and from hudi-rs (which look in `.hoodie/timeline/` only), so nothing is written at all.
-        """
+        """Refuse to change a table of a version this release does not write (9 and later:
+        Apache Hudi 1.1 renamed and dropped table properties and merge settings a writer must
+        keep), before anything is written."""
         version = self.properties.table_version
         if version not in props.WRITABLE_VERSIONS:
             raise UnsupportedTableError(
