@@ -21,7 +21,10 @@ from dataclasses import dataclass, field
 from ..exceptions import InvalidConfigError, TimelineError
 from ..fs_view import CommittedInstants, FileSystemView, timeline_start
 from ..meta_client import HoodieTableMetaClient
+from ..timeline import WRITE_ACTIONS
 from .options import BEGIN_INSTANT, INCREMENTAL, READ_OPTIMIZED, ReadOptions
+
+_WRITE_ACTION_NAMES = frozenset(a.value for a in WRITE_ACTIONS)
 
 
 @dataclass(frozen=True)
@@ -232,11 +235,21 @@ def _plan_incremental_by_completion(
     completion = timeline.completion_times()
 
     def completed_at(instant_time: str) -> str:
-        return completion.get(instant_time, instant_time)  # archived or legacy: its own time
+        return completion.get(instant_time, instant_time)  # legacy: its own time
 
-    end = options.end_instant or max(completed_at(i.timestamp) for i in writes)
-    in_range = [i.timestamp for i in writes if begin < completed_at(i.timestamp) <= end]
-    done = [i.timestamp for i in writes if completed_at(i.timestamp) <= end]
+    times = [i.timestamp for i in writes]
+    start = timeline_start(timeline)
+    if start is None or begin < completed_at(start):
+        # The range reaches before the active timeline: the archived writes in it count too
+        # (their rows are still in the files of later slices; the LSM timeline knows when
+        # they completed).
+        for archived in meta_client.archived_instants():
+            if archived.action in _WRITE_ACTION_NAMES and archived.timestamp not in completion:
+                completion[archived.timestamp] = archived.completion_time or archived.timestamp
+                times.append(archived.timestamp)
+    end = options.end_instant or max(completed_at(t) for t in times)
+    in_range = sorted(t for t in times if begin < completed_at(t) <= end)
+    done = [t for t in times if completed_at(t) <= end]
     if not in_range or not done:
         return ReadPlan([], None, (begin, end), commit_times=frozenset())
     as_of = max(done)
@@ -247,7 +260,6 @@ def _plan_incremental_by_completion(
             f"completed {completed_at(first_readable)}; older file versions were cleaned)"
         )
     touched: set[tuple[str, str]] | None = None
-    start = timeline_start(timeline)
     if start is not None and begin >= completed_at(start):
         touched = set()
         for instant in writes:

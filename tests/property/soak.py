@@ -97,7 +97,8 @@ def main(argv=None) -> int:
             f"sequence {tally['agreed']}: agreed, {stats.steps} steps, {stats.reads} reads "
             f"({stats.refused} refused), {time.monotonic() - t0:.1f} s (operations "
             f"{stats.op_seconds:.1f} s, reads {stats.check_seconds:.1f} s) "
-            f"[{p.table_type} {p.index} partitioned={p.partitioned} "
+            f"[table version {p.table_version} {p.table_type} {p.index} "
+            f"partitioned={p.partitioned} "
             f"precombine={p.precombine}"
             f"{f' max_file_size={p.max_file_size}' if p.max_file_size else ''}] {ops}",
             flush=True,
