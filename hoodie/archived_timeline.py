@@ -148,8 +148,9 @@ def append_to_history(storage: Storage, entries: list[HistoryEntry]) -> str:
 
 
 def _latest_manifest(storage: Storage) -> str | None:
-    """`manifest_<n>` of `_version_`; without it (a crash between the two writes), the
-    largest n listed, as Hudi's reader falls back."""
+    """`manifest_<n>` of `_version_`; without one (the first archival stopped between its
+    manifest and `_version_`), the largest n listed, as Hudi's reader falls back: its
+    instants may then also still be on the active timeline, which readers tolerate."""
     try:
         return f"manifest_{int(storage.read_text(HISTORY_VERSION_FILE).strip())}"
     except FileNotFoundError:
