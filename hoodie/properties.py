@@ -74,6 +74,7 @@ _KEYGEN_TYPES = {
     "TIMESTAMP": TIMESTAMP_KEYGEN,
     "CUSTOM": CUSTOM_KEYGEN,
 }
+_KEYGEN_TYPE_OF_CLASS = {cls: name for name, cls in _KEYGEN_TYPES.items()}
 
 
 def loads(text: str) -> dict[str, str]:
@@ -316,7 +317,6 @@ class TableProperties:
         mode = self.record_merge_mode or (
             EVENT_TIME_ORDERING if self.precombine_field else COMMIT_TIME_ORDERING
         )
-        keygen_type = {cls: name for name, cls in _KEYGEN_TYPES.items()}
         added = {
             INITIAL_VERSION: props.get(INITIAL_VERSION, str(self.table_version)),
             TIMELINE_PATH: "timeline",
@@ -326,8 +326,8 @@ class TableProperties:
         }
         if mode in _MERGE_STRATEGY_IDS:
             added[RECORD_MERGE_STRATEGY_ID] = _MERGE_STRATEGY_IDS[mode]
-        if self.key_generator_class in keygen_type:
-            added[KEY_GENERATOR_TYPE] = keygen_type[self.key_generator_class]
+        if self.key_generator_class in _KEYGEN_TYPE_OF_CLASS:
+            added[KEY_GENERATOR_TYPE] = _KEYGEN_TYPE_OF_CLASS[self.key_generator_class]
         return added
 
 

@@ -1,4 +1,4 @@
-"""Comparing our rows with hudi-rs's: both sides as pyarrow tables, normalised and sorted.
+"""Comparing our rows with hudi-rs's: both sides read as pyarrow tables, normalised and sorted.
 
 Normalisation, all lossless for equal data:
 - timestamps: compared as UTC-aware datetimes (a naive value is taken as UTC, Spark's session
@@ -56,3 +56,15 @@ def assert_same_rows(name: str, key: str, ours: pa.Table, theirs: pa.Table | Non
     assert len(got) == len(expected), f"{name}: {len(got)} rows, hudi-rs {len(expected)}"
     assert got == expected
     return got
+
+
+def read_ours(spark, path: str, **options) -> pa.Table:
+    """The table read through the `hoodie` Spark data source with these read options."""
+    return spark.read.format("hoodie").options(**options).load(path).toArrow()
+
+
+def read_theirs(table, options=None) -> pa.Table | None:
+    """hudi-rs's rows (`table`: a `hudi.HudiTable`), or None when it returns no batch at all
+    (it then gives no schema)."""
+    batches = table.read(options) if options is not None else table.read()
+    return pa.Table.from_batches(batches) if batches else None

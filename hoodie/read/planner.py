@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from ..exceptions import InvalidConfigError, TimelineError
 from ..fs_view import CommittedInstants, FileSystemView, timeline_start
 from ..meta_client import HoodieTableMetaClient
-from ..timeline import WRITE_ACTIONS
+from ..timeline import WRITE_ACTIONS, Instant
 from .options import BEGIN_INSTANT, INCREMENTAL, READ_OPTIMIZED, ReadOptions
 
 _WRITE_ACTION_NAMES = frozenset(a.value for a in WRITE_ACTIONS)
@@ -163,6 +163,17 @@ def _latest_slices(
     return splits, len(partitions) - len(kept)
 
 
+def _written_file_groups(
+    meta_client: HoodieTableMetaClient, instants: list[Instant]
+) -> set[tuple[str, str]]:
+    """The (partition, file id) pairs the write stats of these instants name."""
+    return {
+        (stat.partition_path, stat.file_id)
+        for instant in instants
+        for stat in meta_client.commit_metadata(instant).write_stats()
+    }
+
+
 def _plan_incremental(
     meta_client: HoodieTableMetaClient,
     options: ReadOptions,
@@ -202,10 +213,7 @@ def _plan_incremental(
     if start is not None and begin >= start:
         if not in_range:
             return ReadPlan([], end, (begin, end))
-        touched = set()
-        for instant in in_range:
-            for stat in meta_client.commit_metadata(instant).write_stats():
-                touched.add((stat.partition_path, stat.file_id))
+        touched = _written_file_groups(meta_client, in_range)
     # Otherwise commits after `begin` may be archived (their metadata is gone from the active
     # timeline): every file group is read as of `end` and the commit-time filter keeps the
     # range, as Hudi's fallback to a full table scan does.
@@ -261,11 +269,7 @@ def _plan_incremental_by_completion(
         )
     touched: set[tuple[str, str]] | None = None
     if start is not None and begin >= completed_at(start):
-        touched = set()
-        for instant in writes:
-            if instant.timestamp in in_range:
-                for stat in meta_client.commit_metadata(instant).write_stats():
-                    touched.add((stat.partition_path, stat.file_id))
+        touched = _written_file_groups(meta_client, [i for i in writes if i.timestamp in in_range])
     view = FileSystemView(meta_client.storage, timeline, as_of)
     splits, pruned = _latest_slices(view, options, partition_filter, only=touched)
     return ReadPlan(

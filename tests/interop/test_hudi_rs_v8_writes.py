@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
-from rs_compare import assert_same_rows, rows_of
+from rs_compare import assert_same_rows, read_ours, read_theirs, rows_of
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie import properties as P
@@ -64,13 +64,11 @@ def written(request, spark, tmp_path_factory):
 
 
 def _ours(written, **options) -> pa.Table:
-    return written.spark.read.format("hoodie").options(**options).load(written.path).toArrow()
+    return read_ours(written.spark, written.path, **options)
 
 
 def _theirs(written, options=None) -> pa.Table | None:
-    table = hudi.HudiTable(written.path)
-    batches = table.read(options) if options is not None else table.read()
-    return pa.Table.from_batches(batches) if batches else None
+    return read_theirs(hudi.HudiTable(written.path), options)
 
 
 def _same(ours, theirs) -> list[dict]:

@@ -52,7 +52,7 @@ from types import SimpleNamespace
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from rs_compare import assert_same_rows, rows_of
+from rs_compare import assert_same_rows, read_ours, read_theirs, rows_of
 from sample_tables import ROOT, unzip
 
 from hoodie import HoodieTable, WriteConfig
@@ -128,8 +128,7 @@ def fx(request, spark, tmp_path_factory):
 
 # -- reading and normalising ----------------------------------------------------------------------
 def _ours(fx, **options) -> pa.Table:
-    df = fx.spark.read.format("hoodie").options(**options).load(fx.path)
-    return df.toArrow()
+    return read_ours(fx.spark, fx.path, **options)
 
 
 def _snapshot(fx) -> pa.Table:
@@ -139,9 +138,7 @@ def _snapshot(fx) -> pa.Table:
 
 
 def _theirs(fx, options=None) -> pa.Table | None:
-    """hudi-rs's rows, or None when it returns no batch at all (it then gives no schema)."""
-    batches = fx.hudi.read(options) if options is not None else fx.hudi.read()
-    return pa.Table.from_batches(batches) if batches else None
+    return read_theirs(fx.hudi, options)
 
 
 def _rows(table: pa.Table | None, columns: list[str], key: str) -> list[dict]:

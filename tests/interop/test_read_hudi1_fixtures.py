@@ -18,20 +18,20 @@ Tables with Lance base files (Hudi 1.2) are refused with an error naming the for
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from types import SimpleNamespace
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
-from rs_compare import assert_same_rows, rows_of
+from rs_compare import assert_same_rows, read_ours, read_theirs, rows_of
 from sample_tables import unzip
 
 from hoodie import HoodieTable, WriteConfig
+from hoodie.archived_timeline import HistoryEntry, append_to_history
 from hoodie.exceptions import UnsupportedTableError
 from hoodie.read.datasource import register
 from hoodie.schema import META_COLUMNS
+from hoodie.storage import Storage
 
 hudi = pytest.importorskip("hudi")
 
@@ -90,12 +90,11 @@ def _load(zip_path: Path, spark, tmp: Path) -> SimpleNamespace:
 
 
 def _ours(fx, **options) -> pa.Table:
-    return fx.spark.read.format("hoodie").options(**options).load(fx.path).toArrow()
+    return read_ours(fx.spark, fx.path, **options)
 
 
 def _theirs(fx, options=None) -> pa.Table | None:
-    batches = fx.hudi.read(options) if options is not None else fx.hudi.read()
-    return pa.Table.from_batches(batches) if batches else None
+    return read_theirs(fx.hudi, options)
 
 
 def _same(fx, ours: pa.Table, theirs: pa.Table | None) -> list[dict]:
@@ -247,29 +246,13 @@ def test_writing_a_version_9_table_is_refused_before_any_file_changes(spark, tmp
 
 def _archive_to_history(path: Path, instant: str) -> None:
     """Move a completed commit off the active timeline into the LSM timeline, as Hudi 1.x's
-    archival leaves it (layout after `LSMTimelineWriter`, see tests/unit/test_archived_timeline)."""
+    archival does (the history file written by our archival's writer; its format is checked
+    against hand-laid files in tests/unit/test_archived_timeline)."""
     timeline = path / ".hoodie" / "timeline"
     (completed,) = timeline.glob(f"{instant}_*.commit")
     done = completed.name.split("_")[1].split(".")[0]
-    history = timeline / "history"
-    history.mkdir(exist_ok=True)
-    rows = pa.table(
-        {
-            "instantTime": [instant],
-            "completionTime": [done],
-            "action": ["commit"],
-            "metadata": pa.array([completed.read_bytes()], pa.binary()),
-            "plan": pa.array([None], pa.binary()),
-            "version": pa.array([1], pa.int32()),
-        }
-    )
-    name = f"{instant}_{instant}_0.parquet"
-    pq.write_table(rows, history / name)
-    size = (history / name).stat().st_size
-    (history / "manifest_1").write_text(
-        json.dumps({"files": [{"fileName": name, "fileLen": size}]})
-    )
-    (history / "_version_").write_text("1")
+    entry = HistoryEntry(instant, done, "commit", completed.read_bytes(), None)
+    append_to_history(Storage(str(path)), [entry])
     for state in timeline.glob(f"{instant}*"):
         state.unlink()
 
@@ -293,5 +276,5 @@ def test_instants_archived_to_the_lsm_timeline_keep_their_files(spark, tmp_path)
     )
     assert set(after.column("_hoodie_commit_time").to_pylist()) == set(fx.instants)
     # hudi-rs (which does not read the LSM timeline) keeps those files too.
-    theirs = pa.Table.from_batches(hudi.HudiTable(fx.path).read())
+    theirs = read_theirs(hudi.HudiTable(fx.path))
     _same(fx, after, theirs)
