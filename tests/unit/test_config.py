@@ -91,6 +91,11 @@ def test_unknown_option_lists_supported_keys():
         ("hoodie.parquet.small.file.limit", "10MB"),
         ("hoodie.copyonwrite.record.size.estimate", "0"),
         ("hoodie.upsert.shuffle.parallelism", "many"),
+        # Table versions we write: 6 and 8 only (7 was never a default; 9 is read only).
+        ("hoodie.write.table.version", "9"),
+        ("hoodie.write.table.version", "7"),
+        ("hoodie.write.table.version", "v8"),
+        ("hoodie.write.table.version", ""),
     ],
 )
 def test_malformed_int_option(key, value):
@@ -233,3 +238,10 @@ def test_parse_options_maps_to_attributes():
         "index_type": "SIMPLE",
     }
     assert parse_options({}) == {}
+
+
+def test_the_table_version_option():
+    assert WriteConfig.build("t", "id").table_version is None  # the table's; new ones 6
+    for value in ("6", "8", " 8 "):
+        config = WriteConfig.build("t", "id", options={"hoodie.write.table.version": value})
+        assert config.table_version == int(value)
