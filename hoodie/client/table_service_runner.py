@@ -61,8 +61,13 @@ class TableServiceRunner:
             if config is None:
                 archive(self.meta_client)
             else:
-                archive(self.meta_client, config.keep_min_commits, config.keep_max_commits,
-                        config.archive_beyond_savepoint)  # fmt: skip
+                archive(
+                    self.meta_client,
+                    config.keep_min_commits,
+                    config.keep_max_commits,
+                    config.archive_beyond_savepoint,
+                    config.compaction_delta_commits if config.inline_compaction else None,
+                )
 
     def restore(self, savepoint_time: str) -> RestoreMetadata:
         return restore(self.meta_client, savepoint_time, self.policy)

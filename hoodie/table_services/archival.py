@@ -13,12 +13,13 @@ there (`HoodieTable.history`). On a table version 8 timeline the archived instan
 1.x's LSM timeline instead (`.hoodie/timeline/history/`: a parquet file of the instants, a new
 manifest, `_version_`), in the same order with the same crash behaviour.
 
-Never archived: anything at or after the first pending instant, the first savepoint, or the
-earliest commit the latest clean retained. With `hoodie.archive.beyond.savepoint=true`
-archival goes past savepoints instead, keeping only the savepoints and their commits on the
-active timeline (holes readers handle: `fs_view.timeline_start`). Files of archived commits
-stay visible: readers count instants older than the active timeline as committed
-(`fs_view.CommittedInstants`).
+Never archived: anything at or after the first pending instant, the first savepoint, the
+earliest commit the latest clean retained, or (merge-on-read with inline compaction) the latest
+compaction and the delta commits since, which the trigger counts. With
+`hoodie.archive.beyond.savepoint=true` archival goes past savepoints instead, keeping only the
+savepoints and their commits on the active timeline (holes readers handle:
+`fs_view.timeline_start`). Files of archived commits stay visible: readers count instants
+older than the active timeline as committed (`fs_view.CommittedInstants`).
 
 The archive's file format, and its reading, are `archived_timeline.py`.
 """
@@ -47,6 +48,7 @@ from ..faults import crash_point
 from ..logformat import BLOCK_CONTENT_VERSION, BlockType, HeaderKey, encode_block
 from ..meta_client import HoodieTableMetaClient
 from ..timeline import Instant, State
+from .compaction import earliest_instant_to_retain_for_compaction
 
 
 def archive(
@@ -54,8 +56,13 @@ def archive(
     keep_min: int = cast(int, option_default("keep_min_commits")),
     keep_max: int = cast(int, option_default("keep_max_commits")),
     beyond_savepoint: bool = cast(bool, option_default("archive_beyond_savepoint")),
+    max_delta_commits: int | None = cast(int, option_default("compaction_delta_commits")),
 ) -> list[Instant]:
-    """Archive old instants if the active timeline holds more than `keep_max` writes."""
+    """Archive old instants if the active timeline holds more than `keep_max` writes.
+
+    `max_delta_commits`: the inline compaction trigger's, whose delta commits a merge-on-read
+    table keeps; None when inline compaction is off (compaction on demand counts nothing).
+    """
     timeline = meta_client.timeline()
     writes = timeline.completed.write_timeline.instants
     if len(writes) <= keep_max:
@@ -68,6 +75,9 @@ def archive(
     retained = meta_client.earliest_commit_to_retain()
     if retained:
         bounds.append(retained)
+    if meta_client.merge_on_read and max_delta_commits is not None:
+        for_compaction = earliest_instant_to_retain_for_compaction(timeline, max_delta_commits)
+        bounds += [for_compaction] if for_compaction else []
     bound = min(bounds)
     old = [i for i in timeline.completed if i.timestamp < bound and i.timestamp not in savepointed]
     if not old:

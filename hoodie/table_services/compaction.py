@@ -57,15 +57,37 @@ def delta_commits_since_compaction(timeline: Timeline) -> int:
     This is Hudi's NUM_COMMITS trigger: compaction instants complete as `commit`, the only
     commits a merge-on-read table's timeline has besides replace commits.
     """
+    return len(_delta_commits_since_compaction(timeline)[1])
+
+
+def earliest_instant_to_retain_for_compaction(
+    timeline: Timeline, max_delta_commits: int
+) -> str | None:
+    """The oldest instant archival must leave on a merge-on-read table's active timeline.
+
+    The trigger above counts delta commits on the active timeline, so archiving the ones
+    written since the latest compaction would hold compaction off for ever once
+    `hoodie.keep.max.commits` is below `hoodie.compact.inline.max.delta.commits`. As Hudi's
+    archiver, keep the latest compaction and the delta commits since, but no more of those
+    than the trigger needs to count (with compaction off they would otherwise pile up).
+    """
+    compaction, deltas = _delta_commits_since_compaction(timeline)
+    if len(deltas) >= max_delta_commits:
+        return deltas[-max(max_delta_commits, 1)].timestamp
+    return compaction or (deltas[0].timestamp if deltas else None)
+
+
+def _delta_commits_since_compaction(timeline: Timeline) -> tuple[str | None, list[Instant]]:
     last = None
     for instant in timeline:
         if instant.action in (Action.COMMIT, Action.COMPACTION):
             last = instant.timestamp
-    return sum(
-        1
+    deltas = [
+        i
         for i in timeline.completed
         if i.action is Action.DELTA_COMMIT and (last is None or i.timestamp > last)
-    )
+    ]
+    return last, deltas
 
 
 @dataclass

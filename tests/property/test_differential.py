@@ -183,3 +183,21 @@ def test_a_version_8_incremental_range_reaches_archived_writes(spark, tmp_path):
     params = Params(table_type=MOR, index=SIMPLE, compact_every=2, keep_min=2, keep_max=3,
                     table_version=8)  # fmt: skip
     run_scenario(spark, Scenario(params, ops), str(tmp_path), spark_reads="last")
+
+
+def test_archival_keeps_the_delta_commits_the_compaction_trigger_counts(spark, tmp_path):
+    """Found by `make soak SEQUENCES=40 SEED=7` (sequence 20), table version 6: with
+    keep_max (3) below compact_every (4), archival moved the delta commits written since the
+    latest compaction off the active timeline, where the inline trigger counts them, so the
+    compaction after the fourth delta commit never ran. Archival now keeps them, as Hudi's
+    archiver does (CompactionUtils.getEarliestInstantToRetainForCompaction)."""
+    ops = (
+        Upsert((Rec("k0"),)),
+        Upsert((Rec("k1"), Rec("k0", deleted=True))),
+        Upsert((Rec("k0"),)),
+        Insert((Rec("k0"),), policy="drop"),
+        Upsert((Rec("k0"),)),
+    )
+    params = Params(table_type=MOR, index=SIMPLE, partitioned=False, compact_every=4,
+                    keep_min=2, keep_max=3)  # fmt: skip
+    run_scenario(spark, Scenario(params, ops), str(tmp_path), spark_reads="last")

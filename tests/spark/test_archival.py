@@ -23,9 +23,11 @@ SCHEMA = "id int, name string, dt string, ts bigint"
 def test_old_instants_are_archived_and_their_files_stay_visible(spark, tmp_path, table_type):
     register(spark)
     path = str(tmp_path / "t")
+    # Merge-on-read keeps the delta commits the compaction trigger counts (here: 2).
     cfg = id_dt_ts_config("archived", table_type,
                           {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
-                           "hoodie.cleaner.commits.retained": "1"})  # fmt: skip
+                           "hoodie.cleaner.commits.retained": "1",
+                           "hoodie.compact.inline.max.delta.commits": "2"})  # fmt: skip
     table = HoodieTable.for_write(path, cfg)
     # Each write touches its own partition, so the first partitions' files are only ever
     # named by commits that end up archived.
