@@ -20,6 +20,7 @@ from .archived_timeline import HISTORY_FOLDER, ArchivedInstant, archived_instant
 from .avro_metadata import CleanMetadata
 from .config import WriteConfig
 from .exceptions import CommitError, TableExistsError, TableNotFoundError, UnsupportedTableError
+from .faults import crash_point
 from .fs_view import FileSystemView
 from .keygen import KeyGenerator
 from .metadata import CommitMetadata
@@ -37,6 +38,8 @@ from .timeline import (
 )
 
 PROPERTIES_FILE = posixpath.join(METAFOLDER, "hoodie.properties")
+# Hudi's recovery copy while `hoodie.properties` is rewritten (HoodieTableConfig's protocol).
+PROPERTIES_BACKUP = PROPERTIES_FILE + ".backup"
 _LAYOUT_FOLDERS = (".temp", "archived", ".aux", ".schema")
 
 
@@ -65,19 +68,44 @@ class HoodieTableMetaClient:
     # `storage_options` configure the table's object store (see `Storage`).
     @staticmethod
     def exists(base_uri: str, storage_options: Mapping[str, str] | None = None) -> bool:
-        return Storage(base_uri, storage_options).exists(PROPERTIES_FILE)
+        storage = Storage(base_uri, storage_options)
+        return storage.exists(PROPERTIES_FILE) or storage.exists(PROPERTIES_BACKUP)
 
     @classmethod
     def open(
         cls, base_uri: str, storage_options: Mapping[str, str] | None = None
     ) -> HoodieTableMetaClient:
         storage = Storage(base_uri, storage_options)
-        if not storage.exists(PROPERTIES_FILE):
+        loaded = _load_properties(storage)
+        if loaded is None:
             raise TableNotFoundError(
                 f"no Hudi table at '{storage.base_uri}' (missing {PROPERTIES_FILE})"
             )
-        loaded = props.loads(storage.read_text(PROPERTIES_FILE))
         return cls(storage, props.TableProperties.from_dict(loaded))
+
+    def replace_properties(self, properties: props.TableProperties) -> HoodieTableMetaClient:
+        """Rewrite `hoodie.properties` (an upgrade's last step), as Hudi does: a backup copy
+        first, then the new file, read back and checked, then the backup goes. A reader or a
+        crash between the steps finds a whole file, the old one or the new one: a torn or
+        missing `hoodie.properties` makes readers take the backup (`_load_properties`), and the
+        next replace starts again from it. (Hudi deletes the file before writing the new one;
+        `write_atomic` replaces it in one step instead, so readers never meet a gap.)"""
+        old = _load_properties(self.storage)
+        if old is None:
+            raise TableNotFoundError(f"no Hudi table at '{self.base_uri}' to update")
+        self.storage.write_atomic(PROPERTIES_BACKUP, props.dumps(old).encode())
+        crash_point("properties.backed_up")
+        wanted = properties.to_dict()
+        text = props.dumps(wanted, comment="Properties saved by dbt-hoodie")
+        self.storage.write_atomic(PROPERTIES_FILE, text.encode())
+        crash_point("properties.written")
+        if _parse_checked(self.storage.read_text(PROPERTIES_FILE)) != wanted:
+            raise CommitError(
+                f"hoodie.properties of table '{self.name}' did not read back as written; the "
+                f"previous properties are kept in {PROPERTIES_BACKUP}"
+            )
+        self.storage.delete(PROPERTIES_BACKUP)
+        return HoodieTableMetaClient(self.storage, properties)
 
     @classmethod
     def create(
@@ -92,7 +120,7 @@ class HoodieTableMetaClient:
         table at once exactly one succeeds, and a crash leaves no table rather than half of one.
         """
         storage = Storage(base_uri, storage_options)
-        if storage.exists(PROPERTIES_FILE):
+        if storage.exists(PROPERTIES_FILE) or storage.exists(PROPERTIES_BACKUP):
             raise TableExistsError(f"a Hudi table already exists at '{storage.base_uri}'")
         for folder in _LAYOUT_FOLDERS:
             storage.makedirs(posixpath.join(METAFOLDER, folder))
@@ -190,7 +218,7 @@ class HoodieTableMetaClient:
         """Layout 2: an instant completes at a time after every time on the timeline, so that
         completion order is the order in which readers could first see the instants."""
         timeline = self.timeline()
-        times = [*timeline.timestamps(), *timeline.completion_times().values()]
+        times = [*timeline.timestamps(), *(i.completion_time or "" for i in timeline)]
         done = new_instant_time(after=max([instant.timestamp, *times]))
         return instant.with_state(State.COMPLETED, done)
 
@@ -257,6 +285,34 @@ class HoodieTableMetaClient:
                 if retained.earliest_commit_to_retain:
                     return retained.earliest_commit_to_retain
         return None
+
+
+def _load_properties(storage: Storage) -> dict[str, str] | None:
+    """`hoodie.properties`, or its backup where a rewrite left the file missing or torn (no
+    valid `hoodie.table.checksum`); None if the table has neither."""
+    for candidate in (PROPERTIES_FILE, PROPERTIES_BACKUP):
+        try:
+            loaded = _parse_checked(storage.read_text(candidate))
+        except FileNotFoundError:
+            continue
+        if loaded is not None:
+            return loaded
+    if storage.exists(PROPERTIES_FILE):  # torn, and no backup to fall back on: say so
+        return props.loads(storage.read_text(PROPERTIES_FILE))
+    return None
+
+
+def _parse_checked(text: str) -> dict[str, str] | None:
+    """The properties, if their checksum (Hudi's guard against torn files) is right or absent
+    in a file that ends whole (tables of other writers may carry none)."""
+    loaded = props.loads(text)
+    checksum = loaded.get(props.TABLE_CHECKSUM)
+    if checksum is None:
+        return loaded if text.endswith("\n") and props.TABLE_NAME in loaded else None
+    expected = props.table_checksum(
+        loaded.get(props.DATABASE_NAME, ""), loaded.get(props.TABLE_NAME, "")
+    )
+    return loaded if checksum == str(expected) else None
 
 
 def table_properties_for(config: WriteConfig) -> props.TableProperties:

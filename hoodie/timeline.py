@@ -233,11 +233,15 @@ class Timeline:
         return self.filter(lambda i: i.timestamp <= timestamp)
 
     def completion_times(self) -> dict[str, str]:
-        """Requested time -> completion time of the completed instants that record one."""
+        """Requested time -> completion time of the completed instants that record one.
+
+        Savepoints are left out: a savepoint has the time of the commit it pins, and its own
+        completion (when it was taken) must not stand for that commit's.
+        """
         return {
             i.timestamp: i.completion_time
             for i in self.instants
-            if i.is_completed and i.completion_time is not None
+            if i.is_completed and i.completion_time is not None and i.action is not Action.SAVEPOINT
         }
 
 

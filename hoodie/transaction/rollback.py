@@ -338,6 +338,13 @@ class Rollback:
         self.meta_client.delete_instant(
             Instant(target.commit_time, Action(target.action), State.COMPLETED)
         )
+        if target.action == Action.COMMIT.value and self.meta_client.merge_on_read:
+            # A completed compaction: its plan goes too (as Hudi reverts it to its compaction
+            # instant and deletes that), or the next trigger would run it again.
+            self.meta_client.delete_instant(
+                Instant(target.commit_time, Action.COMPACTION, State.INFLIGHT),
+                (State.INFLIGHT, State.REQUESTED),
+            )
         WriteMarkers(self.storage, target.commit_time).delete_all()
         self.storage.delete(heartbeat_path(target.commit_time))
 

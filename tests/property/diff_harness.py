@@ -44,6 +44,7 @@ from diff_model import (
 )
 
 from hoodie import HoodieTable, WriteConfig
+from hoodie.client.table_service_runner import TableServiceRunner
 from hoodie.exceptions import HoodieError, TimelineError
 
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
@@ -129,7 +130,7 @@ def scenario_script(scenario) -> str:
     p = scenario.params
     lines = [
         "from hoodie import HoodieTable, WriteConfig",
-        "from hoodie.table_services.archival import archive",
+        "from hoodie.client.table_service_runner import TableServiceRunner",
         f"# {p}",
         f"config = WriteConfig.build('difftest', record_key='id', "
         f"partition_path={'dt' if p.partitioned else None!r}, "
@@ -186,7 +187,7 @@ def _op_lines(p: Params, op) -> list[str]:
     if isinstance(op, Clean):
         return ["table.clean(config)"]
     if isinstance(op, Archive):
-        return [f"archive(table.meta_client, {p.keep_min}, {p.keep_max})"]
+        return ["TableServiceRunner(table.meta_client, config).archive()"]
     if isinstance(op, Savepoint):
         return ["table.savepoint()"]
     if isinstance(op, Restore):
@@ -358,9 +359,8 @@ class Runner:
         elif isinstance(op, Clean):
             table.clean(config)
         elif isinstance(op, Archive):
-            from hoodie.table_services.archival import archive
-
-            archive(table.meta_client, self.p.keep_min, self.p.keep_max)
+            # As after a commit: the config's keep.* and compaction trigger.
+            TableServiceRunner(table.meta_client, config).archive()
         elif isinstance(op, Savepoint):
             table.savepoint()
         elif isinstance(op, Restore):

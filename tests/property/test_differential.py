@@ -201,3 +201,22 @@ def test_archival_keeps_the_delta_commits_the_compaction_trigger_counts(spark, t
     params = Params(table_type=MOR, index=SIMPLE, partitioned=False, compact_every=4,
                     keep_min=2, keep_max=3)  # fmt: skip
     run_scenario(spark, Scenario(params, ops), str(tmp_path), spark_reads="last")
+
+
+def test_a_rolled_back_compaction_is_not_run_again(spark, tmp_path):
+    """Found by `make soak SEQUENCES=40 SEED=7` (sequence 20, after the archival fix): rolling
+    back a completed compaction left its plan pending, so the next inline compaction ran it a
+    second time beside a new one. Hudi reverts the commit to its compaction instant and deletes
+    that too; so do we now."""
+    row = Rec("k0")
+    ops = (
+        Upsert((row,)),
+        Upsert((row, row)),
+        Upsert((row,)),
+        Upsert((row,)),
+        Rollback(),
+        Delete((("k0", None),)),
+    )
+    params = Params(table_type=MOR, index=BUCKET, partitioned=False, compact_every=2,
+                    keep_min=2, keep_max=3)  # fmt: skip
+    run_scenario(spark, Scenario(params, ops), str(tmp_path), spark_reads="last")

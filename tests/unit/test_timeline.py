@@ -190,6 +190,17 @@ def test_completion_times_do_not_change_what_an_instant_is():
     assert timeline.completed.layout is LAYOUT_V2
 
 
+def test_a_savepoint_does_not_stand_for_the_completion_of_the_commit_it_pins():
+    """A savepoint has its commit's time; taken later, it completes later. Found upgrading a
+    savepointed table: the commit took the savepoint's completion time, so an incremental read
+    missed it (and a delta commit's log files would have joined a later slice)."""
+    later = "20240419000000000"
+    timeline = Timeline(
+        [Instant(T, A.DELTA_COMMIT, C, DONE), Instant(T, A.SAVEPOINT, C, later)], LAYOUT_V2
+    )
+    assert timeline.completion_times() == {T: DONE}
+
+
 def test_with_state():
     instant = Instant(T, A.DELTA_COMMIT, R)
     assert instant.with_state(IN) == Instant(T, A.DELTA_COMMIT, IN)
