@@ -83,6 +83,17 @@ class HoodieTableMetaClient:
             )
         return cls(storage, props.TableProperties.from_dict(loaded))
 
+    def discard_properties_backup(self) -> None:
+        """Drop the backup a rewrite left behind (it stopped after writing the new file), once
+        `hoodie.properties` reads whole."""
+        if self.storage.exists(PROPERTIES_BACKUP):
+            try:
+                whole = _parse_checked(self.storage.read_text(PROPERTIES_FILE)) is not None
+            except FileNotFoundError:
+                whole = False
+            if whole:
+                self.storage.delete(PROPERTIES_BACKUP)
+
     def replace_properties(self, properties: props.TableProperties) -> HoodieTableMetaClient:
         """Rewrite `hoodie.properties` (an upgrade's last step), as Hudi does: a backup copy
         first, then the new file, read back and checked, then the backup goes. A reader or a
@@ -288,8 +299,8 @@ class HoodieTableMetaClient:
 
 
 def _load_properties(storage: Storage) -> dict[str, str] | None:
-    """`hoodie.properties`, or its backup where a rewrite left the file missing or torn (no
-    valid `hoodie.table.checksum`); None if the table has neither."""
+    """`hoodie.properties`, or its backup where a rewrite left the file missing or torn (see
+    `_parse_checked`); None if the table has neither."""
     for candidate in (PROPERTIES_FILE, PROPERTIES_BACKUP):
         try:
             loaded = _parse_checked(storage.read_text(candidate))
@@ -297,18 +308,20 @@ def _load_properties(storage: Storage) -> dict[str, str] | None:
             continue
         if loaded is not None:
             return loaded
-    if storage.exists(PROPERTIES_FILE):  # torn, and no backup to fall back on: say so
+    if storage.exists(PROPERTIES_FILE):  # no backup: the file as it is (another writer's)
         return props.loads(storage.read_text(PROPERTIES_FILE))
     return None
 
 
 def _parse_checked(text: str) -> dict[str, str] | None:
-    """The properties, if their checksum (Hudi's guard against torn files) is right or absent
-    in a file that ends whole (tables of other writers may carry none)."""
+    """The properties, if the file ends whole (on a line end) and their checksum (Hudi's guard
+    against torn files; tables of other writers may carry none) is right."""
     loaded = props.loads(text)
+    if not text.endswith("\n") or props.TABLE_NAME not in loaded:
+        return None
     checksum = loaded.get(props.TABLE_CHECKSUM)
     if checksum is None:
-        return loaded if text.endswith("\n") and props.TABLE_NAME in loaded else None
+        return loaded
     expected = props.table_checksum(
         loaded.get(props.DATABASE_NAME, ""), loaded.get(props.TABLE_NAME, "")
     )

@@ -28,6 +28,7 @@ from .read.datasource import catalog_schema, register
 from .read.options import STORAGE_PREFIX
 from .storage import Storage
 from .table_services.savepoint import create_savepoint, savepoints
+from .table_services.upgrade import UpgradeResult
 from .timeline import WRITE_ACTIONS, Instant, Timeline
 from .write.result import WriteResult
 
@@ -223,6 +224,18 @@ class HoodieTable:
         Returns Hudi's clean metadata, or None when there was nothing to delete.
         """
         return self._services(config).clean()
+
+    def upgrade(
+        self, spark: SparkSession | None = None, config: WriteConfig | None = None
+    ) -> UpgradeResult:
+        """Upgrade a table version 6 table to version 8 (Apache Hudi 1.x's timeline), after
+        rolling back failed writes and compacting a merge-on-read table's log files (with
+        `spark`); readers see the table whole at every step, and after a crash the upgrade is
+        run again. On a version 8 table it finishes an upgrade that stopped midway.
+        `config` is how the table is written (None: one writer)."""
+        result = self._services(config).upgrade(spark)
+        self.meta_client = HoodieTableMetaClient.open(self.base_uri, self.storage.options)
+        return result
 
     def savepoint(self, instant_time: str | None = None, comment: str = "") -> SavepointMetadata:
         """Pin the snapshot of a completed commit (default: the latest): cleaning keeps its

@@ -17,12 +17,13 @@ from pyspark.sql import SparkSession
 
 from ..avro_metadata import CleanMetadata, RestoreMetadata, RollbackMetadata
 from ..config import WriteConfig
-from ..exceptions import HoodieError
+from ..exceptions import HoodieError, TimelineError
 from ..meta_client import HoodieTableMetaClient
 from ..table_services.archival import archive
 from ..table_services.clean import CleanConfig, Cleaner
 from ..table_services.compaction import Compactor, delta_commits_since_compaction
 from ..table_services.savepoint import restore
+from ..table_services.upgrade import UpgradeResult, upgrade_to_version_8
 from ..timeline import Action
 from ..transaction.failed_writes import FailedWritesPolicy
 from ..transaction.lock import LockProvider
@@ -68,6 +69,36 @@ class TableServiceRunner:
                     config.archive_beyond_savepoint,
                     config.compaction_delta_commits if config.inline_compaction else None,
                 )
+
+    def upgrade(self, spark: SparkSession | None) -> UpgradeResult:
+        """Upgrade a version 6 table to version 8 as Hudi does: failed writes rolled back and
+        (merge-on-read) every log file compacted first, so that the upgraded table's latest
+        slices start with base files (later log files are named as version 8 names them).
+        Without `spark`, a merge-on-read table must have no log files to compact."""
+        if self.meta_client.properties.table_version == 6:
+            self.rollback_failed_writes()
+            if self.meta_client.merge_on_read and spark is not None:
+                self.compact(spark)
+        with self.policy.exclusive():
+            if self.meta_client.properties.table_version == 6:
+                self._refuse_uncompacted_logs()
+            return upgrade_to_version_8(self.meta_client)
+
+    def _refuse_uncompacted_logs(self) -> None:
+        if not self.meta_client.merge_on_read:
+            return
+        with_logs = [
+            group.file_id
+            for group in self.meta_client.file_system_view().file_groups()
+            if group.latest_slice is not None and group.latest_slice.log_files
+        ]
+        if with_logs:
+            raise TimelineError(
+                f"merge-on-read table '{self.meta_client.name}' has log files in the latest "
+                f"slices of {len(with_logs)} file group(s) (e.g. {with_logs[0]}); they are "
+                "compacted before an upgrade: run it with Spark (or hoodie_compact first), "
+                "once no writer is adding more"
+            )
 
     def restore(self, savepoint_time: str) -> RestoreMetadata:
         return restore(self.meta_client, savepoint_time, self.policy)

@@ -6,7 +6,8 @@ The plan is {"action": ..., "table_type": ..., "options": {...}} plus what the a
 Only "upsert" (of "rows": [[id, name, dt, ts, deleted], ...]) and "compact" start Spark; the
 others run on the driver alone, as they do in the core, so their child costs a Python start,
 not a JVM's: "rollback" (the latest commit), "clean", "archive" (with the options' keep.*),
-"savepoint" / "restore" (of "instant"), "schedule_compaction", and "commit": the commit step
+"savepoint" / "restore" (of "instant"), "schedule_compaction", "upgrade" (to table version 8,
+of a table with no log files to compact), and "commit": the commit step
 of an optimistic-concurrency write whose files are written (the state and inputs the test
 captured just before that write completed, in "ready"), under a table lock of "lease_seconds".
 Reaching the crash point kills this process with SIGKILL; finishing the action instead exits
@@ -62,6 +63,8 @@ def main(base: str, plan_path: str) -> None:
         Compactor(table.meta_client, cfg).schedule()
     elif action == "commit":
         commit(table, cfg, plan)
+    elif action == "upgrade":  # a table with no log files to compact: no Spark needed
+        table.upgrade(None, cfg)
     sys.exit(NOT_REACHED)
 
 
