@@ -40,6 +40,7 @@ ROWS = [
     [(3, "n3-v3", "2024-01-02", 3, False), (2, None, "2024-01-01", 3, True)],
     [(7, "n7", "2024-01-03", 4, False), (4, "n4-v4", "2024-01-01", 4, False)],
 ]
+PLAN = {"action": "upgrade", "table_type": MOR, "options": VERSION_6}
 BEFORE_SWITCH = ["upgrade.instant_copied", "upgrade.timeline_built", "properties.backed_up"]
 AFTER_SWITCH = ["properties.written", "upgrade.switched", "upgrade.layout_1_file_removed"]
 
@@ -92,8 +93,7 @@ def assert_reads(spark, path: Path, rows: dict) -> None:
 def test_upgrade_crash(spark, source, reference, tmp_path, point):
     path = tmp_path / "table"
     shutil.copytree(source[0], path)
-    child = run_child(str(path), {"action": "upgrade", "table_type": MOR,
-                                  "options": VERSION_6}, point, tmp_path)  # fmt: skip
+    child = run_child(str(path), PLAN, point, tmp_path)
     assert_killed(child, point)
     crashed = HoodieTable.open(str(path))
     assert crashed.properties.table_version == (6 if point in BEFORE_SWITCH else 8)
@@ -118,8 +118,7 @@ def test_a_torn_properties_file_reads_as_its_backup(spark, source, tmp_path):
     while the backup is whole: readers take the backup, and the upgrade runs again from it."""
     path = tmp_path / "table"
     shutil.copytree(source[0], path)
-    child = run_child(str(path), {"action": "upgrade", "table_type": MOR,
-                                  "options": VERSION_6}, "properties.written", tmp_path)  # fmt: skip
+    child = run_child(str(path), PLAN, "properties.written", tmp_path)
     assert_killed(child, "properties.written")
     written = (path / PROPERTIES_FILE).read_bytes()
     cut = len(written) // 2 - (written[len(written) // 2 - 1 : len(written) // 2] == b"\n")
