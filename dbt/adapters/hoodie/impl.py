@@ -537,6 +537,26 @@ class HoodieAdapter(SparkAdapter):
         }
 
     @available
+    def hoodie_upgrade(
+        self, relation, model_name: str, config: dict[str, Any], version: int | None = None
+    ) -> dict:
+        """Upgrade a lake table from Hudi table version 6 to 8 (`hoodie_upgrade`)."""
+        if version is not None and str(version) != "8":
+            raise DbtRuntimeError(
+                f"Model '{model_name}': hoodie_upgrade upgrades to table version 8 only, not "
+                f"{version!r}; run it without `version` or with version: 8"
+            )
+        table, write_config = self._lake_table(relation, model_name, config)
+        with dbt_errors("Model", model_name):
+            result = table.upgrade(self._spark(), write_config)
+        return {
+            "from_version": result.from_version,
+            "to_version": result.to_version,
+            "instants": result.instants,
+            "archived_instants": result.archived_instants,
+        }
+
+    @available
     def hoodie_compact(self, relation, model_name: str, config: dict[str, Any]) -> list[dict]:
         """Compact a merge-on-read lake table now (the `hoodie_compact` operation)."""
         table, write_config = self._lake_table(relation, model_name, config)
