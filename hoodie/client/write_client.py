@@ -312,8 +312,14 @@ class WriteClient:
             raise InvalidConfigError(
                 f"table '{self.meta_client.name}' at {self.meta_client.base_uri} is Hudi table "
                 f"version {stored}, but this write asks for hoodie.write.table.version={wanted}. "
-                "A table keeps the version it was created with: drop the option (or set it to "
+                "A write keeps the table's version: drop the option (or set it to "
                 f"{stored}), or write the model to a new table"
+                + (
+                    "; to move this table to version 8, upgrade it (HoodieTable.upgrade, or "
+                    "dbt's hoodie_upgrade operation) and then write"
+                    if (stored, wanted) == (6, 8)
+                    else ""
+                )
             )
 
     def _refuse_identity_change(self) -> None:

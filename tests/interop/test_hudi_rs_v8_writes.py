@@ -204,6 +204,8 @@ def test_a_table_keeps_its_version(spark, tmp_path):
     )  # fmt: skip
     with pytest.raises(InvalidConfigError, match="table version 6.*hoodie.write.table.version=8"):
         table.upsert(_batch(spark, range(3), 2, "b"), v8)
+    with pytest.raises(InvalidConfigError, match="upgrade it .*hoodie_upgrade"):
+        table.upsert(_batch(spark, range(3), 2, "b"), v8)
     assert sorted(p.name for p in (tmp_path / "t").rglob("*")) == before
     table8 = HoodieTable.for_write(str(tmp_path / "t8"), v8)
     table8.upsert(_batch(spark, range(3), 1, "a"), v8)
