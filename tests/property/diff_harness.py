@@ -40,6 +40,7 @@ from diff_model import (
     Rollback,
     Savepoint,
     TableModel,
+    Upgrade,
     Upsert,
 )
 
@@ -150,7 +151,7 @@ def scenario_script(scenario) -> str:
             "            raise RuntimeError(f'injected failure at {name}')",
             "    return crash_point",
         ]
-    if any(isinstance(op, Insert) for op in scenario.ops):
+    if any(isinstance(op, (Insert, Upgrade)) for op in scenario.ops):
         lines.insert(2, "from dataclasses import replace")
     for op in scenario.ops:
         lines.extend(_op_lines(p, op))
@@ -194,6 +195,8 @@ def _op_lines(p: Params, op) -> list[str]:
         return ["table.restore(max(table.timeline().completed.savepoint_times()), config)"]
     if isinstance(op, Rollback):
         return ["table.rollback(config=config)"]
+    if isinstance(op, Upgrade):
+        return ["table.upgrade(spark, config)", "config = replace(config, table_version=8)"]
     raise TypeError(op)
 
 
@@ -367,6 +370,9 @@ class Runner:
             if expected.error:
                 return  # no savepoint to restore to: nothing to call
             table.restore(self.instants[max(self.model.savepoints)], config)
+        elif isinstance(op, Upgrade):
+            table.upgrade(spark, config)
+            self.config = replace(config, table_version=8)  # the model's writes from now on
         elif isinstance(op, Rollback):
             table.rollback(config=config)
 
@@ -639,7 +645,7 @@ class Runner:
         table version 8 timeline its completion time (README: "Compatibility"). One writer
         completes its writes in the order it starts them, so the model's ranges of writes are
         the same ranges either way."""
-        if self.p.table_version < 8:
+        if self.table.properties.table_version < 8:
             return lambda t: t
         meta_client = self.table.meta_client
         done = {a.timestamp: a.completion_time for a in meta_client.archived_instants()}

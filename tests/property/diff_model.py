@@ -81,6 +81,10 @@ R12 Inserts (`hoodie.datasource.write.operation` insert or bulk_insert; SIMPLE i
     (R2, R3) of the other rows. Of the other keys, deletes do nothing and the rest are inserted
     where R6 puts inserts; a bulk insert puts them in new file groups only, never rewriting a
     stored one.
+R13 Upgrade (table version 6 to 8). The rows at every instant stay what they were; failed
+    writes are rolled back and, on merge-on-read, every slice with log files is compacted
+    first (R8, one commit). From then on the table is version 8 (incremental ranges by
+    completion time, R10); upgrading it again changes nothing.
 Instants are the model's own integers (1, 2, ...), in timeline order; the test maps them to the
 table's instant times.
 """
@@ -196,6 +200,11 @@ class Rollback:
     pass
 
 
+@dataclass(frozen=True)
+class Upgrade:
+    """`table.upgrade` to table version 8 (drawn for version 6 tables only)."""
+
+
 Op = (
     Upsert
     | Insert
@@ -207,6 +216,7 @@ Op = (
     | Savepoint
     | Restore
     | Rollback
+    | Upgrade
 )
 
 
@@ -305,6 +315,7 @@ class TableModel:
         self.state = State(slots={}, groups={})
         self.history: list[Completed] = []
         self.savepoints: list[int] = []
+        self.version = params.table_version  # R13: an upgrade makes it 8
         self._next = 0
         self._most_later: dict[int, int] = {}  # instant -> most later writes it ever had
 
@@ -429,6 +440,11 @@ class TableModel:
             return Expected(error=("CommitError", "DuplicateRecordKeyError", "InjectedFault"))
         if isinstance(op, Compact):
             return Expected(actions=("commit",) if self._has_logs() else ())
+        if isinstance(op, Upgrade):
+            # R13: a merge-on-read table's logs are compacted first (once: later upgrades of
+            # the version 8 table do nothing).
+            upgrading = self.version == 6 and self.params.mor and self._has_logs()
+            return Expected(actions=("commit",) if upgrading else ())
         if isinstance(op, Savepoint):
             if not self.history or self.history[-1].instant in self.savepoints:
                 return Expected(error=("TimelineError",))
@@ -475,6 +491,13 @@ class TableModel:
             return (self.history[-1].action,)
         if isinstance(op, Compact):
             if self._has_logs():
+                self._compact()
+                return ("commit",)
+            return ()
+        if isinstance(op, Upgrade):
+            compacted = self.version == 6 and self.params.mor and self._has_logs()
+            self.version = 8
+            if compacted:
                 self._compact()
                 return ("commit",)
             return ()

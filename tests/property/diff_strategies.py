@@ -25,6 +25,7 @@ from diff_model import (
     Restore,
     Rollback,
     Savepoint,
+    Upgrade,
     Upsert,
 )
 from hypothesis import strategies as st
@@ -132,6 +133,8 @@ def operations(p: Params) -> st.SearchStrategy:
     ]
     if p.mor:
         choices.insert(2, (2, st.just(Compact())))
+    if p.table_version == 6:
+        choices.append((1, st.just(Upgrade())))
     if p.index == SIMPLE:  # insert and bulk_insert need the SIMPLE index
         choices.insert(1, (3, inserts(p)))
     weighted = [strategy for weight, strategy in choices for _ in range(weight)]
