@@ -228,7 +228,7 @@ class HoodieTable:
     def upgrade(
         self, spark: SparkSession | None = None, config: WriteConfig | None = None
     ) -> UpgradeResult:
-        """Upgrade a table version 6 table to version 8 (Apache Hudi 1.x's timeline), after
+        """Upgrade the table from version 6 to version 8 (Apache Hudi 1.x's timeline), after
         rolling back failed writes and compacting a merge-on-read table's log files (with
         `spark`); readers see the table whole at every step, and after a crash the upgrade is
         run again. On a version 8 table it finishes an upgrade that stopped midway.

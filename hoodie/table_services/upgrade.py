@@ -70,7 +70,7 @@ _CARRIED_OVER = frozenset({Action.CLEAN, Action.ROLLBACK, Action.SAVEPOINT})
 class UpgradeResult:
     from_version: int
     to_version: int
-    instants: int  # instants moved to the layout 2 timeline
+    timeline_files: int  # instant files moved to the layout 2 timeline
     archived_instants: int  # completed instants moved to the LSM timeline
     leftovers_removed: int  # layout 1 files removed (0 if the table was upgraded already)
 
@@ -133,9 +133,10 @@ def _refuse_pending(meta_client: HoodieTableMetaClient, instants: list[Instant])
     if pending:
         names = ", ".join(f"{t} ({a})" for t, a in pending)
         raise TimelineError(
-            f"table '{meta_client.name}' cannot be upgraded while {names} is pending: a writer "
-            "is still working on it (or its heartbeat has not expired yet). Run the upgrade "
-            "again once the table's writers have finished"
+            f"table '{meta_client.name}' cannot be upgraded while {names} is pending: a write "
+            "whose writer is still running (its heartbeat is live), a compaction or a restore "
+            "must finish first (wait for the writer, or run hoodie_compact / hoodie_restore "
+            "again); then run the upgrade again. Nothing was changed"
         )
 
 

@@ -15,7 +15,7 @@
     {{ print("hoodie_upgrade: " ~ model ~ " is already table version " ~ result.to_version) }}
   {% else %}
     {{ print("upgraded %s from table version %s to %s: %s timeline file(s) and %s archived instant(s) moved" | format(
-        model, result.from_version, result.to_version, result.instants, result.archived_instants)) }}
+        model, result.from_version, result.to_version, result.timeline_files, result.archived_instants)) }}
   {% endif %}
   {{ return(result) }}
 {% endmacro %}

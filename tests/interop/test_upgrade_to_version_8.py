@@ -219,7 +219,7 @@ def test_it_takes_version_8_writes_and_rollbacks_afterwards(upgraded):
 def test_upgrading_again_changes_nothing(upgraded):
     files = sorted(str(p) for p in Path(upgraded.path).rglob("*"))
     result = upgraded.table.upgrade(upgraded.spark)
-    assert (result.from_version, result.to_version, result.instants) == (8, 8, 0)
+    assert (result.from_version, result.to_version, result.timeline_files) == (8, 8, 0)
     assert result.leftovers_removed == 0
     assert sorted(str(p) for p in Path(upgraded.path).rglob("*")) == files
 

@@ -552,7 +552,7 @@ class HoodieAdapter(SparkAdapter):
         return {
             "from_version": result.from_version,
             "to_version": result.to_version,
-            "instants": result.instants,
+            "timeline_files": result.timeline_files,
             "archived_instants": result.archived_instants,
         }
 
