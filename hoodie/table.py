@@ -34,11 +34,13 @@ from .write.result import WriteResult
 
 
 class HistoryRow(TypedDict):
-    """One instant of `HoodieTable.history`; `rows_written` is "" where nothing was written."""
+    """One instant of `HoodieTable.history`; `rows_written` is "" where nothing was written,
+    `completed` (the completion time) "" where the timeline keeps none (table version 6)."""
 
     instant: str
     action: str
     state: str
+    completed: str
     rows_written: int | str
 
 
@@ -123,7 +125,8 @@ class HoodieTable:
         return catalog_schema(self.meta_client)
 
     def history(self) -> list[HistoryRow]:
-        """Every instant, archived ones first: time, action, state and rows written.
+        """Every instant, archived ones first: time, action, state, completion time and rows
+        written.
 
         What the `hoodie_timeline` operation prints. An instant both archived and still on the
         active timeline (an archival crashed before removing it) is listed once, as active.
@@ -136,6 +139,7 @@ class HoodieTable:
                 "instant": archived.timestamp,
                 "action": archived.action,
                 "state": f"{archived.state} (archived)",
+                "completed": archived.completion_time or "",
                 "rows_written": "",
             }
             for archived in meta_client.archived_instants()
@@ -150,6 +154,7 @@ class HoodieTable:
                     "instant": instant.timestamp,
                     "action": instant.action.value,
                     "state": instant.state.name,
+                    "completed": instant.completion_time or "",
                     "rows_written": written,
                 }
             )

@@ -142,6 +142,15 @@ def test_every_instant_moved_with_a_completion_time_in_order(upgraded):
         t for t in upgraded.archived if t not in {i.timestamp for i in completed}
     }
     assert all(history[t].completion_time == t for t in history)
+    # The timeline operation's rows show them.
+    rows = {(r["instant"], r["action"]): r for r in upgraded.table.history()}
+    for instant in completed:
+        assert rows[(instant.timestamp, instant.action.value)]["completed"] == (
+            instant.completion_time
+        )
+    assert {r["completed"] for r in rows.values() if r["state"] == "COMPLETED (archived)"} <= {
+        *history
+    }
 
 
 def test_merge_on_read_logs_were_compacted_first(upgraded):
