@@ -8,7 +8,7 @@ export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 # (top-level `pyspark_*` modules) finds `pyspark_hoodie` in an editable install too.
 EDITABLE := --config-settings editable_mode=compat
 
-.PHONY: demo test test-writers test-v8 test-deploy lint soak bench bench-upsert wheel java clean
+.PHONY: demo test test-writers test-v8 test-deploy lint soak bench bench-smoke bench-upsert wheel java clean
 
 java:
 	@bash .ci/ensure-java.sh
@@ -130,6 +130,12 @@ BENCH_SIZES ?= 1000000,3000000,10000000
 BENCH_SYSTEMS ?= cow_upsert,mor_upsert,spark_parquet,deltalake
 bench: java $(VENV)/.dev
 	$(BIN)/python bench/compare.py --rows $(BENCH_SIZES) --systems $(BENCH_SYSTEMS)
+
+# Smoke runs of the by-hand benchmarks (marker `bench`, left out of `make test`, which runs the
+# comparison's own smoke run): bench/dbt_incremental.py at 3,000 rows, ~1.5 minutes.
+bench-smoke: java $(VENV)/.dev $(CLASS_ARCHIVE)
+	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
+	$(PYTEST) -m bench tests/bench
 
 # The single-batch upsert benchmarks of our core (bench/upsert_cow.py, bench/upsert_mor.py).
 bench-upsert: java $(VENV)/.dev
