@@ -4,8 +4,9 @@ server and Azurite, with hudi-rs reading the same bucket through the same endpoi
 The same operations as on a local disk (tests/spark), through `storage_options` (pyarrow's
 options of the store's file system) as well as a path: upserts and deletes, time travel and
 incremental reads, merge-on-read log files and compaction, clean and archive, savepoint and
-restore, an overwrite that changes the table's keys (built beside the table and swapped in),
-and the rollback of a write killed midway (tests/faults/test_crash_on_object_stores.py).
+restore, the upgrade to table version 8, an overwrite that changes the table's keys (built
+beside the table and swapped in), and the rollback of a write killed midway
+(tests/faults/test_crash_on_object_stores.py).
 """
 
 from __future__ import annotations
@@ -119,6 +120,17 @@ def test_writes_reads_and_services(spark, bucket, table_type):
     table.restore(saved, cfg)
     assert _rows(HoodieTable.open(uri, options).read(spark)) == expected
     assert _hudi_rs(bucket, uri) == expected
+
+    # The upgrade to table version 8 on the store: the same rows, now and at the savepoint.
+    at_saved = _rows(as_of.option("as.of.instant", saved).load(uri))
+    table.upgrade(spark, cfg)
+    assert table.properties.table_version == 8
+    assert not table.storage.list_files(".hoodie/archived")
+    assert _rows(HoodieTable.open(uri, options).read(spark)) == expected
+    assert _rows(as_of.option("as.of.instant", saved).load(uri)) == at_saved
+    assert _hudi_rs(bucket, uri) == expected
+    table.upsert(df([(5, "e", "d3", 10)]), cfg)
+    assert _hudi_rs(bucket, uri) == {**expected, 5: ("e", "d3", 10)}
 
 
 def test_an_overwrite_that_changes_the_keys_swaps_in_a_new_table(spark, bucket):
