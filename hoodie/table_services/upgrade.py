@@ -32,6 +32,7 @@ the history need the completion times).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
@@ -189,9 +190,9 @@ def _completion_times(
         if modified is not None and local:  # the table's instants are in local time
             modified = modified.astimezone().replace(tzinfo=timezone.utc)
         done = max(modified or requested, requested)
-        later = [t for t in times if t > requested]
-        if later:
-            done = min(done, later[0] - timedelta(milliseconds=1))
+        following = bisect.bisect_right(times, requested)
+        if following < len(times):
+            done = min(done, times[following] - timedelta(milliseconds=1))
         completion[(instant.timestamp, instant.action)] = _format(done)
     return completion
 

@@ -159,7 +159,7 @@ def test_merge_on_read_logs_were_compacted_first(upgraded):
     timeline = upgraded.table.timeline()
     last = timeline.completed.write_timeline.instants[-1]
     assert last.action is Action.COMMIT and last.timestamp > upgraded.writes[-1]
-    assert upgraded.table.commit_metadata(last).compacted or last.action is Action.COMMIT
+    assert upgraded.table.commit_metadata(last).operation_type == "COMPACT"
     for group in upgraded.table.file_system_view().file_groups():
         assert group.latest_slice is None or not group.latest_slice.log_files
 
