@@ -14,6 +14,7 @@ import posixpath
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -127,16 +128,22 @@ def stamp_records(
     """
     fresh = conform(rows, schema)
     n = fresh.num_rows
-    partition = task_partition()
+    # Built by Arrow, not per row in Python (a Python string per record cost a load of 3M rows
+    # seconds of CPU).
+    numbers = pc.cast(pa.array(np.arange(n, dtype=np.int64)), pa.string())
     meta = [
-        pa.array([instant] * n, pa.string()),
-        pa.array([f"{instant}_{partition}_{i}" for i in range(n)], pa.string()),
+        _repeated(instant, n),
+        pc.binary_join_element_wise(_repeated(f"{instant}_{task_partition()}_", n), numbers, ""),
         rows.column(RECORD_KEY).cast(pa.string()),
-        pa.array([partition_path] * n, pa.string()),
-        pa.array([file_name] * n, pa.string()),
+        _repeated(partition_path, n),
+        _repeated(file_name, n),
     ]
     full_schema = pa.schema([pa.field(name, pa.string()) for name in META_COLUMNS] + list(schema))
     return pa.Table.from_arrays(meta + fresh.columns, schema=full_schema)
+
+
+def _repeated(value: str, n: int) -> pa.Array:
+    return pa.repeat(pa.scalar(value, pa.string()), n)
 
 
 def _greater_equal(incoming: pa.Array, stored: pa.Array) -> pa.Array:

@@ -55,7 +55,8 @@ def source(spark, tmp_path_factory):
         table.upsert(spark.createDataFrame(rows, SCHEMA), config)
         if step == 1:
             table.savepoint()
-        table.compact(spark, config)  # the latest slices end with base files
+        if step % 2:
+            table.compact(spark, config)  # the latest slices end with base files
     table.clean(config)
     table._services(config).archive()
     assert table.properties.table_version == 6

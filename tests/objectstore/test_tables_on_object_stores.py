@@ -122,6 +122,9 @@ def test_writes_reads_and_services(spark, bucket, table_type):
     assert _hudi_rs(bucket, uri) == expected
 
     # The upgrade to table version 8 on the store: the same rows, now and at the savepoint.
+    # (Copy-on-write only: on merge-on-read it adds a compaction, which the store runs above.)
+    if table_type != "COPY_ON_WRITE":
+        return
     at_saved = _rows(as_of.option("as.of.instant", saved).load(uri))
     table.upgrade(spark, cfg)
     assert table.properties.table_version == 8
