@@ -255,17 +255,13 @@ class HoodieTableMetaClient:
             return [
                 self.layout.file_name(instant.with_state(State.COMPLETED, instant.completion_time))
             ]
-        names = []
-        for info in self.storage.list_files(self.layout.folder):
-            found = self.layout.parse_file_name(info.name)
-            if (
-                found is not None
-                and found.is_completed
-                and found.timestamp == instant.timestamp
-                and found.action is instant.action.completes_as
-            ):
-                names.append(info.name)
-        return names
+        return [
+            info.name
+            for found, info in self.layout.instant_files(self.storage)
+            if found.is_completed
+            and found.timestamp == instant.timestamp
+            and found.action is instant.action.completes_as
+        ]
 
     def delete_pending_instant(self, instant: Instant) -> None:
         """Remove the requested and inflight files of an instant that will not complete."""

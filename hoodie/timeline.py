@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
 
-from .storage import Storage
+from .storage import FileInfo, Storage
 
 METAFOLDER = ".hoodie"
 TIMELINE_FOLDER_V2 = posixpath.join(METAFOLDER, "timeline")
@@ -122,6 +122,15 @@ class TimelineLayout:
         """The instant's file, relative to the table's base path."""
         return posixpath.join(self.folder, self.file_name(instant))
 
+    def instant_files(self, storage: Storage) -> list[tuple[Instant, FileInfo]]:
+        """Every instant file in this layout's folder (each state its own), with its listing."""
+        found = []
+        for info in storage.list_files(self.folder):
+            instant = self.parse_file_name(info.name)
+            if instant is not None:
+                found.append((instant, info))
+        return found
+
     def parse_file_name(self, name: str) -> Instant | None:
         """The instant a timeline file records, or None for files that are not instants.
 
@@ -182,10 +191,7 @@ class Timeline:
         # One entry per (time, action): a savepoint shares its commit's time. A completed
         # compaction is `<t>.commit`, so its `.compaction.*` files are older states of it.
         latest: dict[tuple[str, Action], Instant] = {}
-        for info in storage.list_files(layout.folder):
-            instant = layout.parse_file_name(info.name)
-            if instant is None:
-                continue
+        for instant, _ in layout.instant_files(storage):
             key = (instant.timestamp, instant.action.completes_as)
             seen = latest.get(key)
             if seen is None or instant.state > seen.state:

@@ -68,3 +68,30 @@ def read_theirs(table, options=None) -> pa.Table | None:
     (it then gives no schema)."""
     batches = table.read(options) if options is not None else table.read()
     return pa.Table.from_batches(batches) if batches else None
+
+
+def assert_history_agrees(spark, path: str, writes, key: str = "_hoodie_record_key") -> None:
+    """Ours == hudi-rs's at every write (time travel to its instant) and for the incremental
+    range between each two consecutive writes (by completion time: table version 8).
+    `writes`: the table's completed write instants, oldest first."""
+    import hudi
+
+    table = hudi.HudiTable(path)
+    for instant in writes:
+        ours = read_ours(spark, path, **{"as.of.instant": instant.timestamp})
+        theirs = read_theirs(table, hudi.HudiReadOptions().with_as_of_timestamp(instant.timestamp))
+        assert_same_rows(f"as of {instant.timestamp}", key, ours, theirs)
+    ends = [i.completion_time for i in writes]
+    for begin, end in zip(ends, ends[1:]):
+        options = (
+            hudi.HudiReadOptions()
+            .with_query_type(hudi.HudiQueryType.Incremental)
+            .with_start_timestamp(begin)
+            .with_end_timestamp(end)
+        )
+        ours = read_ours(spark, path, **{
+            "hoodie.datasource.query.type": "incremental",
+            "hoodie.datasource.read.begin.instanttime": begin,
+            "hoodie.datasource.read.end.instanttime": end,
+        })  # fmt: skip
+        assert_same_rows(f"incremental ({begin}, {end}]", key, ours, read_theirs(table, options))

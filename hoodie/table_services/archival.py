@@ -87,9 +87,8 @@ def archive(
     wanted = {(i.timestamp, i.action) for i in old}
     files = []
     layout = meta_client.layout
-    for info in meta_client.storage.list_files(layout.folder):
-        found = layout.parse_file_name(info.name)
-        if found is not None and (found.timestamp, found.action.completes_as) in wanted:
+    for found, info in layout.instant_files(meta_client.storage):
+        if (found.timestamp, found.action.completes_as) in wanted:
             files.append((found.state, info.name, found))
     files.sort(key=lambda f: (f[2].timestamp, f[0]))  # oldest state first, per instant
     if layout.version >= 2:

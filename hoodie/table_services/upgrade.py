@@ -113,11 +113,7 @@ def upgrade_to_version_8(meta_client: HoodieTableMetaClient) -> UpgradeResult:
 
 
 def _layout_1_files(storage: Storage) -> list[tuple[Instant, FileInfo]]:
-    found = []
-    for info in storage.list_files(LAYOUT_V1.folder):
-        instant = LAYOUT_V1.parse_file_name(info.name)
-        if instant is not None:
-            found.append((instant, info))
+    found = LAYOUT_V1.instant_files(storage)
     return sorted(found, key=lambda f: (f[0].timestamp, f[0].state, f[1].name))
 
 

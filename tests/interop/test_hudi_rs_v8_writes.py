@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
-from rs_compare import assert_same_rows, read_ours, read_theirs, rows_of
+from rs_compare import assert_history_agrees, assert_same_rows, read_ours, read_theirs, rows_of
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie import properties as P
@@ -135,23 +135,7 @@ def test_hudi_rs_agrees_on_time_travel_and_incremental_reads(written):
     writes = written.table.timeline().completed.write_timeline.instants
     first_readable, _ = readable_range(written.table.meta_client)
     writes = [i for i in writes if i.timestamp >= first_readable]  # older ones were cleaned
-    for instant in writes:
-        theirs = _theirs(written, hudi.HudiReadOptions().with_as_of_timestamp(instant.timestamp))
-        _same(_ours(written, **{"as.of.instant": instant.timestamp}), theirs)
-    ends = [i.completion_time for i in writes]
-    for begin, end in zip(ends, ends[1:]):
-        options = (
-            hudi.HudiReadOptions()
-            .with_query_type(hudi.HudiQueryType.Incremental)
-            .with_start_timestamp(begin)
-            .with_end_timestamp(end)
-        )
-        ours = _ours(written, **{
-            QUERY_TYPE: "incremental",
-            "hoodie.datasource.read.begin.instanttime": begin,
-            "hoodie.datasource.read.end.instanttime": end,
-        })  # fmt: skip
-        _same(ours, _theirs(written, options))
+    assert_history_agrees(written.spark, written.path, writes)
 
 
 def test_archival_moved_old_instants_to_the_lsm_timeline(written):
