@@ -9,7 +9,8 @@ Arrow) or the Python workers' (merge, parquet encode and decode). Three profiles
   workload, copy-on-write or merge-on-read);
 - `load-parts`: plain Spark's load beside the JVM parts of ours, cumulatively (scan + shuffle,
   + sort, + the rows' transfer to Python as Arrow);
-- `scan`: our full scan beside `spark.read.parquet` of the same latest base files.
+- `scan`: our full scans (`HoodieTable.read`, the `hoodie` data source) beside
+  `spark.read.parquet` of the same latest base files.
 
     PYSPARK_PYTHON=$PWD/.venv/bin/python .venv/bin/python bench/cpu_split.py writes --rows 3000000
 """
@@ -114,8 +115,10 @@ def profile_scan(spark, root: Path) -> None:
     path = str(root / "table")
     view = HoodieTable.open(path).file_system_view()
     files = [f"{path}/{base.relative_path}" for base in view.latest_base_files()]
+    table = HoodieTable.open(path)
     for _ in range(3):
-        measure("hoodie full scan", lambda: noop(spark.read.format("hoodie").load(path)))
+        measure("HoodieTable.read full scan", lambda: noop(table.read(spark)))
+        measure("hoodie data source full scan", lambda: noop(spark.read.format("hoodie").load(path)))
         measure("spark.read.parquet, same files", lambda: noop(spark.read.parquet(*files)))
 
 

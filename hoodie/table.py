@@ -25,7 +25,8 @@ from .meta_client import HoodieTableMetaClient, identity_changes, table_properti
 from .metadata import CommitMetadata
 from .properties import TableProperties
 from .read.datasource import catalog_schema, register
-from .read.options import STORAGE_PREFIX
+from .read.native import read_base_files_natively
+from .read.options import STORAGE_PREFIX, ReadOptions
 from .storage import Storage
 from .table_services.savepoint import create_savepoint, savepoints
 from .table_services.upgrade import UpgradeResult
@@ -204,11 +205,30 @@ class HoodieTable:
         self.meta_client = HoodieTableMetaClient.open(self.base_uri, self.storage.options)
         return result
 
-    def read(self, spark: SparkSession) -> DataFrame:
-        """The latest snapshot as a Spark DataFrame (through the `hoodie` data source)."""
+    def read(
+        self,
+        spark: SparkSession,
+        options: Mapping[str, str] | None = None,
+        *,
+        native: bool | None = None,
+    ) -> DataFrame:
+        """The table as a Spark DataFrame: the latest snapshot, or what `options` ask (the read
+        options of `spark.read.format("hoodie")`: time travel, read-optimized, incremental).
+
+        Where the plan has no log file to merge, Spark's own parquet reader scans the planned
+        base files, as Apache Hudi reads copy-on-write tables (`hoodie.read.native`); `native`
+        None does so on file systems, True also on object stores, False never. Otherwise the
+        `hoodie` data source reads.
+        """
         register(spark)
-        storage = {STORAGE_PREFIX + k: v for k, v in self.storage.options.items()}
-        return spark.read.format("hoodie").options(**storage).load(self.base_uri)
+        given = {STORAGE_PREFIX + k: v for k, v in self.storage.options.items()}
+        given.update(options or {})
+        # A fresh meta client: another process may have upgraded or rewritten the table.
+        meta_client = HoodieTableMetaClient.open(self.base_uri, self.storage.options)
+        natively = read_base_files_natively(spark, meta_client, ReadOptions.parse(given), native)
+        if natively is not None:
+            return natively
+        return spark.read.format("hoodie").options(**given).load(self.base_uri)
 
     # -- table services ------------------------------------------------------------------------
     def _services(self, config: WriteConfig | None) -> TableServiceRunner:

@@ -75,6 +75,8 @@ def test_compare_smoke(tmp_path):
         assert record["scan"]["seconds"] > 0 and record["scan_partition"]["seconds"] > 0
         same_files = record["scan"]["reference"].get("parquet_same_files")
         assert (same_files is not None) == name.startswith(("cow", "mor")), name
+        data_source = record["scan"]["reference"].get("data_source")
+        assert (data_source is not None) == name.startswith(("cow", "mor")), name
     # our 10% upserts: one Spark job for the routed write (plus its shuffle's map stage)
     assert results["results"]["cow_upsert"]["steps"]["upsert_2"]["spark_jobs"] <= 3
     bound = results["results"]["cow_upsert"]["steps"]["upsert_1"]["details"]["physical_bound"]
@@ -87,6 +89,7 @@ def test_compare_smoke(tmp_path):
     assert "cores" in markdown and "Verification: every finished system" in markdown
     assert (out / "smoke.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "| 1% update / COW |" in markdown and "parquet of the same files" in markdown
+    assert "full scan, data source / parquet of the same files" in markdown
 
     # the summary across sizes (`make bench` runs three), here from this run twice
     sys.path.insert(0, str(ROOT / "bench"))

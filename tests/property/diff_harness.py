@@ -1,13 +1,15 @@
 """Runs a scenario against the core and holds every reader to the model after each step.
 
 Readers compared after every operation:
-- our snapshot through Spark (`spark.read.format("hoodie")`) and hudi-rs's snapshot;
+- our snapshot through Spark (`HoodieTable.read`: Spark's parquet scan of the planned base
+  files where there is nothing to merge, the `hoodie` data source otherwise) and hudi-rs's;
 - through our data source's own classes run in-process (`HoodieDataSource.reader`, the code
   Spark's tasks run, without a Spark job per read): read-optimized, time travel to every
   completed instant, incremental reads between consecutive instants and from the start;
 - hudi-rs's time travel and incremental reads where the instants are sure to be readable;
-- through Spark again: time travel to the previous instant, the incremental read since it, and
-  read-optimized after a compaction (so the options' path through Spark is covered too).
+- through Spark again (`HoodieTable.read` with options): time travel to the previous instant,
+  the incremental read since it, and read-optimized after a compaction (so the options' path
+  through Spark is covered too).
 
 Rows compare as {(partition, key): (ts, v, e1, e2, _hoodie_commit_time)}; other meta columns
 only for consistency (record key and partition path must match the data).
@@ -253,10 +255,8 @@ def read_hudi_rs(path: str, as_of: str | None = None, incremental=None) -> pa.Ta
 
 
 def read_spark(spark, path: str, options: dict[str, str]) -> pa.Table | None:
-    reader = spark.read.format("hoodie")
-    for key, value in options.items():
-        reader = reader.option(key, value)
-    table = reader.load(path).toArrow()
+    """A read as users of the core make it: a parquet scan where nothing is merged."""
+    table = HoodieTable.open(path).read(spark, options).toArrow()
     return table if table.num_rows else None
 
 

@@ -127,6 +127,14 @@ class HoodieCore(SparkSystem):
         self._write(files, delete=True)
 
     def snapshot(self):
+        """The core's read (`HoodieTable.read`): Spark's parquet scan of the planned base files
+        where nothing needs merging, the `hoodie` data source otherwise."""
+        from hoodie import HoodieTable
+
+        return HoodieTable.open(str(self.table_dir)).read(self.spark)
+
+    def data_source_snapshot(self):
+        """The `hoodie` data source, as catalog tables (dbt's models) and SQL read."""
         return (
             self.spark.read.format("hoodie")
             .option(PUSHDOWN_OPTION, "true")
@@ -143,7 +151,10 @@ class HoodieCore(SparkSystem):
 
         view = HoodieTable.open(str(self.table_dir)).file_system_view()
         files = [str(self.table_dir / f.relative_path) for f in view.latest_base_files()]
-        return {"parquet_same_files": lambda: noop(self.spark.read.parquet(*files))}
+        return {
+            "parquet_same_files": lambda: noop(self.spark.read.parquet(*files)),
+            "data_source": lambda: noop(self.data_source_snapshot()),
+        }
 
     def details(self, step: str, before: dict[str, int]) -> dict:
         r = self.result
