@@ -24,7 +24,7 @@ from .fs_view import FileSystemView
 from .meta_client import HoodieTableMetaClient, identity_changes, table_properties_for
 from .metadata import CommitMetadata
 from .properties import TableProperties
-from .read.datasource import catalog_schema, register
+from .read.datasource import PUSHDOWN_OPTION, PYTHON_FILTER_PUSHDOWN, catalog_schema, register
 from .read.native import read_base_files_natively
 from .read.options import STORAGE_PREFIX, ReadOptions
 from .storage import Storage
@@ -218,11 +218,14 @@ class HoodieTable:
         Where the plan has no log file to merge, Spark's own parquet reader scans the planned
         base files, as Apache Hudi reads copy-on-write tables (`hoodie.read.native`); `native`
         None does so on file systems, True also on object stores, False never. Otherwise the
-        `hoodie` data source reads.
+        `hoodie` data source reads, pruning partitions where the session lets it
+        (`spark.sql.python.filterPushdown.enabled`).
         """
         register(spark)
         given = {STORAGE_PREFIX + k: v for k, v in self.storage.options.items()}
         given.update(options or {})
+        if str(spark.conf.get(PYTHON_FILTER_PUSHDOWN, "false")).lower() == "true":
+            given.setdefault(PUSHDOWN_OPTION, "true")  # the data source may prune partitions
         # A fresh meta client: another process may have upgraded or rewritten the table.
         meta_client = HoodieTableMetaClient.open(self.base_uri, self.storage.options)
         natively = read_base_files_natively(spark, meta_client, ReadOptions.parse(given), native)

@@ -1,11 +1,13 @@
 {#
-  Reading a lake table at an instant, or its changes, from a model:
+  Reading a lake table at an instant, its changes, or its latest snapshot, from a model:
 
     select * from {{ hoodie_as_of(ref('orders'), '2026-11-20 10:00:00') }}
     select * from {{ hoodie_changes(ref('orders'), '20261120100000000') }}
+    select * from {{ hoodie_snapshot(ref('orders')) }}
 
   Instants are yyyyMMddHHmmssSSS, 'yyyy-MM-dd HH:mm:ss' or yyyy-MM-dd (UTC). Each call
-  renders the name of a temporary view of the table read with Hudi's read options.
+  renders the name of a temporary view of the table read with Hudi's read options, planned
+  when the model runs; where nothing needs merging, Spark's own parquet reader scans it.
 #}
 {% macro hoodie_as_of(relation, instant) %}
   {%- if not execute -%}{{ return(relation) }}{%- endif -%}
@@ -22,4 +24,9 @@
     {%- do options.update({'hoodie.datasource.read.end.instanttime': end_instant | string}) -%}
   {%- endif -%}
   {{ return(adapter.hoodie_read_view(relation, options)) }}
+{% endmacro %}
+
+{% macro hoodie_snapshot(relation) %}
+  {%- if not execute -%}{{ return(relation) }}{%- endif -%}
+  {{ return(adapter.hoodie_read_view(relation, {})) }}
 {% endmacro %}

@@ -47,6 +47,7 @@ STORAGE_OPTIONS_METADATA = "hoodie.storage.options"
 # spark.sql.python.filterPushdown.enabled=true (and refuses a reader that asks for them
 # otherwise), so it is opt-in per read. The dbt adapter's session turns both on.
 PUSHDOWN_OPTION = "hoodie.read.filter.pushdown"
+PYTHON_FILTER_PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
 
 
 def _path(options: Mapping[str, str], schema: StructType | None = None) -> str:

@@ -25,9 +25,7 @@ from hoodie import (
     COPY_ON_WRITE,
     MERGE_ON_READ,
     META_COLUMNS,
-    PUSHDOWN_OPTION,
     SOURCE_NAME,
-    STORAGE_PREFIX,
     HoodieError,
     HoodieTable,
     ReadOptions,
@@ -413,7 +411,10 @@ class HoodieAdapter(SparkAdapter):
 
     @available
     def hoodie_read_view(self, relation, options: dict[str, Any]) -> str:
-        """A temporary view of a lake table read with Hudi read options (time travel, changes).
+        """A temporary view of a lake table read with Hudi read options (time travel, changes,
+        or none: the latest snapshot), read as `HoodieTable.read` reads: where nothing needs
+        merging, by Spark's parquet scan of the planned base files (column pruning and filter
+        pushdown, which the catalog table's Python data source cannot do).
 
         Models select from the returned name; the view lives in the run's Spark session.
         """
@@ -434,12 +435,9 @@ class HoodieAdapter(SparkAdapter):
             raise DbtRuntimeError(f"reading {relation}: {exc}") from exc
         digest = hashlib.sha1(json.dumps(text_options, sort_keys=True).encode()).hexdigest()
         name = f"hoodie__{relation.schema}__{relation.identifier}__{digest[:12]}"
-        reader = spark.read.format(SOURCE_NAME).option(PUSHDOWN_OPTION, "true")
-        for key, value in self._storage_options.items():
-            reader = reader.option(STORAGE_PREFIX + key, value)
-        for key, value in text_options.items():
-            reader = reader.option(key, value)
-        reader.load(base_path).createOrReplaceTempView(name)
+        # Planned now: the view reads the files of the table as it is when the model runs.
+        table = HoodieTable.open(base_path, self._storage_options)
+        table.read(spark, text_options).createOrReplaceTempView(name)
         return name
 
     def _settings(self, relation, model_name: str, config: dict[str, Any]):

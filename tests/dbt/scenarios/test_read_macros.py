@@ -1,4 +1,5 @@
-"""hoodie_as_of and hoodie_changes: models reading a lake table at an instant, or its changes."""
+"""hoodie_as_of, hoodie_changes and hoodie_snapshot: models reading a lake table at an instant,
+its changes, or its latest snapshot (a parquet scan of the planned files)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,11 @@ CHANGES = """\
 select id, v from {{ hoodie_changes(ref('orders'), var('first')) }}
 """
 
+LATEST = """\
+{{ config(materialized='table') }}
+select id, v from {{ hoodie_snapshot(ref('orders')) }} where id >= 2
+"""
+
 BAD = """\
 {{ config(materialized='table') }}
 select id from {{ hoodie_as_of(ref('orders'), '1999-01-01') }}
@@ -53,6 +59,7 @@ def test_as_of_and_changes_macros(dbt_project):
 
     dbt_project.write("models/orders_then.sql", AS_OF)
     dbt_project.write("models/orders_changes.sql", CHANGES)
+    dbt_project.write("models/orders_latest.sql", LATEST)
     dbt_project.write("models/orders_bad.sql", BAD)
     report = dbt_project.run(
         [
@@ -61,17 +68,20 @@ def test_as_of_and_changes_macros(dbt_project):
                 "-s",
                 "orders_then",
                 "orders_changes",
+                "orders_latest",
                 "orders_bad",
                 "--vars",
                 f"{{batch: 2, first: '{first}'}}",
             ]
         ],  # fmt: skip
-        tables=["orders_then", "orders_changes"],
+        tables=["orders_then", "orders_changes", "orders_latest"],
     )
     then = sorted((r["id"], r["v"]) for r in report["tables"]["orders_then"]["rows"])
     assert then == [(1, "a"), (2, "b")]  # the table as of the first commit
     changes = sorted((r["id"], r["v"]) for r in report["tables"]["orders_changes"]["rows"])
     assert changes == [(2, "B"), (3, "c")]  # what the second commit changed
+    latest = sorted((r["id"], r["v"]) for r in report["tables"]["orders_latest"]["rows"])
+    assert latest == [(2, "B"), (3, "c")]
     messages = " ".join(report["commands"][0]["messages"])
     assert "before the earliest readable instant" in messages
     assert f"readable range: {first} .. {second}" in messages
