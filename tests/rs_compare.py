@@ -63,6 +63,19 @@ def read_ours(spark, path: str, **options) -> pa.Table:
     return spark.read.format("hoodie").options(**options).load(path).toArrow()
 
 
+def assert_table_read_agrees(spark, path: str, key: str, **options) -> bool:
+    """`HoodieTable.read` (Spark's parquet scan of the planned base files where nothing is
+    merged) gives the data source's rows and schema; returns whether it scanned natively."""
+    from hoodie import HoodieTable
+
+    read = HoodieTable.open(path).read(spark, options)
+    ours = read_ours(spark, path, **options)
+    table = read.toArrow()
+    assert table.schema == ours.schema, (path, options)
+    assert rows_of(table, table.column_names, key) == rows_of(ours, ours.column_names, key)
+    return bool(read.inputFiles())
+
+
 def read_theirs(table, options=None) -> pa.Table | None:
     """hudi-rs's rows (`table`: a `hudi.HudiTable`), or None when it returns no batch at all
     (it then gives no schema)."""

@@ -52,7 +52,13 @@ from types import SimpleNamespace
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from rs_compare import assert_same_rows, read_ours, read_theirs, rows_of
+from rs_compare import (
+    assert_same_rows,
+    assert_table_read_agrees,
+    read_ours,
+    read_theirs,
+    rows_of,
+)
 from sample_tables import ROOT, unzip
 
 from hoodie import HoodieTable, WriteConfig
@@ -529,3 +535,13 @@ def test_partition_pruning_on_a_table_with_several_file_groups_per_partition(spa
     assert _slices_in(path, "A") >= 3
     got = _assert_prunes(spark, path, "dt", "A", "A")
     assert sorted(r["id"] for r in got) == list(range(1, 11))
+
+
+# -- HoodieTable.read: the same rows by Spark's parquet reader --------------------------------
+@pytest.mark.parametrize("query", ["snapshot", "read_optimized"])
+def test_table_read_matches_the_data_source(fx, query):
+    """Apache Hudi's base files, scanned by Spark's own parquet reader where nothing is merged,
+    read as our data source reads them (types, nulls, columns a file lacks)."""
+    natively = assert_table_read_agrees(fx.spark, fx.path, fx.key, **{QUERY_TYPE: query})
+    if fx.instants and (query == "read_optimized" or not fx.mor):
+        assert natively, "a plan of base files alone is read by Spark's parquet reader"

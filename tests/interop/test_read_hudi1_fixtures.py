@@ -23,7 +23,13 @@ from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
-from rs_compare import assert_same_rows, read_ours, read_theirs, rows_of
+from rs_compare import (
+    assert_same_rows,
+    assert_table_read_agrees,
+    read_ours,
+    read_theirs,
+    rows_of,
+)
 from sample_tables import unzip
 
 from hoodie import HoodieTable, WriteConfig
@@ -278,3 +284,13 @@ def test_instants_archived_to_the_lsm_timeline_keep_their_files(spark, tmp_path)
     # hudi-rs (which does not read the LSM timeline) keeps those files too.
     theirs = read_theirs(hudi.HudiTable(fx.path))
     _same(fx, after, theirs)
+
+
+# -- HoodieTable.read: the same rows by Spark's parquet reader --------------------------------
+@pytest.mark.parametrize("query", ["snapshot", "read_optimized"])
+def test_table_read_matches_the_data_source(fx, query):
+    """Apache Hudi's base files, scanned by Spark's own parquet reader where nothing is merged,
+    read as our data source reads them (types, nulls, columns a file lacks)."""
+    natively = assert_table_read_agrees(fx.spark, fx.path, fx.key, **{QUERY_TYPE: query})
+    if fx.instants and (query == "read_optimized" or not fx.hudi.is_mor):
+        assert natively, "a plan of base files alone is read by Spark's parquet reader"
