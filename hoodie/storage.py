@@ -164,18 +164,24 @@ class FileIO(Protocol):
     def create_if_absent(self, relative: str, data: bytes) -> bool: ...
     def read_versioned(self, relative: str) -> tuple[bytes, str] | None: ...
     def replace_if(self, relative: str, data: bytes, version: str | None) -> str | None: ...
-    def write_parquet(self, relative: str, table: pa.Table, compression: str) -> int: ...
+    def write_parquet(
+        self, relative: str, table: pa.Table, compression: str, dictionary: Dictionary = True
+    ) -> int: ...
     def move(self, source: str, target: str) -> None: ...
     def delete(self, relative: str) -> None: ...
     def delete_dir(self, relative: str = "") -> None: ...
     def swap_in(self, other_uri: str) -> None: ...
 
 
-def parquet_size(table: pa.Table, compression: str) -> int:
+# Which columns a parquet file dictionary-encodes: all (True), or those named.
+Dictionary = bool | list[str]
+
+
+def parquet_size(table: pa.Table, compression: str, dictionary: Dictionary = True) -> int:
     """The bytes `table` takes as a parquet file written as `Storage.write_parquet` writes
     it, written to memory (a writer learning what its records cost on disk)."""
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression=compression)
+    pq.write_table(table, sink, compression=compression, use_dictionary=dictionary)
     return sink.getvalue().size
 
 
@@ -419,13 +425,16 @@ class Storage:
                 "hoodie.write.lock.provider=filesystem there"
             )
 
-    def write_parquet(self, relative: str, table: pa.Table, compression: str) -> int:
-        """Write `table` as the parquet file `relative` (its folder made if needed); its size."""
+    def write_parquet(
+        self, relative: str, table: pa.Table, compression: str, dictionary: Dictionary = True
+    ) -> int:
+        """Write `table` as the parquet file `relative` (its folder made if needed); its size.
+        `dictionary`: the columns to dictionary-encode (True: all)."""
         parent = posixpath.dirname(relative)
         if parent:
             self.makedirs(parent)
         pq.write_table(table, self.full_path(relative), filesystem=self.fs,
-                       compression=compression)  # fmt: skip
+                       compression=compression, use_dictionary=dictionary)  # fmt: skip
         return self.size(relative)
 
     def move(self, source: str, target: str) -> None:

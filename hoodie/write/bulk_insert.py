@@ -41,6 +41,7 @@ from ..schema import PARTITION_PATH, RECORD_KEY, data_schema
 from ..storage import Storage, parquet_size
 from .merge_handle import (
     deleted_mask,
+    dictionary_columns,
     parquet_codec,
     stamp_records,
     stat_table,
@@ -183,7 +184,8 @@ class BulkInsertWriter:
         stored = stamp_records(rows, data_schema(self.data_schema), self.instant,
                                self._partition, name)  # fmt: skip
         codec = parquet_codec(self.compression)
-        return parquet_size(stored, codec) - parquet_size(stored.slice(0, 0), codec)
+        dictionary = dictionary_columns(stored)
+        return parquet_size(stored, codec, dictionary) - parquet_size(stored.slice(0, 0), codec)
 
     def _write(self, rows: pa.Table) -> WriteStat:
         partition = self._partition

@@ -80,13 +80,13 @@ def test_one_record_per_key_across_batches_and_no_deletes(tmp_path):
 
 
 def _rows(count: int, partition: str = "p") -> list[tuple]:
-    # names that do not compress away: a record costs some 60-70 bytes stored
+    # names that do not compress away: a record costs some 28 bytes stored
     return [(partition, f"{i:06d}", f"name-{i * 7919 % 100_003:06d}-{i}", i, False)
             for i in range(count)]  # fmt: skip
 
 
 def test_files_roll_over_at_the_written_size(tmp_path):
-    rows = _rows(30_000)
+    rows = _rows(50_000)
     max_size = 500_000
     batches = [_batch(rows[i : i + 4096]) for i in range(0, len(rows), 4096)]
     stats = _run(_writer(tmp_path, max_file_size=max_size), batches)
