@@ -216,7 +216,7 @@ class HoodieTable:
         options of `spark.read.format("hoodie")`: time travel, read-optimized, incremental).
 
         Where the plan has no log file to merge, Spark's own parquet reader scans the planned
-        base files, as Apache Hudi reads copy-on-write tables (`hoodie.read.native`); `native`
+        base files, as Apache Hudi reads copy-on-write tables (`hoodie/read/native.py`); `native`
         None does so on file systems, True also on object stores, False never. Otherwise the
         `hoodie` data source reads, pruning partitions where the session lets it
         (`spark.sql.python.filterPushdown.enabled`).

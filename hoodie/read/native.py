@@ -15,6 +15,8 @@ A plan stays with the data source when:
 - the table is on an object store and the caller did not ask (`native=True`): the JVM reads
   through Hadoop's file systems, whose object store connectors a session may lack, where our
   reader reads through pyarrow's;
+- a planned path holds a character Spark expands in the paths it is given (`*?[]{}` and
+  the backslash: Hadoop's glob pattern), as a partition value may;
 - a base file holds a column in a type Spark's parquet reader does not turn into the
   table's. Schema evolution widens int to long, float or double, long to float or double and
   float to double (`hoodie.schema_evolution`); Spark 4 reads int as long or double and float
@@ -24,6 +26,7 @@ A plan stays with the data source when:
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
@@ -43,6 +46,8 @@ _SPARK_PROMOTIONS = {
     ("int", "double"),
     ("float", "double"),
 }
+# What Spark's `DataFrameReader` expands as a pattern in the paths it is given.
+_GLOB = re.compile(r"[*?\[\]{}\\]")
 # Footers are small reads; a thread per file up to this many at once.
 _FOOTER_THREADS = 16
 
@@ -70,10 +75,10 @@ def read_base_files_natively(
     files = [split.base_file for split in plan.splits if split.base_file is not None]
     if not files:
         return spark.createDataFrame([], schema)
-    if not _spark_reads_as(meta_client, files, schema):
+    uris = [meta_client.storage.uri(f) for f in files]
+    if any(_GLOB.search(uri) for uri in uris) or not _spark_reads_as(meta_client, files, schema):
         return None
-    storage = meta_client.storage
-    return spark.read.schema(schema).parquet(*(storage.uri(f) for f in files))
+    return spark.read.schema(schema).parquet(*uris)
 
 
 def _spark_reads_as(

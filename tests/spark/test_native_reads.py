@@ -160,3 +160,14 @@ def test_a_table_without_files(spark, tmp_path):
     read = table.read(spark)
     assert read.count() == 0
     assert read.columns == table.read(spark, native=False).columns
+
+
+def test_paths_spark_would_read_as_glob_patterns_stay_with_the_data_source(spark, tmp_path):
+    """Spark expands `[`, `{`, `*` and `?` in the paths given to `spark.read.parquet`; a
+    partition value holding one is read by the data source."""
+    cfg = id_dt_ts_config("native_glob")
+    table = HoodieTable.for_write(str(tmp_path / "t"), cfg)
+    write(spark, table, cfg, [(1, "a[1]", 1, "x"), (2, "b", 1, "y")])
+    read = table.read(spark)
+    assert not scans_parquet(read)
+    assert {(r.id, r.dt) for r in read.collect()} == {(1, "a[1]"), (2, "b")}
