@@ -74,11 +74,13 @@ $(CLASS_ARCHIVE): $(VENV)/.dev .ci/jvm_class_archive.py | java
 	@JAVA_TOOL_OPTIONS="$(JVM_QUICK)" $(BIN)/python .ci/jvm_class_archive.py $@
 
 # Tests whose work is all in child processes (two dbt runs at once, a clean venv, the
-# benchmark's smoke run) need neither suite's session: they run in the dbt suite's process,
-# which has less work of its own, so the two processes end together.
+# benchmark's smoke run, an upsert over Spark Connect) need neither suite's session: they run
+# in the dbt suite's process, which has less work of its own, so the two processes end
+# together.
 BESIDE_DBT := tests/functional/test_concurrent_runs.py \
 	tests/functional/test_packaging.py::test_wheel_in_a_clean_venv \
-	tests/bench/test_compare_smoke.py
+	tests/bench/test_compare_smoke.py \
+	tests/integration/test_spark_connect.py
 
 test: java $(VENV)/.dev lint $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
