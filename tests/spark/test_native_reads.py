@@ -98,26 +98,39 @@ def test_incremental_reads_stay_with_the_data_source(spark, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("stored", "widened", "natively"),
-    [("int", "long", True), ("int", "double", True), ("float", "double", True),
-     ("int", "float", False), ("long", "double", False)],
-)  # fmt: skip
-def test_a_widened_column(spark, tmp_path, stored, widened, natively):
-    """Spark reads an int column as long or double and a float as double, not an int as float
-    or a long as double; where it would fail, the data source reads (and casts) instead."""
+    ("widenings", "natively"),
+    [
+        # Spark reads an int column as long or double and a float as double ...
+        ({"a": ("int", "long"), "b": ("int", "double"), "c": ("float", "double")}, True),
+        # ... not an int as float or a long as double: the data source reads (and casts)
+        ({"a": ("int", "float")}, False),
+        ({"a": ("long", "double")}, False),
+    ],
+    ids=["int-long,int-double,float-double", "int-float", "long-double"],
+)
+def test_widened_columns(spark, tmp_path, widenings, natively):
     path = str(tmp_path / "t")
     cfg = WriteConfig.build("native_widen", record_key="id", partition_path="dt")
     table = HoodieTable.for_write(path, cfg)
-    as_stored = float if stored == "float" else int
-    as_widened = float if widened in ("float", "double") else int
-    write(spark, table, cfg, [(1, "a", as_stored(5)), (2, "b", as_stored(6))],
-          f"id int, dt string, n {stored}")  # fmt: skip
-    write(spark, table, cfg, [(3, "b", as_widened(7))], f"id int, dt string, n {widened}")
+
+    def batch(rows, which):  # which: 0 = the stored types, 1 = the widened ones
+        types = {c: pair[which] for c, pair in widenings.items()}
+        data = [
+            (i, dt, *[float(v) if types[c] in ("float", "double") else v for c in types])
+            for i, dt, v in rows
+        ]
+        ddl = ", ".join(["id int", "dt string", *[f"{c} {t}" for c, t in types.items()]])
+        return spark.createDataFrame(data, ddl)
+
+    table.upsert(batch([(1, "a", 5), (2, "b", 6)], 0), cfg)
+    table.upsert(batch([(3, "b", 7)], 1), cfg)
 
     read = table.read(spark)
     assert scans_parquet(read) == natively
-    assert dict(read.select("id", "n").collect()) == {1: 5, 2: 6, 3: 7}
-    assert read.schema["n"].dataType.simpleString() == ("bigint" if widened == "long" else widened)
+    for column, (_, widened) in widenings.items():
+        assert dict(read.select("id", column).collect()) == {1: 5, 2: 6, 3: 7}
+        wanted = "bigint" if widened == "long" else widened
+        assert read.schema[column].dataType.simpleString() == wanted
     if natively:
         same_as_data_source(table, spark)
 
