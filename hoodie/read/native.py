@@ -1,7 +1,7 @@
 """Reads by Spark's own parquet reader, when there is nothing to merge.
 
 Our data source decodes parquet with pyarrow in a Python worker and hands Arrow batches to the
-JVM, which turns them into rows again: a full scan costs 1.5-2x Spark's vectorized parquet scan
+JVM, which turns them into rows again: a full scan costs 1.5-2.6x Spark's vectorized parquet scan
 of the same files (bench/README.md, `cpu_split.py scan`), and reads every column, as PySpark's
 Python data sources learn nothing of a query's columns. Apache Hudi's Spark integration reads a
 copy-on-write snapshot, and any read-optimized query, as a plain parquet scan of the files its
@@ -29,13 +29,13 @@ from __future__ import annotations
 import re
 from concurrent.futures import ThreadPoolExecutor
 
-import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.pandas.types import from_arrow_schema, from_arrow_type
-from pyspark.sql.types import DataType, StructType
+from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.types import StructType
 
 from ..meta_client import HoodieTableMetaClient
 from ..schema import normalize_type
+from ..schema_evolution import sql_type
 from .datasource import snapshot_arrow_schema
 from .options import INCREMENTAL, ReadOptions
 from .planner import plan_read
@@ -92,21 +92,11 @@ def _spark_reads_as(
         for field in storage.parquet_file(relative).schema_arrow:
             if field.name not in wanted:
                 continue  # a column the table dropped: not read
-            stored = _spark_type(field.type)
-            if stored is None:
-                return False
-            pair = (stored.simpleString(), wanted[field.name])
+            # (a type Spark has no name for keeps its Arrow name, which matches nothing)
+            pair = (sql_type(normalize_type(field.type)), wanted[field.name])
             if pair[0] != pair[1] and pair not in _SPARK_PROMOTIONS:
                 return False
         return True
 
     with ThreadPoolExecutor(max_workers=min(_FOOTER_THREADS, len(files))) as pool:
         return all(pool.map(agrees, files))
-
-
-def _spark_type(dtype: pa.DataType) -> DataType | None:
-    """The Spark type of a file's column, as Spark reads it; None where Spark has none."""
-    try:
-        return from_arrow_type(normalize_type(dtype))
-    except (TypeError, ValueError, NotImplementedError):
-        return None

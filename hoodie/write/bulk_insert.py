@@ -185,7 +185,9 @@ class BulkInsertWriter:
                                self._partition, name)  # fmt: skip
         codec = parquet_codec(self.compression)
         dictionary = dictionary_columns(stored)
-        return parquet_size(stored, codec, dictionary) - parquet_size(stored.slice(0, 0), codec)
+        return parquet_size(stored, codec, dictionary) - parquet_size(
+            stored.slice(0, 0), codec, dictionary
+        )
 
     def _write(self, rows: pa.Table) -> WriteStat:
         partition = self._partition

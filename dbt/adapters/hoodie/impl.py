@@ -28,7 +28,6 @@ from hoodie import (
     SOURCE_NAME,
     HoodieError,
     HoodieTable,
-    ReadOptions,
     TimelineError,
     check_batch,
 )
@@ -426,18 +425,19 @@ class HoodieAdapter(SparkAdapter):
         if not base_path:
             raise DbtRuntimeError(
                 f"{relation} is not a hoodie lake table (materialized='cow_upsert' or "
-                "'mor_upsert'), so it has no instants to read at"
+                "'mor_upsert'): hoodie_as_of, hoodie_changes and hoodie_snapshot read lake "
+                "tables only"
             )
         text_options = {str(k): str(v) for k, v in options.items() if v is not None}
-        try:
-            ReadOptions.parse(text_options)
-        except HoodieError as exc:
-            raise DbtRuntimeError(f"reading {relation}: {exc}") from exc
         digest = hashlib.sha1(json.dumps(text_options, sort_keys=True).encode()).hexdigest()
         name = f"hoodie__{relation.schema}__{relation.identifier}__{digest[:12]}"
-        # Planned now: the view reads the files of the table as it is when the model runs.
-        table = HoodieTable.open(base_path, self._storage_options)
-        table.read(spark, text_options).createOrReplaceTempView(name)
+        # Planned now (options checked, instants resolved): the view reads the files of the
+        # table as it is when the model runs.
+        try:
+            read = HoodieTable.open(base_path, self._storage_options).read(spark, text_options)
+        except HoodieError as exc:
+            raise DbtRuntimeError(f"reading {relation}: {exc}") from exc
+        read.createOrReplaceTempView(name)
         return name
 
     def _settings(self, relation, model_name: str, config: dict[str, Any]):
