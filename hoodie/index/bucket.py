@@ -182,12 +182,14 @@ class BucketIndex(HoodieIndex):
                     wanted="BUCKET",
                 )
             if bucket >= self.num_buckets:
+                # A random file id whose first 8 characters happen to be digits (one in 43)
+                # reads as a bucket too: the message names both causes.
                 raise TableIdentityError(
-                    f"table '{table_name}' has bucket {bucket} in partition "
-                    f"'{file_slice.partition_path}' but hoodie.bucket.index.num.buckets is "
-                    f"{self.num_buckets}: the bucket count cannot change after the table is "
-                    "created; set it back, or rebuild the table (also the "
-                    "fix if another engine wrote it with another index)",
+                    f"table '{table_name}' has file group {file_slice.file_id} in partition "
+                    f"'{file_slice.partition_path}', which names bucket {bucket}, but "
+                    f"hoodie.bucket.index.num.buckets is {self.num_buckets}: the table was "
+                    "written with more buckets (the bucket count cannot change after the table "
+                    "is created; set it back) or with another index (rebuild the table)",
                     setting=BUCKET_COUNT_KEY,
                     stored=f"more than {bucket}",
                     wanted=self.num_buckets,

@@ -12,7 +12,14 @@ import pytest
 
 from hoodie import WriteConfig
 from hoodie.exceptions import InvalidConfigError
-from hoodie.index.bucket import bucket_id, bucket_of_file_id, java_string_hash, new_bucket_file_id
+from hoodie.fs_view import FileSlice
+from hoodie.index.bucket import (
+    BucketIndex,
+    bucket_id,
+    bucket_of_file_id,
+    java_string_hash,
+    new_bucket_file_id,
+)
 
 # value, String.hashCode(), bucket of [value] among 4, among 7
 JAVA = [
@@ -76,3 +83,23 @@ def test_two_writers_creating_one_bucket_conflict():
     assert _same_bucket({("p", first)}, {("p", first)}) == set()  # the plain overlap's case
     assert _same_bucket({("p", first)}, {("q", second), ("p", other)}) == set()
     assert _same_bucket({("p", "a1b2c3d4-0000-0000-0000-000000000000-0")}, {("p", second)}) == set()
+
+
+def test_file_groups_of_another_layout_are_refused_with_both_causes_when_ids_look_like_buckets():
+    """A random file id starting with 8 digits reads as a bucket, too high for any real count:
+    the refusal names the file group and both ways the table could have been written."""
+    index = BucketIndex(3, ("id",))
+    ok = FileSlice("p", new_bucket_file_id(2), "1")
+    assert index.file_groups([ok], "t") == {("p", 2): ok.file_id}
+    random_id = "3669712a-5d1e-4c2b-9a0f-1e2d3c4b5a69-0"
+    with pytest.raises(InvalidConfigError, match="not a bucket file group"):
+        index.file_groups([ok, FileSlice("p", random_id, "1")], "t")
+    digits_id = "36697120-5d1e-4c2b-9a0f-1e2d3c4b5a69-0"
+    with pytest.raises(
+        InvalidConfigError,
+        match=(
+            f"file group {digits_id} in partition 'p', which names bucket 36697120, but "
+            r"hoodie.bucket.index.num.buckets is 3: .*more buckets .* or with another index"
+        ),
+    ):
+        index.file_groups([FileSlice("p", digits_id, "1")], "t")
