@@ -10,7 +10,10 @@ Arrow) or the Python workers' (merge, parquet encode and decode). Three profiles
 - `load-parts`: plain Spark's load beside the JVM parts of ours, cumulatively (scan + shuffle,
   + sort, + the rows' transfer to Python as Arrow);
 - `scan`: our full scans (`HoodieTable.read`, the `hoodie` data source) beside
-  `spark.read.parquet` of the same latest base files.
+  `spark.read.parquet` of the same latest base files;
+- `mor-scan`: the same for a merge-on-read table after its load and an update of one of its
+  30 partitions (log files in that partition's slices only): `HoodieTable.read` scans the
+  other slices with Spark's reader and merges those through the data source.
 
     PYSPARK_PYTHON=$PWD/.venv/bin/python .venv/bin/python bench/cpu_split.py writes --rows 3000000
 """
@@ -32,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from compare.systems.spark import noop, start_spark  # noqa: E402
 from compare.workload import generate  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402
 
 from hoodie import HoodieTable, WriteConfig  # noqa: E402
 from hoodie.read.datasource import register  # noqa: E402
@@ -111,8 +115,25 @@ def profile_load_parts(spark, workload, root: Path) -> None:
         )
 
 
-def profile_scan(spark, root: Path) -> None:
-    path = str(root / "table")
+def profile_mor_scan(spark, workload, root: Path) -> None:
+    path = root / "mor_table"
+    if not (path / ".hoodie").exists():
+        config = WriteConfig.build(
+            "bench_mor", record_key="id", partition_path="event_date", precombine_field="ts",
+            table_type="MERGE_ON_READ", options={"hoodie.compact.inline": "false"},
+        )  # fmt: skip
+        table = HoodieTable.for_write(str(path), config)
+        measure("MOR load", lambda: table.upsert(spark.read.parquet(*workload.steps[0].files),
+                                                 config))  # fmt: skip
+        update = spark.read.parquet(*workload.steps[1].files)
+        day = update.select(F.min("event_date")).first()[0]
+        one_partition = update.where(F.col("event_date") == F.lit(day))
+        measure("MOR update of one partition", lambda: table.upsert(one_partition, config))
+    profile_scan(spark, root, "mor_table")
+
+
+def profile_scan(spark, root: Path, name: str = "table") -> None:
+    path = str(root / name)
     view = HoodieTable.open(path).file_system_view()
     files = [f"{path}/{base.relative_path}" for base in view.latest_base_files()]
     table = HoodieTable.open(path)
@@ -125,7 +146,7 @@ def profile_scan(spark, root: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("profile", choices=["writes", "load-parts", "scan"])
+    parser.add_argument("profile", choices=["writes", "load-parts", "scan", "mor-scan"])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--table-type", default="COPY_ON_WRITE")
     parser.add_argument("--work", type=Path, default=Path("/tmp/hoodie-cpu-split"))
@@ -138,6 +159,8 @@ def main() -> None:
         profile_writes(spark, workload, root, args.table_type)
     elif args.profile == "load-parts":
         profile_load_parts(spark, workload, root)
+    elif args.profile == "mor-scan":
+        profile_mor_scan(spark, workload, root)
     else:
         if not (root / "table" / ".hoodie").exists():
             profile_writes(spark, workload, root, args.table_type)

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from collections.abc import Container
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from .avro_metadata import RollbackPlan
 from .logformat import LogBlock, read_log_file
@@ -88,6 +89,25 @@ class CommittedInstants:
             pending=frozenset(timeline.pending.timestamps()),
             as_of=as_of,
             layout_version=timeline.layout.version,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "completed": sorted(self.completed),
+            "timeline_start": self.timeline_start,
+            "pending": sorted(self.pending),
+            "as_of": self.as_of,
+            "layout_version": self.layout_version,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CommittedInstants:
+        return cls(
+            completed=frozenset(data["completed"]),
+            timeline_start=data["timeline_start"],
+            pending=frozenset(data["pending"]),
+            as_of=data["as_of"],
+            layout_version=data["layout_version"],
         )
 
     def __contains__(self, instant: object) -> bool:

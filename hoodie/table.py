@@ -25,8 +25,8 @@ from .meta_client import HoodieTableMetaClient, identity_changes, table_properti
 from .metadata import CommitMetadata
 from .properties import TableProperties
 from .read.datasource import PUSHDOWN_OPTION, PYTHON_FILTER_PUSHDOWN, catalog_schema, register
-from .read.native import read_base_files_natively
-from .read.options import STORAGE_PREFIX, ReadOptions
+from .read.native import read_table
+from .read.options import STORAGE_PREFIX
 from .storage import Storage
 from .table_services.savepoint import create_savepoint, savepoints
 from .table_services.upgrade import UpgradeResult
@@ -215,11 +215,13 @@ class HoodieTable:
         """The table as a Spark DataFrame: the latest snapshot, or what `options` ask (the read
         options of `spark.read.format("hoodie")`: time travel, read-optimized, incremental).
 
-        Where the plan has no log file to merge, Spark's own parquet reader scans the planned
-        base files, as Apache Hudi reads copy-on-write tables (`hoodie/read/native.py`); `native`
-        None does so on file systems, True also on object stores, False never. Otherwise the
-        `hoodie` data source reads, pruning partitions where the session lets it
-        (`spark.sql.python.filterPushdown.enabled`).
+        The read is planned here, once: the file slices with nothing to merge are Spark's own
+        parquet scan of their base files, as Apache Hudi reads copy-on-write tables
+        (`hoodie/read/native.py`); the others are read, and merged, by the `hoodie` data source
+        given the same plan, pruning partitions where the session lets it
+        (`spark.sql.python.filterPushdown.enabled`). `native` None scans natively on file
+        systems, True also on object stores, False never. Either way the DataFrame reads the
+        table as it was at this call.
         """
         register(spark)
         given = {STORAGE_PREFIX + k: v for k, v in self.storage.options.items()}
@@ -228,10 +230,7 @@ class HoodieTable:
             given.setdefault(PUSHDOWN_OPTION, "true")  # the data source may prune partitions
         # A fresh meta client: another process may have upgraded or rewritten the table.
         meta_client = HoodieTableMetaClient.open(self.base_uri, self.storage.options)
-        natively = read_base_files_natively(spark, meta_client, ReadOptions.parse(given), native)
-        if natively is not None:
-            return natively
-        return spark.read.format("hoodie").options(**given).load(self.base_uri)
+        return read_table(spark, meta_client, given, native)
 
     # -- table services ------------------------------------------------------------------------
     def _services(self, config: WriteConfig | None) -> TableServiceRunner:

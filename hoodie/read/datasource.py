@@ -16,10 +16,13 @@ sessions whose workers cannot see it.
 
 from __future__ import annotations
 
+import base64
 import json
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from functools import partial
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
@@ -31,10 +34,10 @@ from ..exceptions import HoodieError, InvalidConfigError
 from ..fs_view import CommittedInstants
 from ..meta_client import HoodieTableMetaClient
 from ..schema import META_SCHEMA, normalize_schema
-from .options import ReadOptions
+from .options import PLANNED, ReadOptions
 from .packing import MAX_PARTITION_BYTES, default_parallelism, pack_splits
 from .partition_filter import PartitionMatcher
-from .planner import FileSplit, plan_read
+from .planner import FileSplit, ReadPlan, plan_read
 from .slice_reader import SliceReadSpec, read_slice
 
 SOURCE_NAME = "hoodie"
@@ -124,16 +127,20 @@ class HoodieDataSource(DataSource):
         reader_class = PartitionPruningReader if pushdown else HoodieReader
         options = ReadOptions.parse(self.options)
         options = replace(options, storage_options=_storage_options(options, schema))
-        return reader_class(path, schema, options)
+        return reader_class(path, schema, options, self.options.get(PLANNED))
 
 
 class HoodieReader(DataSourceReader):
-    """Plans on the driver (in `partitions()`); each Spark task reads its packed file slices."""
+    """Plans on the driver (in `partitions()`), or takes the plan `HoodieTable.read` made
+    (`planned`, see `ReadPlan.to_json`); each Spark task reads its packed file slices."""
 
-    def __init__(self, path: str, schema: StructType, options: ReadOptions):
+    def __init__(
+        self, path: str, schema: StructType, options: ReadOptions, planned: str | None = None
+    ):
         meta_client = HoodieTableMetaClient.open(path, options.storage_options)
         self.meta_client = meta_client
         self.options = options
+        self.planned = planned
         self.partition_filters: list[Filter] = []
         arrow_schema = to_arrow_schema(schema, timezone="UTC")
         snapshot = snapshot_arrow_schema(meta_client)
@@ -156,11 +163,21 @@ class HoodieReader(DataSourceReader):
             merge_schema=snapshot if projected else None,
         )
 
+    def __getstate__(self) -> dict[str, Any]:
+        # The tasks get their slices in their input partitions; a plan given as text (one
+        # entry per file slice of the read) stays on the driver.
+        return {**self.__dict__, "planned": None}
+
     def partitions(self) -> list[InputPartition]:
         matcher = PartitionMatcher.for_table(
             self.meta_client, self.spec.schema, self.partition_filters
         )
-        plan = plan_read(self.meta_client, self.options, matcher)
+        if self.planned is not None:
+            plan = decode_plan(self.planned)
+            if matcher is not None:
+                plan.splits = [s for s in plan.splits if matcher(s.partition_path)]
+        else:
+            plan = plan_read(self.meta_client, self.options, matcher)
         # The plan's own instants: a write that completed after the slices were listed may
         # have written log files the listing missed, so counting its blocks in the files
         # that were listed would show part of it (a torn read; seen with concurrent writers).
@@ -204,6 +221,17 @@ class PartitionPruningReader(HoodieReader):
             if PartitionMatcher.usable(item, self.meta_client.properties.partition_fields):
                 self.partition_filters.append(item)
             yield item  # Spark still evaluates every filter on the rows we return
+
+
+def encode_plan(plan: ReadPlan) -> str:
+    """A plan as the value of option `hoodie.read.planned`: compressed, because PySpark pickles
+    a data source's options into every read task (with the data source), and a plan names
+    every file slice of the read."""
+    return base64.b64encode(zlib.compress(plan.to_json().encode())).decode("ascii")
+
+
+def decode_plan(text: str) -> ReadPlan:
+    return ReadPlan.from_json(zlib.decompress(base64.b64decode(text)).decode())
 
 
 def catalog_schema(meta_client: HoodieTableMetaClient) -> StructType:

@@ -1,44 +1,52 @@
-"""Reads by Spark's own parquet reader, when there is nothing to merge.
+"""Reads by Spark's own parquet reader for the file slices with nothing to merge.
 
 Our data source decodes parquet with pyarrow in a Python worker and hands Arrow batches to the
 JVM, which turns them into rows again: a full scan costs 1.5-2.6x Spark's vectorized parquet scan
 of the same files (bench/README.md, `cpu_split.py scan`), and reads every column, as PySpark's
 Python data sources learn nothing of a query's columns. Apache Hudi's Spark integration reads a
 copy-on-write snapshot, and any read-optimized query, as a plain parquet scan of the files its
-file index chose (`BaseFileOnlyRelation`). So does `HoodieTable.read` when the read plan has no
-log file to merge: the driver plans exactly as for the data source, then Spark scans the
-planned base files, with its own column pruning and filter pushdown.
+file index chose (`BaseFileOnlyRelation`). `HoodieTable.read` goes one step further, per file
+slice: the driver plans once, then Spark scans the base files of the slices that need no merging
+and the `hoodie` data source reads the others, given the same plan (option
+`hoodie.read.planned`), so both halves read one snapshot. A merge-on-read table whose last
+writes touched a few file groups is then mostly a parquet scan.
 
-A plan stays with the data source when:
-- the read is incremental: rows are kept by commit time, which the data source does;
-- a planned file slice has log files a snapshot merges;
+A slice stays with the data source when:
+- it has log files a snapshot (or incremental) read merges;
 - the table is on an object store and the caller did not ask (`native=True`): the JVM reads
   through Hadoop's file systems, whose object store connectors a session may lack, where our
   reader reads through pyarrow's;
-- a planned path holds a character Spark expands in the paths it is given (`*?[]{}` and
+- its base file's path holds a character Spark expands in the paths it is given (`*?[]{}` and
   the backslash: Hadoop's glob pattern), as a partition value may;
-- a base file holds a column in a type Spark's parquet reader does not turn into the
+- its base file holds a column in a type Spark's parquet reader does not turn into the
   table's. Schema evolution widens int to long, float or double, long to float or double and
   float to double (`hoodie.schema_evolution`); Spark 4 reads int as long or double and float
   as double, and fails the query on the other three (measured with PySpark 4.3), where our
   reader casts. Each planned base file's footer is read on the driver to know.
+
+Incremental reads of base files keep the rows whose `_hoodie_commit_time` the range holds, as
+the data source does (a Spark filter, pushed into the scan).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from functools import reduce
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
 from ..meta_client import HoodieTableMetaClient
-from ..schema import normalize_type
+from ..schema import COMMIT_TIME, normalize_type
 from ..schema_evolution import sql_type
-from .datasource import snapshot_arrow_schema
-from .options import INCREMENTAL, ReadOptions
-from .planner import plan_read
+from .datasource import SOURCE_NAME, encode_plan, snapshot_arrow_schema
+from .options import PLANNED, ReadOptions
+from .planner import FileSplit, ReadPlan, plan_read
 
 # (type in the file, type read) pairs Spark's parquet reader converts, besides equal types.
 _SPARK_PROMOTIONS = {
@@ -52,43 +60,86 @@ _GLOB = re.compile(r"[*?\[\]{}\\]")
 _FOOTER_THREADS = 16
 
 
-def read_base_files_natively(
+def read_table(
     spark: SparkSession,
     meta_client: HoodieTableMetaClient,
-    options: ReadOptions,
+    given: Mapping[str, str],
     native: bool | None = None,
-) -> DataFrame | None:
-    """The read as a parquet scan of its planned base files, or None where only the `hoodie`
-    data source reads it right (see the module's docstring).
+) -> DataFrame:
+    """The read `given` asks for (the `hoodie` data source's options), planned once on the
+    driver: Spark's parquet scan of the slices that need no merging, the data source for the
+    rest (see the module's docstring).
 
-    `native`: None reads natively where the table is on a file system (not an object store),
+    `native`: None scans natively where the table is on a file system (not an object store),
     True also on object stores (a cluster whose Hadoop reads the table's URIs), False never.
     """
-    if native is False or options.query_type == INCREMENTAL:
-        return None
-    if native is None and meta_client.storage.is_object_store:
-        return None
-    plan = plan_read(meta_client, options)
-    if plan.merge_logs and any(split.log_files for split in plan.splits):
-        return None
+    plan = plan_read(meta_client, ReadOptions.parse(given))
     schema = from_arrow_schema(snapshot_arrow_schema(meta_client))
-    files = [split.base_file for split in plan.splits if split.base_file is not None]
-    if not files:
+    if not plan.splits:
         return spark.createDataFrame([], schema)
-    uris = [meta_client.storage.uri(f) for f in files]
-    if any(_GLOB.search(uri) for uri in uris) or not _spark_reads_as(meta_client, files, schema):
-        return None
-    return spark.read.schema(schema).parquet(*uris)
+    scanned, merged = _route(meta_client, plan, schema, native)
+    frames = []
+    if scanned:
+        frames.append(_scan(spark, meta_client, plan, scanned, schema))
+    if merged:
+        planned = {**given, PLANNED: encode_plan(replace(plan, splits=merged))}
+        source = spark.read.format(SOURCE_NAME).schema(schema).options(**planned)
+        frames.append(source.load(meta_client.storage.uri()))
+    return reduce(DataFrame.unionByName, frames)
 
 
-def _spark_reads_as(
+def _route(
+    meta_client: HoodieTableMetaClient, plan: ReadPlan, schema: StructType, native: bool | None
+) -> tuple[list[FileSplit], list[FileSplit]]:
+    """The plan's slices Spark scans, and those the data source reads."""
+    if native is False or (native is None and meta_client.storage.is_object_store):
+        return [], list(plan.splits)
+    unmerged = [
+        split
+        for split in plan.splits
+        if split.base_file is not None and not (plan.merge_logs and split.log_files)
+    ]
+    readable = _spark_reads(meta_client, [s.base_file for s in unmerged if s.base_file], schema)
+    scanned = [split for split in unmerged if split.base_file in readable]
+    chosen = set(scanned)
+    return scanned, [split for split in plan.splits if split not in chosen]
+
+
+def _scan(
+    spark: SparkSession,
+    meta_client: HoodieTableMetaClient,
+    plan: ReadPlan,
+    splits: list[FileSplit],
+    schema: StructType,
+) -> DataFrame:
+    uris = [meta_client.storage.uri(split.base_file) for split in splits if split.base_file]
+    scan = spark.read.schema(schema).parquet(*uris)
+    if plan.commit_time_range is None:
+        return scan
+    return scan.where(_in_range(plan))
+
+
+def _in_range(plan: ReadPlan) -> Column:
+    """An incremental read's rows: written by the instants in its range."""
+    assert plan.commit_time_range is not None
+    written = F.col(COMMIT_TIME)
+    if plan.commit_times is not None:  # layout 2: the instants completed in the range
+        return written.isin(sorted(plan.commit_times))
+    begin, end = plan.commit_time_range
+    return (written > F.lit(begin)) & (written <= F.lit(end))
+
+
+def _spark_reads(
     meta_client: HoodieTableMetaClient, files: list[str], schema: StructType
-) -> bool:
-    """Does Spark's parquet reader give every file's columns the types of `schema`?"""
+) -> set[str]:
+    """The files Spark's parquet reader reads as they are: paths without glob characters, and
+    every column in a type Spark gives the type of `schema`."""
     wanted = {f.name: f.dataType.simpleString() for f in schema.fields}
     storage = meta_client.storage
 
     def agrees(relative: str) -> bool:
+        if _GLOB.search(storage.uri(relative)):
+            return False
         for field in storage.parquet_file(relative).schema_arrow:
             if field.name not in wanted:
                 continue  # a column the table dropped: not read
@@ -98,5 +149,7 @@ def _spark_reads_as(
                 return False
         return True
 
+    if not files:
+        return set()
     with ThreadPoolExecutor(max_workers=min(_FOOTER_THREADS, len(files))) as pool:
-        return all(pool.map(agrees, files))
+        return {f for f, ok in zip(files, pool.map(agrees, files)) if ok}

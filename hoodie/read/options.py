@@ -29,8 +29,11 @@ READ_OPTIMIZED = "read_optimized"
 INCREMENTAL = "incremental"
 QUERY_TYPES = (SNAPSHOT, READ_OPTIMIZED, INCREMENTAL)
 
-# Options Spark itself passes along, and our pushdown switch (read by the data source).
-_PASSED_BY_SPARK = {"path", "paths", "hoodie.read.filter.pushdown"}
+# A read plan `HoodieTable.read` made (`ReadPlan.to_json`): the data source reads exactly its
+# slices instead of planning (internal: not for users, who give the options it came from).
+PLANNED = "hoodie.read.planned"
+# Options Spark itself passes along, and our own switches (read by the data source).
+_PASSED_BY_SPARK = {"path", "paths", "hoodie.read.filter.pushdown", PLANNED}
 SUPPORTED = {
     QUERY_TYPE: "snapshot (default) | read_optimized | incremental",
     AS_OF_INSTANT: "time travel: yyyyMMddHHmmssSSS, 'yyyy-MM-dd HH:mm:ss' or yyyy-MM-dd",

@@ -15,8 +15,9 @@ merge-on-read, merges).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from ..exceptions import InvalidConfigError, TimelineError
 from ..fs_view import CommittedInstants, FileSystemView, timeline_start
@@ -50,6 +51,44 @@ class ReadPlan:
     # The instants whose files and log blocks the read counts: those of the timeline the
     # splits were listed against, never a later one (see `FileSystemView`).
     committed: CommittedInstants | None = None
+
+    def to_json(self) -> str:
+        """The plan as text: how `HoodieTable.read` hands the `hoodie` data source the slices
+        it planned (option `hoodie.read.planned`), so that both halves of a read, Spark's
+        parquet scan and the data source, read one snapshot and the driver plans once."""
+        return json.dumps(
+            {
+                "splits": [asdict(split) for split in self.splits],
+                "as_of": self.as_of,
+                "commit_time_range": self.commit_time_range,
+                "commit_times": sorted(self.commit_times)
+                if self.commit_times is not None
+                else None,
+                "partitions_pruned": self.partitions_pruned,
+                "merge_logs": self.merge_logs,
+                "instants": self.instants,
+                "committed": self.committed.to_dict() if self.committed is not None else None,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> ReadPlan:
+        data = json.loads(text)
+        splits = [
+            FileSplit(**{**split, "log_files": tuple(split["log_files"])})
+            for split in data["splits"]
+        ]
+        times, committed, span = data["commit_times"], data["committed"], data["commit_time_range"]
+        return cls(
+            splits,
+            data["as_of"],
+            commit_time_range=(span[0], span[1]) if span is not None else None,
+            commit_times=frozenset(times) if times is not None else None,
+            partitions_pruned=data["partitions_pruned"],
+            merge_logs=data["merge_logs"],
+            instants=data["instants"],
+            committed=CommittedInstants.from_dict(committed) if committed is not None else None,
+        )
 
 
 def readable_range(meta_client: HoodieTableMetaClient) -> tuple[str, str] | None:
