@@ -11,6 +11,9 @@ Arrow) or the Python workers' (merge, parquet encode and decode). Three profiles
   + sort, + the rows' transfer to Python as Arrow);
 - `scan`: our full scans (`HoodieTable.read`, the `hoodie` data source) beside
   `spark.read.parquet` of the same latest base files;
+- `merge`: one copy-on-write file group's merge handle in this process, step by step (the
+  batch's combine, the stored file's read, the merge, the new file's write): the largest base
+  file of the `writes` table, with a batch of updates to 5% of its rows and as many inserts;
 - `mor-scan`: the same for a merge-on-read table after its load and an update of one of its
   30 partitions (log files in that partition's slices only): `HoodieTable.read` scans the
   other slices with Spark's reader and merges those through the data source.
@@ -115,6 +118,56 @@ def profile_load_parts(spark, workload, root: Path) -> None:
         )
 
 
+def profile_merge(root: Path, rounds: int = 5) -> None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from hoodie.index.placement import FileGroupTarget
+    from hoodie.markers import WriteMarkers
+    from hoodie.schema import META_COLUMNS, RECORD_KEY
+    from hoodie.storage import Storage
+    from hoodie.write.merge_handle import CopyOnWriteHandle, write_base_file
+
+    table = HoodieTable.open(str(root / "table"))
+    base = max(table.file_system_view().latest_base_files(), key=lambda f: f.size)
+    stored = table.storage.read_parquet(base.relative_path)
+    user = stored.drop_columns(META_COLUMNS)
+    twentieth = stored.num_rows // 20
+    updates = user.slice(0, twentieth)
+    updates = updates.set_column(
+        updates.schema.get_field_index("ts"), "ts", pc.add(updates.column("ts"), 1)
+    )
+    inserts = user.slice(twentieth, twentieth)
+    inserts = inserts.set_column(0, "id", pc.add(inserts.column("id"), 10**12))
+    batch = pa.concat_tables([updates, inserts])
+    batch = batch.append_column(RECORD_KEY, pc.cast(batch.column("id"), pa.string()))
+    print(f"{base.relative_path}: {stored.num_rows} rows, batch {batch.num_rows}", flush=True)
+
+    scratch = root / "merge_scratch"
+    shutil.rmtree(scratch, ignore_errors=True)
+    (scratch / base.partition_path).mkdir(parents=True)
+    shutil.copy(root / "table" / base.relative_path, scratch / base.relative_path)
+    storage = Storage(str(scratch))
+    instant = "29991231235959999"
+    target = FileGroupTarget(base.partition_path, base.file_id, base.relative_path, base.instant)
+    handle = CopyOnWriteHandle(storage, instant, {base.file_id: target}, user.schema, ("id",),
+                               "ts", "snappy", WriteMarkers(storage, instant))  # fmt: skip
+    for _ in range(rounds):
+        times = [time.perf_counter()]
+        incoming = handle.combine(batch)
+        times.append(time.perf_counter())
+        previous = handle._read_previous(target)
+        times.append(time.perf_counter())
+        output, stat = handle._merge(target, incoming, previous)
+        times.append(time.perf_counter())
+        assert stat.path is not None
+        write_base_file(storage, stat.path, output, "snappy")
+        times.append(time.perf_counter())
+        steps = zip(["combine", "read", "merge", "write"], zip(times, times[1:]))
+        print("   ".join(f"{name} {end - start:.3f} s" for name, (start, end) in steps),
+              f"  all {times[-1] - times[0]:.3f} s", flush=True)  # fmt: skip
+
+
 def profile_mor_scan(spark, workload, root: Path) -> None:
     path = root / "mor_table"
     if not (path / ".hoodie").exists():
@@ -146,12 +199,15 @@ def profile_scan(spark, root: Path, name: str = "table") -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("profile", choices=["writes", "load-parts", "scan", "mor-scan"])
+    parser.add_argument("profile", choices=["writes", "load-parts", "scan", "mor-scan", "merge"])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--table-type", default="COPY_ON_WRITE")
     parser.add_argument("--work", type=Path, default=Path("/tmp/hoodie-cpu-split"))
     args = parser.parse_args()
     root = args.work / str(args.rows)
+    if args.profile == "merge":  # in this process, no Spark: the `writes` table must exist
+        profile_merge(root)
+        return
     workload = generate(args.rows, 3, 20261122, root / "data")
     spark = start_spark("local[2]", "cpu-split")
     register(spark)

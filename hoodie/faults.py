@@ -6,16 +6,25 @@ happen (a killed driver, a lost machine). A test starts a writer in a child proc
 to clean up, which is exactly the situation recovery must handle. Points inside Spark tasks
 kill the driver (its pid travels in `HOODIE_CRASH_PID`) and then their own worker.
 
-Unset, a point costs one dictionary lookup.
+With `HOODIE_CRASH_SNAPSHOTS=<folder>` (and the table's local path in `HOODIE_CRASH_TABLE`)
+a process copies the table to `<folder>/<point>/table` the first time it reaches each point,
+and goes on: the copy is what a SIGKILL at that point would leave on disk, so one run of an
+action gives a test the crash state of every point it passes (a process per point costs a JVM
+start each). Points that stage a torn write before dying (`armed`) need a real crash.
+
+Unset, a point costs two dictionary lookups.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 
 CRASH_AT = "HOODIE_CRASH_AT"
 CRASH_PID = "HOODIE_CRASH_PID"
+SNAPSHOT_TO = "HOODIE_CRASH_SNAPSHOTS"
+SNAPSHOT_OF = "HOODIE_CRASH_TABLE"
 
 
 def armed(name: str) -> bool:
@@ -24,8 +33,30 @@ def armed(name: str) -> bool:
 
 
 def crash_point(name: str) -> None:
+    folder = os.environ.get(SNAPSHOT_TO)
+    if folder:
+        _snapshot(name, folder)
+        return
     if not armed(name):
         return
     driver = int(os.environ.get(CRASH_PID) or os.getpid())
     os.kill(driver, signal.SIGKILL)
     os.kill(os.getpid(), signal.SIGKILL)  # a Spark worker: die with the driver
+
+
+def _snapshot(name: str, folder: str) -> None:
+    """Copy the table as it is at point `name`, unless a process reached the point before."""
+    target = os.path.join(folder, name)
+    try:
+        os.mkdir(target)  # the claim: tasks of one job may reach a point one after another
+    except FileExistsError:
+        return
+    copy = os.path.join(target, "table")
+    for attempt in range(3):  # a heartbeat's or lock's file may be replaced while copied
+        try:
+            shutil.copytree(os.environ[SNAPSHOT_OF], copy, symlinks=True)
+            return
+        except (shutil.Error, FileNotFoundError):
+            shutil.rmtree(copy, ignore_errors=True)
+            if attempt == 2:
+                raise

@@ -12,9 +12,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from hoodie.faults import CRASH_AT
+from hoodie.faults import CRASH_AT, SNAPSHOT_OF, SNAPSHOT_TO
 
 CHILD = Path(__file__).with_name("crash_writer.py")
+FINISHED = 3  # the child's exit status when its action ran to the end (crash_writer.NOT_REACHED)
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 A, B, C = "2024-01-01", "2024-01-02", "2024-01-03"
 
@@ -66,9 +67,20 @@ def hudi_rs(path: str) -> dict:
 
 
 def run_child(path: str, plan: dict, point: str, workdir: Path) -> subprocess.CompletedProcess:
+    """Run `plan` on the table at `path` in a child that SIGKILLs itself at `point`."""
+    return _child(path, plan, workdir, {CRASH_AT: point})
+
+
+def run_snapshotting_child(path: str, plan: dict, workdir: Path) -> subprocess.CompletedProcess:
+    """Run `plan` to its end in a child that copies the table at every crash point it passes
+    to `workdir/<point>/table` (see `hoodie.faults`)."""
+    return _child(path, plan, workdir, {SNAPSHOT_TO: str(workdir), SNAPSHOT_OF: path})
+
+
+def _child(path: str, plan: dict, workdir: Path, faults: dict[str, str]):
     plan_file = workdir / "plan.json"
     plan_file.write_text(json.dumps(plan))
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, **{CRASH_AT: point})
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, **faults)
     return subprocess.run(
         [sys.executable, str(CHILD), path, str(plan_file)],
         env=env,
@@ -76,6 +88,17 @@ def run_child(path: str, plan: dict, point: str, workdir: Path) -> subprocess.Co
         text=True,
         timeout=600,
     )
+
+
+def assert_snapshotted(child: subprocess.CompletedProcess, workdir: Path, point: str) -> str:
+    """The child finished its action having copied the table at `point`: the copy's path."""
+    assert child.returncode == FINISHED, (
+        f"the snapshotting child failed (exit {child.returncode}):\n"
+        f"{child.stdout[-2000:]}\n{child.stderr[-3000:]}"
+    )
+    copy = workdir / point / "table"
+    assert copy.is_dir(), f"the child never reached {point}"
+    return str(copy)
 
 
 def assert_killed(child: subprocess.CompletedProcess, point: str) -> None:
