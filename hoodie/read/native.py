@@ -85,7 +85,7 @@ def read_table(
         planned = {**given, PLANNED: encode_plan(replace(plan, splits=merged))}
         source = spark.read.format(SOURCE_NAME).schema(schema).options(**planned)
         frames.append(source.load(meta_client.storage.uri()))
-    return reduce(DataFrame.unionByName, frames)
+    return reduce(lambda left, right: left.unionByName(right), frames)  # (Connect's too)
 
 
 def _route(

@@ -36,8 +36,12 @@ def main(base: str, out: str) -> None:
                                 options={"hoodie.compact.inline": "false"})  # fmt: skip
     mor = HoodieTable.for_write(base + "_mor", mor_cfg)
     schema = "id int, v string, p string, ts long"
-    mor.upsert(spark.createDataFrame([(1, "a", "x", 1), (2, "b", "x", 1)], schema), mor_cfg)
+    mor.upsert(spark.createDataFrame([(1, "a", "x", 1), (2, "b", "x", 1), (5, "e", "y", 1)],
+                                     schema), mor_cfg)  # fmt: skip
     delta = mor.upsert(spark.createDataFrame([(2, "B", "x", 2)], schema), mor_cfg)
+    # Partition y's slice is Spark's parquet scan, x's (with its log file) the data source's.
+    mixed = mor.read(spark)
+    mixed_rows = mixed.select("id", "v").orderBy("id").collect()
     compactions = mor.compact(spark)
     mor_rows = mor.read(spark).select("id", "v").orderBy("id").collect()
     with open(out, "w") as handle:
@@ -49,6 +53,8 @@ def main(base: str, out: str) -> None:
                 "rows": [list(r) for r in rows],
                 "mor_log_files": [s.log_version for s in delta.metadata.write_stats()],
                 "mor_compactions": len(compactions),
+                "mor_mixed_rows": [list(r) for r in mixed_rows],
+                "mor_mixed_scanned": [os.path.basename(f) for f in mixed.inputFiles()],
                 "mor_rows": [list(r) for r in mor_rows],
             },
             handle,

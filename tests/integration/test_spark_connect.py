@@ -33,7 +33,10 @@ def test_upsert_over_spark_connect(tmp_path):
     assert report["rows"] == [[1, "a", "x"], [2, "B", "x"], [3, "c", "y"], [4, "d", "z"]]
     assert report["mor_log_files"] == [1]  # the update went to a log file
     assert report["mor_compactions"] == 1
-    assert report["mor_rows"] == [[1, "a"], [2, "B"]]
+    assert report["mor_rows"] == [[1, "a"], [2, "B"], [5, "e"]]
+    assert report["mor_mixed_rows"] == report["mor_rows"]
+    (scanned,) = report["mor_mixed_scanned"]  # partition y's base file
+    assert scanned in os.listdir(tmp_path / "table_mor" / "y")
     hudi = pytest.importorskip("hudi")
     table = pa.Table.from_batches(hudi.HudiTable(str(base)).read())
     assert sorted(zip(table["id"].to_pylist(), table["v"].to_pylist())) == [
