@@ -14,6 +14,7 @@ So on merge-on-read a delete keeps its ordering value until compaction folds it 
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -36,7 +37,7 @@ def latest_per_key(
         ranked = ranked.append_column(_HAS_ORDER, pc.is_valid(table.column(ordering_field)))
         sort_keys += [(_HAS_ORDER, "ascending"), (ordering_field, "ascending")]
     if sequence is None:
-        ranked = ranked.append_column("__row", pa.array(range(table.num_rows), pa.int64()))
+        ranked = ranked.append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
         sort_keys.append(("__row", "ascending"))
     else:
         sort_keys.append((sequence, "ascending"))

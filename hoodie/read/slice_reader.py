@@ -15,6 +15,7 @@ import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -142,8 +143,8 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
             pa.field(RECORD_KEY, pa.string()),
             _key_column(spec, table),
         )
-        rows = rows.append_column(SEQUENCE, pa.array(range(sequence, sequence + n), pa.int64()))
-        written = pa.array([instant] * n, pa.string())
+        rows = rows.append_column(SEQUENCE, _numbers(sequence, n))
+        written = pa.repeat(pa.scalar(instant, pa.string()), n)
         if COMMIT_TIME in table.column_names:
             written = pc.coalesce(_as_array(table.column(COMMIT_TIME)).cast(pa.string()), written)
         rows = rows.append_column(INSTANT, written)
@@ -188,8 +189,8 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
                 pa.table(
                     {
                         RECORD_KEY: pa.array([r.record_key for r in records], pa.string()),
-                        SEQUENCE: pa.array(range(sequence, sequence + n), pa.int64()),
-                        INSTANT: pa.array([instant] * n, pa.string()),
+                        SEQUENCE: _numbers(sequence, n),
+                        INSTANT: pa.repeat(pa.scalar(instant, pa.string()), n),
                         ORDERING: _delete_ordering(records),
                     }
                 )
@@ -225,6 +226,12 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
     # `_emit` narrows a projection after the commit-time filter, which needs the meta column.
     merged = latest.select(spec.full_schema.names)
     return merged, log_records
+
+
+def _numbers(start: int, n: int) -> pa.Array:
+    """start, start + 1, ... as an int64 array (built by numpy: a Python range of a base
+    file's rows cost a fifth of merging its slice)."""
+    return pa.array(np.arange(start, start + n, dtype=np.int64))
 
 
 def _typed(spec: SliceReadSpec, rows: pa.Table, deletes: pa.Table) -> pa.Table:
