@@ -83,8 +83,8 @@ class _KeyReader:
                     yield pa.RecordBatch.from_arrays(
                         [
                             keys.cast(pa.string()),
-                            pa.array([source.partition_path] * n, pa.string()),
-                            pa.array([source.file_id] * n, pa.string()),
+                            pa.repeat(pa.scalar(source.partition_path, pa.string()), n),
+                            pa.repeat(pa.scalar(source.file_id, pa.string()), n),
                         ],
                         names=[RECORD_KEY, PARTITION_PATH, LOCATION],
                     )

@@ -120,7 +120,7 @@ class _CompactionTask:
         merged = merged.set_column(
             META_COLUMNS.index(FILE_NAME),
             pa.field(FILE_NAME, pa.string()),
-            pa.array([name] * merged.num_rows, pa.string()),
+            pa.repeat(pa.scalar(name, pa.string()), merged.num_rows),
         )
         # Stored order is by key, as the write handles leave it (readers prune by key range).
         merged = merged.sort_by([(META_COLUMNS[2], "ascending")])
