@@ -231,7 +231,13 @@ def encode_plan(plan: ReadPlan) -> str:
 
 
 def decode_plan(text: str) -> ReadPlan:
-    return ReadPlan.from_json(zlib.decompress(base64.b64decode(text)).decode())
+    try:
+        return ReadPlan.from_json(zlib.decompress(base64.b64decode(text)).decode())
+    except (ValueError, KeyError, TypeError, zlib.error) as error:
+        raise InvalidConfigError(
+            f"option '{PLANNED}' is not a read plan ({error}): it is set by HoodieTable.read "
+            "for its own reads; leave it out and give the read's options instead"
+        ) from error
 
 
 def catalog_schema(meta_client: HoodieTableMetaClient) -> StructType:

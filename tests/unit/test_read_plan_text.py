@@ -3,9 +3,11 @@ same: the data source then reads exactly the slices `HoodieTable.read` planned."
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hoodie.exceptions import InvalidConfigError
 from hoodie.fs_view import CommittedInstants
 from hoodie.read.datasource import decode_plan, encode_plan
 from hoodie.read.planner import FileSplit, ReadPlan
@@ -64,3 +66,11 @@ def test_the_option_is_compressed():
     ]
     plan = ReadPlan(many, "20261126101010101", merge_logs=True)
     assert len(encode_plan(plan)) < len(plan.to_json()) / 3
+
+
+@pytest.mark.parametrize(
+    "text", ["", "not base64!", "aGVsbG8=", encode_plan(ReadPlan([], None))[:-8]]
+)
+def test_a_plan_that_is_not_one_is_refused_naming_the_option(text):
+    with pytest.raises(InvalidConfigError, match="option 'hoodie.read.planned' is not a read plan"):
+        decode_plan(text)
