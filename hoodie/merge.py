@@ -14,9 +14,10 @@ So on merge-on-read a delete keeps its ordering value until compaction folds it 
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from .schema import row_numbers
 
 SEQUENCE = "__hoodie_sequence"
 _HAS_ORDER = "__hoodie_has_order"
@@ -37,7 +38,7 @@ def latest_per_key(
         ranked = ranked.append_column(_HAS_ORDER, pc.is_valid(table.column(ordering_field)))
         sort_keys += [(_HAS_ORDER, "ascending"), (ordering_field, "ascending")]
     if sequence is None:
-        ranked = ranked.append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int64)))
+        ranked = ranked.append_column("__row", row_numbers(0, table.num_rows))
         sort_keys.append(("__row", "ascending"))
     else:
         sort_keys.append((sequence, "ascending"))

@@ -35,7 +35,7 @@ from ..exceptions import RecordKeyExistsError
 from ..fs_view import CommittedInstants, FileSystemView
 from ..meta_client import HoodieTableMetaClient
 from ..naming import parse_base_file_name, parse_log_file_name
-from ..schema import PARTITION_PATH, RECORD_KEY
+from ..schema import PARTITION_PATH, RECORD_KEY, constant_column
 from ..storage import Storage
 from ..timeline import Action, Timeline
 from .base import (
@@ -83,8 +83,8 @@ class _KeyReader:
                     yield pa.RecordBatch.from_arrays(
                         [
                             keys.cast(pa.string()),
-                            pa.repeat(pa.scalar(source.partition_path, pa.string()), n),
-                            pa.repeat(pa.scalar(source.file_id, pa.string()), n),
+                            constant_column(source.partition_path, n),
+                            constant_column(source.file_id, n),
                         ],
                         names=[RECORD_KEY, PARTITION_PATH, LOCATION],
                     )

@@ -15,7 +15,6 @@ import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -25,7 +24,7 @@ from ..keygen import record_keys_of
 from ..logformat import BlockType, DeleteRecord, LogBlock
 from ..merge import INSTANT, ORDERING, SEQUENCE, merge_slice
 from ..naming import parse_base_file_name
-from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY
+from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY, constant_column, row_numbers
 from ..storage import Storage
 from .planner import FileSplit
 
@@ -143,8 +142,8 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
             pa.field(RECORD_KEY, pa.string()),
             _key_column(spec, table),
         )
-        rows = rows.append_column(SEQUENCE, _numbers(sequence, n))
-        written = pa.repeat(pa.scalar(instant, pa.string()), n)
+        rows = rows.append_column(SEQUENCE, row_numbers(sequence, n))
+        written = constant_column(instant, n)
         if COMMIT_TIME in table.column_names:
             written = pc.coalesce(_as_array(table.column(COMMIT_TIME)).cast(pa.string()), written)
         rows = rows.append_column(INSTANT, written)
@@ -189,8 +188,8 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
                 pa.table(
                     {
                         RECORD_KEY: pa.array([r.record_key for r in records], pa.string()),
-                        SEQUENCE: _numbers(sequence, n),
-                        INSTANT: pa.repeat(pa.scalar(instant, pa.string()), n),
+                        SEQUENCE: row_numbers(sequence, n),
+                        INSTANT: constant_column(instant, n),
                         ORDERING: _delete_ordering(records),
                     }
                 )
@@ -226,12 +225,6 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
     # `_emit` narrows a projection after the commit-time filter, which needs the meta column.
     merged = latest.select(spec.full_schema.names)
     return merged, log_records
-
-
-def _numbers(start: int, n: int) -> pa.Array:
-    """start, start + 1, ... as an int64 array (built by numpy: a Python range of a base
-    file's rows cost a fifth of merging its slice)."""
-    return pa.array(np.arange(start, start + n, dtype=np.int64))
 
 
 def _typed(spec: SliceReadSpec, rows: pa.Table, deletes: pa.Table) -> pa.Table:

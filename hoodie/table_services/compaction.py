@@ -36,7 +36,14 @@ from ..metadata import CommitMetadata, WriteStat
 from ..naming import base_file_name
 from ..read.planner import FileSplit
 from ..read.slice_reader import SliceReadSpec, merged_slice
-from ..schema import COMMIT_TIME, FILE_NAME, META_COLUMNS, to_avro_schema, with_meta_columns
+from ..schema import (
+    COMMIT_TIME,
+    FILE_NAME,
+    META_COLUMNS,
+    constant_column,
+    to_avro_schema,
+    with_meta_columns,
+)
 from ..storage import Storage
 from ..timeline import Action, Instant, State, Timeline
 from ..transaction.failed_writes import FailedWritesPolicy
@@ -120,7 +127,7 @@ class _CompactionTask:
         merged = merged.set_column(
             META_COLUMNS.index(FILE_NAME),
             pa.field(FILE_NAME, pa.string()),
-            pa.repeat(pa.scalar(name, pa.string()), merged.num_rows),
+            constant_column(name, merged.num_rows),
         )
         # Stored order is by key, as the write handles leave it (readers prune by key range).
         merged = merged.sort_by([(META_COLUMNS[2], "ascending")])

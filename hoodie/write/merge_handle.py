@@ -14,7 +14,6 @@ import posixpath
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -37,7 +36,9 @@ from ..schema import (
     META_COLUMNS,
     MIN_KEY_FOOTER,
     RECORD_KEY,
+    constant_column,
     data_schema,
+    row_numbers,
 )
 from ..storage import Dictionary, Storage
 
@@ -85,7 +86,7 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
 def deleted_mask(table: pa.Table) -> pa.Array:
     """Per row: is it a delete (`_hoodie_is_deleted` true)?"""
     if IS_DELETED not in table.column_names:
-        return _repeated_bool(False, table.num_rows)
+        return constant_column(False, table.num_rows, pa.bool_())
     return pc.fill_null(table.column(IS_DELETED).combine_chunks(), False)
 
 
@@ -130,24 +131,18 @@ def stamp_records(
     n = fresh.num_rows
     # Built by Arrow, not per row in Python (a Python string per record cost a load of 3M rows
     # seconds of CPU).
-    numbers = pc.cast(pa.array(np.arange(n, dtype=np.int64)), pa.string())
+    numbers = pc.cast(row_numbers(0, n), pa.string())
     meta = [
-        _repeated(instant, n),
-        pc.binary_join_element_wise(_repeated(f"{instant}_{task_partition()}_", n), numbers, ""),
+        constant_column(instant, n),
+        pc.binary_join_element_wise(
+            constant_column(f"{instant}_{task_partition()}_", n), numbers, ""
+        ),
         rows.column(RECORD_KEY).cast(pa.string()),
-        _repeated(partition_path, n),
-        _repeated(file_name, n),
+        constant_column(partition_path, n),
+        constant_column(file_name, n),
     ]
     full_schema = pa.schema([pa.field(name, pa.string()) for name in META_COLUMNS] + list(schema))
     return pa.Table.from_arrays(meta + fresh.columns, schema=full_schema)
-
-
-def _repeated(value: str, n: int) -> pa.Array:
-    return pa.repeat(pa.scalar(value, pa.string()), n)
-
-
-def _repeated_bool(value: bool, n: int) -> pa.Array:
-    return pa.repeat(pa.scalar(value, pa.bool_()), n)
 
 
 def _greater_equal(incoming: pa.Array, stored: pa.Array) -> pa.Array:
@@ -226,7 +221,7 @@ class CopyOnWriteHandle:
             prev_commit=target.previous_instant or "null",
         )
         if stored is None or stored.num_rows == 0:
-            exists = _repeated_bool(False, incoming.num_rows)
+            exists = constant_column(False, incoming.num_rows, pa.bool_())
             kept = None
         else:
             # The lookups hash the batch's keys, not the file's: a batch is usually a small
@@ -267,7 +262,7 @@ class CopyOnWriteHandle:
             old = old.set_column(
                 META_COLUMNS.index(FILE_NAME),
                 pa.field(FILE_NAME, pa.string()),
-                _repeated(file_name, old.num_rows),
+                constant_column(file_name, old.num_rows),
             )
             parts.insert(0, old)
         output = pa.concat_tables(parts)
@@ -277,7 +272,7 @@ class CopyOnWriteHandle:
     def _incoming_wins(self, incoming: pa.Table, stored: pa.Table, exists: pa.Array) -> pa.Array:
         """Per incoming record: does it replace the stored one (DefaultHoodieRecordPayload)?"""
         if self.precombine_field is None or not pc.any(exists).as_py():
-            return _repeated_bool(True, incoming.num_rows)
+            return constant_column(True, incoming.num_rows, pa.bool_())
         pairs = incoming.select([RECORD_KEY, self.precombine_field]).join(
             stored.select([RECORD_KEY, self.precombine_field]).rename_columns(
                 [RECORD_KEY, "__stored"]
@@ -300,7 +295,7 @@ class CopyOnWriteHandle:
             verdict = pc.or_(verdict, flagged)
         losers = pairs.column(RECORD_KEY).filter(pc.invert(verdict))
         if len(losers) == 0:
-            return _repeated_bool(True, incoming.num_rows)
+            return constant_column(True, incoming.num_rows, pa.bool_())
         return pc.invert(pc.is_in(incoming.column(RECORD_KEY), value_set=losers.combine_chunks()))
 
     def _write(self, target: FileGroupTarget, output: pa.Table, stat: WriteStat) -> None:
