@@ -7,8 +7,9 @@ Arrow) or the Python workers' (merge, parquet encode and decode). Three profiles
 
 - `writes`: our load, three 10% upserts, the 1% update and the delete (the benchmark's
   workload, copy-on-write or merge-on-read);
-- `load-parts`: plain Spark's load beside the JVM parts of ours, cumulatively (scan + shuffle,
-  + sort, + the rows' transfer to Python as Arrow);
+- `load-parts`: plain Spark's load and ours, beside the JVM parts of ours, cumulatively (scan +
+  shuffle, + sort by partition and key strings or by a hash prefix as the bulk insert sorts,
+  + the rows' transfer to Python as Arrow);
 - `scan`: our full scans (`HoodieTable.read`, the `hoodie` data source) beside
   `spark.read.parquet` of the same latest base files;
 - `merge`: one copy-on-write file group's merge handle in this process, step by step (the
@@ -102,20 +103,34 @@ def profile_load_parts(spark, workload, root: Path) -> None:
     def shuffled():
         return spark.read.parquet(*load).repartition("event_date")
 
+    def by_strings():
+        return shuffled().sortWithinPartitions("event_date", "id")
+
+    def by_prefix():  # as hoodie.write.bulk_insert sorts: one long, partition hash then key hash
+        prefix = F.shiftleft(F.pmod(F.xxhash64("event_date"), F.lit(1 << 23)), 40).bitwiseOR(
+            F.xxhash64("id").bitwiseAND(F.lit((1 << 40) - 1))
+        )
+        return shuffled().sortWithinPartitions(prefix, "event_date", "id")
+
     def to_python(batches):
         return (batch.slice(0, 0) for batch in batches)
+
+    def hoodie_load() -> None:
+        shutil.rmtree(root / "loaded", ignore_errors=True)
+        config = WriteConfig.build("bench", record_key="id", partition_path="event_date",
+                                   precombine_field="ts")  # fmt: skip
+        table = HoodieTable.for_write(str(root / "loaded"), config)
+        table.upsert(spark.read.parquet(*load), config)
 
     schema = spark.read.parquet(*load).schema
     for _ in range(2):  # the first round pays the JIT
         measure("plain Spark load", plain_load)
+        measure("hoodie load (bulk insert)", hoodie_load)
         measure("scan + shuffle", lambda: noop(shuffled()))
-        measure("+ sort", lambda: noop(shuffled().sortWithinPartitions("event_date", "id")))
-        measure(
-            "+ rows to Python as Arrow",
-            lambda: noop(
-                shuffled().sortWithinPartitions("event_date", "id").mapInArrow(to_python, schema)
-            ),
-        )
+        measure("+ sort by strings", lambda: noop(by_strings()))
+        measure("+ sort by a hash prefix", lambda: noop(by_prefix()))
+        measure("+ that, rows to Python as Arrow",
+                lambda: noop(by_prefix().mapInArrow(to_python, schema)))  # fmt: skip
 
 
 def profile_merge(root: Path, rounds: int = 5) -> None:

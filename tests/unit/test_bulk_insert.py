@@ -1,14 +1,19 @@
-"""The bulk insert task (hoodie.write.bulk_insert), fed sorted batches as Spark feeds it.
+"""The bulk insert task (hoodie.write.bulk_insert), fed ordered batches as Spark feeds it.
 
-Its contract: records arrive sorted by (partition path, key, winner first), in batches that
-may split a partition path or a key; it keeps one record per key (the first), drops deletes,
-refuses repeated keys without a precombine field, and writes each partition path's records
-into files of about `max_file_size` bytes, each announced by a marker first.
+Its contract: records arrive grouped by cluster (a hash of the partition path), a partition
+path's records together within its cluster and a key's records adjacent, winner first, in any
+key order, in batches that may split a partition path or a key; it keeps one record per key
+(the first), drops deletes, refuses repeated keys without a precombine field, and writes each
+partition path's records into files of about `max_file_size` bytes, sorted by key and of
+consecutive key ranges, each announced by a marker first.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import random
+import zlib
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -17,7 +22,7 @@ from hoodie.exceptions import DuplicateRecordKeyError
 from hoodie.markers import WriteMarkers
 from hoodie.schema import FILE_NAME, IS_DELETED, PARTITION_PATH, RECORD_KEY
 from hoodie.storage import Storage
-from hoodie.write.bulk_insert import BulkInsertWriter
+from hoodie.write.bulk_insert import CLUSTER, BulkInsertWriter
 from hoodie.write.task_errors import returning_errors_of_batches
 
 INSTANT = "20261125080000000"
@@ -32,10 +37,16 @@ def _writer(tmp_path, max_file_size: int = 10_000_000, precombine: str | None = 
                             partition_depth=1, max_file_size=max_file_size)  # fmt: skip
 
 
-def _batch(rows: list[tuple]) -> pa.RecordBatch:
-    """rows: (partition, id, name, ts, deleted), already in the sort order."""
+def _cluster(partition: str) -> int:
+    return zlib.crc32(partition.encode())
+
+
+def _batch(rows: list[tuple], cluster=_cluster) -> pa.RecordBatch:
+    """rows: (partition, id, name, ts, deleted), already in the order; `cluster` gives each
+    partition path's cluster."""
     columns = list(zip(*rows))
     return pa.record_batch({
+        CLUSTER: pa.array([cluster(p) for p in columns[0]], pa.int64()),
         PARTITION_PATH: pa.array(columns[0], pa.string()),
         RECORD_KEY: pa.array(columns[1], pa.string()),
         "id": pa.array(columns[1], pa.string()),
@@ -138,3 +149,81 @@ def test_a_repeated_key_without_precombine_field_is_refused(tmp_path):
 def test_a_batch_of_deletes_writes_nothing(tmp_path):
     assert _run(_writer(tmp_path), [_batch([("p", "1", "a", 1, True)])]) == []
     assert not (tmp_path / "p").exists()
+
+
+def _key_ranges(tmp_path, stats) -> list[tuple[str, str]]:
+    """Each file's (first, last) key, in key order; asserts each file is sorted by key."""
+    ranges = []
+    for stat in stats:
+        keys = pq.read_table(tmp_path / stat["path"]).column(RECORD_KEY).to_pylist()
+        assert keys == sorted(keys), stat["path"]
+        ranges.append((keys[0], keys[-1]))
+    return sorted(ranges)
+
+
+def test_keys_in_any_order_make_files_sorted_by_key(tmp_path):
+    # The JVM orders a partition path's keys by hash: one file, written in key order.
+    rows = _rows(500)
+    random.Random(7).shuffle(rows)
+    stats = _run(_writer(tmp_path), [_batch(rows[:200]), _batch(rows[200:])])
+    assert len(stats) == 1
+    keys = pq.read_table(tmp_path / stats[0]["path"]).column("id").to_pylist()
+    assert keys == sorted(r[1] for r in rows)
+
+
+def test_a_partition_outgrowing_a_file_is_cut_into_consecutive_key_ranges(tmp_path):
+    # More than a file's records in hash order: set aside on disk, then files whose key
+    # ranges follow one another (routing units split partitions by them), none bigger than
+    # the target, all but the last close to it, every record once; nothing left on disk.
+    local = tmp_path / "local"
+    local.mkdir()
+    rows = _rows(50_000)
+    random.Random(11).shuffle(rows)
+    batches = [_batch(rows[i : i + 4096]) for i in range(0, len(rows), 4096)]
+    table = tmp_path / "table"
+    max_size = 500_000
+    previous = os.environ.get("SPARK_LOCAL_DIRS")
+    os.environ["SPARK_LOCAL_DIRS"] = str(local)
+    try:
+        stats = _run(_writer(table, max_file_size=max_size), batches)
+    finally:
+        if previous is None:
+            del os.environ["SPARK_LOCAL_DIRS"]
+        else:
+            os.environ["SPARK_LOCAL_DIRS"] = previous
+    assert len(stats) >= 3
+    ranges = _key_ranges(table, stats)
+    assert all(high < low for (_, high), (low, _) in zip(ranges, ranges[1:])), ranges
+    sizes = sorted(s["file_size_in_bytes"] for s in stats)
+    assert sizes[-1] <= max_size * 1.05 and sizes[1] >= max_size * 0.7, sizes
+    keys = sorted(k for f in _stored(table, stats).values() for k, _ in f)
+    assert keys == sorted(r[1] for r in rows)
+    assert list(local.iterdir()) == []
+
+
+def test_a_key_repeated_across_a_spill_keeps_its_winner(tmp_path):
+    # A key's records are adjacent even when a spill falls between them.
+    rows = _rows(30_000)
+    random.Random(3).shuffle(rows)
+    p, key, _, ts, _ = rows[20_000]
+    rows.insert(20_001, (p, key, "older", ts - 1, False))
+    batches = [_batch(rows[i : i + 20_001]) for i in range(0, len(rows), 20_001)]
+    stats = _run(_writer(tmp_path, max_file_size=100_000), batches)
+    stored = dict(r for f in _stored(tmp_path, stats).values() for r in f)
+    assert len(stored) == 30_000 and stored[key] != "older"
+
+
+def test_partition_paths_of_one_cluster_stay_apart(tmp_path):
+    # Two partition paths whose clusters collide arrive interleaved: each gets its own files,
+    # each key once, written when the cluster ends.
+    a, b = _rows(300, "a"), _rows(300, "b")
+    mixed = [row for pair in zip(a, b) for row in pair]
+    runs = [mixed[i : i + 7] for i in range(0, len(mixed), 7)]
+    batches = [_batch(run, cluster=lambda _: 1) for run in runs]
+    batches.append(_batch(_rows(5, "c"), cluster=lambda _: 2))
+    stats = _run(_writer(tmp_path), batches)
+    assert sorted((s["partition_path"], s["num_writes"]) for s in stats) == [
+        ("a", 300), ("b", 300), ("c", 5)]  # fmt: skip
+    for stat in stats:
+        table = pq.read_table(tmp_path / stat["path"])
+        assert set(table.column(PARTITION_PATH).to_pylist()) == {stat["partition_path"]}
