@@ -213,8 +213,10 @@ class BulkInsertWriter:
                 "latest row per key, or deduplicate in the model"
             )
         self._last = (partition, keys[-1].as_py())
-        winners = rows.filter(first)
-        return winners.filter(pc.invert(deleted_mask(winners)))
+        # Most batches repeat no key and delete nothing: no filter copies their rows.
+        winners = rows if pc.all(first).as_py() else rows.filter(first)
+        deleted = deleted_mask(winners)
+        return winners.filter(pc.invert(deleted)) if pc.any(deleted).as_py() else winners
 
     def _finish_cluster(self) -> Iterator[WriteStat]:
         """Write the partition paths of the cluster that ended: files of consecutive key
