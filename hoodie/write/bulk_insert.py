@@ -191,13 +191,13 @@ class BulkInsertWriter:
             if cluster != self._cluster:
                 yield from self._finish_cluster()
                 self._cluster = cluster
-            rows = self._open.setdefault(partition, _PartitionRows())
+            held = self._open.setdefault(partition, _PartitionRows())
             winners = self._winners(partition, table.slice(begin, end - begin))
             if winners.num_rows:
-                rows.add(winners)
-            limit = self._records_per_file(partition, rows, complete=False)
-            if limit is not None and rows.rows >= limit:
-                rows.spill(self._folder())
+                held.add(winners)
+            limit = self._records_per_file(partition, held, complete=False)
+            if limit is not None and held.rows >= limit:
+                held.spill(self._folder())
 
     def _winners(self, partition: str, rows: pa.Table) -> pa.Table:
         """The first record of each key (the sort put the winner first), minus a key the
@@ -221,12 +221,12 @@ class BulkInsertWriter:
     def _finish_cluster(self) -> Iterator[WriteStat]:
         """Write the partition paths of the cluster that ended: files of consecutive key
         ranges, each of `_records_per_file` records but the last."""
-        for partition, rows in sorted(self._open.items()):
-            parts = rows.parts()
+        for partition, held in sorted(self._open.items()):
+            parts = held.parts()
             total = sum(p.num_rows for p in parts)
             if not total:
                 continue
-            limit = self._records_per_file(partition, rows, complete=True)
+            limit = self._records_per_file(partition, held, complete=True)
             assert limit is not None  # learned from what there is, as it is complete
             if len(parts) == 1 and total <= limit:
                 yield self._write(partition, parts[0].sort_by(RECORD_KEY))
@@ -244,13 +244,13 @@ class BulkInsertWriter:
             self._spill_folder = tempfile.mkdtemp(prefix="hoodie-bulk-insert-", dir=local)
         return self._spill_folder
 
-    def _records_per_file(self, partition: str, rows: _PartitionRows, complete: bool) -> int | None:
+    def _records_per_file(self, partition: str, held: _PartitionRows, complete: bool) -> int | None:
         """Records that fill a file of `max_file_size`, learned from the task's first
         records; None while too few have come to tell (and more may)."""
         if self._file_records is None:
-            if rows.rows < _PROBE_RECORDS and not complete:
+            if held.rows < _PROBE_RECORDS and not complete:
                 return None
-            sample = pa.concat_tables(rows.parts()).slice(0, _PROBE_RECORDS)
+            sample = pa.concat_tables(held.parts()).slice(0, _PROBE_RECORDS)
             if not sample.num_rows:
                 return None
             per_record = max(1.0, self._stored_bytes(partition, sample) / sample.num_rows)
