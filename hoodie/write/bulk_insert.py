@@ -12,16 +12,16 @@ allows; an unpartitioned table is spread over the tasks by key hash instead. Not
 cached, counted or collected before the write.
 
 The JVM's sort orders each task's rows by one long first: a hash of the partition path in its
-high bits (its *cluster*) and a hash of the key below. Spark compares rows by that prefix
-alone unless two are equal, where sorting by partition path and key string first compared
-whole rows for every pair of one partition (ties in the first eight bytes of
-`2024-01-30`-like paths), which made the sort as costly as the scan. The hash order keeps
-what the writer needs: a partition path's rows together (bar the rare partition paths whose
-clusters collide, which the writer keeps apart), a key's rows adjacent. Key order is the
-writer's job: it sorts each file's records by key with pyarrow, and a partition path that
-outgrows a file in a task is set aside on local disk and cut into files of consecutive key
-ranges when its rows are all in, so files never overlap in keys within a partition path of
-one task (routing units split partitions by those ranges: `hoodie/index/routing.py`).
+high bits (its *cluster*) and a hash of the key below. Spark's sort compares the first key's
+8-byte prefix and looks at whole rows only on a tie; sorted by partition path and key strings
+first, every pair of rows in a partition tied (`2024-01-30`-like paths share their first
+eight bytes), which made the sort cost as much as the scan. The hash order keeps what the
+writer needs: a partition path's rows together (bar the rare partition paths whose clusters
+collide, which the writer keeps apart), a key's rows adjacent. Key order is the writer's job:
+it sorts each file's records by key with pyarrow, and a partition path that outgrows a file in
+a task is set aside on local disk and cut into files of consecutive key ranges once its rows
+are all in, so files never overlap in keys within a partition path of one task (routing units
+split partitions by those ranges: `hoodie/index/routing.py`).
 
 Within the batch a key keeps one record, as an upsert keeps it: the one with the largest
 precombine value (the sort puts it first); a batch with two records of one key and no

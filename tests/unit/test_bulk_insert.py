@@ -22,6 +22,7 @@ from hoodie.exceptions import DuplicateRecordKeyError
 from hoodie.markers import WriteMarkers
 from hoodie.schema import FILE_NAME, IS_DELETED, PARTITION_PATH, RECORD_KEY
 from hoodie.storage import Storage
+from hoodie.write import bulk_insert
 from hoodie.write.bulk_insert import CLUSTER, BulkInsertWriter
 from hoodie.write.task_errors import returning_errors_of_batches
 
@@ -171,26 +172,27 @@ def test_keys_in_any_order_make_files_sorted_by_key(tmp_path):
     assert keys == sorted(r[1] for r in rows)
 
 
-def test_a_partition_outgrowing_a_file_is_cut_into_consecutive_key_ranges(tmp_path):
+def test_a_partition_outgrowing_a_file_is_cut_into_consecutive_key_ranges(tmp_path, monkeypatch):
     # More than a file's records in hash order: set aside on disk, then files whose key
     # ranges follow one another (routing units split partitions by them), none bigger than
     # the target, all but the last close to it, every record once; nothing left on disk.
     local = tmp_path / "local"
     local.mkdir()
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", str(local))
+    spills = []
+    spill = bulk_insert._PartitionRows.spill
+
+    def counted(held, folder):
+        spills.append(os.path.dirname(folder))
+        spill(held, folder)
+
+    monkeypatch.setattr(bulk_insert._PartitionRows, "spill", counted)
     rows = _rows(50_000)
     random.Random(11).shuffle(rows)
     batches = [_batch(rows[i : i + 4096]) for i in range(0, len(rows), 4096)]
     table = tmp_path / "table"
     max_size = 500_000
-    previous = os.environ.get("SPARK_LOCAL_DIRS")
-    os.environ["SPARK_LOCAL_DIRS"] = str(local)
-    try:
-        stats = _run(_writer(table, max_file_size=max_size), batches)
-    finally:
-        if previous is None:
-            del os.environ["SPARK_LOCAL_DIRS"]
-        else:
-            os.environ["SPARK_LOCAL_DIRS"] = previous
+    stats = _run(_writer(table, max_file_size=max_size), batches)
     assert len(stats) >= 3
     ranges = _key_ranges(table, stats)
     assert all(high < low for (_, high), (low, _) in zip(ranges, ranges[1:])), ranges
@@ -198,6 +200,8 @@ def test_a_partition_outgrowing_a_file_is_cut_into_consecutive_key_ranges(tmp_pa
     assert sizes[-1] <= max_size * 1.05 and sizes[1] >= max_size * 0.7, sizes
     keys = sorted(k for f in _stored(table, stats).values() for k, _ in f)
     assert keys == sorted(r[1] for r in rows)
+    # a file's records at most in memory: the rest went to SPARK_LOCAL_DIRS, and is gone
+    assert len(spills) >= 2 and set(spills) == {str(local)}, spills
     assert list(local.iterdir()) == []
 
 
