@@ -68,7 +68,8 @@ JVM_QUICK := -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 CLASS_ARCHIVE := $(abspath $(VENV))/spark-classes.jsa
 TEST_JVM_OPTIONS := $(JVM_QUICK) -XX:SharedArchiveFile=$(CLASS_ARCHIVE) -Xlog:disable -Xlog:all=warning:stderr
 
-$(CLASS_ARCHIVE): $(VENV)/.dev .ci/jvm_class_archive.py | java
+# It needs only the base install (pyspark and the core): made while the dev extras install.
+$(CLASS_ARCHIVE): $(VENV)/.base .ci/jvm_class_archive.py | java
 	@rm -f $@
 	@echo "Making the JVM class archive for the tests (once per venv, ~1 minute)..."
 	@JAVA_TOOL_OPTIONS="$(JVM_QUICK)" $(BIN)/python .ci/jvm_class_archive.py $@

@@ -231,14 +231,20 @@ class BulkInsertWriter:
             if len(parts) == 1 and total <= limit:
                 yield self._write(partition, parts[0].sort_by(RECORD_KEY))
                 continue
-            keys = pa.chunked_array([p.column(RECORD_KEY) for p in parts]).cast(pa.string())
-            ordered = keys.take(pc.sort_indices(keys))
-            bounds = [ordered[i].as_py() for i in range(limit, total, limit)]
-            for low, high in zip([None, *bounds], [*bounds, None]):
-                yield self._write(partition, _between(parts, low, high).sort_by(RECORD_KEY))
+            # One sort of the partition's keys (its parts stay memory-mapped: concatenating
+            # them copies nothing); each file gathers the next `limit` records of that order,
+            # so files hold consecutive key ranges (keys are unique here) and are key-sorted.
+            rows = pa.concat_tables(parts)
+            order = pc.sort_indices(rows, sort_keys=[(RECORD_KEY, "ascending")])
+            for start in range(0, total, limit):
+                yield self._write(partition, rows.take(order.slice(start, limit)))
         self._open.clear()
 
     def _folder(self) -> str:
+        """Where spilled records go: removed when the task ends or fails; in a Spark worker
+        `SPARK_LOCAL_DIRS` is the executor's block manager folder, which Spark deletes with its
+        own spills when the executor stops (or the application ends, where an external shuffle
+        service keeps them), so a worker killed outright leaves nothing behind past that."""
         if self._spill_folder is None:
             local = os.environ.get("SPARK_LOCAL_DIRS", "").split(",")[0] or None
             self._spill_folder = tempfile.mkdtemp(prefix="hoodie-bulk-insert-", dir=local)
@@ -284,17 +290,3 @@ class BulkInsertWriter:
                          num_writes=rows.num_rows, num_inserts=rows.num_rows,
                          total_write_bytes=size, file_size_in_bytes=size)  # fmt: skip
 
-
-def _between(parts: list[pa.Table], low: str | None, high: str | None) -> pa.Table:
-    """The records whose key is in [low, high) (None: unbounded), from every part."""
-    chosen = []
-    for part in parts:
-        keys = part.column(RECORD_KEY).cast(pa.string())
-        mask = None
-        if low is not None:
-            mask = pc.greater_equal(keys, low)
-        if high is not None:
-            below = pc.less(keys, high)
-            mask = below if mask is None else pc.and_(mask, below)
-        chosen.append(part if mask is None else part.filter(mask))
-    return pa.concat_tables(chosen)
