@@ -10,6 +10,9 @@ Arrow) or the Python workers' (merge, parquet encode and decode). Three profiles
 - `load-parts`: plain Spark's load and ours, beside the JVM parts of ours, cumulatively (scan +
   shuffle, + sort by partition and key strings or by a hash prefix as the bulk insert sorts,
   + the rows' transfer to Python as Arrow);
+- `hand-off`: what the load's two JVM parts cost by column kind: the rows' transfer to Python
+  as Arrow with every column, without the decimal columns and without the string columns;
+  and the bulk insert's sort beside a sort by its first key alone (one long: radix-sortable);
 - `scan`: our full scans (`HoodieTable.read`, the `hoodie` data source) beside
   `spark.read.parquet` of the same latest base files;
 - `merge`: one copy-on-write file group's merge handle in this process, step by step (the
@@ -133,6 +136,35 @@ def profile_load_parts(spark, workload, root: Path) -> None:
                 lambda: noop(by_prefix().mapInArrow(to_python, schema)))  # fmt: skip
 
 
+def profile_hand_off(spark, workload, root: Path) -> None:
+    load = workload.steps[0].files
+    columns = spark.read.parquet(*load).schema
+    strings = [f.name for f in columns if f.dataType.simpleString() == "string"]
+    decimals = [f.name for f in columns if f.dataType.simpleString().startswith("decimal")]
+
+    def shuffled(drop: list[str] = []):  # noqa: B006 (never mutated)
+        return spark.read.parquet(*load).repartition("event_date").drop(*drop)
+
+    def to_python(frame):
+        return frame.mapInArrow(lambda batches: (b.slice(0, 0) for b in batches), frame.schema)
+
+    prefix = F.shiftleft(F.pmod(F.xxhash64("event_date"), F.lit(1 << 23)), 40).bitwiseOR(
+        F.xxhash64(F.col("id").cast("string")).bitwiseAND(F.lit((1 << 40) - 1))
+    )
+    for _ in range(2):  # the first round pays the JIT
+        measure("scan + shuffle", lambda: noop(shuffled()))
+        measure("+ to Python, every column", lambda: noop(to_python(shuffled())))
+        measure(f"+ to Python, without {len(decimals)} decimals",
+                lambda: noop(to_python(shuffled(decimals))))  # fmt: skip
+        measure(f"+ to Python, without {len(strings)} strings",
+                lambda: noop(to_python(shuffled(strings))))  # fmt: skip
+        measure("+ the bulk insert's sort", lambda: noop(
+            shuffled().withColumn("p", prefix).sortWithinPartitions(
+                "p", "event_date", "id", F.col("ts").desc())))  # fmt: skip
+        measure("+ a sort by its first key alone", lambda: noop(
+            shuffled().withColumn("p", prefix).sortWithinPartitions("p")))  # fmt: skip
+
+
 def profile_merge(root: Path, rounds: int = 5) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -214,7 +246,8 @@ def profile_scan(spark, root: Path, name: str = "table") -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("profile", choices=["writes", "load-parts", "scan", "mor-scan", "merge"])
+    profiles = ["writes", "load-parts", "hand-off", "scan", "mor-scan", "merge"]
+    parser.add_argument("profile", choices=profiles)
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--table-type", default="COPY_ON_WRITE")
     parser.add_argument("--work", type=Path, default=Path("/tmp/hoodie-cpu-split"))
@@ -230,6 +263,8 @@ def main() -> None:
         profile_writes(spark, workload, root, args.table_type)
     elif args.profile == "load-parts":
         profile_load_parts(spark, workload, root)
+    elif args.profile == "hand-off":
+        profile_hand_off(spark, workload, root)
     elif args.profile == "mor-scan":
         profile_mor_scan(spark, workload, root)
     else:

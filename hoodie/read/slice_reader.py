@@ -69,7 +69,10 @@ def conform(table: pa.Table | pa.RecordBatch, schema: pa.Schema) -> pa.RecordBat
 
 
 def _as_array(column: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if not isinstance(column, pa.ChunkedArray):
+        return column
+    # combine_chunks copies even a lone chunk: every column of a base file, per merged read
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def read_slice(spec: SliceReadSpec, split: FileSplit) -> Iterator[pa.RecordBatch]:
