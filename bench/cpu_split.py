@@ -3,7 +3,7 @@ the Python driver) around each step, for the steps `make bench` times.
 
 On 2 cores a step's wall time is bounded below by its CPU seconds over 2, so the split says
 which side a missed target has to win back: the JVM's (input scan, shuffle, sort, rows to
-Arrow) or the Python workers' (merge, parquet encode and decode). Three profiles:
+Arrow) or the Python workers' (merge, parquet encode and decode). The profiles:
 
 - `writes`: our load, three 10% upserts, the 1% update and the delete (the benchmark's
   workload, copy-on-write or merge-on-read);
@@ -12,7 +12,8 @@ Arrow) or the Python workers' (merge, parquet encode and decode). Three profiles
   + the rows' transfer to Python as Arrow);
 - `hand-off`: what the load's two JVM parts cost by column kind: the rows' transfer to Python
   as Arrow with every column, without the decimal columns and without the string columns;
-  and the bulk insert's sort beside a sort by its first key alone (one long: radix-sortable);
+  and the bulk insert's sort beside a sort by its first key alone (one long, which Spark can
+  radix-sort);
 - `scan`: our full scans (`HoodieTable.read`, the `hoodie` data source) beside
   `spark.read.parquet` of the same latest base files;
 - `merge`: one copy-on-write file group's merge handle in this process, step by step (the
@@ -142,7 +143,7 @@ def profile_hand_off(spark, workload, root: Path) -> None:
     strings = [f.name for f in columns if f.dataType.simpleString() == "string"]
     decimals = [f.name for f in columns if f.dataType.simpleString().startswith("decimal")]
 
-    def shuffled(drop: list[str] = []):  # noqa: B006 (never mutated)
+    def shuffled(drop: tuple[str, ...] = ()):
         return spark.read.parquet(*load).repartition("event_date").drop(*drop)
 
     def to_python(frame):
@@ -155,9 +156,9 @@ def profile_hand_off(spark, workload, root: Path) -> None:
         measure("scan + shuffle", lambda: noop(shuffled()))
         measure("+ to Python, every column", lambda: noop(to_python(shuffled())))
         measure(f"+ to Python, without {len(decimals)} decimals",
-                lambda: noop(to_python(shuffled(decimals))))  # fmt: skip
+                lambda: noop(to_python(shuffled(tuple(decimals)))))  # fmt: skip
         measure(f"+ to Python, without {len(strings)} strings",
-                lambda: noop(to_python(shuffled(strings))))  # fmt: skip
+                lambda: noop(to_python(shuffled(tuple(strings)))))  # fmt: skip
         measure("+ the bulk insert's sort", lambda: noop(
             shuffled().withColumn("p", prefix).sortWithinPartitions(
                 "p", "event_date", "id", F.col("ts").desc())))  # fmt: skip
