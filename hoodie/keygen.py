@@ -24,6 +24,7 @@ from .properties import (
     NON_PARTITIONED_KEYGEN,
     SIMPLE_KEYGEN,
 )
+from .schema import as_array
 
 NULL_KEY_PART = "__null__"
 EMPTY_KEY_PART = "__empty__"
@@ -101,15 +102,11 @@ def record_keys_of(table: pa.Table, fields: tuple[str, ...]) -> pa.Array:
     null and empty parts.
     """
     if len(fields) == 1:
-        return _combined(table.column(fields[0])).cast(pa.string())
+        return as_array(table.column(fields[0])).cast(pa.string())
     parts = []
     for name in fields:
-        text = _combined(table.column(name)).cast(pa.string())
+        text = as_array(table.column(name)).cast(pa.string())
         text = pc.if_else(pc.equal(text, ""), EMPTY_KEY_PART, text)
         text = pc.fill_null(text, NULL_KEY_PART)
         parts.append(pc.binary_join_element_wise(f"{name}:", text, ""))
     return pc.binary_join_element_wise(*parts, ",")
-
-
-def _combined(column: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column

@@ -44,6 +44,14 @@ def row_numbers(start: int, n: int) -> pa.Array:
     return pa.array(np.arange(start, start + n, dtype=np.int64))
 
 
+def as_array(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """One array of a column. A lone chunk is taken as it is: `combine_chunks` copies even
+    that (every column of a base file, per merged read)."""
+    if not isinstance(column, pa.ChunkedArray):
+        return column
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
 def data_schema(schema: pa.Schema) -> pa.Schema:
     """The user's columns: the schema without Hudi meta columns."""
     return pa.schema([f for f in schema if f.name not in META_COLUMNS])

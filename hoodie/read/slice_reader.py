@@ -24,7 +24,7 @@ from ..keygen import record_keys_of
 from ..logformat import BlockType, DeleteRecord, LogBlock
 from ..merge import INSTANT, ORDERING, SEQUENCE, merge_slice
 from ..naming import parse_base_file_name
-from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY, constant_column, row_numbers
+from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY, as_array, constant_column, row_numbers
 from ..storage import Storage
 from .planner import FileSplit
 
@@ -62,17 +62,10 @@ def conform(table: pa.Table | pa.RecordBatch, schema: pa.Schema) -> pa.RecordBat
     arrays = []
     for field in schema:
         if field.name in names:
-            arrays.append(_as_array(table.column(field.name)).cast(field.type))
+            arrays.append(as_array(table.column(field.name)).cast(field.type))
         else:
             arrays.append(pa.nulls(table.num_rows, field.type))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
-
-
-def _as_array(column: pa.Array | pa.ChunkedArray) -> pa.Array:
-    if not isinstance(column, pa.ChunkedArray):
-        return column
-    # combine_chunks copies even a lone chunk: every column of a base file, per merged read
-    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def read_slice(spec: SliceReadSpec, split: FileSplit) -> Iterator[pa.RecordBatch]:
@@ -112,7 +105,7 @@ def _emit(spec: SliceReadSpec, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch
 
 def _key_column(spec: SliceReadSpec, table: pa.Table) -> pa.Array:
     if RECORD_KEY in table.column_names:
-        return _as_array(table.column(RECORD_KEY)).cast(pa.string())
+        return as_array(table.column(RECORD_KEY)).cast(pa.string())
     # Tables written without meta fields: the key comes from the record key fields.
     return record_keys_of(table, spec.record_key_fields)
 
@@ -148,11 +141,11 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
         rows = rows.append_column(SEQUENCE, row_numbers(sequence, n))
         written = constant_column(instant, n)
         if COMMIT_TIME in table.column_names:
-            written = pc.coalesce(_as_array(table.column(COMMIT_TIME)).cast(pa.string()), written)
+            written = pc.coalesce(as_array(table.column(COMMIT_TIME)).cast(pa.string()), written)
         rows = rows.append_column(INSTANT, written)
         sequence += n
         if IS_DELETED in table.column_names:
-            flagged = pc.fill_null(_as_array(table.column(IS_DELETED)), False)
+            flagged = pc.fill_null(as_array(table.column(IS_DELETED)), False)
             if pc.any(flagged).as_py():
                 soft = rows.filter(flagged)
                 deletes.append(
@@ -247,7 +240,7 @@ def _typed(spec: SliceReadSpec, rows: pa.Table, deletes: pa.Table) -> pa.Table:
 def _ordering_values(spec: SliceReadSpec, rows: pa.Table) -> pa.Array:
     if spec.ordering_field is None or spec.ordering_field not in rows.column_names:
         return pa.nulls(rows.num_rows)
-    return _as_array(rows.column(spec.ordering_field))
+    return as_array(rows.column(spec.ordering_field))
 
 
 def _delete_ordering(records: list[DeleteRecord]) -> pa.Array:
