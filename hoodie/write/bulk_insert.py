@@ -228,12 +228,9 @@ class BulkInsertWriter:
                 continue
             limit = self._records_per_file(partition, held, complete=True)
             assert limit is not None  # learned from what there is, as it is complete
-            if len(parts) == 1 and total <= limit:
-                yield self._write(partition, parts[0].sort_by(RECORD_KEY))
-                continue
-            # One sort of the partition's keys (its parts stay memory-mapped: concatenating
-            # them copies nothing); each file gathers the next `limit` records of that order,
-            # so files hold consecutive key ranges (keys are unique here) and are key-sorted.
+            # One sort of the partition's keys (its parts, spilled ones memory-mapped, are
+            # concatenated without a copy); each file gathers the next `limit` records of that
+            # order, so files hold consecutive key ranges (keys are unique here), key-sorted.
             rows = pa.concat_tables(parts)
             order = pc.sort_indices(rows, sort_keys=[(RECORD_KEY, "ascending")])
             for start in range(0, total, limit):
