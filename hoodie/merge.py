@@ -17,7 +17,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .schema import row_numbers
+from .schema import as_array, row_numbers
 
 SEQUENCE = "__hoodie_sequence"
 _HAS_ORDER = "__hoodie_has_order"
@@ -26,12 +26,20 @@ _HAS_ORDER = "__hoodie_has_order"
 def latest_per_key(
     table: pa.Table, key: str, ordering_field: str | None, sequence: str | None = None
 ) -> pa.Table:
-    """One row per `key`: the winner by (ordering value, sequence).
+    """One row per `key`: the winner by (ordering value, sequence), in key order.
 
     `sequence` names a column giving arrival order; without it, row order is arrival order.
     """
     if table.num_rows <= 1:
         return table
+    return table.take(winner_indices(table, key, ordering_field, sequence))
+
+
+def winner_indices(
+    table: pa.Table, key: str, ordering_field: str | None, sequence: str | None = None
+) -> pa.Array:
+    """The rows of `latest_per_key`, as indices into `table`: a writer that cuts the winners
+    into several files takes each file's rows from them, never holding a sorted copy of all."""
     sort_keys = [(key, "ascending")]
     ranked = table
     if ordering_field is not None:
@@ -42,11 +50,13 @@ def latest_per_key(
         sort_keys.append(("__row", "ascending"))
     else:
         sort_keys.append((sequence, "ascending"))
-    ordered = table.take(pc.sort_indices(ranked, sort_keys=sort_keys))
-    keys = ordered.column(key).combine_chunks()
-    n = ordered.num_rows
+    order = pc.sort_indices(ranked, sort_keys=sort_keys)
+    n = len(order)
+    if n <= 1:
+        return order
+    keys = as_array(table.column(key)).take(order)
     is_last = pc.not_equal(keys.slice(0, n - 1), keys.slice(1))
-    return ordered.filter(pa.concat_arrays([pc.fill_null(is_last, True), pa.array([True])]))
+    return order.filter(pa.concat_arrays([pc.fill_null(is_last, True), pa.array([True])]))
 
 
 ORDERING = "__hoodie_delete_ordering"  # a delete's ordering value, in `merge_slice`'s input

@@ -31,7 +31,7 @@ from ..storage import Storage
 from ..timeline import Timeline
 from .append_handle import AppendHandle
 from .bucket_writer import BucketWriter
-from .bulk_insert import BulkInsertWriter, sorted_for_bulk_insert
+from .bulk_insert import BulkInsertWriter, shuffled_for_bulk_insert
 from .merge_handle import (
     STAT_SCHEMA,
     TARGET,
@@ -187,15 +187,15 @@ class WriteExecutor:
             partition_depth=len(self.config.partition_fields),
             max_file_size=self.config.max_file_size,
         )
-        ordered = sorted_for_bulk_insert(prepared, self.config.precombine_field,
-                                         bool(self.config.partition_fields),
-                                         self.config.parallelism)  # fmt: skip
+        shuffled = shuffled_for_bulk_insert(prepared, self.config.precombine_field,
+                                            bool(self.config.partition_fields),
+                                            self.config.parallelism)  # fmt: skip
 
-        def write_sorted(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        def write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             return writer(batches)
 
-        write = returning_errors_of_batches(write_sorted)
-        return _stats(ordered.mapInArrow(write, STAT_SCHEMA).collect())
+        write = returning_errors_of_batches(write_task)
+        return _stats(shuffled.mapInArrow(write, STAT_SCHEMA).collect())
 
     def write_partition_metadata(self, partitions: list[str]) -> None:
         depth = len(self.config.partition_fields)

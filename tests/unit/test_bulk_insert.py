@@ -1,19 +1,19 @@
-"""The bulk insert task (hoodie.write.bulk_insert), fed ordered batches as Spark feeds it.
+"""The bulk insert task (hoodie.write.bulk_insert), fed batches as Spark's shuffle feeds it.
 
-Its contract: records arrive grouped by cluster (a hash of the partition path), a partition
-path's records together within its cluster and a key's records adjacent, winner first, in any
-key order, in batches that may split a partition path or a key; it keeps one record per key
-(the first), drops deletes, refuses repeated keys without a precombine field, and writes each
-partition path's records into files of about `max_file_size` bytes, sorted by key and of
-consecutive key ranges, each announced by a marker first.
+Its contract: records arrive in any order, partition paths interleaved and a key's records
+anywhere in the task's batches, each with its place in the batch (`ARRIVAL`); it keeps one
+record per key (the largest precombine value, then the later one), drops deletes, refuses
+repeated keys without a precombine field, holds at most a file's records in memory, and
+writes each partition path's records into files of about `max_file_size` bytes, sorted by key
+and of consecutive key ranges, each announced by a marker first.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
-import zlib
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -23,7 +23,7 @@ from hoodie.markers import WriteMarkers
 from hoodie.schema import FILE_NAME, IS_DELETED, PARTITION_PATH, RECORD_KEY
 from hoodie.storage import Storage
 from hoodie.write import bulk_insert
-from hoodie.write.bulk_insert import CLUSTER, BulkInsertWriter
+from hoodie.write.bulk_insert import ARRIVAL, BulkInsertWriter
 from hoodie.write.task_errors import returning_errors_of_batches
 
 INSTANT = "20261125080000000"
@@ -38,22 +38,21 @@ def _writer(tmp_path, max_file_size: int = 10_000_000, precombine: str | None = 
                             partition_depth=1, max_file_size=max_file_size)  # fmt: skip
 
 
-def _cluster(partition: str) -> int:
-    return zlib.crc32(partition.encode())
+_arrivals = itertools.count()
 
 
-def _batch(rows: list[tuple], cluster=_cluster) -> pa.RecordBatch:
-    """rows: (partition, id, name, ts, deleted), already in the order; `cluster` gives each
-    partition path's cluster."""
+def _batch(rows: list[tuple]) -> pa.RecordBatch:
+    """rows: (partition, id, name, ts, deleted), in the batch's order: each batch made later
+    arrives later."""
     columns = list(zip(*rows))
     return pa.record_batch({
-        CLUSTER: pa.array([cluster(p) for p in columns[0]], pa.int64()),
         PARTITION_PATH: pa.array(columns[0], pa.string()),
         RECORD_KEY: pa.array(columns[1], pa.string()),
         "id": pa.array(columns[1], pa.string()),
         "name": pa.array(columns[2], pa.string()),
         "ts": pa.array(columns[3], pa.int64()),
         IS_DELETED: pa.array(columns[4], pa.bool_()),
+        ARRIVAL: pa.array([next(_arrivals) for _ in rows], pa.int64()),
     })  # fmt: skip
 
 
@@ -74,18 +73,20 @@ def _stored(tmp_path, stats) -> dict[str, list[tuple]]:
 
 def test_one_record_per_key_across_batches_and_no_deletes(tmp_path):
     batches = [
-        _batch([("a", "1", "new", 5, False), ("a", "1", "old", 1, False),
-                ("a", "2", "x", 1, False)]),
-        # key 2 again at the start of the next batch: it lost to the first (sorted winner first)
-        _batch([("a", "2", "stale", 0, False), ("a", "3", "gone", 9, True),
-                ("a", "3", "v", 1, False), ("b", "4", "y", 1, False)]),
+        _batch([("a", "1", "old", 1, False), ("b", "4", "y", 1, False),
+                ("a", "2", "x", 1, False), ("a", "3", "v", 1, False),
+                ("b", "5", "first", 2, False)]),
+        # later, interleaved: key 1's larger precombine value wins, key 2's smaller loses, key
+        # 3's delete wins (nothing written), key 5's equal value wins by arriving later
+        _batch([("a", "2", "stale", 0, False), ("a", "1", "new", 5, False),
+                ("b", "5", "second", 2, False), ("a", "3", "gone", 9, True)]),
     ]  # fmt: skip
     stats = _run(_writer(tmp_path), batches)
     files = _stored(tmp_path, stats)
-    assert sorted(r for rows in files.values() for r in rows) == [("1", "new"), ("2", "x"),
-                                                                  ("4", "y")]  # fmt: skip
+    assert sorted(r for rows in files.values() for r in rows) == [
+        ("1", "new"), ("2", "x"), ("4", "y"), ("5", "second")]  # fmt: skip
     assert sorted(s["partition_path"] for s in stats) == ["a", "b"]
-    assert [s["num_inserts"] for s in sorted(stats, key=lambda s: s["partition_path"])] == [2, 1]
+    assert [s["num_inserts"] for s in sorted(stats, key=lambda s: s["partition_path"])] == [2, 2]
     markers = WriteMarkers(Storage(str(tmp_path)), INSTANT).all()
     assert sorted(m.data_file for m in markers) == sorted(files)
     assert (tmp_path / "a" / ".hoodie_partition_metadata").is_file()
@@ -163,7 +164,7 @@ def _key_ranges(tmp_path, stats) -> list[tuple[str, str]]:
 
 
 def test_keys_in_any_order_make_files_sorted_by_key(tmp_path):
-    # The JVM orders a partition path's keys by hash: one file, written in key order.
+    # The shuffle delivers keys in no order: one file, written in key order.
     rows = _rows(500)
     random.Random(7).shuffle(rows)
     stats = _run(_writer(tmp_path), [_batch(rows[:200]), _batch(rows[200:])])
@@ -172,13 +173,8 @@ def test_keys_in_any_order_make_files_sorted_by_key(tmp_path):
     assert keys == sorted(r[1] for r in rows)
 
 
-def test_a_partition_outgrowing_a_file_is_cut_into_consecutive_key_ranges(tmp_path, monkeypatch):
-    # More than a file's records in hash order: set aside on disk, then files whose key
-    # ranges follow one another (routing units split partitions by them), none bigger than
-    # the target, all but the last close to it, every record once; nothing left on disk.
-    local = tmp_path / "local"
-    local.mkdir()
-    monkeypatch.setenv("SPARK_LOCAL_DIRS", str(local))
+def _counting_spills(monkeypatch) -> list[str]:
+    """The folders records were spilled to, one entry per partition path spilled."""
     spills = []
     spill = bulk_insert._PartitionRows.spill
 
@@ -187,6 +183,17 @@ def test_a_partition_outgrowing_a_file_is_cut_into_consecutive_key_ranges(tmp_pa
         spill(held, folder)
 
     monkeypatch.setattr(bulk_insert._PartitionRows, "spill", counted)
+    return spills
+
+
+def test_a_partition_outgrowing_a_file_is_cut_into_consecutive_key_ranges(tmp_path, monkeypatch):
+    # More than a file's records in no order: set aside on disk, then files whose key
+    # ranges follow one another (routing units split partitions by them), none bigger than
+    # the target, all but the last close to it, every record once; nothing left on disk.
+    local = tmp_path / "local"
+    local.mkdir()
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", str(local))
+    spills = _counting_spills(monkeypatch)
     rows = _rows(50_000)
     random.Random(11).shuffle(rows)
     batches = [_batch(rows[i : i + 4096]) for i in range(0, len(rows), 4096)]
@@ -205,29 +212,38 @@ def test_a_partition_outgrowing_a_file_is_cut_into_consecutive_key_ranges(tmp_pa
     assert list(local.iterdir()) == []
 
 
-def test_a_key_repeated_across_a_spill_keeps_its_winner(tmp_path):
-    # A key's records are adjacent even when a spill falls between them.
-    rows = _rows(30_000)
-    random.Random(3).shuffle(rows)
-    p, key, _, ts, _ = rows[20_000]
-    rows.insert(20_001, (p, key, "older", ts - 1, False))
-    batches = [_batch(rows[i : i + 20_001]) for i in range(0, len(rows), 20_001)]
-    stats = _run(_writer(tmp_path, max_file_size=100_000), batches)
-    stored = dict(r for f in _stored(tmp_path, stats).values() for r in f)
-    assert len(stored) == 30_000 and stored[key] != "older"
-
-
-def test_partition_paths_of_one_cluster_stay_apart(tmp_path):
-    # Two partition paths whose clusters collide arrive interleaved: each gets its own files,
-    # each key once, written when the cluster ends.
-    a, b = _rows(300, "a"), _rows(300, "b")
-    mixed = [row for pair in zip(a, b) for row in pair]
-    runs = [mixed[i : i + 7] for i in range(0, len(mixed), 7)]
-    batches = [_batch(run, cluster=lambda _: 1) for run in runs]
-    batches.append(_batch(_rows(5, "c"), cluster=lambda _: 2))
-    stats = _run(_writer(tmp_path), batches)
+def test_partition_paths_that_together_outgrow_a_file_are_set_aside(tmp_path, monkeypatch):
+    # Three partition paths interleaved, each below a file's records, together above: the
+    # task's memory holds a file's records at most, so they go to disk all the same, and each
+    # partition path still gets one file of its own records.
+    spills = _counting_spills(monkeypatch)
+    rows = [row for trio in zip(_rows(8_000, "a"), _rows(8_000, "b"), _rows(8_000, "c"))
+            for row in trio]  # fmt: skip
+    batches = [_batch(rows[i : i + 3000]) for i in range(0, len(rows), 3000)]
+    writer = _writer(tmp_path, max_file_size=400_000)
+    stats = _run(writer, batches)
+    assert writer._file_records is not None and 8_000 < writer._file_records < 24_000
+    assert len(spills) >= 3, spills
     assert sorted((s["partition_path"], s["num_writes"]) for s in stats) == [
-        ("a", 300), ("b", 300), ("c", 5)]  # fmt: skip
+        ("a", 8_000), ("b", 8_000), ("c", 8_000)]  # fmt: skip
     for stat in stats:
         table = pq.read_table(tmp_path / stat["path"])
         assert set(table.column(PARTITION_PATH).to_pylist()) == {stat["partition_path"]}
+        assert table.column("id").to_pylist() == [f"{i:06d}" for i in range(8_000)]
+
+
+def test_a_key_repeated_across_a_spill_keeps_its_winner(tmp_path, monkeypatch):
+    # A key's versions on either side of a spill: the winner is chosen among all of them.
+    spills = _counting_spills(monkeypatch)
+    rows = _rows(30_000)
+    random.Random(3).shuffle(rows)
+    p, older, _, ts, _ = rows[100]
+    p, newer, _, ts2, _ = rows[200]
+    rows.append((p, older, "older", ts - 1, False))  # loses though it arrives last
+    rows.append((p, newer, "newer", ts2 + 1, False))  # wins from the last batch
+    batches = [_batch(rows[i : i + 5_000]) for i in range(0, len(rows), 5_000)]
+    stats = _run(_writer(tmp_path, max_file_size=100_000), batches)
+    assert spills
+    stored = dict(r for f in _stored(tmp_path, stats).values() for r in f)
+    assert len(stored) == 30_000
+    assert stored[older] != "older" and stored[newer] == "newer"
