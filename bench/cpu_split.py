@@ -8,12 +8,13 @@ Arrow) or the Python workers' (merge, parquet encode and decode). The profiles:
 - `writes`: our load, three 10% upserts, the 1% update and the delete (the benchmark's
   workload, copy-on-write or merge-on-read);
 - `load-parts`: plain Spark's load and ours, beside the JVM parts of ours, cumulatively (scan +
-  shuffle, + sort by partition and key strings or by a hash prefix as the bulk insert sorts,
-  + the rows' transfer to Python as Arrow);
-- `hand-off`: what the load's two JVM parts cost by column kind: the rows' transfer to Python
+  shuffle, + the rows' transfer to Python as Arrow, as the bulk insert hands them over);
+  and the sorts the bulk insert made before `cefe207` (by partition and key strings, by a
+  hash prefix), with the transfer after the second;
+- `hand-off`: what the load's JVM part costs by column kind: the rows' transfer to Python
   as Arrow with every column, without the decimal columns and without the string columns;
-  and the bulk insert's sort beside a sort by its first key alone (one long, which Spark can
-  radix-sort);
+  and the bulk insert's former sort beside a sort by its first key alone (one long, which
+  Spark can radix-sort);
 - `scan`: our full scans (`HoodieTable.read`, the `hoodie` data source) beside
   `spark.read.parquet` of the same latest base files;
 - `merge`: one copy-on-write file group's merge handle in this process, step by step (the
@@ -110,7 +111,7 @@ def profile_load_parts(spark, workload, root: Path) -> None:
     def by_strings():
         return shuffled().sortWithinPartitions("event_date", "id")
 
-    def by_prefix():  # as hoodie.write.bulk_insert sorts: one long, partition hash then key hash
+    def by_prefix():  # the bulk insert's sort before cefe207: one long, partition then key hash
         prefix = F.shiftleft(F.pmod(F.xxhash64("event_date"), F.lit(1 << 23)), 40).bitwiseOR(
             F.xxhash64("id").bitwiseAND(F.lit((1 << 40) - 1))
         )
@@ -131,6 +132,8 @@ def profile_load_parts(spark, workload, root: Path) -> None:
         measure("plain Spark load", plain_load)
         measure("hoodie load (bulk insert)", hoodie_load)
         measure("scan + shuffle", lambda: noop(shuffled()))
+        measure("+ rows to Python as Arrow (the bulk insert's hand-off)",
+                lambda: noop(shuffled().mapInArrow(to_python, schema)))  # fmt: skip
         measure("+ sort by strings", lambda: noop(by_strings()))
         measure("+ sort by a hash prefix", lambda: noop(by_prefix()))
         measure("+ that, rows to Python as Arrow",
@@ -159,7 +162,7 @@ def profile_hand_off(spark, workload, root: Path) -> None:
                 lambda: noop(to_python(shuffled(tuple(decimals)))))  # fmt: skip
         measure(f"+ to Python, without {len(strings)} strings",
                 lambda: noop(to_python(shuffled(tuple(strings)))))  # fmt: skip
-        measure("+ the bulk insert's sort", lambda: noop(
+        measure("+ the bulk insert's sort before cefe207", lambda: noop(
             shuffled().withColumn("p", prefix).sortWithinPartitions(
                 "p", "event_date", "id", F.col("ts").desc())))  # fmt: skip
         measure("+ a sort by its first key alone", lambda: noop(
