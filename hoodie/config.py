@@ -226,6 +226,9 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    _positive_int, 1024, "bytes per record before any commit tells"),
     ConfigProperty("hoodie.parquet.compression.codec", "compression", _choice(*_COMPRESSION),
                    "snappy", ", ".join(_COMPRESSION)),
+    ConfigProperty("hoodie.memory.merge.max.size", "merge_max_memory", _positive_int, 256 * MB,
+                   "bytes of records a bulk insert task holds in memory before it sets them "
+                   "aside on local disk"),
     ConfigProperty("hoodie.upsert.shuffle.parallelism", "parallelism", _non_negative_int, 0,
                    "Spark partitions for tagging; 0: Spark's default"),
     # Indexes.
@@ -322,6 +325,7 @@ class WriteConfig:
     small_file_limit: int = _default("small_file_limit")
     record_size_estimate: int = _default("record_size_estimate")
     compression: str = _default("compression")
+    merge_max_memory: int = _default("merge_max_memory")
     parallelism: int = _default("parallelism")
     index_type: str = _default("index_type")
     bucket_count: int = _default("bucket_count")

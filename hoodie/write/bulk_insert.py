@@ -122,12 +122,13 @@ class BulkInsertWriter:
     errors as a result row: `task_errors.returning_errors_of_batches`).
 
     Records arrive in any order, a partition path's and a key's spread over the batches. The
-    task holds at most a file's records in memory, over all its partition paths; when they
-    reach that, every partition path's records in memory go to local disk (`SPARK_LOCAL_DIRS`,
-    as Spark's own spills). Once the input ends each partition path is written: its winners
-    in key order, cut into files. How many records fill a file of `max_file_size` it learns
-    once, by writing its first records (up to _PROBE_RECORDS, stamped as stored) to memory
-    with the table's codec.
+    task holds at most a file's records, and at most `max_memory` bytes of them, in memory
+    over all its partition paths: a Python worker's memory is not Spark's to manage (on a
+    cluster it comes out of the executor's overhead), so beyond that every partition path's
+    records in memory go to local disk (`SPARK_LOCAL_DIRS`, as Spark's own spills). Once the
+    input ends each partition path is written: its winners in key order, cut into files. How
+    many records fill a file of `max_file_size` it learns once, by writing its first records
+    (up to _PROBE_RECORDS, stamped as stored) to memory with the table's codec.
     """
 
     storage: Storage
@@ -139,9 +140,12 @@ class BulkInsertWriter:
     markers: WriteMarkers
     partition_depth: int
     max_file_size: int
+    max_memory: int
     _file_records: int | None = field(default=None, repr=False)
     _open: dict[str, _PartitionRows] = field(default_factory=dict, repr=False)
+    _taken: int = field(default=0, repr=False)  # records so far
     _in_memory: int = field(default=0, repr=False)  # records in memory, all partition paths
+    _in_memory_bytes: int = field(default=0, repr=False)
     _spill_folder: str | None = field(default=None, repr=False)
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -160,13 +164,16 @@ class BulkInsertWriter:
             return
         for partition, rows in _by_partition_path(table):
             self._open.setdefault(partition, _PartitionRows()).add(rows)
+            self._in_memory_bytes += rows.nbytes
+        self._taken += table.num_rows
         self._in_memory += table.num_rows
         limit = self._records_per_file(complete=False)
-        if limit is not None and self._in_memory >= limit:
+        full = limit is not None and self._in_memory >= limit
+        if full or self._in_memory_bytes >= self.max_memory:
             for held in self._open.values():
                 if held.pending:
                     held.spill(self._folder())
-            self._in_memory = 0
+            self._in_memory = self._in_memory_bytes = 0
 
     def _finish(self) -> Iterator[WriteStat]:
         """Write every partition path of the task: files of consecutive key ranges, each of
@@ -214,10 +221,9 @@ class BulkInsertWriter:
         """Records that fill a file of `max_file_size`, learned from the task's first
         records; None while too few have come to tell (and more may), or none came at all."""
         if self._file_records is None:
-            if self._in_memory < _PROBE_RECORDS and not complete:
+            if self._taken < _PROBE_RECORDS and not complete:
                 return None
-            # Nothing is spilled before this is known: the first records are all in memory.
-            firsts = [rows for held in self._open.values() for rows in held.pending]
+            firsts = [rows for held in self._open.values() for rows in held.parts()]
             if not firsts:
                 return None
             sample = pa.concat_tables(firsts).slice(0, _PROBE_RECORDS)

@@ -186,6 +186,7 @@ class WriteExecutor:
             markers=WriteMarkers(storage, self.instant),
             partition_depth=len(self.config.partition_fields),
             max_file_size=self.config.max_file_size,
+            max_memory=self.config.merge_max_memory,
         )
         shuffled = shuffled_for_bulk_insert(prepared, self.config.precombine_field,
                                             bool(self.config.partition_fields),

@@ -30,12 +30,18 @@ INSTANT = "20261125080000000"
 DATA = pa.schema([("id", pa.string()), ("name", pa.string()), ("ts", pa.int64())])
 
 
-def _writer(tmp_path, max_file_size: int = 10_000_000, precombine: str | None = "ts"):
+def _writer(
+    tmp_path,
+    max_file_size: int = 10_000_000,
+    precombine: str | None = "ts",
+    max_memory: int = 1 << 30,
+):
     storage = Storage(str(tmp_path))
     return BulkInsertWriter(storage=storage, instant=INSTANT, data_schema=DATA,
                             precombine_field=precombine, record_key_fields=("id",),
                             compression="snappy", markers=WriteMarkers(storage, INSTANT),
-                            partition_depth=1, max_file_size=max_file_size)  # fmt: skip
+                            partition_depth=1, max_file_size=max_file_size,
+                            max_memory=max_memory)  # fmt: skip
 
 
 _arrivals = itertools.count()
@@ -230,6 +236,29 @@ def test_partition_paths_that_together_outgrow_a_file_are_set_aside(tmp_path, mo
         table = pq.read_table(tmp_path / stat["path"])
         assert set(table.column(PARTITION_PATH).to_pylist()) == {stat["partition_path"]}
         assert table.column("id").to_pylist() == [f"{i:06d}" for i in range(8_000)]
+
+
+def test_records_beyond_the_memory_budget_are_set_aside_though_they_fit_a_file(
+    tmp_path, monkeypatch
+):
+    # Far fewer records than a file holds, but more bytes than the task may keep in memory:
+    # they go to disk in budget-sized parts, and the files are the same as without a budget.
+    spills = _counting_spills(monkeypatch)
+    rows = _rows(20_000, "a") + _rows(20_000, "b")
+    random.Random(5).shuffle(rows)
+    batches = [_batch(rows[i : i + 2000]) for i in range(0, len(rows), 2000)]
+    budget = sum(b.nbytes for b in batches) // 8
+    stats = _run(_writer(tmp_path / "budget", max_memory=budget), batches)
+    assert len(spills) >= 2 * 6, spills  # both partition paths, at least 6 times each
+    spilled = len(spills)
+    unbounded = _run(_writer(tmp_path / "free"), batches)
+    assert len(spills) == spilled  # without the budget, nothing went to disk
+    assert sorted((s["partition_path"], s["num_writes"]) for s in stats) == [
+        ("a", 20_000), ("b", 20_000)]  # fmt: skip
+    for name, stat in (("budget", stats), ("free", unbounded)):
+        files = _stored(tmp_path / name, stat)
+        assert sorted(k for f in files.values() for k, _ in f) == sorted(r[1] for r in rows)
+    assert len(unbounded) == len(stats)
 
 
 def test_a_key_repeated_across_a_spill_keeps_its_winner(tmp_path, monkeypatch):
