@@ -226,7 +226,7 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    _positive_int, 1024, "bytes per record before any commit tells"),
     ConfigProperty("hoodie.parquet.compression.codec", "compression", _choice(*_COMPRESSION),
                    "snappy", ", ".join(_COMPRESSION)),
-    ConfigProperty("hoodie.memory.merge.max.size", "merge_max_memory", _positive_int, 256 * MB,
+    ConfigProperty("hoodie.memory.merge.max.size", "merge_max_memory", _positive_int, 512 * MB,
                    "bytes of records a bulk insert task holds in memory before it sets them "
                    "aside on local disk"),
     ConfigProperty("hoodie.upsert.shuffle.parallelism", "parallelism", _non_negative_int, 0,

@@ -80,6 +80,8 @@ def options_of(p: Params) -> dict[str, str]:
     if p.max_file_size is not None:
         options["hoodie.parquet.max.file.size"] = str(p.max_file_size)
         options["hoodie.parquet.small.file.limit"] = str(p.max_file_size // 2)
+    if p.write_memory is not None:
+        options["hoodie.memory.merge.max.size"] = str(p.write_memory)
     if p.small_file_limit is not None:
         options["hoodie.parquet.small.file.limit"] = str(p.small_file_limit)
     options["hoodie.write.table.version"] = str(p.table_version)

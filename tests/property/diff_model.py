@@ -117,6 +117,9 @@ class Params:
     # hoodie.parquet.max.file.size (None: default); a few kilobytes make partitions of several
     # file groups, split into routing units by key range or tagged in a job of their own
     max_file_size: int | None = None
+    # hoodie.memory.merge.max.size (None: default); a few kilobytes set a bulk insert's
+    # records aside on local disk after nearly every batch
+    write_memory: int | None = None
     table_version: int = 6  # hoodie.write.table.version
 
     @property

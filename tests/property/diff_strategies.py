@@ -67,6 +67,7 @@ def table_params(draw) -> Params:
         keep_min=keep_min,
         keep_max=keep_max,
         max_file_size=draw(st.sampled_from((None, None, 6000))),
+        write_memory=draw(st.sampled_from((None, None, 2000))),
         table_version=draw(st.sampled_from((6, 8))),
     )
 

@@ -100,7 +100,8 @@ def main(argv=None) -> int:
             f"[table version {p.table_version} {p.table_type} {p.index} "
             f"partitioned={p.partitioned} "
             f"precombine={p.precombine}"
-            f"{f' max_file_size={p.max_file_size}' if p.max_file_size else ''}] {ops}",
+            f"{f' max_file_size={p.max_file_size}' if p.max_file_size else ''}"
+            f"{f' write_memory={p.write_memory}' if p.write_memory else ''}] {ops}",
             flush=True,
         )
 
