@@ -12,15 +12,16 @@ Nothing is cached, counted or collected before the write.
 
 The JVM does not sort: each task hands its rows to the writer as the shuffle delivers them,
 and the writer orders them with pyarrow, per partition path, once all are in. A sort in the
-JVM before the hand-off (by a hash of the partition path and key, as this module did until
-session 26) made Spark copy every row into its sorter and hand nothing over until the sort
-was done: at 10M rows the scan, shuffle and hand-off took 44 s with it and 28 s without, where
-plain Spark's whole parquet load took 29 s (bench/README, "Then (session 26)"). The writer
-keeps a file's records at most in memory, across the task's partition paths; beyond that they
-go to local disk as Arrow files and are read back memory-mapped. Each partition path's records
-are sorted by key once (`hoodie.merge.winner_indices`) and cut into files of consecutive key
-ranges, so files never overlap in keys within a partition path of one task (routing units
-split partitions by those ranges: `hoodie/index/routing.py`).
+JVM before the hand-off (this module's first design, by a hash of the partition path and key)
+made Spark copy every row into its sorter and hand nothing over until the sort was done: at
+10M rows the scan, shuffle and hand-off took 44 s with it and 28 s without, where plain
+Spark's whole parquet load took 29 s (bench/README, "Then (session 26)"). The writer keeps at
+most a file's records, and `hoodie.memory.merge.max.size` bytes of them, in memory over the
+task's partition paths; beyond that they go to local disk as Arrow files, read back
+memory-mapped. Each partition path's records are sorted by key once
+(`hoodie.merge.winner_indices`) and cut into files of consecutive key ranges, so files never
+overlap in keys within a partition path of one task (routing units split partitions by those
+ranges: `hoodie/index/routing.py`).
 
 Within the batch a key keeps one record, as an upsert keeps it (`hoodie.merge`): the one with
 the largest precombine value, then the later in the batch; a batch with two records of one key
