@@ -97,12 +97,10 @@ class _PartitionRows:
     (Arrow IPC files, read back memory-mapped)."""
 
     pending: list[pa.Table] = field(default_factory=list)
-    rows: int = 0
     spilled: list[str] = field(default_factory=list)
 
     def add(self, rows: pa.Table) -> None:
         self.pending.append(rows)
-        self.rows += rows.num_rows
 
     def spill(self, folder: str) -> None:
         rows = pa.concat_tables(self.pending)
@@ -110,7 +108,7 @@ class _PartitionRows:
         with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, rows.schema) as writer:
             writer.write_table(rows)
         self.spilled.append(path)
-        self.pending, self.rows = [], 0
+        self.pending = []
 
     def parts(self) -> list[pa.Table]:
         read = [pa.ipc.open_file(pa.memory_map(path)).read_all() for path in self.spilled]
