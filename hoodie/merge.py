@@ -110,7 +110,8 @@ def _drop_by_ordering(winners: pa.Table, key: str, deletes: pa.Table, ordering: 
         values = values.cast(order_type)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         values = pa.nulls(len(values), order_type)
-    values = pc.if_else(has_no_ordering(values.combine_chunks()), None, values.combine_chunks())
+    values = as_array(values)
+    values = pc.if_else(has_no_ordering(values), None, values)
     latest = (
         pa.table({key: deletes.column(key), ORDERING: values, INSTANT: deletes.column(INSTANT)})
         .group_by(key)

@@ -36,6 +36,7 @@ from ..schema import (
     META_COLUMNS,
     MIN_KEY_FOOTER,
     RECORD_KEY,
+    as_array,
     constant_column,
     data_schema,
     row_numbers,
@@ -87,7 +88,7 @@ def deleted_mask(table: pa.Table) -> pa.Array:
     """Per row: is it a delete (`_hoodie_is_deleted` true)?"""
     if IS_DELETED not in table.column_names:
         return constant_column(False, table.num_rows, pa.bool_())
-    return pc.fill_null(table.column(IS_DELETED).combine_chunks(), False)
+    return pc.fill_null(as_array(table.column(IS_DELETED)), False)
 
 
 def with_string_keys(incoming: pa.Table) -> pa.Table:
