@@ -35,7 +35,7 @@ from ..avro_metadata import (
 )
 from ..exceptions import HoodieError, TimelineError
 from ..faults import crash_point
-from ..logformat import BlockType, read_log_file, rollback_command_block
+from ..logformat import read_log_file, rollback_command_block
 from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata
@@ -235,15 +235,20 @@ class Rollback:
             candidates = self._files_from_metadata(instant) or self._files_by_listing(instant)
         undo = []
         for relative in sorted(set(candidates)):
-            if not self.storage.exists(relative):
-                continue
             partition = posixpath.dirname(relative)
-            name = posixpath.basename(relative)
-            if parse_log_file_name(name) is not None:
-                owned = self._only_blocks_of(relative, instant.timestamp)
-                undo.append(_Undo(partition, relative, delete=owned))
-            else:
+            if parse_log_file_name(posixpath.basename(relative)) is None:
+                if self.storage.exists(relative):
+                    undo.append(_Undo(partition, relative, delete=True))
+                continue
+            instants = self._block_instants(relative)
+            if instants is None:
+                continue
+            if instants <= {instant.timestamp}:
                 undo.append(_Undo(partition, relative, delete=True))
+            elif instant.timestamp in instants:
+                undo.append(_Undo(partition, relative, delete=False))
+            # Else another writer's log file: this write's marker names it because its create
+            # lost the race for the name (append_handle), and it is not this write's to undo.
         return undo
 
     def _metadata_bytes(self, instant: Instant) -> bytes:
@@ -280,10 +285,15 @@ class Rollback:
                 found.append(info.relative_path)
         return found
 
-    def _only_blocks_of(self, relative: str, instant_time: str) -> bool:
-        blocks = [b for b in read_log_file(self.storage, relative)
-                  if b.block_type is not BlockType.CORRUPT]  # fmt: skip
-        return all(b.instant_time == instant_time for b in blocks)
+    def _block_instants(self, relative: str) -> set[str | None] | None:
+        """The instants whose blocks a log file holds (none for a torn file: its blocks are
+        corrupt), or None when the file is gone (another rollback of the same write, or of
+        the write that created it, deleted it meanwhile)."""
+        try:
+            blocks = list(read_log_file(self.storage, relative, include_corrupt=False))
+        except FileNotFoundError:
+            return None
+        return {b.instant_time for b in blocks}
 
     def _requests(self, undo: list[_Undo]) -> list[RollbackRequest]:
         """Hudi's request shapes: each request either deletes files or retracts log blocks.
@@ -360,7 +370,10 @@ class Rollback:
                 request.partition_path, RollbackPartitionMetadata(request.partition_path)
             )
             for uri in request.files_to_be_deleted:
-                self.storage.delete(self.storage.relative(uri))
+                relative = self.storage.relative(uri)
+                if not self._may_delete(relative, target.commit_time):
+                    continue
+                self.storage.delete(relative)
                 crash_point("rollback.file_deleted")
                 meta.success_delete_files.append(uri)
                 deleted += 1
@@ -379,6 +392,15 @@ class Rollback:
             instants_rollback=[target],
         )
 
+    def _may_delete(self, relative: str, target: str) -> bool:
+        """A log file is deleted only while it holds no other instant's blocks: a plan run
+        again after a crash may name a log file that a later write has since created under
+        the same name (the name was free once the first run deleted the file)."""
+        if parse_log_file_name(posixpath.basename(relative)) is None:
+            return True
+        instants = self._block_instants(relative)
+        return instants is None or instants <= {target}
+
     def _append_rollback_block(self, relative: str, rollback_time: str, target: str) -> str:
         """A new log file version of the slice holding a command block retracting `target`."""
         parsed = _log_name(relative)
@@ -390,10 +412,13 @@ class Rollback:
              if s.file_id == parsed.file_id and s.instant == parsed.instant),
             default=0,
         )  # fmt: skip
-        name = log_file_name(parsed.file_id, parsed.instant, version, write_token(0, 0, 0))
-        written = posixpath.join(partition, name) if partition else name
-        self.storage.write_bytes(written, rollback_command_block(rollback_time, target))
-        return written
+        block = rollback_command_block(rollback_time, target)
+        while True:  # a writer appending to the slice meanwhile may take a version first
+            name = log_file_name(parsed.file_id, parsed.instant, version, write_token(0, 0, 0))
+            written = posixpath.join(partition, name) if partition else name
+            if self.storage.create_if_absent(written, block):
+                return written
+            version += 1
 
 
 def _log_name(relative: str) -> LogFileName:

@@ -46,6 +46,9 @@ from .merge_handle import (
     with_string_keys,
 )
 
+# How often a log file name is tried again when the write that held it was rolled back.
+_CREATE_ATTEMPTS = 5
+
 
 @dataclass
 class AppendHandle:
@@ -122,16 +125,7 @@ class AppendHandle:
             # A torn write: half a block on disk when the machine goes down.
             self.storage.write_bytes(relative, data[: len(data) // 2])
             crash_point("task.log_file.torn")
-        if not self.storage.create_if_absent(relative, data):
-            # Another writer appends to this file group at the same moment and picked the
-            # same log file name; one of the two writes must lose, and this one has not
-            # written anything yet.
-            raise ConcurrentWriteConflict(
-                f"write {self.instant} to table '{self.table_name}' conflicts with "
-                f"{self._writer_of(relative)}, which is appending to the same file group "
-                f"{target.file_id} (log file {relative} exists); it was rolled back. Run it "
-                "again: it will build on the new versions"
-            )
+        self._create(relative, data, target.file_id)
         crash_point("task.log_file.written")
         size = self.storage.size(relative)
         return WriteStat(
@@ -156,9 +150,32 @@ class AppendHandle:
             log_offset=0,
         )
 
-    def _writer_of(self, relative: str) -> str:
-        """The instant whose blocks a log file holds (created whole: never half written)."""
-        blocks = read_log_file(self.storage, relative)
+    def _create(self, relative: str, data: bytes, file_id: str) -> None:
+        """Create the log file, which another writer appending to the same file group at the
+        same moment may have named the same: one of the two writes must lose, and this one
+        has written nothing yet. Unless that write has been rolled back since (its log file is
+        gone again): then the name is free, and this write takes it."""
+        writer = None
+        for _attempt in range(_CREATE_ATTEMPTS):
+            if self.storage.create_if_absent(relative, data):
+                return
+            writer = self._writer_of(relative)
+            if writer is not None:
+                break
+        raise ConcurrentWriteConflict(
+            f"write {self.instant} to table '{self.table_name}' conflicts with "
+            f"{writer or 'writes'}, which {'is' if writer else 'are'} appending to the same "
+            f"file group {file_id} (log file {relative} exists); it was rolled back. Run it "
+            "again: it will build on the new versions"
+        )
+
+    def _writer_of(self, relative: str) -> str | None:
+        """The instant whose blocks a log file holds (created whole: never half written), or
+        None when the file is gone: its write was rolled back."""
+        try:
+            blocks = list(read_log_file(self.storage, relative))
+        except FileNotFoundError:
+            return None
         instants = {b.instant_time for b in blocks if b.instant_time is not None}
         return " ".join(f"{i} (deltacommit)" for i in sorted(instants)) or "a write"
 

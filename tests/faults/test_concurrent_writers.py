@@ -198,7 +198,10 @@ def _check_table(
 
     # Conflicts: each a clear ConcurrentWriteConflict naming the other writer's instant.
     for w in failed:
-        assert w["error"] == "ConcurrentWriteConflict", w
+        assert w["error"] == "ConcurrentWriteConflict", (
+            f"{name}: writer {w['writer']}'s round {w['round']} failed with {w['error']}, not a "
+            f"conflict: {w['message']}"
+        )
         match = CONFLICT.match(w["message"])
         assert match, w["message"]
         w["tried"], w["named"] = match.group(1), NAMED.findall(match.group(2))
