@@ -46,7 +46,7 @@ from ..naming import (
     parse_log_file_name,
     write_token,
 )
-from ..timeline import METAFOLDER, WRITE_ACTIONS, Action, Instant, State, new_instant_time
+from ..timeline import METAFOLDER, WRITE_ACTIONS, Action, Instant, State
 from .failed_writes import FailedWritesPolicy
 from .heartbeat import heartbeat_path
 
@@ -87,7 +87,7 @@ class Rollback:
                 log.warning(
                     "rolling back failed write %s of table '%s'", instant, self.meta_client.name
                 )
-                self.rollback(instant)
+                self.rollback(instant, failed_writes)
         return [i.timestamp for i in failed]
 
     def _abandoned(self, failed_writes: FailedWritesPolicy) -> tuple[list[Instant], list[Instant]]:
@@ -143,7 +143,7 @@ class Rollback:
                     "can be rolled back. Restore a savepoint to go further back"
                 )
             self._refuse_unrecoverable(latest, len(writes))
-            return self.rollback(latest)
+            return self.rollback(latest, failed_writes)
 
     def _refuse_unrecoverable(self, latest: Instant, completed_writes: int) -> None:
         """A rollback must leave the table as it was before `latest`. Cleaning and archival
@@ -198,15 +198,26 @@ class Rollback:
             ]
         return missing
 
-    def rollback(self, instant: Instant) -> RollbackMetadata:
+    def rollback(
+        self, instant: Instant, policy: FailedWritesPolicy | None = None
+    ) -> RollbackMetadata:
+        """Undo `instant`. The rollback's own instant time is taken as a write's is (under
+        `policy`, the table's failed-writes policy): with concurrent writers a heartbeat claims
+        it first, so that a writer starting in the same millisecond cannot get the same time
+        for its own instant (the two files' names differ by action, so neither create would
+        fail)."""
         started = time.monotonic()
         plan = self.plan(instant)
-        when = new_instant_time(after=self.meta_client.timeline().last_timestamp())
-        requested = Instant(when, Action.ROLLBACK, State.REQUESTED)
         self.revert_to_inflight(instant)
-        self.meta_client.save_instant(requested, plan.to_avro())
-        crash_point("rollback.planned")
-        return self._execute(requested.with_state(State.INFLIGHT), plan, started)
+        policy = policy or FailedWritesPolicy(self.storage)
+        requested, heartbeat = policy.start_instant(self.meta_client, Action.ROLLBACK,
+                                                    plan.to_avro())  # fmt: skip
+        try:
+            crash_point("rollback.planned")
+            return self._execute(requested.with_state(State.INFLIGHT), plan, started)
+        finally:
+            if heartbeat is not None:
+                heartbeat.stop()
 
     def plan(self, instant: Instant) -> RollbackPlan:
         """What undoing `instant` takes (read before anything changes)."""

@@ -126,7 +126,7 @@ class Transaction:
                 markers.delete_all()
                 self.meta_client.delete_instant(self.instant, (State.INFLIGHT,))
             elif markers.all():
-                Rollback(self.meta_client).rollback(self.instant)
+                Rollback(self.meta_client).rollback(self.instant, self.policy)
             else:
                 self.meta_client.delete_pending_instant(self.instant)
         except Exception:  # pragma: no cover - best effort; the next writer rolls it back

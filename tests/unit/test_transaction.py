@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from hoodie import WriteConfig
+from hoodie import WriteConfig, timeline
 from hoodie.avro_metadata import InstantInfo, RollbackPlan, RollbackRequest
 from hoodie.compaction_plan import CompactionOperation, CompactionPlan
 from hoodie.exceptions import ConcurrentWriteConflict, LockTimeoutError, TimelineError
@@ -22,6 +24,7 @@ from hoodie.transaction.conflicts import check_conflicts
 from hoodie.transaction.failed_writes import FailedWritesPolicy
 from hoodie.transaction.heartbeat import Heartbeat, heartbeat_path, is_expired
 from hoodie.transaction.lock import LOCK_FILE, FileSystemLock
+from hoodie.transaction.rollback import Rollback
 
 
 def test_lock_is_exclusive_and_names_its_holder(tmp_path):
@@ -214,3 +217,34 @@ def test_a_listed_log_file_of_a_rolled_back_write_reads_as_empty(tmp_path):
         listed_log_blocks(storage, log, frozenset({"001", "005"}))
     with pytest.raises(FileNotFoundError):  # no rollback planned to delete this one
         listed_log_blocks(storage, "p/.f2_001.log.1_0-1-0", frozenset({"001"}))
+
+
+def test_a_rollback_does_not_take_an_instant_time_another_writer_holds(tmp_path, monkeypatch):
+    """With concurrent writers a write's instant time is claimed by its heartbeat before the
+    instant exists. A rollback starting in the same millisecond takes the next one: the two
+    instants' files differ by action, so nothing else would stop both from having the time."""
+    table = _table(tmp_path)
+    lazy = _policy(table, "optimistic_concurrency_control")
+    failed = Instant("20240101000000000", Action.COMMIT, State.REQUESTED)
+    table.save_instant(failed)
+    start = datetime.now(timezone.utc) + timedelta(hours=1)
+    taken = start.strftime(timeline.INSTANT_FORMAT) + f"{start.microsecond // 1000:03d}"
+    ticks = itertools.count(1)
+
+    class Clock(datetime):  # stands at `taken` until it is issued, then runs on
+        @classmethod
+        def now(cls, tz=None):
+            if timeline._last_issued < taken:
+                return start
+            return start + timedelta(milliseconds=next(ticks))
+
+    monkeypatch.setattr(timeline, "datetime", Clock)
+    other = Heartbeat(table.storage, taken)  # a writer starting its instant at `taken`
+    assert other.claim()
+    try:
+        Rollback(table).rollback(failed, lazy)
+    finally:
+        other.stop()
+    rollbacks = [i.timestamp for i in table.timeline() if i.action is Action.ROLLBACK]
+    assert len(rollbacks) == 1 and rollbacks[0] > taken
+    assert not table.storage.exists(heartbeat_path(rollbacks[0]))  # its heartbeat stopped
