@@ -32,7 +32,7 @@ from ..exceptions import TimelineError
 from ..faults import crash_point
 from ..fs_view import FileSystemView
 from ..meta_client import HoodieTableMetaClient
-from ..timeline import WRITE_ACTIONS, Action, Instant, State, new_instant_time
+from ..timeline import WRITE_ACTIONS, Action, Instant, State
 from ..transaction.failed_writes import FailedWritesPolicy
 from ..transaction.rollback import Rollback
 
@@ -106,6 +106,7 @@ def _restore(
     timeline = meta_client.timeline()
     failed_writes.refuse_in_progress(timeline, meta_client.name, "a restore")
     pending = [i for i in timeline.pending if i.action is Action.RESTORE]
+    heartbeat = None
     if pending:
         requested = pending[0].with_state(State.REQUESTED)
         plan = RestorePlan.from_avro(meta_client.instant_content(requested))
@@ -127,10 +128,24 @@ def _restore(
             instants_to_rollback=[InstantInfo(i.timestamp, i.action.value) for i in reversed(undo)],
             savepoint_to_restore_timestamp=savepoint_time,
         )
-        requested = Instant(
-            new_instant_time(after=timeline.last_timestamp()), Action.RESTORE, State.REQUESTED
-        )
-        meta_client.save_instant(requested, plan.to_avro())
+        # Its time is claimed as a write's is (with concurrent writers, by a heartbeat), so
+        # that no writer starting in the same millisecond takes it for its own instant.
+        requested, heartbeat = failed_writes.start_instant(meta_client, Action.RESTORE,
+                                                           plan.to_avro())  # fmt: skip
+    try:
+        return _run_restore(meta_client, requested, plan, savepoint_time, started)
+    finally:
+        if heartbeat is not None:
+            heartbeat.stop()
+
+
+def _run_restore(
+    meta_client: HoodieTableMetaClient,
+    requested: Instant,
+    plan: RestorePlan,
+    savepoint_time: str,
+    started: float,
+) -> RestoreMetadata:
     inflight = meta_client.save_instant(requested.with_state(State.INFLIGHT))
     rollback = Rollback(meta_client)
     done: dict[str, list[RollbackMetadata]] = {}
