@@ -24,6 +24,7 @@ import logging
 import posixpath
 import time
 from dataclasses import dataclass
+from typing import Literal
 
 from ..archived_timeline import archived_instants
 from ..avro_metadata import (
@@ -382,9 +383,11 @@ class Rollback:
             )
             for uri in request.files_to_be_deleted:
                 relative = self.storage.relative(uri)
-                if not self._may_delete(relative, target.commit_time):
+                whose = self._log_file_of(relative, target.commit_time)
+                if whose == "another's":
                     continue
-                self.storage.delete(relative)
+                if whose != "gone":
+                    self.storage.delete(relative)
                 crash_point("rollback.file_deleted")
                 meta.success_delete_files.append(uri)
                 deleted += 1
@@ -403,14 +406,18 @@ class Rollback:
             instants_rollback=[target],
         )
 
-    def _may_delete(self, relative: str, target: str) -> bool:
-        """A log file is deleted only while it holds no other instant's blocks: a plan run
-        again after a crash may name a log file that a later write has since created under
-        the same name (the name was free once the first run deleted the file)."""
+    def _log_file_of(self, relative: str, target: str) -> Literal["target's", "gone", "another's"]:
+        """Whether a file a plan deletes may go: "target's" (or not a log file), "gone", or
+        "another's". A plan run again after a crash may name a log file its first run deleted
+        and a later write has since created under the freed name; that one stays. A gone one
+        is not deleted "again" either: that delete could take a file created just after the
+        look."""
         if parse_log_file_name(posixpath.basename(relative)) is None:
-            return True
+            return "target's"
         instants = self._block_instants(relative)
-        return instants is None or instants <= {target}
+        if instants is None:
+            return "gone"
+        return "target's" if instants <= {target} else "another's"
 
     def _append_rollback_block(self, relative: str, rollback_time: str, target: str) -> str:
         """A new log file version of the slice holding a command block retracting `target`."""

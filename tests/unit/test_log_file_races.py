@@ -150,3 +150,22 @@ def test_a_rollback_of_a_log_file_shared_with_other_instants_retracts_its_blocks
     written = list(metadata.partition_metadata["p"].rollback_log_files)
     assert [table.storage.relative(u) for u in written] == ["p/.f1_001.log.4_0-0-0"]
     assert _instants_in(table, "p/.f1_001.log.3_0-0-0") == {T9}
+
+
+def test_a_rollback_run_again_deletes_no_log_file_that_is_already_gone(tmp_path, monkeypatch):
+    """The first run deleted the file; the rerun does not delete it "again": a write could
+    create a file under the freed name between the rerun's look and its delete."""
+    table = _table(tmp_path)
+    WriteMarkers(table.storage, T3).create(LOG, IOType.APPEND)
+    _write_log_of(table, T3)
+    rollback = Rollback(table)
+    pending = Instant(T3, Action.DELTA_COMMIT, State.INFLIGHT)
+    table.save_instant(pending.with_state(State.REQUESTED))
+    table.save_instant(pending)
+    plan = rollback.plan(pending)
+    table.storage.delete(LOG)  # the first run's deletion, then the crash
+    deleted: list[str] = []
+    monkeypatch.setattr(table.storage, "delete", deleted.append)
+    metadata = rollback.undo(plan, T5, 0.0)
+    assert deleted == []
+    assert metadata.partition_metadata["p"].success_delete_files == [table.storage.uri(LOG)]
