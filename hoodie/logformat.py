@@ -435,6 +435,17 @@ def read_log_file(
         yield block
 
 
+def log_file_instants(storage: Storage, relative: str) -> set[str | None] | None:
+    """The instants whose blocks a log file holds (corrupt blocks, a torn write's, count for
+    none), or None when the file is gone: with concurrent writers the write that created it
+    may have been rolled back since it was listed."""
+    try:
+        blocks = list(read_log_file(storage, relative, include_corrupt=False))
+    except FileNotFoundError:
+        return None
+    return {b.instant_time for b in blocks}
+
+
 def _load(source: Any, path: str | None) -> bytes:
     if isinstance(source, Storage):
         if path is None:

@@ -36,7 +36,7 @@ from ..avro_metadata import (
 )
 from ..exceptions import HoodieError, TimelineError
 from ..faults import crash_point
-from ..logformat import read_log_file, rollback_command_block
+from ..logformat import log_file_instants, read_log_file, rollback_command_block
 from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata
@@ -52,6 +52,10 @@ from .failed_writes import FailedWritesPolicy
 from .heartbeat import heartbeat_path
 
 log = logging.getLogger(__name__)
+
+
+# Whose blocks a log file holds, against the instant being rolled back (`Rollback._holder`).
+_Holder = Literal["this", "shared", "others", "gone"]
 
 
 @dataclass(frozen=True)
@@ -252,15 +256,11 @@ class Rollback:
                 if self.storage.exists(relative):
                     undo.append(_Undo(partition, relative, delete=True))
                 continue
-            instants = self._block_instants(relative)
-            if instants is None:
-                continue
-            if instants <= {instant.timestamp}:
-                undo.append(_Undo(partition, relative, delete=True))
-            elif instant.timestamp in instants:
-                undo.append(_Undo(partition, relative, delete=False))
-            # Else another writer's log file: this write's marker names it because its create
-            # lost the race for the name (append_handle), and it is not this write's to undo.
+            holder = self._holder(relative, instant.timestamp)
+            if holder in ("this", "shared"):
+                undo.append(_Undo(partition, relative, delete=holder == "this"))
+            # "others": this write's marker names another writer's log file because its
+            # create lost the race for the name (append_handle); not this write's to undo.
         return undo
 
     def _metadata_bytes(self, instant: Instant) -> bytes:
@@ -297,15 +297,17 @@ class Rollback:
                 found.append(info.relative_path)
         return found
 
-    def _block_instants(self, relative: str) -> set[str | None] | None:
-        """The instants whose blocks a log file holds (none for a torn file: its blocks are
-        corrupt), or None when the file is gone (another rollback of the same write, or of
-        the write that created it, deleted it meanwhile)."""
-        try:
-            blocks = list(read_log_file(self.storage, relative, include_corrupt=False))
-        except FileNotFoundError:
-            return None
-        return {b.instant_time for b in blocks}
+    def _holder(self, relative: str, instant_time: str) -> _Holder:
+        """Whose blocks a log file holds: only `instant_time`'s ("this"; also a torn file,
+        whose blocks are corrupt), its and others' ("shared"), only others' ("others"), or
+        "gone" (deleted meanwhile, by another rollback of the same write or of the write that
+        created it)."""
+        instants = log_file_instants(self.storage, relative)
+        if instants is None:
+            return "gone"
+        if instants <= {instant_time}:
+            return "this"
+        return "shared" if instant_time in instants else "others"
 
     def _requests(self, undo: list[_Undo]) -> list[RollbackRequest]:
         """Hudi's request shapes: each request either deletes files or retracts log blocks.
@@ -383,10 +385,18 @@ class Rollback:
             )
             for uri in request.files_to_be_deleted:
                 relative = self.storage.relative(uri)
-                whose = self._log_file_of(relative, target.commit_time)
-                if whose == "another's":
+                # A plan run again after a crash may name a log file its first run deleted
+                # and a later write has since created under the freed name: that one stays.
+                # A gone one is not deleted "again" either: the delete could take a file
+                # created just after the look.
+                holder = (
+                    self._holder(relative, target.commit_time)
+                    if parse_log_file_name(posixpath.basename(relative)) is not None
+                    else "this"
+                )
+                if holder in ("shared", "others"):
                     continue
-                if whose != "gone":
+                if holder == "this":
                     self.storage.delete(relative)
                 crash_point("rollback.file_deleted")
                 meta.success_delete_files.append(uri)
@@ -405,19 +415,6 @@ class Rollback:
             partition_metadata=partitions,
             instants_rollback=[target],
         )
-
-    def _log_file_of(self, relative: str, target: str) -> Literal["target's", "gone", "another's"]:
-        """Whether a file a plan deletes may go: "target's" (or not a log file), "gone", or
-        "another's". A plan run again after a crash may name a log file its first run deleted
-        and a later write has since created under the freed name; that one stays. A gone one
-        is not deleted "again" either: that delete could take a file created just after the
-        look."""
-        if parse_log_file_name(posixpath.basename(relative)) is None:
-            return "target's"
-        instants = self._block_instants(relative)
-        if instants is None:
-            return "gone"
-        return "target's" if instants <= {target} else "another's"
 
     def _append_rollback_block(self, relative: str, rollback_time: str, target: str) -> str:
         """A new log file version of the slice holding a command block retracting `target`."""

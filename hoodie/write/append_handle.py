@@ -27,8 +27,8 @@ from ..logformat import (
     DeleteRecord,
     add_meta_fields,
     delete_block,
+    log_file_instants,
     parquet_data_block,
-    read_log_file,
 )
 from ..markers import IOType, WriteMarkers
 from ..metadata import WriteStat
@@ -172,12 +172,11 @@ class AppendHandle:
     def _writer_of(self, relative: str) -> str | None:
         """The instant whose blocks a log file holds (created whole: never half written), or
         None when the file is gone: its write was rolled back."""
-        try:
-            blocks = list(read_log_file(self.storage, relative))
-        except FileNotFoundError:
+        instants = log_file_instants(self.storage, relative)
+        if instants is None:
             return None
-        instants = {b.instant_time for b in blocks if b.instant_time is not None}
-        return " ".join(f"{i} (deltacommit)" for i in sorted(instants)) or "a write"
+        named = sorted(i for i in instants if i is not None)
+        return " ".join(f"{i} (deltacommit)" for i in named) or "a write"
 
     def _delete_block(self, deletes: pa.Table, avro_schema: str) -> bytes:
         keys = deletes.column(RECORD_KEY).to_pylist()
