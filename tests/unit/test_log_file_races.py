@@ -10,7 +10,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from hoodie.avro_metadata import RollbackMetadata
+from hoodie.avro_metadata import RollbackMetadata, RollbackPlan
 from hoodie.exceptions import ConcurrentWriteConflict
 from hoodie.index.placement import FileGroupTarget
 from hoodie.logformat import DeleteRecord, delete_block, read_log_file
@@ -94,11 +94,24 @@ def test_a_name_freed_by_the_winners_rollback_is_taken(tmp_path, monkeypatch):
     assert _instants_in(table) == {T3}
 
 
-def _rollback_of(table: HoodieTableMetaClient, instant: str) -> RollbackMetadata:
+def _inflight(table: HoodieTableMetaClient, instant: str) -> Instant:
     pending = Instant(instant, Action.DELTA_COMMIT, State.INFLIGHT)
     table.save_instant(pending.with_state(State.REQUESTED))
-    table.save_instant(pending)
-    return Rollback(table).rollback(pending)
+    return table.save_instant(pending)
+
+
+def _rollback_of(table: HoodieTableMetaClient, instant: str) -> RollbackMetadata:
+    return Rollback(table).rollback(_inflight(table, instant))
+
+
+def _plan_then_crash(table: HoodieTableMetaClient) -> tuple[Rollback, RollbackPlan]:
+    """A rollback of T3, which wrote LOG, planned; its run deleted LOG, then crashed."""
+    WriteMarkers(table.storage, T3).create(LOG, IOType.APPEND)
+    _write_log_of(table, T3)
+    rollback = Rollback(table)
+    plan = rollback.plan(_inflight(table, T3))
+    table.storage.delete(LOG)
+    return rollback, plan
 
 
 def test_rolling_back_the_loser_leaves_the_winners_log_file_alone(tmp_path):
@@ -124,14 +137,7 @@ def test_a_rollback_run_again_keeps_a_log_file_another_write_took_the_name_of(tm
     another write created a log file under the freed name. Running the plan again (as the next
     writer does) deletes nothing of the other write."""
     table = _table(tmp_path)
-    WriteMarkers(table.storage, T3).create(LOG, IOType.APPEND)
-    _write_log_of(table, T3)
-    rollback = Rollback(table)
-    pending = Instant(T3, Action.DELTA_COMMIT, State.INFLIGHT)
-    table.save_instant(pending.with_state(State.REQUESTED))
-    table.save_instant(pending)
-    plan = rollback.plan(pending)
-    table.storage.delete(LOG)  # the first run's deletion, then the crash
+    rollback, plan = _plan_then_crash(table)
     _write_log_of(table, T4)  # another write takes the name
     rollback.undo(plan, T5, 0.0)
     assert _instants_in(table) == {T4}
@@ -156,14 +162,7 @@ def test_a_rollback_run_again_deletes_no_log_file_that_is_already_gone(tmp_path,
     """The first run deleted the file; the rerun does not delete it "again": a write could
     create a file under the freed name between the rerun's look and its delete."""
     table = _table(tmp_path)
-    WriteMarkers(table.storage, T3).create(LOG, IOType.APPEND)
-    _write_log_of(table, T3)
-    rollback = Rollback(table)
-    pending = Instant(T3, Action.DELTA_COMMIT, State.INFLIGHT)
-    table.save_instant(pending.with_state(State.REQUESTED))
-    table.save_instant(pending)
-    plan = rollback.plan(pending)
-    table.storage.delete(LOG)  # the first run's deletion, then the crash
+    rollback, plan = _plan_then_crash(table)
     deleted: list[str] = []
     monkeypatch.setattr(table.storage, "delete", deleted.append)
     metadata = rollback.undo(plan, T5, 0.0)
