@@ -33,6 +33,7 @@ TASK_ERRORS: dict[str, type[HoodieError]] = {
         exceptions.SchemaError,
         exceptions.ColumnTypeError,
         exceptions.NullRecordKeyError,
+        exceptions.PartitionPathError,
         exceptions.ConcurrentWriteConflict,
         exceptions.InvalidConfigError,
         exceptions.TableIdentityError,
