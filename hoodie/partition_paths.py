@@ -24,12 +24,19 @@ encode what Hudi leaves as is and would escape or hide the row: a value `.` or `
 values differ from Hudi's encoding, so a table Hudi wrote keeps its partitions. Readers
 unescape `%XX` (`unescape_path_name`). A value longer than 255 bytes once encoded is refused
 even so. `__HIVE_DEFAULT_PARTITION__` stands for a null or empty value, as in Hudi.
+
+The same rules hold for the data files the table's metadata names (`check_data_file`: write
+stats, compaction, clean and rollback plans): a crafted plan naming `../../x` or
+`.hoodie/hoodie.properties` is refused before anything is read or deleted. Below all of them,
+`Storage.inside` refuses any path leaving the base path.
 """
 
 from __future__ import annotations
 
 import json
 import re
+
+from .exceptions import UnsafePathError
 
 MAX_SEGMENT_BYTES = 255
 METADATA_FOLDER_PREFIX = ".hoodie"
@@ -115,3 +122,33 @@ def refusal(table_name: str, fields: tuple[str, ...]) -> tuple[str, str]:
 def refusal_message(table_name: str, fields: tuple[str, ...], path: str, reason: str) -> str:
     before, after = refusal(table_name, fields)
     return f"{before}{shown(path)}, which {reason}{after}"
+
+
+def data_file_problem(relative: str) -> str | None:
+    """Why `relative` cannot be a data file of the table (a file in a partition folder that
+    obeys `problem`, or at the top of a non-partitioned table), or None."""
+    if relative.startswith("/"):
+        return ABSOLUTE
+    partition, _, name = relative.rpartition("/")
+    if partition and (reason := problem(partition)) is not None:
+        return f"its partition path {reason}"
+    if name in ("", ".", "..") or _CONTROL.search(name):
+        return "is not a file name"
+    if not partition and name.startswith(METADATA_FOLDER_PREFIX):
+        return METADATA_FOLDER
+    return None
+
+
+def check_data_file(table: str, source: str, relative: str) -> str:
+    """`relative`, a data file `source` (a plan, commit metadata) names; `UnsafePathError`
+    naming the table (`table`: `'name'` or `at <uri>`), the source and the file when it
+    cannot be one."""
+    reason = data_file_problem(relative)
+    if reason is not None:
+        raise UnsafePathError(
+            f"table {table}: {source} names the data file {shown(relative)}, which "
+            f"{reason}; nothing was read, written or deleted. The table's metadata was "
+            "altered: restore the table from a copy, or remove that instant's files from the "
+            "timeline by hand"
+        )
+    return relative

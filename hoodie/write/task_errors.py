@@ -34,6 +34,7 @@ TASK_ERRORS: dict[str, type[HoodieError]] = {
         exceptions.ColumnTypeError,
         exceptions.NullRecordKeyError,
         exceptions.PartitionPathError,
+        exceptions.UnsafePathError,
         exceptions.ConcurrentWriteConflict,
         exceptions.InvalidConfigError,
         exceptions.TableIdentityError,
