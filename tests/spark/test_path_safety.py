@@ -21,13 +21,14 @@ import posixpath
 
 import hudi
 import pyarrow as pa
+import pyarrow.parquet  # noqa: F401  (pa.parquet)
 import pytest
 from _spark_helpers import all_files, id_dt_ts_config
 from pyspark.sql import functions as F
 from rs_compare import assert_same_rows, read_ours
 
 from hoodie import HoodieTable, partition_paths
-from hoodie.exceptions import PartitionPathError, UnsafePathError
+from hoodie.exceptions import HoodieError, PartitionPathError, UnsafePathError
 from hoodie.keygen import escape_path_name, partition_path_problem, shown
 
 pytestmark = pytest.mark.spark
@@ -284,3 +285,36 @@ def test_compaction_refuses_a_plan_naming_files_elsewhere(spark, tmp_path):
         table.compact(spark)
     _untouched(tmp_path, before, caught)
     assert "compaction plan" in str(caught.value)
+
+
+def test_reads_ignore_commit_metadata_naming_files_elsewhere(spark, tmp_path):
+    """Readers take files from the table's folders, never from paths the commit metadata
+    names: a commit naming a file beside the table (a base file of the same file group, with
+    other rows) changes no snapshot or incremental read."""
+    from hoodie.timeline import State
+
+    table, path = _crafted(spark, tmp_path, "COPY_ON_WRITE")
+    expected = sorted((r["id"], r["name"]) for r in read_ours(spark, str(path)).to_pylist())
+    latest = table.timeline().completed.instants[-1]
+    commit_file = path / table.meta_client.layout.path(latest.with_state(State.COMPLETED))
+    data = json.loads(commit_file.read_text())
+    stat = data["partitionToWriteStats"]["2024-01-01"][0]
+    real = path / stat["path"]
+    planted = tmp_path / "schema" / real.name  # the same name, one folder above the table
+    rows = pa.parquet.read_table(real).to_pylist()
+    pa.parquet.write_table(pa.Table.from_pylist([{**r, "name": "planted"} for r in rows]), planted)
+    stat["path"] = f"../{real.name}"
+    data["partitionToWriteStats"]["../.."] = [{**stat, "partitionPath": "../.."}]
+    commit_file.write_text(json.dumps(data))
+    first = table.timeline().completed.instants[0].timestamp
+    incremental = {"hoodie.datasource.query.type": "incremental",
+                   "hoodie.datasource.read.begin.instanttime": first}  # fmt: skip
+    for options in ({}, incremental):
+        try:
+            got = sorted(
+                (r["id"], r["name"]) for r in read_ours(spark, str(path), **options).to_pylist()
+            )
+        except HoodieError as error:  # refusing the table is as good
+            assert "orders" in str(error) or "schema/t" in str(error), error
+            continue
+        assert got == expected if not options else "planted" not in {n for _, n in got}
