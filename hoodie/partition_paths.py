@@ -111,7 +111,8 @@ def refusal(table_name: str, fields: tuple[str, ...]) -> tuple[str, str]:
     (before, after); `after` follows the reason."""
     columns = ", ".join(fields)
     noun = "column" if len(fields) == 1 else "columns"
-    before = f"table '{table_name}': partition {noun} {columns} give(s) the partition path "
+    verb = "gives" if len(fields) == 1 else "give"
+    before = f"table '{table_name}': partition {noun} {columns} {verb} the partition path "
     after = (
         "; nothing was written. Clean the column's values, or create the table with "
         "hoodie.datasource.write.partitionpath.urlencode=true, which encodes them"

@@ -251,6 +251,23 @@ def test_rollback_refuses_commit_metadata_naming_files_elsewhere(spark, tmp_path
     _untouched(tmp_path, before, caught)
 
 
+def test_rollback_refuses_a_marker_naming_the_tables_metadata(spark, tmp_path):
+    """A marker of the latest commit names `.hoodie/hoodie.properties` as a file the commit
+    created: rolling the commit back deletes nothing."""
+    table, path = _crafted(spark, tmp_path, "COPY_ON_WRITE")
+    latest = table.timeline().completed.instants[-1].timestamp
+    marker = path / ".hoodie" / ".temp" / latest / ".hoodie" / "hoodie.properties.marker.CREATE"
+    marker.parent.mkdir(parents=True)
+    marker.write_bytes(b"")
+    before = tree(tmp_path)
+    with pytest.raises(UnsafePathError) as caught:
+        table.rollback()
+    _untouched(tmp_path, before, caught)
+    assert "'.hoodie/hoodie.properties'" in str(caught.value) or '".hoodie/hoodie.properties"' in (
+        str(caught.value)
+    )
+
+
 def test_clean_refuses_a_plan_naming_files_elsewhere(spark, tmp_path):
     from hoodie.avro_metadata import CleanerPlan, CleanFileInfo
     from hoodie.timeline import Action, Instant, State
