@@ -6,7 +6,7 @@ table's base path. A value must never choose a folder outside the table, inside 
 `.hoodie/` folder, or one that lists under another name. So a partition path is refused
 (`problem` says why) when it
 - holds a control character (U+0000 to U+001F, U+007F): NUL ends a path in the operating
-  system, a newline breaks readers that list files by line (hudi-rs);
+  system, a newline makes a table hudi-rs cannot open;
 - is absolute (starts with `/`), ends with `/`, or has an empty segment (`a//b`): the folder
   would list under another name than the `_hoodie_partition_path` the rows store, so the next
   upsert of a key would not find it and insert it again;
