@@ -184,20 +184,6 @@ def test_safe_values_are_written_as_they_are(spark, tmp_path):
     assert (tmp_path / "schema" / "t" / "2024" / "01" / "31").is_dir()
 
 
-def test_a_refused_value_does_not_stop_later_writes(spark, tmp_path):
-    """After a refusal the table takes the cleaned batch as if nothing had happened."""
-    path = tmp_path / "t"
-    cfg = id_dt_ts_config("orders", "COPY_ON_WRITE", NO_SERVICES)
-    table = HoodieTable.for_write(str(path), cfg)
-    table.upsert(spark.createDataFrame([(1, "a", "2024-01-01", 1)], ROWS), cfg)
-    with pytest.raises(PartitionPathError):
-        table.upsert(spark.createDataFrame([(2, "b", "..", 1)], ROWS), cfg)
-    table.upsert(spark.createDataFrame([(2, "b", "2024-01-02", 1)], ROWS), cfg)
-    assert sorted(r["id"] for r in read_ours(spark, str(path)).to_pylist()) == [1, 2]
-    with pytest.raises(UnsafePathError):
-        table.storage.read_bytes("../t/.hoodie/hoodie.properties")
-
-
 # -- crafted tables: metadata naming files outside the table -----------------------------------
 V6 = {"hoodie.write.table.version": "6", **NO_SERVICES}
 
