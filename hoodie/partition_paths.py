@@ -114,8 +114,9 @@ def refusal(table_name: str, fields: tuple[str, ...]) -> tuple[str, str]:
     verb = "gives" if len(fields) == 1 else "give"
     before = f"table '{table_name}': partition {noun} {columns} {verb} the partition path "
     after = (
-        "; nothing was written. Clean the column's values, or create the table with "
-        "hoodie.datasource.write.partitionpath.urlencode=true, which encodes them"
+        "; nothing was written. Clean the values, or write the table with "
+        "hoodie.datasource.write.partitionpath.urlencode=true, which escapes them (a table "
+        "written without it is rebuilt: an overwrite, in dbt --full-refresh)"
     )
     return before, after
 

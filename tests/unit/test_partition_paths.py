@@ -151,3 +151,17 @@ def test_storage_relative_refuses_uris_outside_the_base_path(tmp_path):
         storage.relative("p/../../x.parquet")
     assert storage.relative(f"file:{tmp_path}/t/p/a.parquet") == "p/a.parquet"
     assert storage.relative("p/a.parquet") == "p/a.parquet"
+
+
+def test_urlencode_is_part_of_the_tables_identity():
+    """A write asking another urlencode than the table's would put keys in other folders:
+    it is an identity change (refused; an overwrite rebuilds), not silently ignored."""
+    from hoodie.meta_client import identity_changes
+    from hoodie.properties import TableProperties
+
+    stored = TableProperties("t", "COPY_ON_WRITE", ("id",), ("dt",))
+    wanted = TableProperties("t", "COPY_ON_WRITE", ("id",), ("dt",), url_encode_partition_path=True)
+    (change,) = identity_changes(stored, wanted)
+    assert change.setting == "hoodie.datasource.write.partitionpath.urlencode"
+    assert (change.stored, change.wanted) == (False, True)
+    assert identity_changes(wanted, wanted) == []
