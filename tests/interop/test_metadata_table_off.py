@@ -23,6 +23,7 @@ action turns it off.
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import shutil
@@ -30,9 +31,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
-from rs_compare import assert_same_rows, read_ours, read_theirs
+from rs_compare import assert_same_rows, read_ours, read_theirs, rows_of
 from sample_tables import ROOT as SHARED_ROOT
 from sample_tables import unzip
 
@@ -109,7 +109,8 @@ class Trips:
         if "v6" in zip_path.name:
             _add_v6_metadata_table(self.path)
         # What Apache Hudi left, to put back before an action that follows our own.
-        self.listed = {k: _stored(self.path).get(k, "") for k in LISTED}
+        self.stored = _stored(self.path)
+        self.listed = {k: self.stored.get(k, "") for k in LISTED}
         self.saved = tmp / "metadata-table"
         shutil.copytree(Path(self.path, FOLDER), self.saved)
         self.table = HoodieTable.open(self.path)
@@ -117,6 +118,12 @@ class Trips:
             self.table.name, "uuid", "city", "ts", table_type=props.MERGE_ON_READ,
             hive_style_partitioning=True, options=QUIET,
         )  # fmt: skip
+
+    def at(self, path: str) -> Trips:
+        """This table's copy at `path` (a crash's snapshot)."""
+        other = copy.copy(self)
+        other.path, other.table = path, HoodieTable.open(path)
+        return other
 
     def put_back_metadata_table(self) -> None:
         shutil.rmtree(Path(self.path, FOLDER), ignore_errors=True)
@@ -137,8 +144,11 @@ class Trips:
         self.table.upsert(self.batch(rows), self.config)
 
     def assert_turned_off(self) -> None:
+        """The partitions cleared, every other key of Apache Hudi's kept; the folder gone."""
         stored = _stored(self.path)
         assert all(not stored.get(k) for k in LISTED), stored
+        others = {k: v for k, v in self.stored.items() if k not in LISTED}
+        assert {k: v for k, v in stored.items() if k not in LISTED} == others
         assert not Path(self.path, FOLDER).exists()
         assert not Path(self.path, ".hoodie/hoodie.properties.backup").exists()
 
@@ -214,3 +224,53 @@ def test_compaction_clean_rollback_and_restore_each_turn_it_off(trips):
     trips.table.restore(trips.table.savepoints()[0], trips.config)
     trips.assert_turned_off()
     assert trips.fares() == savepointed
+
+
+def test_our_reader_never_uses_the_metadata_table(trips, tmp_path):
+    """The property without the folder, and the folder without the property: our reader lists
+    storage either way (hudi-rs, given the property, would look for the folder)."""
+    expected = trips.rows()  # both readers, the metadata table intact
+    shutil.rmtree(Path(trips.path, FOLDER))
+    ours = read_ours(trips.spark, trips.path)
+    assert rows_of(ours, list(expected[0]), "_hoodie_record_key") == expected
+    trips.put_back_metadata_table()
+    _set_properties(trips.path, {k: "" for k in LISTED})
+    assert trips.rows() == expected
+
+
+def test_hoodie_metadata_enable_true_is_refused_naming_the_option():
+    with pytest.raises(InvalidConfigError, match=r"'hoodie\.metadata\.enable'=true"):
+        WriteConfig.build("t", "id", options={"hoodie.metadata.enable": "true"})
+    assert WriteConfig.build("t", "id", options={"hoodie.metadata.enable": "false"})
+
+
+def test_a_crash_between_the_property_and_the_folder_reads_right_and_the_next_action_ends_it(
+    spark, tmp_path, caplog
+):
+    """A savepoint (no Spark job: a quick child process) copies the table at every crash point
+    it passes: the `hoodie.properties` rewrite's two and ours between property and folder. Each
+    copy is read right by both readers; the next action on the last one deletes the folder."""
+    register(spark)
+    trips = Trips(spark, V8_TRIPS, tmp_path / "table")
+    expected = trips.rows()
+    snapshots = tmp_path / "snapshots"
+    snapshots.mkdir()
+    env = {**os.environ, SNAPSHOT_TO: str(snapshots), SNAPSHOT_OF: trips.path}
+    env.pop(CRASH_AT, None)
+    code = f"from hoodie import HoodieTable; HoodieTable.open({trips.path!r}).savepoint()"
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
+    points = ["properties.backed_up", "properties.written", "metadata_table.property_cleared"]
+    assert set(points) <= {p.name for p in snapshots.iterdir()}
+    for point in points:
+        copy = str(snapshots / point / "table")
+        ours = read_ours(spark, copy)
+        theirs = read_theirs(hudi.HudiTable(copy))
+        assert assert_same_rows(point, "_hoodie_record_key", ours, theirs) == expected, point
+    crashed = trips.at(str(snapshots / "metadata_table.property_cleared" / "table"))
+    assert Path(crashed.path, FOLDER).exists()
+    assert all(not _stored(crashed.path).get(k) for k in LISTED)
+    with caplog.at_level(logging.INFO, logger="hoodie.transaction.metadata_table"):
+        crashed.table.savepoint()
+    crashed.assert_turned_off()
+    assert any("stopped before deleting the folder" in r.getMessage() for r in caplog.records)
+    assert crashed.rows() == expected
