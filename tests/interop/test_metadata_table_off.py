@@ -41,6 +41,7 @@ from hoodie import properties as props
 from hoodie.exceptions import InvalidConfigError
 from hoodie.faults import CRASH_AT, SNAPSHOT_OF, SNAPSHOT_TO
 from hoodie.read.datasource import register
+from hoodie.table_services.archival import archive
 
 hudi = pytest.importorskip("hudi")
 
@@ -48,6 +49,7 @@ pytestmark = pytest.mark.spark
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hudi-rs"
 V8_TRIPS = FIXTURES / "quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip"
+V6_COW = SHARED_ROOT / "sample_table/cow/v6_simplekeygen_nonhivestyle.zip"
 V6_TRIPS = SHARED_ROOT / "quickstart_trips_table/mor/avro/v6_trips_8i1u.zip"
 PROPERTIES = ".hoodie/hoodie.properties"
 FOLDER = ".hoodie/metadata"
@@ -100,13 +102,13 @@ def _add_v6_metadata_table(path: str) -> None:
                            props.METADATA_PARTITIONS_INFLIGHT: ""})  # fmt: skip
 
 
-class Trips:
+class TableCopy:
     """A copy of a trips table with a metadata table, and how to write it and check it."""
 
     def __init__(self, spark, zip_path: Path, tmp: Path):
         self.spark = spark
         self.path = str(unzip(zip_path, tmp))
-        if "v6" in zip_path.name:
+        if zip_path.name.startswith("v6"):
             _add_v6_metadata_table(self.path)
         # What Apache Hudi left, to put back before an action that follows our own.
         self.stored = _stored(self.path)
@@ -119,7 +121,7 @@ class Trips:
             hive_style_partitioning=True, options=QUIET,
         )  # fmt: skip
 
-    def at(self, path: str) -> Trips:
+    def at(self, path: str) -> TableCopy:
         """This table's copy at `path` (a crash's snapshot)."""
         other = copy.copy(self)
         other.path, other.table = path, HoodieTable.open(path)
@@ -143,12 +145,13 @@ class Trips:
                 (ts, f"new-{n}", f"rider-{n}", "driver-Z", fare, f"lisbon_{n}")]  # fmt: skip
         self.table.upsert(self.batch(rows), self.config)
 
-    def assert_turned_off(self) -> None:
+    def assert_turned_off(self, others_kept: bool = True) -> None:
         """The partitions cleared, every other key of Apache Hudi's kept; the folder gone."""
         stored = _stored(self.path)
         assert all(not stored.get(k) for k in LISTED), stored
         others = {k: v for k, v in self.stored.items() if k not in LISTED}
-        assert {k: v for k, v in stored.items() if k not in LISTED} == others
+        if others_kept:
+            assert {k: v for k, v in stored.items() if k not in LISTED} == others
         assert not Path(self.path, FOLDER).exists()
         assert not Path(self.path, ".hoodie/hoodie.properties.backup").exists()
 
@@ -163,9 +166,9 @@ class Trips:
 
 
 @pytest.fixture(params=[V8_TRIPS, V6_TRIPS], ids=["v8", "v6"])
-def trips(request, spark, tmp_path) -> Trips:
+def trips(request, spark, tmp_path) -> TableCopy:
     register(spark)
-    return Trips(spark, request.param, tmp_path)
+    return TableCopy(spark, request.param, tmp_path)
 
 
 def test_an_upsert_turns_the_metadata_table_off_and_both_readers_see_it(trips, caplog):
@@ -251,7 +254,7 @@ def test_a_crash_between_the_property_and_the_folder_reads_right_and_the_next_ac
     it passes: the `hoodie.properties` rewrite's two and ours between property and folder. Each
     copy is read right by both readers; the next action on the last one deletes the folder."""
     register(spark)
-    trips = Trips(spark, V8_TRIPS, tmp_path / "table")
+    trips = TableCopy(spark, V8_TRIPS, tmp_path / "table")
     expected = trips.rows()
     snapshots = tmp_path / "snapshots"
     snapshots.mkdir()
@@ -274,3 +277,24 @@ def test_a_crash_between_the_property_and_the_folder_reads_right_and_the_next_ac
     crashed.assert_turned_off()
     assert any("stopped before deleting the folder" in r.getMessage() for r in caplog.records)
     assert crashed.rows() == expected
+
+
+def test_archival_turns_it_off(spark, tmp_path):
+    register(spark)
+    trips = TableCopy(spark, V8_TRIPS, tmp_path)
+    expected = trips.rows()
+    assert archive(trips.table.meta_client, keep_min=1, keep_max=2, max_delta_commits=None)
+    trips.assert_turned_off()
+    assert trips.rows() == expected
+
+
+def test_the_upgrade_to_version_8_lists_no_metadata_table(spark, tmp_path):
+    """hudi-rs reads metadata tables of version 8 tables: had the upgraded `hoodie.properties`
+    kept listing the version 6 one, it would read through it."""
+    register(spark)
+    table = TableCopy(spark, V6_COW, tmp_path)
+    expected = table.rows()
+    table.table.upgrade()
+    assert _stored(table.path)[props.TABLE_VERSION] == "8"
+    table.assert_turned_off(others_kept=False)
+    assert table.rows() == expected
