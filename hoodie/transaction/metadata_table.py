@@ -43,10 +43,12 @@ def turn_off_metadata_table(meta_client: HoodieTableMetaClient, action: str) -> 
     folder = storage.exists(METADATA_TABLE_FOLDER)
     if listed:
         log.info(
-            "table '%s': clearing hoodie.table.metadata.partitions (%s) and deleting %s before "
-            "this %s, as Apache Hudi does with hoodie.metadata.enable=false: dbt-hoodie does not "
-            "maintain the metadata table yet, and readers list the table's files without it",
-            meta_client.name, ",".join(listed), METADATA_TABLE_FOLDER, action,
+            "table '%s': clearing hoodie.table.metadata.partitions (%s) and deleting %s%s "
+            "before this %s, as Apache Hudi does with hoodie.metadata.enable=false: dbt-hoodie "
+            "does not maintain the metadata table yet, and readers list the table's files "
+            "without it",
+            meta_client.name, ",".join(listed), METADATA_TABLE_FOLDER,
+            "" if folder else " (already gone)", action,
         )  # fmt: skip
     elif folder:
         log.info(

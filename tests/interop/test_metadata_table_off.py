@@ -42,6 +42,7 @@ from hoodie.exceptions import InvalidConfigError
 from hoodie.faults import CRASH_AT, SNAPSHOT_OF, SNAPSHOT_TO
 from hoodie.read.datasource import register
 from hoodie.table_services.archival import archive
+from hoodie.transaction.metadata_table import turn_off_metadata_table
 
 hudi = pytest.importorskip("hudi")
 
@@ -298,3 +299,15 @@ def test_the_upgrade_to_version_8_lists_no_metadata_table(spark, tmp_path):
     assert _stored(table.path)[props.TABLE_VERSION] == "8"
     table.assert_turned_off(others_kept=False)
     assert table.rows() == expected
+
+
+def test_a_listed_metadata_table_without_its_folder_is_cleared_too(tmp_path, caplog):
+    path = str(unzip(V8_TRIPS, tmp_path))
+    shutil.rmtree(Path(path, FOLDER))
+    table = HoodieTable.open(path)
+    with caplog.at_level(logging.INFO, logger="hoodie.transaction.metadata_table"):
+        turn_off_metadata_table(table.meta_client, "test")
+    assert all(not _stored(path).get(k) for k in LISTED)
+    assert not table.meta_client.properties.extra.get(props.METADATA_PARTITIONS)
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert "(already gone)" in said and "files" in said
