@@ -41,6 +41,7 @@ from hoodie import properties as props
 from hoodie.exceptions import InvalidConfigError
 from hoodie.faults import CRASH_AT, SNAPSHOT_OF, SNAPSHOT_TO
 from hoodie.read.datasource import register
+from hoodie.read.options import ReadOptions
 from hoodie.table_services.archival import archive
 from hoodie.transaction.metadata_table import turn_off_metadata_table
 
@@ -235,7 +236,7 @@ def test_our_reader_never_uses_the_metadata_table(trips, tmp_path):
     storage either way (hudi-rs, given the property, would look for the folder)."""
     expected = trips.rows()  # both readers, the metadata table intact
     shutil.rmtree(Path(trips.path, FOLDER))
-    ours = read_ours(trips.spark, trips.path)
+    ours = read_ours(trips.spark, trips.path, **{"hoodie.metadata.enable": "false"})
     assert rows_of(ours, list(expected[0]), "_hoodie_record_key") == expected
     trips.put_back_metadata_table()
     _set_properties(trips.path, {k: "" for k in LISTED})
@@ -246,6 +247,9 @@ def test_hoodie_metadata_enable_true_is_refused_naming_the_option():
     with pytest.raises(InvalidConfigError, match=r"'hoodie\.metadata\.enable'=true"):
         WriteConfig.build("t", "id", options={"hoodie.metadata.enable": "true"})
     assert WriteConfig.build("t", "id", options={"hoodie.metadata.enable": "false"})
+    with pytest.raises(InvalidConfigError, match=r"'hoodie\.metadata\.enable'='true'"):
+        ReadOptions.parse({"hoodie.metadata.enable": "true"})
+    assert ReadOptions.parse({"hoodie.metadata.enable": "False"})
 
 
 def test_a_crash_between_the_property_and_the_folder_reads_right_and_the_next_action_ends_it(
