@@ -1,8 +1,9 @@
 """A table's Apache Hudi metadata table, turned off before any action of ours changes the table.
 
 Apache Hudi 1.x writes a metadata table by default (`.hoodie/metadata`, announced by
-`hoodie.table.metadata.partitions=files,...` in `hoodie.properties`), and its readers, hudi-rs,
-Trino and Athena then list a table's files through it instead of listing storage. dbt-hoodie
+`hoodie.table.metadata.partitions=files,...` in `hoodie.properties`), and its readers (Apache
+Hudi's own, hudi-rs; Trino and Athena where configured to) then list a table's files through it
+instead of listing storage. dbt-hoodie
 does not maintain it yet, so a file we write, compact, clean or roll back would be missing from
 it (or still listed in it): every reader trusting it would read wrong rows. So each action of
 ours that changes the table does first what Apache Hudi does for a writer running with
@@ -34,8 +35,9 @@ def turn_off_metadata_table(meta_client: HoodieTableMetaClient, action: str) -> 
     """Before `action` (a write, compaction, clean, rollback, ...) changes the table: clear the
     metadata table's partitions in `hoodie.properties`, then delete `.hoodie/metadata`. Nothing
     is done (one read of `hoodie.properties`, one look for the folder) where there is none.
-    With concurrent writers the caller holds the table lock where it has one; two writers
-    doing this at once write the same file and delete the same folder."""
+    It needs no table lock: writers doing this at once write the same file (each through the
+    backup protocol, each rewrite whole) and delete the same folder, and the one other rewrite
+    of `hoodie.properties`, an upgrade, refuses to run while any instant is pending."""
     listed = meta_client.clear_metadata_partitions()
     if listed:
         crash_point("metadata_table.property_cleared")
