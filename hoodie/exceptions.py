@@ -79,6 +79,15 @@ class DuplicateColumnError(SchemaError):
     """Two incoming columns have the same name, ignoring case; readers could not tell them apart."""
 
 
+class MetaColumnError(SchemaError):
+    """A user column named like one of Hudi's meta columns, which the writer fills in itself.
+    Raised before anything is written."""
+
+    def __init__(self, message: str, column: str = ""):
+        super().__init__(message)
+        self.column = column
+
+
 class ColumnTypeError(SchemaError):
     """A column's type cannot serve its role (record key, partition, precombine,
     `_hoodie_is_deleted`) or cannot be stored at all. Raised before anything is written."""
