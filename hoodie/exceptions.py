@@ -115,6 +115,22 @@ class CommitError(HoodieError):
     """A write could not be completed; the instant stays inflight and readers ignore it."""
 
 
+class TaskFailedError(CommitError):
+    """Spark work of an action failed for a reason that is none of the core's errors (a file
+    system refusing a path, a worker running out of memory, ...); the action was undone. The
+    message names the cause in one line; `detail` keeps Spark's whole error (the Python and
+    Java tracebacks) for a debug log."""
+
+    def __init__(
+        self, message: str, table: str = "", instant: str = "", cause: str = "", detail: str = ""
+    ):
+        super().__init__(message)
+        self.table = table
+        self.instant = instant
+        self.cause = cause
+        self.detail = detail
+
+
 class ConcurrentWriteConflict(CommitError):
     """Another writer committed changes to the same file groups first; this write was undone."""
 
