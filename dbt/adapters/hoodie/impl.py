@@ -108,7 +108,8 @@ class CatalogDocs:
 class HoodieConfig(SparkConfig):
     """The model configs the lake materializations read, besides dbt-spark's (`options`,
     `location_root`, `partition_by`, ...). Aliases (`unique_key`, `partition_by`, Hudi's
-    `hoodie.datasource.write.*` keys in `options`) are resolved by `model_config`."""
+    `hoodie.datasource.write.*` keys in `options`) are resolved by `model_config`; every other
+    key of a lake model's config is honoured, refused or warned about by `config_keys`."""
 
     record_key: str | list[str] | None = None
     partition_path: str | list[str] | None = None
