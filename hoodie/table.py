@@ -77,7 +77,7 @@ def _top_level(storage: Storage) -> dict[str, bool]:
 class HoodieTable:
     def __init__(self, meta_client: HoodieTableMetaClient):
         self.meta_client = meta_client
-        # Set by `for_write` when it created the table, until the first write ends.
+        # Set by `for_write` when it created the table to be removed if the first write fails.
         self.created_over: FolderBefore | None = None
 
     def __repr__(self) -> str:
@@ -111,13 +111,20 @@ class HoodieTable:
 
     @classmethod
     def for_write(
-        cls, base_uri: str, config: WriteConfig, storage_options: Mapping[str, str] | None = None
+        cls,
+        base_uri: str,
+        config: WriteConfig,
+        storage_options: Mapping[str, str] | None = None,
+        *,
+        remove_if_first_write_fails: bool = False,
     ) -> HoodieTable:
         """Open the table at `base_uri`, creating it from the config when there is none.
 
-        A table created here is taken away again when this object's first write fails before
-        its first commit (a refused batch, a bad partition value, a failed task): the folder
-        is left as it was found (removed if it was not there)."""
+        With `remove_if_first_write_fails` (what dbt runs ask), a table created here is taken
+        away again when this object's first write fails before its first commit (a refused
+        batch, a bad partition value, a failed task): the folder is left as it was found
+        (removed if it was not there), so a corrected run starts from no table. Otherwise it
+        stays, empty, for the caller to write again."""
         properties = table_properties_for(config)
         if HoodieTableMetaClient.exists(base_uri, storage_options):
             return cls.open(base_uri, storage_options)
@@ -126,7 +133,8 @@ class HoodieTable:
             table = cls(HoodieTableMetaClient.create(base_uri, properties, storage_options))
         except TableExistsError:  # a concurrent writer's first write created it just now
             return cls.open(base_uri, storage_options)
-        table.created_over = before
+        if remove_if_first_write_fails:
+            table.created_over = before
         return table
 
     # -- metadata (the meta client's) ----------------------------------------------------------

@@ -49,20 +49,16 @@ def tables(spark, tmp_path_factory):
     return out
 
 
-def refused(write, path: str, error: type, *says: str, first: bool = False) -> str:
+def refused(write, path: str, error: type, *says: str) -> str:
     """Run a write that must fail; check the message and that no file changed (no instant,
-    not even a rollback, no marker, no data file, no partition metadata). A `first` write
-    into a table `for_write` created takes the table away: its folder is gone."""
+    not even a rollback, no marker, no data file, no partition metadata)."""
     before = all_files(path)
     with pytest.raises(error) as caught:
         write()
     message = str(caught.value)
     for text in says:
         assert text in message, message
-    if first:
-        assert not os.path.exists(path), all_files(path)
-    else:
-        assert all_files(path) == before
+    assert all_files(path) == before
     return message
 
 
@@ -157,7 +153,7 @@ def test_schema_refusals_of_the_other_write_paths(spark, tables, tmp_path):
     cfg = WriteConfig.build("first", record_key="id")
     first = HoodieTable.for_write(path, cfg)
     refused(lambda: first.upsert(spark.sql("select array('x') as id"), cfg), path,
-            ColumnTypeError, "table 'first': the record key column 'id'", first=True)  # fmt: skip
+            ColumnTypeError, "table 'first': the record key column 'id'")  # fmt: skip
     assert first.timeline().timestamps() == []
 
 
@@ -187,7 +183,7 @@ def test_null_and_empty_keys_are_refused_on_every_write_path(spark, tmp_path, ca
     if composite:
         rows += [(None, None, B, 1)]
     message = refused(lambda: table.upsert(spark.createDataFrame(rows, schema), cfg),
-                      path, NullRecordKeyError, "table 't': ", first=True)  # fmt: skip
+                      path, NullRecordKeyError, "table 't': ")  # fmt: skip
     columns = "every one of its columns id, name is null or empty" if composite else "column 'id'"
     # Found in the first stage of a one-job write (a first write is a bulk insert, a BUCKET
     # write tags in its tasks), before any task writes: no count.
@@ -248,21 +244,27 @@ def test_null_and_empty_partition_values_go_to_the_default_partition(spark, tmp_
 
 
 def test_a_failed_first_write_leaves_a_folder_that_existed_as_it_was(spark, tmp_path):
-    """A failure in the write's Spark job, after the instant was requested (a null key found
-    by the bulk insert's tasks): the table is taken away, the user's files stay."""
+    """What dbt runs ask (remove_if_first_write_fails): a failure in the write's Spark job,
+    after the instant was requested (a null key found by the bulk insert's tasks), takes the
+    table away, and the user's files stay. Without it the empty table stays."""
     path = tmp_path / "t"
     (path / "notes").mkdir(parents=True)
     (path / "README").write_text("kept")
     before = all_files(str(path))
     cfg = WriteConfig.build("t", record_key="id", partition_path="dt")
-    table = HoodieTable.for_write(str(path), cfg)
+    table = HoodieTable.for_write(str(path), cfg, remove_if_first_write_fails=True)
     assert (path / ".hoodie" / "hoodie.properties").is_file()
     df = spark.createDataFrame([(None, A), (1, B)], "id int, dt string")
     with pytest.raises(NullRecordKeyError):
         table.upsert(df, cfg)
     assert all_files(str(path)) == before
     assert sorted(os.listdir(path)) == ["README", "notes"]
-    # A corrected run creates the table anew.
-    good = spark.createDataFrame([(1, A)], "id int, dt string")
-    HoodieTable.for_write(str(path), cfg).upsert(good, cfg)
-    assert HoodieTable.open(str(path)).read(spark).count() == 1
+    # A new folder is removed whole; the default keeps the empty table.
+    fresh = str(tmp_path / "fresh")
+    with pytest.raises(NullRecordKeyError):
+        HoodieTable.for_write(fresh, cfg, remove_if_first_write_fails=True).upsert(df, cfg)
+    assert not os.path.exists(fresh)
+    kept = HoodieTable.for_write(fresh, cfg)
+    with pytest.raises(NullRecordKeyError):
+        kept.upsert(df, cfg)
+    assert HoodieTable.exists(fresh) and kept.timeline().timestamps() == []
