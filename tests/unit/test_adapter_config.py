@@ -235,6 +235,11 @@ def test_hudi_options_of_dbt_glue_are_options():
     assert cfg.write_config.precombine_field == "ts"
     with pytest.raises(CompilationError, match="unknown option 'hoodie.nope'"):
         settings(dbt_config(hudi_options={"hoodie.nope": "1"}))
+    with pytest.raises(CompilationError, match="config 'hudi_options' must be a map"):
+        settings(dbt_config(hudi_options="hoodie.index.type=BUCKET"))
+    # A key set to null (in yml) is not set there.
+    none = settings(dbt_config(**{"hoodie.datasource.write.precombine.field": None}))
+    assert none.write_config.precombine_field is None
 
 
 @pytest.mark.parametrize(

@@ -237,7 +237,7 @@ def _tblproperties(where: str, given: object, materialized: str) -> dict[str, An
 
 def gather_options(
     where: str, config: Mapping[str, Any], properties: Mapping[str, Any] | None = None
-) -> Any:
+) -> dict[str, Any]:
     """Every `hoodie.*` key of the model, by the place it was set; one key, one value."""
     places: list[tuple[str, Any]] = []
     for name in ("options", "hudi_options"):
@@ -245,7 +245,9 @@ def gather_options(
         if _unset(given):
             continue
         if not isinstance(given, Mapping):
-            return given  # model_config refuses it, naming the type it must be
+            raise CompilationError(
+                f"{where}: config '{name}' must be a map of hoodie.* settings, got {given!r}"
+            )
         places.append((name, given))
     top = {k: v for k, v in config.items() if k.startswith("hoodie.")}
     places.append(("the config's top level", top))
@@ -256,6 +258,8 @@ def gather_options(
     for place, given in places:
         for key, value in given.items():
             key = str(key)
+            if value is None:  # null in yml: not set here
+                continue
             if key in merged and str(merged[key]).strip() != str(value).strip():
                 raise CompilationError(
                     f"{where}: option '{key}' is set twice with different values: "
