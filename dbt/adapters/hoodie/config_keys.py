@@ -44,8 +44,7 @@ LAKE_FORMATS = ("hudi", "hoodie")
 UPSERT_STRATEGIES = ("merge",)
 # tblproperties of Apache Hudi's Spark SQL tables (`create table ... using hudi
 # tblproperties (primaryKey = 'id', ...)`), as the model config aliases they are.
-TBLPROPERTY_ALIASES = {"primaryKey": "primaryKey", "recordKey": "recordKey",
-                       "preCombineField": "preCombineField"}  # fmt: skip
+TBLPROPERTY_ALIASES = frozenset({"primaryKey", "recordKey", "preCombineField"})
 _TABLE_TYPES = {"cow": "cow_upsert", "mor": "mor_upsert"}
 
 _NOT_YET = (
@@ -60,62 +59,58 @@ def _unset(value: object) -> bool:
 
 @dataclass(frozen=True)
 class Rule:
-    """What a key set to a value that is not its default means for a lake model: `refuse`
-    makes the message of an error, `warn` of a warning; `default` says when it is unset."""
+    """What a key set to a value other than its default (`default` says which values are)
+    means for a lake model: `message` ends an error (`refuse`) or a warning."""
 
-    message: Callable[[str, object, str], str]
+    message: str
     refuse: bool = True
     default: Callable[[object], bool] = _unset
 
 
-def _text(text: str) -> Callable[[str, object, str], str]:
-    return lambda key, value, materialized: text
-
-
 RULES: dict[str, Rule] = {
-    "merge_update_columns": Rule(_text(
+    "merge_update_columns": Rule(
         f"{_NOT_YET}. Remove it; to keep a column's stored value, select it from {{{{ this }}}} "
         "in the model (is_incremental())"
-    )),
-    "merge_exclude_columns": Rule(_text(
+    ),
+    "merge_exclude_columns": Rule(
         f"{_NOT_YET}. Remove it; to keep a column's stored value, select it from {{{{ this }}}} "
         "in the model (is_incremental())"
-    )),
-    "incremental_predicates": Rule(_text(
+    ),
+    "incremental_predicates": Rule(
         f"{_NOT_YET}, and the record key alone decides which row is replaced. Remove it; to "
         "limit what a run reads, filter the model's input under is_incremental()"
-    )),
-    "grants": Rule(_text(
+    ),
+    "grants": Rule(
         "cannot be applied: Spark's catalog has no GRANT for these tables, and access to a "
         "lake table is its files' and metastore's. Remove grants for lake models (in "
         "dbt_project.yml: +grants: {} on their folder) and grant access on the storage"
-    )),
-    "sql_header": Rule(_text(
+    ),
+    "sql_header": Rule(
         "is not run by the lake materializations (a Spark session runs one statement at a "
         "time). Move the statements to pre_hook, which runs before the model's query"
-    )),
-    "clustered_by": Rule(_text(
+    ),
+    "clustered_by": Rule(
         "(Spark's bucketing) does not apply to Hudi tables. For Hudi's bucket index use "
         "options={'hoodie.index.type': 'BUCKET', 'hoodie.bucket.index.num.buckets': '<n>'} "
         "(it hashes the record key)"
-    )),
-    "buckets": Rule(_text(
+    ),
+    "buckets": Rule(
         "(Spark's bucketing) does not apply to Hudi tables. For Hudi's bucket index use "
         "options={'hoodie.index.type': 'BUCKET', 'hoodie.bucket.index.num.buckets': '<n>'}"
-    )),
-    "column_types": Rule(_text("applies to seeds only; ignored for this model"), refuse=False),
+    ),
+    "column_types": Rule("applies to seeds only; ignored for this model", refuse=False),
     "on_configuration_change": Rule(
-        _text("applies to materialized views only; ignored for this model"),
+        "applies to materialized views only; ignored for this model",
         refuse=False, default=lambda v: v in (None, "apply"),
     ),
     "lookback": Rule(
-        _text("applies to incremental_strategy='microbatch' only; ignored for this model"),
+        "applies to incremental_strategy='microbatch' only; ignored for this model",
         refuse=False, default=lambda v: v in (None, 1),
     ),
 }  # fmt: skip
 for _key in ("batch_size", "begin", "concurrent_batches"):
     RULES[_key] = Rule(
-        _text("applies to incremental_strategy='microbatch' only; ignored for this model"),
+        "applies to incremental_strategy='microbatch' only; ignored for this model",
         refuse=False,
     )
 
@@ -146,7 +141,7 @@ def check_keys(model: str, config: Mapping[str, Any], resource: str = "Model") -
             raise CompilationError(f"{where}: {_unknown(key, materialized)}")
         if rule.default(value):
             continue
-        text = f"{where}: config {key}={value!r} {rule.message(key, value, materialized)}"
+        text = f"{where}: config {key}={value!r} {rule.message}"
         if rule.refuse:
             raise CompilationError(text)
         if (model, key) not in _warned:
