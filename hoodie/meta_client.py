@@ -162,21 +162,6 @@ class HoodieTableMetaClient:
             raise TableExistsError(f"a Hudi table already exists at '{storage.base_uri}'")
         return cls(storage, properties)
 
-    @classmethod
-    def open_or_create(
-        cls,
-        base_uri: str,
-        properties: props.TableProperties,
-        storage_options: Mapping[str, str] | None = None,
-    ) -> HoodieTableMetaClient:
-        """The table at `base_uri`, created with `properties` when there is none."""
-        if cls.exists(base_uri, storage_options):
-            return cls.open(base_uri, storage_options)
-        try:
-            return cls.create(base_uri, properties, storage_options)
-        except TableExistsError:  # a concurrent writer's first write created it just now
-            return cls.open(base_uri, storage_options)
-
     # -- the timeline --------------------------------------------------------------------------
     def timeline(self) -> Timeline:
         return Timeline.load(self.storage, self.layout)
