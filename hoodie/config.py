@@ -104,6 +104,20 @@ def _lock_provider(key: str, value: object) -> str:
     return _LOCK_PROVIDERS[text]
 
 
+def _metadata_table(key: str, value: object) -> bool:
+    """`hoodie.metadata.enable`: only false, which is what every action of ours does (a table's
+    Apache Hudi metadata table is turned off before it changes the table); true would ask for
+    a metadata table we do not maintain yet."""
+    if _boolean(key, value):
+        raise InvalidConfigError(
+            f"option '{key}'=true is not supported: dbt-hoodie does not maintain Apache Hudi's "
+            "metadata table yet, so it turns a table's metadata table off before changing the "
+            f"table (as Apache Hudi does with {key}=false) and readers list files instead. "
+            f"Remove the option or set {key}=false"
+        )
+    return False
+
+
 def _index_type(key: str, value: object) -> str:
     text = str(value).strip().upper()
     if text not in INDEX_TYPES:
@@ -209,6 +223,10 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "the Hudi table version a new table is created with: 6 (read by Apache Hudi "
                    "0.x and 1.x, hudi-rs) or 8 (Apache Hudi 1.x, hudi-rs); none: 6. A table "
                    "keeps its version"),
+    ConfigProperty("hoodie.metadata.enable", "metadata_table", _metadata_table, False,
+                   "Apache Hudi's metadata table: false only; a table's metadata table is "
+                   "deleted (hoodie.table.metadata.partitions cleared first) before any action "
+                   "changes the table, as Apache Hudi does with false"),
     # What a write does.
     ConfigProperty("hoodie.datasource.write.operation", "operation",
                    _choice(UPSERT, INSERT, BULK_INSERT), UPSERT,
@@ -322,6 +340,7 @@ class WriteConfig:
     hive_style_partitioning: bool = _default("hive_style_partitioning")
     url_encode_partition_path: bool = _default("url_encode_partition_path")
     table_version: int | None = _default("table_version")  # None: the table's, new ones 6
+    metadata_table: bool = _default("metadata_table")  # always False (true is refused)
     database: str = "default"
     max_file_size: int = _default("max_file_size")
     small_file_limit: int = _default("small_file_limit")

@@ -79,6 +79,15 @@ class DuplicateColumnError(SchemaError):
     """Two incoming columns have the same name, ignoring case; readers could not tell them apart."""
 
 
+class MetaColumnError(SchemaError):
+    """A user column named like one of Hudi's meta columns, which the writer fills in itself.
+    Raised before anything is written."""
+
+    def __init__(self, message: str, column: str = ""):
+        super().__init__(message)
+        self.column = column
+
+
 class ColumnTypeError(SchemaError):
     """A column's type cannot serve its role (record key, partition, precombine,
     `_hoodie_is_deleted`) or cannot be stored at all. Raised before anything is written."""
@@ -104,6 +113,22 @@ class TimelineError(HoodieError):
 
 class CommitError(HoodieError):
     """A write could not be completed; the instant stays inflight and readers ignore it."""
+
+
+class TaskFailedError(CommitError):
+    """Spark work of an action failed for a reason that is none of the core's errors (a file
+    system refusing a path, a worker running out of memory, ...); the action was undone. The
+    message names the cause in one line; `detail` keeps Spark's whole error (the Python and
+    Java tracebacks) for a debug log."""
+
+    def __init__(
+        self, message: str, table: str = "", instant: str = "", cause: str = "", detail: str = ""
+    ):
+        super().__init__(message)
+        self.table = table
+        self.instant = instant
+        self.cause = cause
+        self.detail = detail
 
 
 class ConcurrentWriteConflict(CommitError):

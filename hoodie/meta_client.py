@@ -95,20 +95,41 @@ class HoodieTableMetaClient:
                 self.storage.delete(PROPERTIES_BACKUP)
 
     def replace_properties(self, properties: props.TableProperties) -> HoodieTableMetaClient:
-        """Rewrite `hoodie.properties` (an upgrade's last step), as Hudi does: a backup copy
-        first, then the new file, read back and checked, then the backup goes. A reader or a
-        crash between the steps finds a whole file, the old one or the new one: a torn or
-        missing `hoodie.properties` makes readers take the backup (`_load_properties`), and the
-        next replace starts again from it. (Hudi deletes the file before writing the new one;
-        `write_atomic` replaces it in one step instead, so readers never meet a gap.)"""
+        """Rewrite `hoodie.properties` (an upgrade's last step) through `_rewrite_properties`."""
+        self._rewrite_properties(properties.to_dict())
+        return HoodieTableMetaClient(self.storage, properties)
+
+    def clear_metadata_partitions(self) -> tuple[str, ...]:
+        """Clear `hoodie.table.metadata.partitions` and its `.inflight` twin, as Apache Hudi
+        does when a writer turns the metadata table off, keeping every other key as stored
+        (a table of Apache Hudi's has keys we do not model). Gives the partitions that were
+        listed (none: nothing was written). The file is read afresh, not taken from this
+        object, which another process may have outdated; this object takes what it now says."""
+        stored = _load_properties(self.storage)
+        if stored is None:
+            raise TableNotFoundError(f"no Hudi table at '{self.base_uri}' to update")
+        listed = props.metadata_partitions(stored)
+        if listed:
+            stored = props.without_metadata_partitions(stored)
+            self._rewrite_properties(stored, comment=None)
+        self.properties = props.TableProperties.from_dict(stored)
+        return listed
+
+    def _rewrite_properties(
+        self, wanted: dict[str, str], comment: str | None = "Properties saved by dbt-hoodie"
+    ) -> None:
+        """Rewrite `hoodie.properties` as Hudi does: a backup copy first, then the new file,
+        read back and checked, then the backup goes. A reader or a crash between the steps
+        finds a whole file, the old one or the new one: a torn or missing `hoodie.properties`
+        makes readers take the backup (`_load_properties`), and the next rewrite starts again
+        from it. (Hudi deletes the file before writing the new one; `write_atomic` replaces it
+        in one step instead, so readers never meet a gap.)"""
         old = _load_properties(self.storage)
         if old is None:
             raise TableNotFoundError(f"no Hudi table at '{self.base_uri}' to update")
         self.storage.write_atomic(PROPERTIES_BACKUP, props.dumps(old).encode())
         crash_point("properties.backed_up")
-        wanted = properties.to_dict()
-        text = props.dumps(wanted, comment="Properties saved by dbt-hoodie")
-        self.storage.write_atomic(PROPERTIES_FILE, text.encode())
+        self.storage.write_atomic(PROPERTIES_FILE, props.dumps(wanted, comment=comment).encode())
         crash_point("properties.written")
         if _parse_checked(self.storage.read_text(PROPERTIES_FILE)) != wanted:
             raise CommitError(
@@ -116,7 +137,6 @@ class HoodieTableMetaClient:
                 f"previous properties are kept in {PROPERTIES_BACKUP}"
             )
         self.storage.delete(PROPERTIES_BACKUP)
-        return HoodieTableMetaClient(self.storage, properties)
 
     @classmethod
     def create(
@@ -141,21 +161,6 @@ class HoodieTableMetaClient:
         if not storage.create_if_absent(PROPERTIES_FILE, text.encode()):
             raise TableExistsError(f"a Hudi table already exists at '{storage.base_uri}'")
         return cls(storage, properties)
-
-    @classmethod
-    def open_or_create(
-        cls,
-        base_uri: str,
-        properties: props.TableProperties,
-        storage_options: Mapping[str, str] | None = None,
-    ) -> HoodieTableMetaClient:
-        """The table at `base_uri`, created with `properties` when there is none."""
-        if cls.exists(base_uri, storage_options):
-            return cls.open(base_uri, storage_options)
-        try:
-            return cls.create(base_uri, properties, storage_options)
-        except TableExistsError:  # a concurrent writer's first write created it just now
-            return cls.open(base_uri, storage_options)
 
     # -- the timeline --------------------------------------------------------------------------
     def timeline(self) -> Timeline:

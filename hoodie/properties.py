@@ -33,7 +33,12 @@ PAYLOAD_CLASS = "hoodie.compaction.payload.class"
 RECORD_MERGER_STRATEGY = "hoodie.compaction.record.merger.strategy"
 CREATE_SCHEMA = "hoodie.table.create.schema"
 TABLE_CHECKSUM = "hoodie.table.checksum"
+# The metadata table's partitions readers may use (`files`, `record_index`, ...), and those
+# being built; either non-empty tells Apache Hudi's and hudi-rs's readers to list files
+# through `.hoodie/metadata` instead of storage.
 METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
+METADATA_PARTITIONS_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
+METADATA_PARTITION_KEYS = (METADATA_PARTITIONS, METADATA_PARTITIONS_INFLIGHT)
 # Table versions 8 and 9 (Hudi 1.x).
 KEY_GENERATOR_TYPE = "hoodie.table.keygenerator.type"
 ORDERING_FIELDS = "hoodie.table.ordering.fields"  # version 9's name for the precombine field
@@ -181,6 +186,18 @@ def _csv(value: str | None) -> tuple[str, ...]:
     if not value:
         return ()
     return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def metadata_partitions(props: dict[str, str]) -> tuple[str, ...]:
+    """The metadata table partitions `hoodie.properties` lists, completed and inflight."""
+    return tuple(p for key in METADATA_PARTITION_KEYS for p in _csv(props.get(key)))
+
+
+def without_metadata_partitions(props: dict[str, str]) -> dict[str, str]:
+    """`props` with the metadata table's partitions cleared, as Apache Hudi clears them when a
+    writer turns the metadata table off (`HoodieTableConfig.setMetadataPartitionState` for
+    `files`): the keys stay, empty; every other key is kept as stored."""
+    return {k: "" if k in METADATA_PARTITION_KEYS else v for k, v in props.items()}
 
 
 def _bool(value: str | None, default: bool) -> bool:

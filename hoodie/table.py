@@ -8,8 +8,10 @@ identity, so one object can be kept across writes, by this process or others.
 
 from __future__ import annotations
 
+import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TypedDict
 
 import pyarrow as pa
@@ -20,6 +22,7 @@ from .avro_metadata import CleanMetadata, RestoreMetadata, RollbackMetadata, Sav
 from .client.table_service_runner import TableServiceRunner
 from .client.write_client import WriteClient
 from .config import WriteConfig
+from .exceptions import TableExistsError
 from .fs_view import FileSystemView
 from .meta_client import HoodieTableMetaClient, identity_changes, table_properties_for
 from .metadata import CommitMetadata
@@ -30,8 +33,10 @@ from .read.options import STORAGE_PREFIX
 from .storage import Storage
 from .table_services.savepoint import create_savepoint, savepoints
 from .table_services.upgrade import UpgradeResult
-from .timeline import WRITE_ACTIONS, Instant, Timeline
+from .timeline import WRITE_ACTIONS, Action, Instant, Timeline
 from .write.result import WriteResult
+
+log = logging.getLogger(__name__)
 
 
 class HistoryRow(TypedDict):
@@ -45,9 +50,35 @@ class HistoryRow(TypedDict):
     rows_written: int | str
 
 
+@dataclass(frozen=True)
+class FolderBefore:
+    """The table's folder as `for_write` found it before creating the table there: whether it
+    existed, and the names in it. A first write that fails before its first commit takes the
+    new table away again, down to this (a refused first run must leave nothing a corrected
+    config would then meet as an existing table, with its stored keys and type)."""
+
+    existed: bool
+    names: frozenset[str]
+
+    @classmethod
+    def of(cls, storage: Storage) -> FolderBefore:
+        if not storage.exists(""):
+            return cls(False, frozenset())
+        return cls(True, frozenset(_top_level(storage)))
+
+
+def _top_level(storage: Storage) -> dict[str, bool]:
+    """The names right under the base path: True for folders."""
+    names = {info.relative_path: False for info in storage.list_files("")}
+    names.update({name: True for name in storage.list_dirs("")})
+    return names
+
+
 class HoodieTable:
     def __init__(self, meta_client: HoodieTableMetaClient):
         self.meta_client = meta_client
+        # Set by `for_write` when it created the table to be removed if the first write fails.
+        self.created_over: FolderBefore | None = None
 
     def __repr__(self) -> str:
         return f"HoodieTable({self.name!r}, {self.base_uri!r})"
@@ -80,11 +111,31 @@ class HoodieTable:
 
     @classmethod
     def for_write(
-        cls, base_uri: str, config: WriteConfig, storage_options: Mapping[str, str] | None = None
+        cls,
+        base_uri: str,
+        config: WriteConfig,
+        storage_options: Mapping[str, str] | None = None,
+        *,
+        remove_if_first_write_fails: bool = False,
     ) -> HoodieTable:
-        """Open the table at `base_uri`, creating it from the config when there is none."""
+        """Open the table at `base_uri`, creating it from the config when there is none.
+
+        With `remove_if_first_write_fails` (what dbt runs ask), a table created here is taken
+        away again when this object's first write fails before its first commit (a refused
+        batch, a bad partition value, a failed task): the folder is left as it was found
+        (removed if it was not there), so a corrected run starts from no table. Otherwise it
+        stays, empty, for the caller to write again."""
         properties = table_properties_for(config)
-        return cls(HoodieTableMetaClient.open_or_create(base_uri, properties, storage_options))
+        if HoodieTableMetaClient.exists(base_uri, storage_options):
+            return cls.open(base_uri, storage_options)
+        before = FolderBefore.of(Storage(base_uri, storage_options))
+        try:
+            table = cls(HoodieTableMetaClient.create(base_uri, properties, storage_options))
+        except TableExistsError:  # a concurrent writer's first write created it just now
+            return cls.open(base_uri, storage_options)
+        if remove_if_first_write_fails:
+            table.created_over = before
+        return table
 
     # -- metadata (the meta client's) ----------------------------------------------------------
     @property
@@ -165,23 +216,69 @@ class HoodieTable:
     def write(self, df: DataFrame, config: WriteConfig) -> WriteResult:
         """The write `config` names (`hoodie.datasource.write.operation`: upsert, insert or
         bulk_insert)."""
-        return WriteClient(self.meta_client, config).write(df)
+        return self._first_write_undone_on_failure(
+            lambda: WriteClient(self.meta_client, config).write(df)
+        )
 
     def upsert(self, df: DataFrame, config: WriteConfig) -> WriteResult:
-        return WriteClient(self.meta_client, config).upsert(df)
+        return self._first_write_undone_on_failure(
+            lambda: WriteClient(self.meta_client, config).upsert(df)
+        )
 
     def insert(self, df: DataFrame, config: WriteConfig) -> WriteResult:
         """Add new keys only; rows of keys the table holds fail the write or are skipped
         (`hoodie.datasource.insert.dup.policy`). SIMPLE index only."""
-        return WriteClient(self.meta_client, config).insert(df)
+        return self._first_write_undone_on_failure(
+            lambda: WriteClient(self.meta_client, config).insert(df)
+        )
 
     def bulk_insert(self, df: DataFrame, config: WriteConfig) -> WriteResult:
         """As `insert`, into new file groups only (no small file group is rewritten)."""
-        return WriteClient(self.meta_client, config).bulk_insert(df)
+        return self._first_write_undone_on_failure(
+            lambda: WriteClient(self.meta_client, config).bulk_insert(df)
+        )
 
     def delete(self, df: DataFrame, config: WriteConfig) -> WriteResult:
         """Delete the keys present in `df` (it needs the record key and partition columns)."""
-        return WriteClient(self.meta_client, config).delete(df)
+        return self._first_write_undone_on_failure(
+            lambda: WriteClient(self.meta_client, config).delete(df)
+        )
+
+    def _first_write_undone_on_failure(self, write: Callable[[], WriteResult]) -> WriteResult:
+        """Run a write; if it is the first write into a table `for_write` created and it fails
+        before the table's first commit, take the table away again (see `FolderBefore`)."""
+        created_over, self.created_over = self.created_over, None
+        try:
+            return write()
+        except BaseException:
+            if created_over is not None:
+                self._undo_creation(created_over)
+            raise
+
+    def _undo_creation(self, before: FolderBefore) -> None:
+        """Remove what creating the table and its failed first write added to the folder,
+        unless another writer has begun to use the table meanwhile (any instant on the
+        timeline but the rollbacks undoing this write's files)."""
+        try:
+            timeline = self.meta_client.timeline()
+            if any(not (i.is_completed and i.action is Action.ROLLBACK) for i in timeline):
+                return
+            storage = self.storage
+            if not before.existed:
+                storage.delete_dir("")
+            else:
+                for name, is_folder in _top_level(storage).items():
+                    if name in before.names:
+                        continue
+                    if is_folder:
+                        storage.delete_dir(name)
+                    else:
+                        storage.delete(name)
+            log.info("the first write to %s failed: the table it created was removed",
+                     self.base_uri)  # fmt: skip
+        except Exception:  # best effort: the error of the write is what the caller needs
+            log.exception("could not remove the table %s created by a failed first write",
+                          self.base_uri)  # fmt: skip
 
     def overwrite(self, df: DataFrame, config: WriteConfig) -> WriteResult:
         """Replace the table's contents with `df`.
@@ -191,6 +288,9 @@ class HoodieTable:
         identity needs a new table: it is built beside this one and swapped in only once it
         is complete.
         """
+        return self._first_write_undone_on_failure(lambda: self._overwrite(df, config))
+
+    def _overwrite(self, df: DataFrame, config: WriteConfig) -> WriteResult:
         wanted = table_properties_for(config)
         if not identity_changes(self.properties, wanted):
             return WriteClient(self.meta_client, config).insert_overwrite_table(df)

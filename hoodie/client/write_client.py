@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 
 from ..compaction_plan import pending_compaction_file_groups
 from ..config import WriteConfig
-from ..exceptions import CommitError, HoodieError, InvalidConfigError, TableIdentityError
+from ..exceptions import HoodieError, InvalidConfigError, TableIdentityError
 from ..faults import crash_point
 from ..fs_view import FileSlice, FileSystemView
 from ..index import index_for
@@ -47,7 +47,7 @@ from ..write.bulk_insert import with_arrival
 from ..write.executor import WriteExecutor
 from ..write.prepare import DELETE, INSERT_OVERWRITE_TABLE, BatchPreparer, batch_writer_schema
 from ..write.result import WriteResult
-from ..write.task_errors import raise_task_error
+from ..write.task_errors import raise_task_error, task_failure
 from .table_service_runner import TableServiceRunner
 
 log = logging.getLogger(__name__)
@@ -225,9 +225,12 @@ class WriteClient:
             if isinstance(error, HoodieError):
                 raise
             raise_task_error(error)
-            raise CommitError(
+            raise task_failure(
+                error,
                 f"write {transaction.instant_time} to table '{meta_client.name}' failed and was "
-                f"undone (readers still see the previous snapshot): {error}"
+                "undone (readers still see the previous snapshot)",
+                meta_client.name,
+                transaction.instant_time,
             ) from error
         finally:
             prepared.unpersist()

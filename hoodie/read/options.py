@@ -21,6 +21,9 @@ BEGIN_INSTANT = "hoodie.datasource.read.begin.instanttime"
 END_INSTANT = "hoodie.datasource.read.end.instanttime"
 MAX_PARTITION_BYTES = "hoodie.read.max.partition.bytes"
 PARALLELISM = "hoodie.read.parallelism"
+# Apache Hudi's readers list files through the metadata table with this on; ours always lists
+# storage (we do not maintain the metadata table, so only a listing is sure to be current).
+METADATA_ENABLE = "hoodie.metadata.enable"
 # hoodie.storage.<name>: an option of the table's object store (see `hoodie.storage.Storage`).
 STORAGE_PREFIX = "hoodie.storage."
 
@@ -41,6 +44,7 @@ SUPPORTED = {
     END_INSTANT: "incremental: changes up to this instant (inclusive), default latest",
     MAX_PARTITION_BYTES: "bytes of file slices one Spark task reads at most (default 134217728)",
     PARALLELISM: "tasks to spread a read of small file slices over (default: the driver's cores)",
+    METADATA_ENABLE: "false only: files are listed from storage, never from a metadata table",
     STORAGE_PREFIX + "<name>": "an option of the object store's pyarrow file system "
     "(endpoint_override, region, scheme, ...)",
 }
@@ -104,6 +108,13 @@ class ReadOptions:
             raise InvalidConfigError(
                 f"unknown read option(s) {', '.join(repr(k) for k in unknown)}. "
                 f"Supported options:\n{listed}"
+            )
+        if given.get(METADATA_ENABLE, "false").strip().lower() != "false":
+            raise InvalidConfigError(
+                f"read option '{METADATA_ENABLE}'={given[METADATA_ENABLE]!r} is not supported: "
+                "dbt-hoodie lists a table's files from storage and never reads them from Apache "
+                "Hudi's metadata table (it does not maintain it yet); remove the option or set "
+                "it to false"
             )
         query_type = given.get(QUERY_TYPE, SNAPSHOT).strip().lower()
         if query_type not in QUERY_TYPES:

@@ -48,6 +48,7 @@ from ..faults import crash_point
 from ..logformat import BLOCK_CONTENT_VERSION, BlockType, HeaderKey, encode_block
 from ..meta_client import HoodieTableMetaClient
 from ..timeline import Instant, State
+from ..transaction.metadata_table import turn_off_metadata_table
 from .compaction import earliest_instant_to_retain_for_compaction
 
 
@@ -82,6 +83,7 @@ def archive(
     old = [i for i in timeline.completed if i.timestamp < bound and i.timestamp not in savepointed]
     if not old:
         return []
+    turn_off_metadata_table(meta_client, "archival")
     # Every state file of those instants; a compaction's requested and inflight files are
     # named `compaction` though the completed instant is a `commit`.
     wanted = {(i.timestamp, i.action) for i in old}

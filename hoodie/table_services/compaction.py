@@ -51,6 +51,7 @@ from ..transaction.rollback import Rollback
 from ..transaction.transaction import Transaction
 from ..write.merge_handle import task_token, write_base_file
 from ..write.result import WriteResult
+from ..write.task_errors import task_failure
 from .savepoint import refuse_pending_restore
 
 log = logging.getLogger(__name__)
@@ -295,9 +296,12 @@ class Compactor:
                 transaction.abort()
                 if isinstance(error, HoodieError):
                     raise
-                raise CommitError(
+                raise task_failure(
+                    error,
                     f"compaction {instant_time} of table '{self.meta_client.name}' failed; its "
-                    f"files were removed and the plan stays pending, to run again: {error}"
+                    "files were removed and the plan stays pending, to run again",
+                    self.meta_client.name,
+                    instant_time,
                 ) from error
         finally:
             transaction.end()

@@ -34,6 +34,7 @@ from ..fs_view import FileSystemView
 from ..meta_client import HoodieTableMetaClient
 from ..timeline import WRITE_ACTIONS, Action, Instant, State
 from ..transaction.failed_writes import FailedWritesPolicy
+from ..transaction.metadata_table import turn_off_metadata_table
 from ..transaction.rollback import Rollback
 
 
@@ -78,6 +79,7 @@ def create_savepoint(
         partition_metadata=files,
     )
     instant = Instant(instant_time, Action.SAVEPOINT, State.INFLIGHT)
+    turn_off_metadata_table(meta_client, f"savepoint of {instant_time}")
     meta_client.save_instant(instant)
     crash_point("savepoint.inflight")
     meta_client.save_instant(instant.with_state(State.COMPLETED), metadata.to_avro())
@@ -146,6 +148,7 @@ def _run_restore(
     savepoint_time: str,
     started: float,
 ) -> RestoreMetadata:
+    turn_off_metadata_table(meta_client, f"restore to savepoint {savepoint_time}")
     inflight = meta_client.save_instant(requested.with_state(State.INFLIGHT))
     rollback = Rollback(meta_client)
     done: dict[str, list[RollbackMetadata]] = {}

@@ -59,6 +59,7 @@ from ..timeline import (
     State,
     instant_to_datetime,
 )
+from ..transaction.metadata_table import turn_off_metadata_table
 
 TARGET_VERSION = 8
 _TIMEZONE = "hoodie.table.timeline.timezone"
@@ -88,6 +89,9 @@ def upgrade_to_version_8(meta_client: HoodieTableMetaClient) -> UpgradeResult:
             f"table '{meta_client.name}' is Hudi table version {version}; dbt-hoodie upgrades "
             f"table version 6 to {TARGET_VERSION} only"
         )
+    # A metadata table is a table of the old version, and out of date once we write: it goes
+    # first, so that the new hoodie.properties does not list it.
+    turn_off_metadata_table(meta_client, f"upgrade to table version {TARGET_VERSION}")
     storage = meta_client.storage
     files = _layout_1_files(storage)
     _refuse_pending(meta_client, [instant for instant, _ in files])

@@ -51,6 +51,7 @@ from ..partition_paths import check_data_file
 from ..timeline import METAFOLDER, WRITE_ACTIONS, Action, Instant, State
 from .failed_writes import FailedWritesPolicy
 from .heartbeat import heartbeat_path
+from .metadata_table import turn_off_metadata_table
 
 log = logging.getLogger(__name__)
 
@@ -213,6 +214,7 @@ class Rollback:
         for its own instant (the two files' names differ by action, so neither create would
         fail)."""
         started = time.monotonic()
+        turn_off_metadata_table(self.meta_client, f"rollback of {instant.timestamp}")
         plan = self.plan(instant)
         self.revert_to_inflight(instant)
         policy = policy or FailedWritesPolicy(self.storage)
@@ -348,6 +350,7 @@ class Rollback:
         log.warning(
             "finishing interrupted rollback %s of table '%s'", pending, self.meta_client.name
         )
+        turn_off_metadata_table(self.meta_client, f"rollback {pending.timestamp}")
         self._execute(pending.with_state(State.INFLIGHT), plan, time.monotonic())
 
     def _execute(self, inflight: Instant, plan: RollbackPlan, started: float) -> RollbackMetadata:

@@ -9,6 +9,8 @@ same way everywhere:
 - with concurrent writers the completion happens under the table lock, after checking that no
   other writer rolled this instant back and that nothing completed since this one started
   touched the same file groups (`conflicts.py`);
+- a table's Apache Hudi metadata table is turned off before the instant completes
+  (`metadata_table.py`);
 - a failure undoes the instant at once: a write's files are rolled back (a rollback instant
   records it) or, with nothing written, its pending files just leave the timeline; a
   compaction goes back to its plan, which stays pending to be run again (a clean's plan, too,
@@ -28,6 +30,7 @@ from ..timeline import Action, Instant, State, Timeline
 from .conflicts import FileGroups, check_conflicts, file_groups_of
 from .failed_writes import FailedWritesPolicy
 from .heartbeat import Heartbeat
+from .metadata_table import turn_off_metadata_table
 from .rollback import Rollback
 
 log = logging.getLogger(__name__)
@@ -99,7 +102,9 @@ class Transaction:
         """Complete the instant with `content` (a commit's JSON, a clean's Avro metadata).
         With concurrent writers this happens under the lock, after checking that no writer
         rolled the instant back and, given the `file_groups` it wrote, that no commit since it
-        started touched them."""
+        started touched them. A metadata table of Apache Hudi's goes first (we do not
+        maintain it: its readers would miss this instant's files)."""
+        turn_off_metadata_table(self.meta_client, f"{self.instant.action} {self.instant_time}")
         done = self.instant.with_state(State.COMPLETED)
         if not self.policy.lazy:
             self.instant = self.meta_client.save_instant(done, content)

@@ -8,6 +8,11 @@ exception with the original only as text. So the error travels as data instead:
   raises it once the job is done (a deterministic error is also not retried by Spark);
 - a SQL expression raises Spark's `USER_RAISED_EXCEPTION` whose message parameter is that
   same JSON object, which Spark hands back as a structured parameter, not as text to parse.
+
+Any other failure of the work (a file system refusing a path, a worker that died) is Spark's
+error with the worker's Python traceback and the JVM's stack in its text, kilobytes of it:
+`task_failure` makes it a `TaskFailedError` whose message names the cause in one line, with
+the whole text kept apart (`detail`) for a debug log.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from .. import exceptions
-from ..exceptions import HoodieError
+from ..exceptions import HoodieError, TaskFailedError
 
 _KEY = "hoodie_error"
 # What a write's Spark work may raise; any other exception is a failure of the write itself.
@@ -121,3 +126,41 @@ def raise_task_error(error: BaseException) -> None:
     found = decode((error.getMessageParameters() or {}).get("errorMessage"))
     if found is not None:
         raise found from error
+
+
+# The longest cause a message carries: a path built from a 5,000-character value is cut.
+CAUSE_LIMIT = 300
+_TRACEBACK = "Traceback (most recent call last):"
+
+
+def failure_cause(error: BaseException) -> str:
+    """One line saying why Spark work failed: the exception line of a Python worker's
+    traceback (`pyarrow.lib.ArrowInvalid: Embedded NUL char in path: ...`), else the first
+    line of the error (Spark's `[CONDITION] message`), cut in the middle past CAUSE_LIMIT and
+    with control characters escaped."""
+    text = str(error)
+    if "JVM stacktrace:" in text:
+        text = text[: text.index("JVM stacktrace:")]
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    if _TRACEBACK in text:
+        after = lines[next(i for i, line in enumerate(lines) if line.startswith(_TRACEBACK)) :]
+        # The exception line is the last one a traceback does not indent.
+        raised = [line for line in after[1:] if not line.startswith((" ", "\t"))]
+        lines = raised[-1:] or lines
+    line = lines[0] if lines else type(error).__name__
+    # Control characters (a NUL from a data value) are shown escaped, never sent to a terminal.
+    line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in line)
+    if len(line) > CAUSE_LIMIT:
+        half = CAUSE_LIMIT // 2
+        line = f"{line[:half]}...({len(line) - 2 * half} characters)...{line[-half:]}"
+    return line
+
+
+def task_failure(error: BaseException, what: str, table: str, instant: str) -> TaskFailedError:
+    """The error of an action whose Spark work failed with `error` (none of the core's):
+    `what` says what failed and was undone, e.g. "write 2026... to table 't' failed and was
+    undone (readers still see the previous snapshot)"."""
+    cause = failure_cause(error)
+    return TaskFailedError(
+        f"{what}: {cause}", table=table, instant=instant, cause=cause, detail=str(error)
+    )

@@ -19,17 +19,32 @@ leaves no instant, marker or file behind, whoever calls the write client. The ru
   binary is compared as signed bytes by Hudi (Java's `ByteBuffer`) but as unsigned bytes here,
   so the two could keep different versions of a record.
 - `_hoodie_is_deleted`, when present, is boolean.
+- Hudi's meta columns (`_hoodie_commit_time`, ...) are the writer's to fill in. A batch read
+  from a Hudi table (`select *`) carries all five, as strings: they are dropped and
+  recomputed, as Apache Hudi's writer does. Any other batch with a column named like one (a
+  lone or partial set, another type, another spelling of the name) is refused: the column
+  would be dropped without a word, or, spelled in another case, clash with the meta column.
 - Every column has a type a Hudi table can store (Avro), e.g. not a column of nulls only.
 """
 
 from __future__ import annotations
 
+import logging
+
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from ..config import WriteConfig
-from ..exceptions import ColumnTypeError, DuplicateColumnError, MissingColumnError, SchemaError
+from ..exceptions import (
+    ColumnTypeError,
+    DuplicateColumnError,
+    MetaColumnError,
+    MissingColumnError,
+    SchemaError,
+)
 from ..schema import IS_DELETED, META_COLUMNS, to_avro_schema
+
+log = logging.getLogger(__name__)
 
 # Types whose text (Spark's cast to string) is the value's identity, and the same text Apache
 # Hudi's key generators produce for them.
@@ -77,6 +92,7 @@ def check_batch(
     `with_ordering` is false for the delete operation, which needs no precombine column.
     """
     fields = {f.name: f for f in schema.fields}
+    _check_meta_columns(table_name, schema)
     _check_unique_names(table_name, schema)
     roles = [("record key", "record_key", name) for name in config.record_key_fields]
     roles += [("partition", "partition_path", name) for name in config.partition_fields]
@@ -97,6 +113,43 @@ def check_batch(
             f"cast(... as boolean) as {IS_DELETED}"
         )
     _check_storable(table_name, schema)
+
+
+def _check_meta_columns(table_name: str, schema: T.StructType) -> None:
+    """All five meta columns as a Hudi table's rows carry them, or none (see the module)."""
+    named = [f for f in schema.fields if f.name.lower() in META_COLUMNS]
+    if not named:
+        return
+    exact = {f.name for f in named if f.name in META_COLUMNS}
+    # A join of Hudi tables carries each meta column once per table: the set counts.
+    whole = exact == set(META_COLUMNS) and all(
+        f.name in META_COLUMNS and isinstance(f.dataType, T.StringType) for f in named
+    )
+    if whole:
+        log.debug(
+            "table '%s': the batch carries Hudi's meta columns (read from a Hudi table); they "
+            "are dropped and written anew",
+            table_name,
+        )
+        return
+    odd = [f for f in named if f.name not in META_COLUMNS]
+    odd = odd or [f for f in named if not isinstance(f.dataType, T.StringType)] or named
+    field = odd[0]
+    if field.name not in META_COLUMNS:
+        why = f"differs from Hudi's meta column '{field.name.lower()}' only in case"
+    elif not isinstance(field.dataType, T.StringType):
+        why = f"is a Hudi meta column name, but of type {field.dataType.simpleString()}"
+    else:
+        missing = [c for c in META_COLUMNS if c not in exact]
+        why = f"is a Hudi meta column name, without the others ({', '.join(missing)})"
+    raise MetaColumnError(
+        f"table '{table_name}': column '{field.name}' {why}. The writer fills in Hudi's "
+        f"meta columns ({', '.join(META_COLUMNS)}) itself, so this column's values would "
+        f"be lost. Rename it in the model, e.g. `{field.name} as "
+        f"{field.name.lstrip('_')}`. (Rows selected whole from a Hudi table, select *, "
+        "carry all five meta columns; those are dropped and written anew.)",
+        column=field.name,
+    )
 
 
 def _check_unique_names(table_name: str, schema: T.StructType) -> None:

@@ -241,3 +241,30 @@ def test_null_and_empty_partition_values_go_to_the_default_partition(spark, tmp_
         assert sorted(r.id for r in not_null.collect()) == [1, 2, 3]
     finally:
         spark.conf.unset(key)
+
+
+def test_a_failed_first_write_leaves_a_folder_that_existed_as_it_was(spark, tmp_path):
+    """What dbt runs ask (remove_if_first_write_fails): a failure in the write's Spark job,
+    after the instant was requested (a null key found by the bulk insert's tasks), takes the
+    table away, and the user's files stay. Without it the empty table stays."""
+    path = tmp_path / "t"
+    (path / "notes").mkdir(parents=True)
+    (path / "README").write_text("kept")
+    before = all_files(str(path))
+    cfg = WriteConfig.build("t", record_key="id", partition_path="dt")
+    table = HoodieTable.for_write(str(path), cfg, remove_if_first_write_fails=True)
+    assert (path / ".hoodie" / "hoodie.properties").is_file()
+    df = spark.createDataFrame([(None, A), (1, B)], "id int, dt string")
+    with pytest.raises(NullRecordKeyError):
+        table.upsert(df, cfg)
+    assert all_files(str(path)) == before
+    assert sorted(os.listdir(path)) == ["README", "notes"]
+    # A new folder is removed whole; the default keeps the empty table.
+    fresh = str(tmp_path / "fresh")
+    with pytest.raises(NullRecordKeyError):
+        HoodieTable.for_write(fresh, cfg, remove_if_first_write_fails=True).upsert(df, cfg)
+    assert not os.path.exists(fresh)
+    kept = HoodieTable.for_write(fresh, cfg)
+    with pytest.raises(NullRecordKeyError):
+        kept.upsert(df, cfg)
+    assert HoodieTable.exists(fresh) and kept.timeline().timestamps() == []

@@ -200,3 +200,142 @@ def test_bad_compaction_settings_name_the_model(config, message):
 def test_compaction_settings_on_a_copy_on_write_model_fail():
     with pytest.raises(CompilationError, match="mor_upsert' only"):
         settings({"record_key": "id", "compaction": "off"})
+
+
+# -- every config key is honoured, refused or warned about (config_keys) ----------------------
+def dbt_config(**config):
+    """A model's config as dbt hands it to the materialization: dbt's keys with their defaults
+    (ModelConfig), then the model's own."""
+    from dbt.artifacts.resources import ModelConfig
+
+    return {**ModelConfig().to_dict(), "materialized": "cow_upsert", "record_key": "id", **config}
+
+
+def test_dbt_defaults_pass_without_a_warning():
+    from dbt.adapters.hoodie.config_keys import check_keys
+
+    checked = check_keys("orders", dbt_config())
+    assert checked.warnings == ()
+    assert settings(dbt_config()).write_config.record_key_fields == ("id",)
+
+
+def test_top_level_hoodie_keys_are_options():
+    # The stale-row case: a precombine field set at the top level (a config({...}) dict,
+    # +hoodie... in dbt_project.yml, schema.yml) orders the rows.
+    cfg = settings(dbt_config(**{"hoodie.datasource.write.precombine.field": "ts"})).write_config
+    assert cfg.precombine_field == "ts"
+    cfg = settings(dbt_config(**{"hoodie.index.type": "BUCKET"})).write_config
+    assert cfg.index_type == "BUCKET"
+    with pytest.raises(CompilationError, match="'hoodie.index.typ'.*hoodie.index.type"):
+        settings(dbt_config(**{"hoodie.index.typ": "BUCKET"}))
+
+
+def test_hudi_options_of_dbt_glue_are_options():
+    cfg = settings(dbt_config(hudi_options={"hoodie.datasource.write.precombine.field": "ts"}))
+    assert cfg.write_config.precombine_field == "ts"
+    with pytest.raises(CompilationError, match="unknown option 'hoodie.nope'"):
+        settings(dbt_config(hudi_options={"hoodie.nope": "1"}))
+    with pytest.raises(CompilationError, match="config 'hudi_options' must be a map"):
+        settings(dbt_config(hudi_options="hoodie.index.type=BUCKET"))
+    # A key set to null (in yml) is not set there.
+    none = settings(dbt_config(**{"hoodie.datasource.write.precombine.field": None}))
+    assert none.write_config.precombine_field is None
+
+
+@pytest.mark.parametrize(
+    "config, named",
+    [
+        (
+            {"precombine_field": "ts", "hoodie.datasource.write.precombine.field": "other"},
+            ["precombine_field=ts", "'hoodie.datasource.write.precombine.field'=other"],
+        ),
+        (
+            {"options": {"hoodie.index.type": "SIMPLE"}, "hoodie.index.type": "BUCKET"},
+            ["'SIMPLE' in options", "'BUCKET' in the config's top level"],
+        ),
+        (
+            {"options": {"hoodie.index.type": "SIMPLE"},
+             "hudi_options": {"hoodie.index.type": "BUCKET"}},
+            ["'SIMPLE' in options", "'BUCKET' in hudi_options"],
+        ),
+        (
+            {"hoodie.table.precombine.field": "ts",
+             "options": {"hoodie.datasource.write.precombine.field": "other"}},
+            ["'hoodie.datasource.write.precombine.field'", "'hoodie.table.precombine.field'"],
+        ),
+    ],
+)
+def test_one_setting_with_two_values_names_both(config, named):
+    with pytest.raises(CompilationError, match="Model 'orders'") as error:
+        settings(dbt_config(**config))
+    for text in named:
+        assert text in str(error.value)
+    # The same value twice is fine.
+    same = {k: v for k, v in config.items()}
+    if "hoodie.index.type" in same:
+        same["hoodie.index.type"] = "SIMPLE"
+        same.pop("hudi_options", None)
+        settings(dbt_config(**same))
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("merge_update_columns", ["a"], "not supported by the lake materializations yet"),
+        ("merge_exclude_columns", ["a"], "not supported by the lake materializations yet"),
+        ("incremental_predicates", ["a > 1"], "not supported by the lake materializations yet"),
+        ("incremental_strategy", "microbatch", "'microbatch' is not supported"),
+        ("incremental_strategy", "append", "'hoodie.datasource.write.operation': 'insert'"),
+        ("incremental_strategy", "insert_overwrite", "--full-refresh"),
+        ("grants", {"select": ["analyst"]}, "+grants: {}"),
+        ("sql_header", "set x = 1", "pre_hook"),
+        ("clustered_by", ["id"], "'hoodie.index.type': 'BUCKET'"),
+        ("buckets", 4, "'hoodie.index.type': 'BUCKET'"),
+        ("file_format", "delta", "file_format='delta' is not what"),
+        ("tblproperties", {"comment": "x"}, "tblproperties key 'comment'"),
+        ("tblproperties", {"type": "mor"}, "type='mor' disagrees with materialized='cow_upsert'"),
+        ("precombine_feild", "ts", "Did you mean 'precombine_field'?"),
+        ("my_macro_setting", 1, "belong under meta"),
+    ],
+)
+def test_configs_that_would_do_nothing_are_refused(key, value, message):
+    with pytest.raises(CompilationError, match="Model 'orders'") as error:
+        settings(dbt_config(**{key: value}))
+    assert key in str(error.value) and message in str(error.value)
+
+
+def test_honoured_spellings_of_dbt_spark_and_hudi_sql():
+    assert settings(dbt_config(incremental_strategy="merge", file_format="hudi"))
+    cfg = settings(dbt_config(
+        record_key=None,
+        tblproperties={"primaryKey": "id", "preCombineField": "ts", "type": "cow",
+                       "hoodie.index.type": "BUCKET"},
+    )).write_config  # fmt: skip
+    assert cfg.record_key_fields == ("id",)
+    assert (cfg.precombine_field, cfg.index_type) == ("ts", "BUCKET")
+    with pytest.raises(CompilationError, match="record_key='id' and tblproperties.primaryKey='x'"):
+        settings(dbt_config(tblproperties={"primaryKey": "x"}))
+
+
+def test_configs_of_other_resources_warn_once_per_model():
+    from dbt.adapters.hoodie.config_keys import check_keys
+
+    config = dbt_config(column_types={"id": "int"}, lookback=3, on_configuration_change="fail")
+    warnings = check_keys("warned_model", config).warnings
+    assert len(warnings) == 3
+    assert any("column_types" in w and "seeds only" in w for w in warnings)
+    assert any("lookback=3" in w and "microbatch" in w for w in warnings)
+    assert any("materialized views only" in w for w in warnings)
+    assert check_keys("warned_model", config).warnings == ()  # once
+    assert settings(config).write_config.record_key_fields == ("id",)  # and the run goes on
+
+
+def test_snapshots_take_top_level_hoodie_keys_and_hudi_options():
+    from dbt.adapters.hoodie.snapshot import snapshot_settings
+
+    columns = {"dbt_scd_id": "dbt_scd_id", "dbt_valid_to": "dbt_valid_to"}
+    config = {"hoodie.parquet.compression.codec": "zstd",
+              "hudi_options": {"hoodie.index.type": "BUCKET"}}
+    cfg = snapshot_settings("hist", config, columns, schema="s", alias="hist",
+                            warehouse_dir="/wh").write_config  # fmt: skip
+    assert (cfg.compression, cfg.index_type) == ("zstd", "BUCKET")

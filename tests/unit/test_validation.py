@@ -12,6 +12,7 @@ from hoodie.exceptions import (
     MissingColumnError,
     SchemaError,
 )
+from hoodie.schema import META_COLUMNS
 from hoodie.write.validation import check_batch, missing_key_text
 
 CONFIG = WriteConfig.build("orders", record_key="id", partition_path="dt", precombine_field="ts")
@@ -181,8 +182,8 @@ def test_duplicate_column_names_are_refused(names, how):
 def test_duplicate_meta_columns_are_ignored():
     """A model joining two lake tables carries their meta columns twice: the writer drops
     and recomputes them, so they are no reason to refuse the batch."""
-    meta = ("_hoodie_commit_time", T.StringType())
-    check_batch("orders", CONFIG, fields(*GOOD.items(), meta, meta))
+    meta = [(name, T.StringType()) for name in META_COLUMNS]
+    check_batch("orders", CONFIG, fields(*GOOD.items(), *meta, *meta))
 
 
 @pytest.mark.parametrize("dtype", [T.StringType(), T.IntegerType(), T.NullType()])
@@ -216,3 +217,37 @@ def test_missing_key_text_names_the_columns():
     composite = missing_key_text(("id", "kind"))
     assert "(every one of its columns id, kind is null or empty)" in composite
     assert "nothing was written" in composite
+
+
+META = dict.fromkeys(
+    ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
+     "_hoodie_partition_path", "_hoodie_file_name"], T.StringType())  # fmt: skip
+
+
+def test_all_meta_columns_as_read_from_a_hudi_table_are_accepted():
+    # select * from another hoodie table: the writer drops them and fills them in anew.
+    check_batch("orders", CONFIG, schema(**META, **GOOD))
+
+
+@pytest.mark.parametrize(
+    "columns, column, why",
+    [
+        ({"_hoodie_record_key": T.StringType()}, "_hoodie_record_key", "without the others"),
+        ({"_hoodie_commit_time": T.StringType(), "_hoodie_file_name": T.StringType()},
+         "_hoodie_commit_time", "_hoodie_commit_seqno, _hoodie_record_key"),
+        ({"_hoodie_partition_path": T.IntegerType()}, "_hoodie_partition_path", "of type int"),
+        ({**META, "_hoodie_commit_time": T.TimestampType()}, "_hoodie_commit_time",
+         "of type timestamp"),
+        ({**META, "_HOODIE_FILE_NAME": T.StringType()}, "_HOODIE_FILE_NAME", "only in case"),
+        ({"_Hoodie_Record_Key": T.StringType()}, "_Hoodie_Record_Key", "only in case"),
+    ],
+)
+def test_user_columns_named_like_meta_columns_are_refused(columns, column, why):
+    from hoodie.exceptions import MetaColumnError
+
+    with pytest.raises(MetaColumnError) as error:
+        check_batch("orders", CONFIG, schema(**GOOD, **columns))
+    text = str(error.value)
+    assert f"table 'orders': column '{column}'" in text and why in text, text
+    assert f"{column} as {column.lstrip('_')}" in text
+    assert error.value.column == column

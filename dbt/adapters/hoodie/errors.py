@@ -6,6 +6,10 @@ core's own terms. Here they get the dbt resource they came from ("Model 'orders'
 errors (as dbt reports `on_schema_change` refusals), everything else a runtime error, and a
 change the table cannot take in place (its keys, partitioning or type) says which `--full-refresh`
 rebuilds it.
+
+A failure of Spark work (a worker's error that is none of the core's) reaches the user as one
+line naming its cause; Spark's whole error, the Python and Java tracebacks, goes to dbt's debug
+log (logs/dbt.log, or the console with --debug).
 """
 
 from __future__ import annotations
@@ -13,16 +17,26 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
-from hoodie import HoodieError, InvalidConfigError, SchemaEvolutionError, TableIdentityError
+from hoodie import (
+    HoodieError,
+    InvalidConfigError,
+    SchemaEvolutionError,
+    TableIdentityError,
+    TaskFailedError,
+)
 
 MATERIALIZATIONS = {"COPY_ON_WRITE": "cow_upsert", "MERGE_ON_READ": "mor_upsert"}
+logger = AdapterLogger("Hoodie")
 
 
 def dbt_error(resource: str, name: str, error: HoodieError) -> Exception:
     """The dbt error for a core error raised while building `resource` `name`."""
     message = f"{resource} '{name}': {error}"
+    if isinstance(error, TaskFailedError):
+        logger.debug(f"{resource} '{name}': Spark's error ({error.instant}):\n{error.detail}")
     if isinstance(error, TableIdentityError):
         message += _rebuild_hint(resource, error)
     if isinstance(error, (InvalidConfigError, SchemaEvolutionError)):

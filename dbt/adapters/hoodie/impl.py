@@ -108,7 +108,8 @@ class CatalogDocs:
 class HoodieConfig(SparkConfig):
     """The model configs the lake materializations read, besides dbt-spark's (`options`,
     `location_root`, `partition_by`, ...). Aliases (`unique_key`, `partition_by`, Hudi's
-    `hoodie.datasource.write.*` keys in `options`) are resolved by `model_config`."""
+    `hoodie.datasource.write.*` keys in `options`) are resolved by `model_config`; every other
+    key of a lake model's config is honoured, refused or warned about by `config_keys`."""
 
     record_key: str | list[str] | None = None
     partition_path: str | list[str] | None = None
@@ -261,9 +262,10 @@ class HoodieAdapter(SparkAdapter):
                     df, cfg
                 )
             else:  # an upsert, or what the model's hoodie.datasource.write.operation says
-                result = HoodieTable.for_write(settings.base_uri, cfg, self._storage_options).write(
-                    df, cfg
-                )
+                # A first run refused anywhere in its write leaves no table behind.
+                table = HoodieTable.for_write(settings.base_uri, cfg, self._storage_options,
+                                              remove_if_first_write_fails=True)  # fmt: skip
+                result = table.write(df, cfg)
         except HoodieError as exc:
             raise dbt_error("Model", model_name, exc) from exc
         finally:
@@ -399,9 +401,9 @@ class HoodieAdapter(SparkAdapter):
         cfg = settings.write_config
         with snapshot_errors(snapshot_name, config, columns):
             df = batch(self._spark())
-            result = HoodieTable.for_write(settings.base_uri, cfg, self._storage_options).upsert(
-                df, cfg
-            )
+            table = HoodieTable.for_write(settings.base_uri, cfg, self._storage_options,
+                                          remove_if_first_write_fails=True)  # fmt: skip
+            result = table.upsert(df, cfg)
         self._register(relation, settings.base_uri, docs)
         closed = result.num_updates  # a version changes only when it is closed
         message = f"{result.num_inserts} new version(s), {closed} closed; {result.summary()}"

@@ -11,6 +11,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any
 
+from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import CompilationError
 
 from hoodie import (
@@ -22,11 +23,16 @@ from hoodie import (
     option_keys,
 )
 
+from .config_keys import check_keys
+
+# tblproperties.<name>: Apache Hudi's Spark SQL table properties (see config_keys).
 ALIASES = {
-    "record_key": ("record_key", "unique_key", "recordKey", "primaryKey"),
+    "record_key": ("record_key", "unique_key", "recordKey", "primaryKey",
+                   "tblproperties.primaryKey", "tblproperties.recordKey"),
     "partition_path": ("partition_path", "partition_by", "partitionPath"),
-    "precombine_field": ("precombine_field", "preCombineField"),
-}
+    "precombine_field": ("precombine_field", "preCombineField", "tblproperties.preCombineField"),
+}  # fmt: skip
+logger = AdapterLogger("Hoodie")
 
 
 @dataclass(frozen=True)
@@ -110,7 +116,15 @@ def model_settings(
     resource: str = "Model",
 ) -> ModelSettings:
     """The write config and path of a model's table (`resource` names what it is in errors:
-    a "Model", or a "Snapshot")."""
+    a "Model", or a "Snapshot", whose config `snapshot_settings` made from the snapshot's).
+
+    A model's every config key is checked first (`config_keys`): its `hoodie.*` keys, from
+    wherever they were set, become its options, and keys it cannot honour stop it."""
+    if resource == "Model":
+        checked = check_keys(model, config, resource)
+        for warning in checked.warnings:
+            logger.warning(warning)
+        config = checked.config
     materialized = config.get("materialized")
     options = config.get("options") or {}
     if not isinstance(options, dict):

@@ -31,6 +31,7 @@ from pyspark.sql import functions as F
 
 from hoodie import COPY_ON_WRITE, META_COLUMNS, DuplicateRecordKeyError, HoodieError
 
+from .config_keys import gather_options
 from .errors import dbt_error
 from .model_config import ALIASES, ModelSettings, model_settings
 
@@ -75,7 +76,8 @@ def snapshot_settings(
         "materialized": "snapshot",
         "record_key": columns["dbt_scd_id"],
         "location_root": config.get("location_root"),
-        "options": config.get("options"),
+        # hoodie.* keys set at the top level and dbt-glue's hudi_options count as options.
+        "options": gather_options(f"Snapshot '{snapshot}'", config),
         # dbt's snapshot semantics: new source columns are added, dropped ones stay (as null).
         "on_schema_change": "append_new_columns",
     }

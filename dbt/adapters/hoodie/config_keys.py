@@ -1,0 +1,265 @@
+"""Every key of a lake model's config: honoured, refused with what to write instead, or warned.
+
+dbt hands a materialization the whole config: dbt's own keys (with their defaults), the
+adapter's, `hoodie.*` keys set at the top level (a `config({...})` dict, `+hoodie...` in
+dbt_project.yml, schema.yml) and any key a user made up. A key nobody reads is a setting the
+user believes in and the table does not have (a precombine field given at the top level was
+dropped, and a stale row won), so each key is one of:
+
+- honoured: by dbt itself (`tags`, `docs`, hooks, ...) or by the lake materializations;
+- refused while set, naming the key and what to write instead (dbt-spark's Spark-table
+  settings, merge settings a lake upsert cannot do yet, a made-up key, probably a typo);
+- warned about once per model when set: dbt settings of other resource kinds that have no
+  meaning for a lake table and change nothing (`column_types` of seeds, ...).
+
+`hoodie.*` keys, from wherever they came, and dbt-glue's `hudi_options` all become the
+model's `options`; one key with two values is an error naming both places.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dbt_common.exceptions import CompilationError
+
+# Read by dbt itself for every model; nothing for the adapter to do.
+DBT_HANDLED = frozenset({
+    "enabled", "alias", "schema", "database", "tags", "meta", "group", "static_analysis",
+    "materialized", "pre-hook", "post-hook", "pre_hook", "post_hook", "quoting", "full_refresh",
+    "docs", "contract", "access", "freshness", "event_time", "packages",
+})  # fmt: skip
+# Read by the lake materializations (model_config, impl, the macros).
+HONOURED = frozenset({
+    "record_key", "unique_key", "recordKey", "primaryKey", "partition_path", "partition_by",
+    "partitionPath", "precombine_field", "preCombineField", "hive_style_partitioning",
+    "location_root", "on_schema_change", "persist_docs", "options", "hudi_options",
+    "tblproperties", "file_format", "compaction", "compaction_delta_commits",
+    "incremental_strategy",
+})  # fmt: skip
+LAKE_FORMATS = ("hudi", "hoodie")
+# incremental_strategy values that are what a lake upsert does.
+UPSERT_STRATEGIES = ("merge",)
+# tblproperties of Apache Hudi's Spark SQL tables (`create table ... using hudi
+# tblproperties (primaryKey = 'id', ...)`), as the model config aliases they are.
+TBLPROPERTY_ALIASES = frozenset({"primaryKey", "recordKey", "preCombineField"})
+_TABLE_TYPES = {"cow": "cow_upsert", "mor": "mor_upsert"}
+
+_NOT_YET = (
+    "is not supported by the lake materializations yet: their upsert replaces each stored row "
+    "by record key with the model's whole row"
+)
+
+
+def _unset(value: object) -> bool:
+    return value is None or value == {} or value == [] or value == ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What a key set to a value other than its default (`default` says which values are)
+    means for a lake model: `message` ends an error (`refuse`) or a warning."""
+
+    message: str
+    refuse: bool = True
+    default: Callable[[object], bool] = _unset
+
+
+RULES: dict[str, Rule] = {
+    "merge_update_columns": Rule(
+        f"{_NOT_YET}. Remove it; to keep a column's stored value, select it from {{{{ this }}}} "
+        "in the model (is_incremental())"
+    ),
+    "merge_exclude_columns": Rule(
+        f"{_NOT_YET}. Remove it; to keep a column's stored value, select it from {{{{ this }}}} "
+        "in the model (is_incremental())"
+    ),
+    "incremental_predicates": Rule(
+        f"{_NOT_YET}, and the record key alone decides which row is replaced. Remove it; to "
+        "limit what a run reads, filter the model's input under is_incremental()"
+    ),
+    "grants": Rule(
+        "cannot be applied: Spark's catalog has no GRANT for these tables, and access to a "
+        "lake table is its files' and metastore's. Remove grants for lake models (in "
+        "dbt_project.yml: +grants: {} on their folder) and grant access on the storage"
+    ),
+    "sql_header": Rule(
+        "is not run by the lake materializations (a Spark session runs one statement at a "
+        "time). Move the statements to pre_hook, which runs before the model's query"
+    ),
+    "clustered_by": Rule(
+        "(Spark's bucketing) does not apply to Hudi tables. For Hudi's bucket index use "
+        "options={'hoodie.index.type': 'BUCKET', 'hoodie.bucket.index.num.buckets': '<n>'} "
+        "(it hashes the record key)"
+    ),
+    "buckets": Rule(
+        "(Spark's bucketing) does not apply to Hudi tables. For Hudi's bucket index use "
+        "options={'hoodie.index.type': 'BUCKET', 'hoodie.bucket.index.num.buckets': '<n>'}"
+    ),
+    "column_types": Rule("applies to seeds only; ignored for this model", refuse=False),
+    "on_configuration_change": Rule(
+        "applies to materialized views only; ignored for this model",
+        refuse=False, default=lambda v: v in (None, "apply"),
+    ),
+    "lookback": Rule(
+        "applies to incremental_strategy='microbatch' only; ignored for this model",
+        refuse=False, default=lambda v: v in (None, 1),
+    ),
+}  # fmt: skip
+for _key in ("batch_size", "begin", "concurrent_batches"):
+    RULES[_key] = Rule(
+        "applies to incremental_strategy='microbatch' only; ignored for this model",
+        refuse=False,
+    )
+
+_KNOWN = DBT_HANDLED | HONOURED | set(RULES)
+_warned: set[tuple[str, str]] = set()  # (model, key): warned once per process
+
+
+@dataclass(frozen=True)
+class CheckedConfig:
+    """A lake model's config after its keys were checked: `config` with `options` holding
+    every `hoodie.*` key of the model and tblproperties' aliases as top-level keys;
+    `warnings` are the messages of keys that change nothing, each given once per model."""
+
+    config: dict[str, Any]
+    warnings: tuple[str, ...]
+
+
+def check_keys(model: str, config: Mapping[str, Any], resource: str = "Model") -> CheckedConfig:
+    """Refuse every key a lake model cannot honour; gather its `hoodie.*` options."""
+    materialized = str(config.get("materialized"))
+    where = f"{resource} '{model}'"
+    warnings = []
+    for key, value in config.items():
+        if key.startswith("hoodie.") or key in DBT_HANDLED or key in HONOURED:
+            continue
+        rule = RULES.get(key)
+        if rule is None:
+            raise CompilationError(f"{where}: {_unknown(key, materialized)}")
+        if rule.default(value):
+            continue
+        text = f"{where}: config {key}={value!r} {rule.message}"
+        if rule.refuse:
+            raise CompilationError(text)
+        if (model, key) not in _warned:
+            _warned.add((model, key))
+            warnings.append(text)
+    _check_strategy(where, config.get("incremental_strategy"), materialized)
+    _check_file_format(where, config.get("file_format"), materialized)
+    out = dict(config)
+    properties = _tblproperties(where, config.get("tblproperties"), materialized)
+    for name, value in properties.items():
+        if not name.startswith("hoodie."):
+            out[f"tblproperties.{name}"] = value
+    out["options"] = gather_options(where, config, properties)
+    return CheckedConfig(out, tuple(warnings))
+
+
+def _unknown(key: str, materialized: str) -> str:
+    close = difflib.get_close_matches(key, sorted(_KNOWN), n=1, cutoff=0.75)
+    hint = f"Did you mean '{close[0]}'? " if close else ""
+    return (
+        f"config '{key}' means nothing to materialized='{materialized}', so it would change "
+        f"nothing. {hint}Hudi settings are hoodie.* keys (or options={{...}}); keys for your "
+        "own macros belong under meta"
+    )
+
+
+def _check_strategy(where: str, strategy: object, materialized: str) -> None:
+    if strategy is None or str(strategy).lower() in UPSERT_STRATEGIES:
+        return
+    if str(strategy).lower() == "microbatch":
+        raise CompilationError(
+            f"{where}: incremental_strategy='microbatch' is not supported by "
+            f"materialized='{materialized}' yet. Remove it and filter the model's input under "
+            "is_incremental() instead (e.g. rows newer than the table's latest event time)"
+        )
+    hint = (
+        " For insert-only runs, set options={'hoodie.datasource.write.operation': 'insert'}"
+        if str(strategy).lower() == "append"
+        else " To replace the table's contents, run the model with --full-refresh"
+        if str(strategy).lower() == "insert_overwrite"
+        else ""
+    )
+    raise CompilationError(
+        f"{where}: incremental_strategy={strategy!r} is not what materialized='{materialized}' "
+        f"does: it upserts by record key (incremental_strategy 'merge'). Remove it, or set "
+        f"'merge'.{hint}"
+    )
+
+
+def _check_file_format(where: str, file_format: object, materialized: str) -> None:
+    if file_format is None or str(file_format).lower() in LAKE_FORMATS:
+        return
+    raise CompilationError(
+        f"{where}: file_format={file_format!r} is not what materialized='{materialized}' "
+        "writes: its table is always an Apache Hudi table. Remove file_format or set 'hudi' "
+        "(for a plain Spark table use materialized='table' or 'incremental')"
+    )
+
+
+def _tblproperties(where: str, given: object, materialized: str) -> dict[str, Any]:
+    """Apache Hudi's Spark SQL table properties: `primaryKey`, `preCombineField`, `type`
+    (checked against the materialization) and `hoodie.*` keys; any other is refused."""
+    if _unset(given):
+        return {}
+    if not isinstance(given, Mapping):
+        raise CompilationError(f"{where}: tblproperties must be a map, got {given!r}")
+    out: dict[str, Any] = {}
+    for key, value in given.items():
+        key = str(key)
+        if key == "type":
+            wanted = _TABLE_TYPES.get(str(value).lower())
+            if wanted is None or wanted != materialized:
+                raise CompilationError(
+                    f"{where}: tblproperties type={value!r} disagrees with "
+                    f"materialized='{materialized}' (type 'cow' is cow_upsert, 'mor' is "
+                    "mor_upsert); remove it, or change the materialization"
+                )
+        elif key in TBLPROPERTY_ALIASES or key.startswith("hoodie."):
+            out[key] = value
+        else:
+            raise CompilationError(
+                f"{where}: tblproperties key '{key}' is not a Hudi table setting we write "
+                "(tblproperties takes primaryKey, preCombineField, type and hoodie.* keys), "
+                "so it would change nothing; remove it"
+            )
+    return out
+
+
+def gather_options(
+    where: str, config: Mapping[str, Any], properties: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Every `hoodie.*` key of the model, by the place it was set; one key, one value."""
+    places: list[tuple[str, Any]] = []
+    for name in ("options", "hudi_options"):
+        given = config.get(name)
+        if _unset(given):
+            continue
+        if not isinstance(given, Mapping):
+            raise CompilationError(
+                f"{where}: config '{name}' must be a map of hoodie.* settings, got {given!r}"
+            )
+        places.append((name, given))
+    top = {k: v for k, v in config.items() if k.startswith("hoodie.")}
+    places.append(("the config's top level", top))
+    hoodie_properties = {k: v for k, v in (properties or {}).items() if k.startswith("hoodie.")}
+    places.append(("tblproperties", hoodie_properties))
+    merged: dict[str, Any] = {}
+    came_from: dict[str, str] = {}
+    for place, given in places:
+        for key, value in given.items():
+            key = str(key)
+            if value is None:  # null in yml: not set here
+                continue
+            if key in merged and str(merged[key]).strip() != str(value).strip():
+                raise CompilationError(
+                    f"{where}: option '{key}' is set twice with different values: "
+                    f"{merged[key]!r} in {came_from[key]} and {value!r} in {place}; set it once"
+                )
+            merged[key] = value
+            came_from[key] = place
+    return merged

@@ -1,0 +1,65 @@
+"""A failure of a write's Spark work as the user sees it: one line naming the cause."""
+
+from __future__ import annotations
+
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.hoodie.errors import dbt_error
+from hoodie.exceptions import TaskFailedError
+from hoodie.write.task_errors import CAUSE_LIMIT, failure_cause, task_failure
+
+# What a Python worker's failure reads like (PySpark's PythonException), shortened.
+WORKER = """An exception was thrown from the Python worker:
+Traceback (most recent call last):
+  File "/x/hoodie/write/bulk_insert.py", line 250, in _write
+    write_partition_metadata(self.storage, partition, self.instant, self.partition_depth)
+  File "pyarrow/error.pxi", line 92, in pyarrow.lib.check_status
+pyarrow.lib.ArrowInvalid: Embedded NUL char in path: '/lake/t/a\\x00b/.hoodie_partition_metadata'
+
+JVM stacktrace:
+org.apache.spark.api.python.PythonException: Traceback (most recent call last):
+	at org.apache.spark.api.python.BasePythonRunner$ReaderIterator.handlePythonException
+"""
+
+
+def test_the_cause_is_the_exception_line_of_the_workers_traceback():
+    cause = failure_cause(RuntimeError(WORKER))
+    assert cause == (
+        "pyarrow.lib.ArrowInvalid: Embedded NUL char in path: "
+        "'/lake/t/a\\x00b/.hoodie_partition_metadata'"
+    )
+
+
+def test_a_long_cause_is_cut_in_the_middle():
+    text = WORKER.replace("a\\x00b", "x" * 5000).replace(
+        "ArrowInvalid: Embedded NUL char in path", "OSError: [Errno 36] File name too long"
+    )
+    cause = failure_cause(RuntimeError(text))
+    assert len(cause) < CAUSE_LIMIT + 40 and "\n" not in cause
+    assert cause.startswith("pyarrow.lib.OSError: [Errno 36] File name too long: '/lake/t/xxx")
+    assert cause.endswith("xxx/.hoodie_partition_metadata'")
+    assert "characters)..." in cause
+
+
+def test_control_characters_are_escaped():
+    cause = failure_cause(RuntimeError(WORKER.replace("a\\x00b", "a\x00b\x1b[2J")))
+    assert "a\\x00b\\x1b[2J/" in cause and cause.isprintable()
+
+
+def test_a_jvm_error_keeps_its_first_line():
+    error = RuntimeError("[TASK_WRITE_FAILED] Task failed while writing rows.\n\tat org...\n")
+    assert failure_cause(error) == "[TASK_WRITE_FAILED] Task failed while writing rows."
+
+
+def test_dbt_shows_one_line_naming_the_cause():
+    error = task_failure(RuntimeError(WORKER), "write 1 to table 't' failed and was undone",
+                         "t", "1")  # fmt: skip
+    assert isinstance(error, TaskFailedError)
+    assert (error.table, error.instant) == ("t", "1")
+    assert error.cause.startswith("pyarrow.lib.ArrowInvalid") and error.detail == WORKER
+    shown = dbt_error("Model", "t", error)
+    assert isinstance(shown, DbtRuntimeError)
+    message = str(shown.msg)
+    assert message == f"Model 't': write 1 to table 't' failed and was undone: {error.cause}"
+    assert "Traceback" not in message and "JVM" not in message
+
