@@ -16,6 +16,7 @@ from typing import Any
 import fastavro
 
 from .exceptions import HoodieError
+from .partition_paths import check_data_file
 from .storage import Storage
 from .timeline import Action, Instant, State, Timeline, TimelineLayout
 
@@ -160,8 +161,15 @@ class CompactionPlan:
 
 
 def read_plan(storage: Storage, layout: TimelineLayout, instant_time: str) -> CompactionPlan:
+    """The plan of a compaction; every file it names checked to be a data file of the table
+    (a crafted plan must not make compaction read, or clean spare, files elsewhere)."""
     requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)
-    return CompactionPlan.from_avro(storage.read_bytes(layout.path(requested)))
+    plan = CompactionPlan.from_avro(storage.read_bytes(layout.path(requested)))
+    source = f"compaction plan {instant_time}"
+    for op in plan.operations:
+        for name in ([op.base_file] if op.base_file else []) + list(op.log_files):
+            check_data_file(f"at {storage.base_uri}", source, op.relative(name))
+    return plan
 
 
 def pending_compaction_file_groups(

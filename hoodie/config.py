@@ -216,7 +216,9 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    _boolean, False, "write partition folders as col=value", identity=True),
     ConfigProperty("hoodie.datasource.write.partitionpath.urlencode",
                    "url_encode_partition_path", _boolean, False,
-                   "URL-encode partition values in folder names"),
+                   "escape partition values in folder names as Apache Hudi does (`%XX` for "
+                   "`/`, control and Hive's special characters), and `.`, `..` and `.hoodie...` "
+                   "values too (see \"Partition paths\")"),
     ConfigProperty("hoodie.write.table.version", "table_version", _table_version, None,
                    "the Hudi table version a new table is created with: 6 (read by Apache Hudi "
                    "0.x and 1.x, hudi-rs) or 8 (Apache Hudi 1.x, hudi-rs); none: 6. A table "

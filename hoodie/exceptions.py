@@ -142,3 +142,14 @@ class LockTimeoutError(HoodieError):
 class LockLostError(CommitError):
     """This writer's table lock expired or was taken over (it could not be renewed in time),
     so what it was about to do under the lock was not done."""
+
+
+class UnsafePathError(HoodieError):
+    """A path made from data or read from the table's metadata (commit metadata, compaction,
+    clean and rollback plans, markers, listings) would lie outside the table's base path or
+    in its metadata folder; nothing was read, written or deleted there."""
+
+
+class PartitionPathError(UnsafePathError):
+    """Partition column values give a partition path that could escape the table or lose
+    rows (see `hoodie.partition_paths`); nothing was written."""

@@ -6,7 +6,10 @@ whoever wrote them:
 - simple: the field's value as text;
 - complex (several key fields): `f1:v1,f2:v2`, with `__null__` / `__empty__` for missing parts;
 - partition path: values joined by `/`, `col=value` when hive-style, and
-  `__HIVE_DEFAULT_PARTITION__` for a null or empty value.
+  `__HIVE_DEFAULT_PARTITION__` for a null or empty value; with urlencode each value escaped as
+  Hudi escapes it (extended to `.`, `..` and `.hoodie`, see `partition_paths`).
+A partition path that could leave the table is refused before anything is written
+(`partition_path_problem`, the Spark SQL form of `partition_paths.problem`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import pyarrow.compute as pc
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from . import partition_paths as paths
 from .naming import DEFAULT_PARTITION
 from .properties import (
     COMPLEX_KEYGEN,
@@ -81,13 +85,61 @@ class KeyGenerator:
         parts = []
         for name in self.partition_fields:
             text = F.col(_quote(name)).cast("string")
-            if self.url_encode:
-                text = F.url_encode(text)
-            value = F.when(text.isNull() | (text == ""), F.lit(DEFAULT_PARTITION)).otherwise(text)
+            encoded = escape_path_name(text) if self.url_encode else text
+            value = F.when(text.isNull() | (text == ""), F.lit(DEFAULT_PARTITION)).otherwise(
+                encoded
+            )
             if self.hive_style_partitioning:
                 value = F.concat(F.lit(f"{name}="), value)
             parts.append(value)
         return F.concat_ws("/", *parts)
+
+
+def escape_path_name(text: Column) -> Column:
+    """`partition_paths.escape_path_name` as a Spark column: Hudi's `%XX` escapes, then a
+    value `.`, `..` or starting with `.hoodie` gets its dots escaped too."""
+    for char in paths.ESCAPED_CHARACTERS:
+        text = F.replace(text, F.lit(char), F.lit(f"%{ord(char):02X}"))
+    return (
+        F.when(text == ".", F.lit("%2E"))
+        .when(text == "..", F.lit("%2E%2E"))
+        .when(
+            text.startswith(paths.METADATA_FOLDER_PREFIX),
+            F.concat(F.lit("%2E"), text.substr(2, 1 << 30)),
+        )
+        .otherwise(text)
+    )
+
+
+def partition_path_problem(path: Column) -> Column:
+    """Why a partition path cannot be one, or null: `partition_paths.problem` in Spark SQL
+    (the same reasons, in the same order), so a write can refuse it in a stage of its own
+    job, before any task writes."""
+    segments = F.split(path, "/")
+    return (
+        F.when(path.rlike(paths.CONTROL_PATTERN), F.lit(paths.CONTROL_CHARACTER))
+        .when(path.startswith("/"), F.lit(paths.ABSOLUTE))
+        .when(path.endswith("/"), F.lit(paths.TRAILING_SLASH))
+        .when(path.contains("//"), F.lit(paths.EMPTY_SEGMENT))
+        .when(F.exists(segments, lambda s: s.isin(".", "..")), F.lit(paths.DOT_SEGMENT))
+        .when(path.startswith(paths.METADATA_FOLDER_PREFIX), F.lit(paths.METADATA_FOLDER))
+        .when(
+            F.exists(segments, lambda s: F.octet_length(s) > paths.MAX_SEGMENT_BYTES),
+            F.lit(paths.LONG_SEGMENT),
+        )
+    )
+
+
+def shown(path: Column) -> Column:
+    """`partition_paths.shown` in Spark SQL: quoted (JSON), cut when long."""
+    cut = F.substring(path, 1, paths.SHOWN_CHARACTERS)
+    quoted = F.regexp_extract(F.to_json(F.array(cut)), r"^\[(.*)\]$", 1)
+    more = F.concat(
+        F.lit(f" (first {paths.SHOWN_CHARACTERS} of "),
+        F.length(path).cast("string"),
+        F.lit(" characters)"),
+    )
+    return F.when(F.length(path) > paths.SHOWN_CHARACTERS, F.concat(quoted, more)).otherwise(quoted)
 
 
 def _quote(name: str) -> str:

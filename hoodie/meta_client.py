@@ -373,6 +373,10 @@ _IDENTITY = (
     ("precombine_field", "precombine_field"),
     ("table_type", "table_type"),
     ("hive_style_partitioning", "hive_style_partitioning"),
+    # Escaped or not, a value's folder differs: a write asking otherwise would put its keys
+    # in other partitions than the table's, so it is refused (the stored setting used to be
+    # taken silently, whatever the write asked).
+    ("hoodie.datasource.write.partitionpath.urlencode", "url_encode_partition_path"),
 )
 
 

@@ -25,7 +25,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from . import object_store
-from .exceptions import InvalidConfigError
+from .exceptions import InvalidConfigError, UnsafePathError
 from .faults import crash_point
 
 
@@ -230,14 +230,29 @@ class Storage:
         return self.scheme in _OPTION_FILE_SYSTEMS
 
     def full_path(self, relative: str = "") -> str:
-        """The path as `pyarrow.fs` wants it."""
-        return posixpath.join(self.base_path, relative) if relative else self.base_path
+        """The path as `pyarrow.fs` wants it. Every file operation comes through here, so it
+        refuses a path that would leave the base path (see `inside`)."""
+        return posixpath.join(self.base_path, self.inside(relative)) if relative else self.base_path
+
+    def inside(self, relative: str) -> str:
+        """`relative`, checked to stay under the base path: not absolute, no `..` segment,
+        no NUL. Paths come from data (partition values) and from the table's metadata
+        (commit metadata, plans, markers), which a crafted table controls: this one check
+        keeps every read, write and delete of the core inside the table."""
+        if relative.startswith("/") or "\x00" in relative or ".." in relative.split("/"):
+            raise UnsafePathError(
+                f"table at {self.base_uri}: the path {relative!r} (from the table's metadata "
+                "or data) would lead outside the table's base path; nothing was read, written "
+                "or deleted there. The table's metadata names files it cannot hold: restore "
+                "it from a copy, or roll back the instant that names them"
+            )
+        return relative
 
     def uri(self, relative: str = "") -> str:
         """The path as Spark and other engines want it (a URI with a scheme)."""
         if self.is_local:
             return "file://" + self.full_path(relative)
-        return posixpath.join(self.base_uri, relative) if relative else self.base_uri
+        return posixpath.join(self.base_uri, self.inside(relative)) if relative else self.base_uri
 
     def relative(self, path: str) -> str:
         """A path under the base path, given as a URI (`file:/...`, `s3://...`) or relative.
@@ -245,7 +260,7 @@ class Storage:
         Hudi's Avro metadata (rollback, clean) records absolute paths, with or without scheme.
         """
         if "://" not in path and not path.startswith("file:") and not path.startswith("/"):
-            return path
+            return self.inside(path)
         full = _normalize(path) if (path.startswith("file:") or path.startswith("/")) else path
         if "://" in full and "://" in self.base_uri:
             base = self.base_uri.rstrip("/") + "/"
@@ -253,8 +268,11 @@ class Storage:
             full = full.split("://", 1)[-1] if "://" in full else full
             base = self.base_path.rstrip("/") + "/"
         if not full.startswith(base):
-            raise ValueError(f"{path} is not under the table's base path {self.base_uri}")
-        return full[len(base) :]
+            raise UnsafePathError(
+                f"table at {self.base_uri}: the table's metadata names {path!r}, which is not "
+                "under the table's base path; nothing was read, written or deleted there"
+            )
+        return self.inside(full[len(base) :])
 
     # -- reading -------------------------------------------------------------------------------
     def exists(self, relative: str) -> bool:
@@ -315,7 +333,7 @@ class Storage:
         self.fs.create_dir(self.full_path(relative), recursive=True)
 
     def write_bytes(self, relative: str, data: bytes) -> None:
-        parent = posixpath.dirname(relative)
+        parent = posixpath.dirname(self.inside(relative))
         if parent:
             self.makedirs(parent)
         with self.fs.open_output_stream(self.full_path(relative)) as stream:
@@ -330,7 +348,7 @@ class Storage:
         if self.is_object_store:
             self.write_bytes(relative, data)
             return
-        parent = posixpath.dirname(relative)
+        parent = posixpath.dirname(self.inside(relative))
         tmp = posixpath.join(parent, f".{posixpath.basename(relative)}.{uuid.uuid4().hex}.tmp")
         self.write_bytes(tmp, data)
         try:
@@ -430,7 +448,7 @@ class Storage:
     ) -> int:
         """Write `table` as the parquet file `relative` (its folder made if needed); its size.
         `dictionary`: the columns to dictionary-encode (True: all)."""
-        parent = posixpath.dirname(relative)
+        parent = posixpath.dirname(self.inside(relative))
         if parent:
             self.makedirs(parent)
         pq.write_table(table, self.full_path(relative), filesystem=self.fs,

@@ -154,7 +154,10 @@ class WriteClient:
             in_write_tasks = self.index.tags_in_write_tasks() and not overwrite
             one_job = bulk or in_write_tasks or routing is not None
             if one_job:
-                prepared = prepared.withColumn(RECORD_KEY, self.preparer.key_or_error())
+                prepared = prepared.withColumns({
+                    RECORD_KEY: self.preparer.key_or_error(),
+                    PARTITION_PATH: self.preparer.partition_path_or_error(),
+                })  # fmt: skip
             else:
                 if bulk_after_lookup and self.config.precombine_field is not None:
                     prepared = with_arrival(prepared)  # ties go to the later row, as in an upsert

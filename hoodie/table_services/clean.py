@@ -44,6 +44,7 @@ from ..faults import crash_point
 from ..fs_view import FileSlice, FileSystemView
 from ..meta_client import HoodieTableMetaClient
 from ..naming import parse_base_file_name, parse_log_file_name
+from ..partition_paths import check_data_file
 from ..timeline import Action, Instant, State, Timeline
 from ..transaction.failed_writes import FailedWritesPolicy
 from ..transaction.transaction import Transaction
@@ -230,13 +231,21 @@ class Cleaner:
         requested = Instant(instant_time, Action.CLEAN, State.REQUESTED)
         plan_bytes = self.meta_client.instant_content(requested)
         plan = CleanerPlan.from_avro(plan_bytes)
+        # Every file the plan names is checked before the first goes: a crafted plan naming
+        # files outside the table, or its metadata, deletes nothing.
+        table, source = f"'{self.meta_client.name}'", f"clean plan {instant_time}"
+        doomed = {
+            info.file_path: check_data_file(table, source, self.storage.relative(info.file_path))
+            for infos in plan.file_paths_to_be_deleted_per_partition.values()
+            for info in infos
+        }
         transaction.inflight(plan_bytes)
         partitions: dict[str, CleanPartitionMetadata] = {}
         deleted = 0
         for partition, infos in plan.file_paths_to_be_deleted_per_partition.items():
             meta = partitions.setdefault(partition, CleanPartitionMetadata(partition, plan.policy))
             for info in infos:
-                relative = self.storage.relative(info.file_path)
+                relative = doomed[info.file_path]
                 name = posixpath.basename(relative)
                 meta.delete_path_patterns.append(name)
                 if self.storage.exists(relative):

@@ -47,6 +47,7 @@ from ..naming import (
     parse_log_file_name,
     write_token,
 )
+from ..partition_paths import check_data_file
 from ..timeline import METAFOLDER, WRITE_ACTIONS, Action, Instant, State
 from .failed_writes import FailedWritesPolicy
 from .heartbeat import heartbeat_path
@@ -251,6 +252,9 @@ class Rollback:
             candidates = [m.data_file for m in markers]
         else:
             candidates = self._files_from_metadata(instant) or self._files_by_listing(instant)
+        table, source = f"'{self.meta_client.name}'", f"instant {instant.timestamp}"
+        for relative in candidates:  # a crafted instant names nothing outside, deletes nothing
+            check_data_file(table, source, relative)
         undo = []
         for relative in sorted(set(candidates)):
             partition = posixpath.dirname(relative)
@@ -380,6 +384,10 @@ class Rollback:
         target = plan.instant_to_rollback
         if target is None:
             raise HoodieError(f"rollback {rollback_time} names no instant to roll back")
+        table, source = f"'{self.meta_client.name}'", f"rollback plan {rollback_time}"
+        for request in plan.rollback_requests:  # all checked before the first file goes
+            for uri in [*request.files_to_be_deleted, *request.log_blocks_to_be_deleted]:
+                check_data_file(table, source, self.storage.relative(uri))
         partitions: dict[str, RollbackPartitionMetadata] = {}
         deleted = 0
         for request in plan.rollback_requests:

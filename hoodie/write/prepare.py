@@ -2,8 +2,10 @@
 
 Each record gets its key and partition path (Spark columns of the key generator), and the
 index's own columns (the BUCKET index's bucket); meta columns the caller brought are dropped.
-A one-job summary per partition (and index key) counts the rows and finds null keys, which
-stop the write before anything is written.
+A one-job summary per partition (and index key) counts the rows and finds null keys and
+partition paths that could leave the table (`partition_paths`), which stop the write before
+anything is written. Writes without that summary (their tasks tag and write in one job) check
+both in SQL, in the stage before the shuffle, which completes before any task writes.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from .. import partition_paths
 from ..config import WriteConfig
-from ..exceptions import NullRecordKeyError
+from ..exceptions import NullRecordKeyError, PartitionPathError
 from ..index.base import HoodieIndex
-from ..keygen import KeyGenerator
+from ..keygen import KeyGenerator, partition_path_problem, shown
 from ..schema import (
     IS_DELETED,
     META_COLUMNS,
@@ -77,7 +80,7 @@ class BatchPreparer:
 
     def summarize(self, prepared: DataFrame) -> list[Row]:
         """The batch per partition (and index key): rows and the index's aggregates, in one
-        job; null keys stop the write here."""
+        job; null keys and unsafe partition paths stop the write here."""
         rows = (
             prepared.groupBy(PARTITION_PATH, *self.index.summary_keys())
             .agg(
@@ -93,6 +96,12 @@ class BatchPreparer:
                 f"table '{self.table_name}': {nulls} row(s) have "
                 f"{missing_key_text(self.config.record_key_fields)}"
             )
+        for path in sorted({r[PARTITION_PATH] for r in rows}):
+            reason = partition_paths.problem(path)
+            if reason is not None:
+                raise PartitionPathError(partition_paths.refusal_message(
+                    self.table_name, self.config.partition_fields, path, reason
+                ))  # fmt: skip
         return rows
 
     def key_or_error(self) -> Column:
@@ -112,3 +121,13 @@ class BatchPreparer:
             message = F.concat(F.lit(prefix), in_partition, F.lit(lacks))
         key = F.col(RECORD_KEY)
         return F.when(key.isNull(), raise_in_sql(NullRecordKeyError, message)).otherwise(key)
+
+    def partition_path_or_error(self) -> Column:
+        """The partition path, failing the Spark job where it could leave the table (as
+        `key_or_error`, for writes whose tasks write as they go)."""
+        path = F.col(PARTITION_PATH)
+        reason = partition_path_problem(path)
+        before, after = partition_paths.refusal(self.table_name, self.config.partition_fields)
+        message = F.concat(F.lit(before), shown(path), F.lit(", which "), reason, F.lit(after))
+        failed = raise_in_sql(PartitionPathError, message)
+        return F.when(reason.isNotNull(), failed.cast("string")).otherwise(path)

@@ -38,6 +38,8 @@ TASK_ERRORS: dict[str, type[HoodieError]] = {
         exceptions.SchemaError,
         exceptions.ColumnTypeError,
         exceptions.NullRecordKeyError,
+        exceptions.PartitionPathError,
+        exceptions.UnsafePathError,
         exceptions.ConcurrentWriteConflict,
         exceptions.InvalidConfigError,
         exceptions.TableIdentityError,
