@@ -16,7 +16,8 @@ in what guards the commit (`transaction.py`):
   re-running it, and every commit, happen under the table lock, which makes the commit's
   checks (not rolled back, no conflicting commit since it started) atomic;
 - single writer: the same checks without a lock, for tables that have one writer at a time
-  and no lock to take; two writers at once can still both pass them at the same moment.
+  and no lock to take; two writers committing at the same moment (or one stalled past its
+  heartbeat's expiry and another rolling it back) can each pass them before the other acts.
 (Hudi's single-writer EAGER policy, which rolls back every pending write at once, is what lost
 a running writer's committed rows when a model ran twice at once: it is not used.)
 """
