@@ -110,10 +110,30 @@ def _policy(table, mode: str) -> FailedWritesPolicy:
     return FailedWritesPolicy.of(table.storage, config)
 
 
-def test_optimistic_concurrency_is_the_default():
+def test_optimistic_concurrency_is_the_default(tmp_path, monkeypatch):
     """Two runs of one model at once are ordinary in dbt: by default commits take the table
-    lock and conflicts are detected (hoodie.properties does not change for it)."""
+    lock and conflicts are detected, for writes and for table services run without a write
+    config (hoodie_rollback, hoodie_restore); hoodie.properties does not change for it."""
     assert WriteConfig.build("t", "id").concurrency_mode == "optimistic_concurrency_control"
+    table = _table(tmp_path)
+    properties = (tmp_path / "t" / ".hoodie" / "hoodie.properties").read_bytes()
+    policy = FailedWritesPolicy.of(table.storage, None)
+    assert isinstance(policy.lock, FileSystemLock) and policy.optimistic
+    held_at_commit = []
+    save = table.save_instant
+
+    def saving(instant, content=b""):
+        if instant.state is State.COMPLETED:
+            held_at_commit.append((tmp_path / "t" / LOCK_FILE).exists())
+        return save(instant, content)
+
+    monkeypatch.setattr(table, "save_instant", saving)
+    transaction = Transaction.start(table, policy, Action.COMMIT)
+    transaction.commit(CommitMetadata(operation_type="UPSERT"))
+    transaction.end()
+    assert held_at_commit == [True]
+    assert not (tmp_path / "t" / LOCK_FILE).exists()  # given up after the commit
+    assert (tmp_path / "t" / ".hoodie" / "hoodie.properties").read_bytes() == properties
 
 
 def test_every_mode_keeps_heartbeats_and_fails_only_writes_without_a_live_one(tmp_path):
