@@ -25,9 +25,9 @@ twelve with four writers for ten rounds (marker `writers`).
 
 The same checks hold for two writers that state no concurrency settings at all (issue 38: a
 model run twice at once, by a schedule and by hand): copy-on-write with shared keys and
-merge-on-read with disjoint ones, SIMPLE index: 8 rounds in `make test` (2 writers x 20 rounds
-took 112 s on a loaded 2-core machine), 20 rounds over all four table type and key
-combinations in `make test-writers`.
+merge-on-read with disjoint ones, SIMPLE index: 8 rounds in `make test` (~45 s on a loaded
+2-core machine; 20 rounds took 95-112 s), 20 rounds over all four table type and key
+combinations in `make test-writers` (~95 s).
 """
 
 from __future__ import annotations
