@@ -105,10 +105,12 @@ soak: java $(VENV)/.dev $(CLASS_ARCHIVE)
 # The full concurrent-writer matrix (marker `writers`, left out of `make test`, which runs two
 # of its twelve scenarios with three writers for four rounds): 4 writer processes x 10 rounds
 # over COW/MOR x SIMPLE/BUCKET x overlapping/disjoint keys on a local disk, and two each on S3
-# and Azure, with inline compaction and clean inside the writers.
+# and Azure, with inline compaction and clean inside the writers; then two writers with the
+# default settings, 20 rounds over COW/MOR x overlapping/disjoint keys, and every case of a
+# writer started while another is about to commit (test_two_writers_at_once.py).
 test-writers: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
-	$(PYTEST) -m writers tests/faults/test_concurrent_writers.py
+	$(PYTEST) -m writers tests/faults/test_concurrent_writers.py tests/faults/test_two_writers_at_once.py
 
 # The main suite again with every table it creates at table version 8 (Hudi 1.x's layout;
 # `pytest --table-version 8`): tests that assert version 6's files (marker layout_v6) are

@@ -285,8 +285,11 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    _positive_int, 5, "merge-on-read: delta commits that trigger inline compaction"),
     # Concurrency.
     ConfigProperty("hoodie.write.concurrency.mode", "concurrency_mode",
-                   _choice("single_writer", "optimistic_concurrency_control"), "single_writer",
-                   "single_writer or optimistic_concurrency_control"),
+                   _choice("single_writer", "optimistic_concurrency_control"),
+                   "optimistic_concurrency_control",
+                   "optimistic_concurrency_control (commits under the table lock, a conflicting "
+                   "write fails) or single_writer (no lock: one writer at a time); both keep "
+                   "heartbeats and never roll back a running write"),
     ConfigProperty("hoodie.write.lock.provider", "lock_provider", _lock_provider, None,
                    "optimistic concurrency: the table lock, storage (renewed, handed over by "
                    "conditional writes; S3 and local paths) or filesystem (an exclusively "
@@ -302,7 +305,7 @@ OPTIONS: tuple[ConfigProperty, ...] = (
     ConfigProperty("hoodie.write.lock.storage.renew.interval.secs", "lock_renew_seconds",
                    _positive_int, 30, "storage lock: seconds between its holder's renewals"),
     ConfigProperty("hoodie.client.heartbeat.interval_in_ms", "heartbeat_interval_ms",
-                   _positive_int, 60_000, "optimistic concurrency: writer heartbeat period (ms)"),
+                   _positive_int, 60_000, "writer heartbeat period (ms)"),
     ConfigProperty("hoodie.client.heartbeat.tolerable.misses", "heartbeat_tolerable_misses",
                    _non_negative_int, 2, "missed heartbeats before a pending write has failed"),
 )  # fmt: skip

@@ -135,6 +135,11 @@ class ConcurrentWriteConflict(CommitError):
     """Another writer committed changes to the same file groups first; this write was undone."""
 
 
+class WriteRolledBackError(CommitError):
+    """Another writer rolled this write's instant back (it took the write for failed, its
+    heartbeat having stopped for too long): the write cannot complete, and nothing of it stays."""
+
+
 class LockTimeoutError(HoodieError):
     """The table lock stayed held by another writer for longer than the configured wait."""
 

@@ -12,7 +12,12 @@ and goes on: the copy is what a SIGKILL at that point would leave on disk, so on
 action gives a test the crash state of every point it passes (a process per point costs a JVM
 start each). Points that stage a torn write before dying (`armed`) need a real crash.
 
-Unset, a point costs two dictionary lookups.
+With `HOODIE_PAUSE_AT=<point>` and `HOODIE_PAUSE_DIR=<folder>` a process stops at that point
+instead: it creates `<folder>/reached` and waits until `<folder>/go` exists, so that a test can
+run another writer exactly while this one is in the middle of its action (its heartbeat keeps
+beating meanwhile, as a slow writer's would).
+
+Unset, a point costs three dictionary lookups.
 """
 
 from __future__ import annotations
@@ -20,11 +25,14 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import time
 
 CRASH_AT = "HOODIE_CRASH_AT"
 CRASH_PID = "HOODIE_CRASH_PID"
 SNAPSHOT_TO = "HOODIE_CRASH_SNAPSHOTS"
 SNAPSHOT_OF = "HOODIE_CRASH_TABLE"
+PAUSE_AT = "HOODIE_PAUSE_AT"
+PAUSE_DIR = "HOODIE_PAUSE_DIR"
 
 
 def armed(name: str) -> bool:
@@ -33,6 +41,8 @@ def armed(name: str) -> bool:
 
 
 def crash_point(name: str) -> None:
+    if os.environ.get(PAUSE_AT) == name:
+        _pause(os.environ[PAUSE_DIR])
     folder = os.environ.get(SNAPSHOT_TO)
     if folder:
         _snapshot(name, folder)
@@ -42,6 +52,14 @@ def crash_point(name: str) -> None:
     driver = int(os.environ.get(CRASH_PID) or os.getpid())
     os.kill(driver, signal.SIGKILL)
     os.kill(os.getpid(), signal.SIGKILL)  # a Spark worker: die with the driver
+
+
+def _pause(folder: str) -> None:
+    """Say this point is reached, then wait for the test's go (at most ten minutes)."""
+    open(os.path.join(folder, "reached"), "w").close()
+    deadline = time.monotonic() + 600
+    while not os.path.exists(os.path.join(folder, "go")) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _snapshot(name: str, folder: str) -> None:

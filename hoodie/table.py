@@ -2,7 +2,7 @@
 
 What the dbt adapter calls, and what a user of the core without dbt calls. Metadata comes from
 the meta client; writes go through the write client; table services run under the concurrency
-policy of the config they are given (None: one writer). It holds no state beyond the table's
+policy of the config they are given (None: the defaults). It holds no state beyond the table's
 identity, so one object can be kept across writes, by this process or others.
 """
 
@@ -338,7 +338,7 @@ class HoodieTable:
 
     def compact(self, spark: SparkSession, config: WriteConfig | None = None) -> list[WriteResult]:
         """Merge-on-read: finish pending compactions, then compact every slice with log files.
-        `config` is how the table is written (None: one writer).
+        `config` is how the table is written (None: the default options).
 
         Returns one result per compaction that ran (none when no slice has log files).
         """
@@ -346,7 +346,7 @@ class HoodieTable:
 
     def clean(self, config: WriteConfig | None = None) -> CleanMetadata | None:
         """Roll back failed writes, then delete file versions the cleaning policy no longer
-        needs. `config` is how the table is written (None: one writer).
+        needs. `config` is how the table is written (None: the default options).
 
         Returns Hudi's clean metadata, or None when there was nothing to delete.
         """
@@ -359,7 +359,7 @@ class HoodieTable:
         rolling back failed writes and compacting a merge-on-read table's log files (with
         `spark`); readers see the table whole at every step, and after a crash the upgrade is
         run again. On a version 8 table it finishes an upgrade that stopped midway.
-        `config` is how the table is written (None: one writer)."""
+        `config` is how the table is written (None: the default options)."""
         result = self._services(config).upgrade(spark)
         self.meta_client = HoodieTableMetaClient.open(self.base_uri, self.storage.options)
         return result
@@ -371,14 +371,14 @@ class HoodieTable:
 
     def restore(self, savepoint_time: str, config: WriteConfig | None = None) -> RestoreMetadata:
         """Roll back every commit after a savepoint (Hudi's restore). `config` is how the table
-        is written (None: one writer); a write in progress makes it refuse."""
+        is written (None: the default options); a write in progress makes it refuse."""
         return self._services(config).restore(savepoint_time)
 
     def rollback(
         self, instant_time: str | None = None, config: WriteConfig | None = None
     ) -> RollbackMetadata:
         """Roll back the latest completed commit (`instant_time`, if given, must be it).
-        `config` is how the table is written (None: one writer); a write in progress makes
+        `config` is how the table is written (None: the default options); a write in progress makes
         it refuse.
 
         Returns Hudi's rollback metadata: the files deleted, the instant rolled back.

@@ -42,7 +42,7 @@ class TableServiceRunner:
     ):
         meta_client.check_writable()
         self.meta_client = meta_client
-        self.config = config  # how the table is written; None: one writer, the defaults
+        self.config = config  # how the table is written; None: the default options
         self.policy = FailedWritesPolicy.of(meta_client.storage, config, lock_provider)
 
     # -- on demand -----------------------------------------------------------------------------

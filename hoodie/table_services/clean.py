@@ -81,7 +81,7 @@ class Cleaner:
         self.meta_client = meta_client
         self.storage = meta_client.storage
         self.config = config or CleanConfig()
-        # How the table is written (None: one writer) says which pending cleans were abandoned.
+        # How the table is written (None: the defaults) says which pending cleans were abandoned.
         self.failed_writes = failed_writes or FailedWritesPolicy.of(meta_client.storage, None)
 
     def run(self) -> CleanMetadata | None:

@@ -173,7 +173,7 @@ class Compactor:
             )
         self.meta_client = meta_client
         self.compression = str(config.compression if config else option_default("compression"))
-        # How the table is written (None: one writer) says which pending instants are failed.
+        # How the table is written (None: the defaults) says which pending instants are failed.
         self.failed_writes = failed_writes or FailedWritesPolicy.of(meta_client.storage, config)
 
     def run(self, spark: SparkSession) -> list[WriteResult]:

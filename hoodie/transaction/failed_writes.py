@@ -3,22 +3,28 @@
 A pending write (a requested or inflight commit, delta commit or replace commit) or a pending
 compaction is either still being worked on or abandoned by a writer that failed, and only an
 abandoned one may be rolled back or run again. Every action that does either (writes,
-compaction, clean, rollback, restore) asks this policy, built from the table's write config:
-- single writer (Hudi's EAGER policy): no other process writes, so whatever is pending when
-  an action starts was left by a crash and has failed;
-- optimistic concurrency control (Hudi's LAZY policy): other writers' instants are pending
-  while they work. Each writer keeps a heartbeat for its instant (`heartbeat.py`), created
-  before the instant itself, and an instant has failed only once its heartbeat is older than
-  `hoodie.client.heartbeat.interval_in_ms x (hoodie.client.heartbeat.tolerable.misses + 1)`
-  or missing. Taking over a failed instant happens under the table lock, which writers also
-  hold to complete: an instant is never completed and rolled back at once.
+compaction, clean, rollback, restore) asks this policy, built from the table's write config.
 
-Under either policy an instant whose heartbeat is live is never failed: a single-writer action
-run by mistake beside concurrent writers (or without their config) cannot undo their work.
+In both concurrency modes the policy is Hudi's LAZY one: each writer keeps a heartbeat for its
+instant (`heartbeat.py`), created before the instant itself, and an instant has failed only
+once its heartbeat is older than `hoodie.client.heartbeat.interval_in_ms x
+(hoodie.client.heartbeat.tolerable.misses + 1)` or missing. A crashed write is therefore rolled
+back by the first write after its heartbeat expired (3 minutes by default), never one that is
+still running: a second `dbt run` of a model cannot undo the first's write. The modes differ
+in what guards the commit (`transaction.py`):
+- optimistic concurrency control (the default): deciding an instant failed and undoing or
+  re-running it, and every commit, happen under the table lock, which makes the commit's
+  checks (not rolled back, no conflicting commit since it started) atomic;
+- single writer: the same checks without a lock, for tables that have one writer at a time
+  and no lock to take; two writers committing at the same moment (or one stalled past its
+  heartbeat's expiry and another rolling it back) can each pass them before the other acts.
+(Hudi's single-writer EAGER policy, which rolls back every pending write at once, is what lost
+a running writer's committed rows when a model ran twice at once: it is not used.)
 """
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -37,30 +43,31 @@ OPTIMISTIC = "optimistic_concurrency_control"
 @dataclass(frozen=True)
 class FailedWritesPolicy:
     storage: Storage
-    lazy: bool = False
     heartbeat_interval_seconds: float = 60.0
     tolerable_misses: int = 2
-    lock: LockProvider | None = None  # LAZY: the table lock
+    lock: LockProvider | None = None  # optimistic concurrency: the table lock
 
     @classmethod
     def of(
         cls, storage: Storage, config: WriteConfig | None, lock_provider: LockProvider | None = None
     ) -> FailedWritesPolicy:
-        """The policy of a table written with `config` (None: the defaults, a single writer)."""
-        if config is None:
-            return cls(storage)
-        lazy = config.concurrency_mode == OPTIMISTIC
+        """The policy of a table written with `config` (None: the default options, as table
+        services run on demand without a write config)."""
+        if config is None:  # the default options: only the concurrency ones are read here
+            name = posixpath.basename(storage.uri("").rstrip("/")) or "table"
+            config = WriteConfig(table_name=name, record_key_fields=("id",))
+        optimistic = config.concurrency_mode == OPTIMISTIC
         return cls(
             storage,
-            lazy=lazy,
             heartbeat_interval_seconds=config.heartbeat_interval_ms / 1000,
             tolerable_misses=config.heartbeat_tolerable_misses,
-            lock=table_lock(storage, config, lock_provider) if lazy else None,
+            lock=table_lock(storage, config, lock_provider) if optimistic else None,
         )
 
     @property
-    def name(self) -> str:
-        return "LAZY" if self.lazy else "EAGER"
+    def optimistic(self) -> bool:
+        """Optimistic concurrency control: the table lock guards commits and rollbacks."""
+        return self.lock is not None
 
     def has_failed(self, instant: str) -> bool:
         """Is the pending instant abandoned? Only if no heartbeat for it is live."""
@@ -92,28 +99,23 @@ class FailedWritesPolicy:
         self, meta_client: HoodieTableMetaClient, action: Action, content: bytes = b""
     ) -> tuple[Instant, Heartbeat | None]:
         """A new requested instant, unique even against writers starting at the same moment,
-        and (LAZY) its heartbeat, which beats from before the instant exists: no writer ever
-        sees the instant pending without a heartbeat and takes it for failed."""
+        and its heartbeat, which beats from before the instant exists: no writer ever sees
+        the instant pending without a heartbeat and takes it for failed."""
         for _attempt in range(50):
             when = new_instant_time(after=meta_client.timeline().last_timestamp())
             instant = Instant(when, action, State.REQUESTED)
-            beat = None
-            if self.lazy:
-                beat = Heartbeat(self.storage, when, self.heartbeat_interval_seconds)
-                if not beat.claim():
-                    continue  # another writer took this millisecond
+            beat = Heartbeat(self.storage, when, self.heartbeat_interval_seconds)
+            if not beat.claim():
+                continue  # another writer took this millisecond
             try:
                 return meta_client.save_instant(instant, content), beat
             except CommitError:
-                if beat is not None:
-                    beat.stop()
+                beat.stop()
         raise CommitError(f"could not start a new {action.value} on table '{meta_client.name}'")
 
-    def take_over(self, instant: str) -> Heartbeat | None:
-        """LAZY: beat for an abandoned instant this writer is about to run again, so that no
-        other writer runs it at the same time; call it under `exclusive()`."""
-        if not self.lazy:
-            return None
+    def take_over(self, instant: str) -> Heartbeat:
+        """Beat for an abandoned instant this writer is about to run again, so that no other
+        writer runs it at the same time; call it under `exclusive()`."""
         return Heartbeat(self.storage, instant, self.heartbeat_interval_seconds).start()
 
     def check_lock(self) -> None:
@@ -124,8 +126,8 @@ class FailedWritesPolicy:
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
-        """Hold while deciding an instant failed and undoing or re-running it: LAZY takes the
-        table lock (a single writer has no one to exclude)."""
+        """Hold while deciding an instant failed and undoing or re-running it, and while
+        committing: optimistic concurrency takes the table lock (a single writer has none)."""
         if self.lock is None:
             yield
             return

@@ -1,10 +1,14 @@
-"""Heartbeats: how concurrent writers tell a failed write from one still running.
+"""Heartbeats: how writers tell a failed write from one still running.
 
-With one writer, any pending write at start-up has failed and is rolled back (Hudi's EAGER
-policy). With several, another writer's pending instant may be in progress; each writer
-therefore touches `.hoodie/.heartbeat/<instant>` every `hoodie.client.heartbeat.interval_in_ms`
-while it writes, and a pending instant is failed only once its heartbeat is older than
-`interval x (hoodie.client.heartbeat.tolerable.misses + 1)`, or missing.
+Every writer (in either concurrency mode) touches `.hoodie/.heartbeat/<instant>` every
+`hoodie.client.heartbeat.interval_in_ms` while it works on the instant, and a pending instant
+has failed only once its heartbeat is older than `interval x (hoodie.client.heartbeat.
+tolerable.misses + 1)`, or missing: a second writer never takes a running write for a crashed
+one (Hudi's LAZY failed-writes policy).
+
+The file is Apache Hudi's: Hudi writes it empty and reads its modification time. Ours holds
+the time of the beat as well (the tests age a heartbeat by rewriting it, and some stores give
+modification times in whole seconds); an empty one, as Hudi writes it, is read by its time.
 """
 
 from __future__ import annotations
@@ -66,8 +70,25 @@ def _now() -> bytes:
 
 
 def is_expired(storage: Storage, instant: str, interval_seconds: float, misses: int) -> bool:
+    beat = last_beat(storage, instant)
+    return beat is None or time.time() - beat > interval_seconds * (misses + 1)
+
+
+def last_beat(storage: Storage, instant: str) -> float | None:
+    """When the instant's heartbeat last beat (seconds since the epoch), or None: no
+    heartbeat. Our beats hold their time; Apache Hudi's are empty files, known by their
+    modification time."""
+    path = heartbeat_path(instant)
     try:
-        beat = float(storage.read_bytes(heartbeat_path(instant)) or b"0")
-    except (FileNotFoundError, ValueError):
-        return True
-    return time.time() - beat > interval_seconds * (misses + 1)
+        content = storage.read_bytes(path).strip()
+        if content:
+            return float(content)
+        modified = storage.mtime(path)
+    except FileNotFoundError:
+        return None
+    except ValueError:  # not a time: a heartbeat of some other writer, by its file's time
+        try:
+            modified = storage.mtime(path)
+        except FileNotFoundError:
+            return None
+    return modified.timestamp() if modified is not None else None

@@ -3,12 +3,12 @@
 Every action that writes or deletes files under an instant (a write, a compaction, a clean,
 later clustering) goes through a `Transaction`, so that the concurrency policy is applied the
 same way everywhere:
-- the instant is created exclusively and, with concurrent writers, its heartbeat beats from
-  before it exists (`FailedWritesPolicy.start_instant`), so no other writer takes it for
-  failed while it works;
-- with concurrent writers the completion happens under the table lock, after checking that no
-  other writer rolled this instant back and that nothing completed since this one started
-  touched the same file groups (`conflicts.py`);
+- the instant is created exclusively and its heartbeat beats from before it exists
+  (`FailedWritesPolicy.start_instant`), so no other writer takes it for failed while it works;
+- the completion checks that no other writer rolled this instant back (a write whose instant
+  was rolled back never completes: its files are gone) and that nothing completed since this
+  one started touched the same file groups (`conflicts.py`); with optimistic concurrency
+  control (the default) under the table lock, which makes check and commit one step;
 - a table's Apache Hudi metadata table is turned off before the instant completes
   (`metadata_table.py`);
 - a failure undoes the instant at once: a write's files are rolled back (a rollback instant
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 
-from ..exceptions import CommitError
+from ..exceptions import WriteRolledBackError
 from ..faults import crash_point
 from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient
@@ -99,16 +99,13 @@ class Transaction:
         self.complete(self.meta_client.commit_content(metadata), groups)
 
     def complete(self, content: bytes, file_groups: FileGroups | None = None) -> None:
-        """Complete the instant with `content` (a commit's JSON, a clean's Avro metadata).
-        With concurrent writers this happens under the lock, after checking that no writer
-        rolled the instant back and, given the `file_groups` it wrote, that no commit since it
-        started touched them. A metadata table of Apache Hudi's goes first (we do not
+        """Complete the instant with `content` (a commit's JSON, a clean's Avro metadata),
+        after checking that no writer rolled the instant back and, given the `file_groups` it
+        wrote, that no commit since it started touched them; with optimistic concurrency
+        control, under the table lock. A metadata table of Apache Hudi's goes first (we do not
         maintain it: its readers would miss this instant's files)."""
         turn_off_metadata_table(self.meta_client, f"{self.instant.action} {self.instant_time}")
         done = self.instant.with_state(State.COMPLETED)
-        if not self.policy.lazy:
-            self.instant = self.meta_client.save_instant(done, content)
-            return
         with self.policy.exclusive():
             self._refuse_if_rolled_back()
             if file_groups is not None:
@@ -124,6 +121,8 @@ class Transaction:
         """Undo the instant now rather than leave it to the next writer (best effort: a
         failure here leaves it pending, and the next writer's policy rolls it back)."""
         try:
+            if self._rolled_back():
+                return  # by another writer: its rollback owns what this instant left
             markers = WriteMarkers(self.meta_client.storage, self.instant_time)
             if self.instant.action is Action.COMPACTION:
                 for marker in markers.all():
@@ -144,18 +143,24 @@ class Transaction:
             self.heartbeat.stop()
             self.heartbeat = None
 
-    def _refuse_if_rolled_back(self) -> None:
-        """Another writer rolls back a write whose heartbeat stopped (a stalled process); if it
-        did so to this one, completing it would name files that are gone. (Rollbacks of other
-        writers' instants hold the lock too, so this check cannot race one.)"""
+    def _rolled_back(self) -> bool:
+        """Has another writer rolled this instant back, or begun to? Its own requested or
+        inflight instant is gone, or a pending rollback plans to undo it."""
         timeline, rollback = self.meta_client.timeline(), Rollback(self.meta_client)
-        pending = [i for i in timeline.pending if i.timestamp == self.instant_time]
-        if not pending or any(
+        mine = self.instant_time, self.instant.action
+        return not any((i.timestamp, i.action) == mine for i in timeline.pending) or any(
             rollback.target_of(i) == self.instant_time
             for i in timeline.pending
             if i.action is Action.ROLLBACK
-        ):
-            raise CommitError(
+        )
+
+    def _refuse_if_rolled_back(self) -> None:
+        """Another writer rolls back a write whose heartbeat stopped (a stalled process); if it
+        did so to this one, completing it would name files that are gone. (Under optimistic
+        concurrency rollbacks of other writers' instants hold the lock too, so this check
+        cannot race one.)"""
+        if self._rolled_back():
+            raise WriteRolledBackError(
                 f"{self.instant.action.value} {self.instant_time} of table "
                 f"'{self.meta_client.name}' was rolled back by another writer, which took it "
                 "for failed: its heartbeat stopped for longer than "

@@ -34,7 +34,8 @@ def main(base: str, plan_path: str) -> None:
     with open(plan_path) as handle:
         plan = json.load(handle)
     action = plan["action"]
-    cfg = write_config(plan["table_type"], plan.get("inline", False), plan.get("options"))
+    cfg = write_config(plan["table_type"], plan.get("inline", False), plan.get("options"),
+                       plan.get("one_at_a_time", True))  # fmt: skip
     table = HoodieTable.open(base, plan.get("storage_options"))
     if action == "upsert":
         spark = child_spark()
@@ -42,13 +43,16 @@ def main(base: str, plan_path: str) -> None:
     elif action == "compact":
         table.compact(child_spark(), cfg)
     elif action == "rollback":
-        table.rollback()
+        table.rollback(config=cfg)
     elif action == "clean":  # what `table.clean(cfg)` does, without importing PySpark
         from hoodie.table_services.clean import CleanConfig, Cleaner
 
         policy = (cfg.cleaner_policy, cfg.cleaner_commits_retained,
                   cfg.cleaner_file_versions_retained)  # fmt: skip
-        Cleaner(table.meta_client, CleanConfig(*policy)).run()
+        from hoodie.transaction.failed_writes import FailedWritesPolicy
+
+        failed_writes = FailedWritesPolicy.of(table.storage, cfg)
+        Cleaner(table.meta_client, CleanConfig(*policy), failed_writes).run()
     elif action == "archive":
         from hoodie.table_services.archival import archive
 
@@ -56,7 +60,7 @@ def main(base: str, plan_path: str) -> None:
     elif action == "savepoint":
         table.savepoint(plan["instant"])
     elif action == "restore":
-        table.restore(plan["instant"])
+        table.restore(plan["instant"], cfg)
     elif action == "schedule_compaction":
         from hoodie.table_services.compaction import Compactor
 

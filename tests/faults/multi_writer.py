@@ -30,11 +30,13 @@ OWN_KEYS = 4  # seeded into partition `w<w>` of every `disjoint` table, per writ
 
 
 def config(spec: dict) -> WriteConfig:
-    """The writers' config: concurrent writers, automatic clean (a short history, so it has
-    work to do), merge-on-read compacting inline every two delta commits; archival is left
-    out of the way so the test can read every instant back."""
+    """The writers' config: concurrent writers (stated, or with `defaults` in the spec the
+    default concurrency settings), automatic clean (a short history, so it has work to do),
+    merge-on-read compacting inline every two delta commits; archival is left out of the way
+    so the test can read every instant back."""
+    stated = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control"}
     options = {
-        "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+        **({} if spec.get("defaults") else stated),
         "hoodie.index.type": spec["index"],
         "hoodie.bucket.index.num.buckets": "4",
         "hoodie.clean.automatic": "true",

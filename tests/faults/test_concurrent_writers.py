@@ -22,6 +22,12 @@ tables. Then:
 `make test` runs two scenarios (merge-on-read BUCKET overlapping on S3, copy-on-write SIMPLE
 disjoint on a local disk) with three writers for four rounds; `make test-writers` runs all
 twelve with four writers for ten rounds (marker `writers`).
+
+The same checks hold for two writers that state no concurrency settings at all (issue 38: a
+model run twice at once, by a schedule and by hand): copy-on-write with shared keys and
+merge-on-read with disjoint ones, SIMPLE index: 8 rounds in `make test` (~45 s on a loaded
+2-core machine; 20 rounds took 95-112 s), 20 rounds over all four table type and key
+combinations in `make test-writers` (~95 s).
 """
 
 from __future__ import annotations
@@ -55,6 +61,10 @@ SCENARIOS = [(t, i, k, "local") for t in (COW, MOR) for i in ("SIMPLE", "BUCKET"
 SCENARIOS += [(t, i, "overlap", store) for store in ("s3", "azure")
               for t, i in ((COW, "SIMPLE"), (MOR, "BUCKET"))]  # fmt: skip
 IN_MAKE_TEST = [(MOR, "BUCKET", "overlap", "s3"), (COW, "SIMPLE", "disjoint", "local")]
+# Two writers with the default settings (no concurrency option given).
+DEFAULT_SCENARIOS = [(t, "SIMPLE", k, "local") for t in (COW, MOR) for k in ("overlap", "disjoint")]
+DEFAULTS_IN_MAKE_TEST = [(COW, "SIMPLE", "overlap", "local"), (MOR, "SIMPLE", "disjoint", "local")]
+DEFAULT_ROUNDS, DEFAULT_ROUNDS_IN_MAKE_TEST = 20, 8
 CONFLICT = re.compile(r"^write (\d{17}) to table '\w+' conflicts with (.+?), which")
 NAMED = re.compile(r"(\d{17}) \((\w+)\)")
 
@@ -75,14 +85,27 @@ def test_concurrent_writers_full_matrix(spark, tmp_path, request):
     _run_and_check(spark, tmp_path, SCENARIOS, request, ROUNDS, WRITERS)
 
 
+def test_two_writers_with_default_settings(spark, tmp_path, request):
+    _run_and_check(spark, tmp_path, DEFAULTS_IN_MAKE_TEST, request, DEFAULT_ROUNDS_IN_MAKE_TEST, 2,
+                   defaults=True)  # fmt: skip
+
+
+@pytest.mark.writers
+def test_two_writers_with_default_settings_full(spark, tmp_path, request):
+    _run_and_check(spark, tmp_path, DEFAULT_SCENARIOS, request, DEFAULT_ROUNDS, 2, defaults=True)
+
+
 # -- the run -------------------------------------------------------------------------------------
-def _run_and_check(spark, tmp_path, scenarios, request, rounds: int, writers: int) -> None:
+def _run_and_check(
+    spark, tmp_path, scenarios, request, rounds: int, writers: int, defaults: bool = False
+) -> None:
     register(spark)
     specs = []
     for scenario in scenarios:
         table_type, index, keys, store = scenario
         spec = {"path": str(tmp_path / _name(scenario)), "name": _name(scenario),
-                "table_type": table_type, "index": index, "keys": keys}  # fmt: skip
+                "table_type": table_type, "index": index, "keys": keys,
+                "defaults": defaults}  # fmt: skip
         if store != "local":
             bucket = request.getfixturevalue("bucket_on")(store)
             spec.update(path=bucket.uri(_name(scenario)), storage_options=bucket.storage_options,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -13,7 +14,12 @@ import pytest
 from hoodie import WriteConfig, timeline
 from hoodie.avro_metadata import InstantInfo, RollbackPlan, RollbackRequest
 from hoodie.compaction_plan import CompactionOperation, CompactionPlan
-from hoodie.exceptions import ConcurrentWriteConflict, LockTimeoutError, TimelineError
+from hoodie.exceptions import (
+    ConcurrentWriteConflict,
+    LockTimeoutError,
+    TimelineError,
+    WriteRolledBackError,
+)
 from hoodie.fs_view import listed_log_blocks
 from hoodie.meta_client import HoodieTableMetaClient
 from hoodie.metadata import CommitMetadata, WriteStat
@@ -25,6 +31,7 @@ from hoodie.transaction.failed_writes import FailedWritesPolicy
 from hoodie.transaction.heartbeat import Heartbeat, heartbeat_path, is_expired
 from hoodie.transaction.lock import LOCK_FILE, FileSystemLock
 from hoodie.transaction.rollback import Rollback
+from hoodie.transaction.transaction import Transaction
 
 
 def test_lock_is_exclusive_and_names_its_holder(tmp_path):
@@ -103,26 +110,67 @@ def _policy(table, mode: str) -> FailedWritesPolicy:
     return FailedWritesPolicy.of(table.storage, config)
 
 
-def test_single_writer_policy_fails_every_pending_write_without_a_live_heartbeat(tmp_path):
+def test_optimistic_concurrency_is_the_default(tmp_path, monkeypatch):
+    """Two runs of one model at once are ordinary in dbt: by default commits take the table
+    lock and conflicts are detected, for writes and for table services run without a write
+    config (hoodie_rollback, hoodie_restore); hoodie.properties does not change for it."""
+    assert WriteConfig.build("t", "id").concurrency_mode == "optimistic_concurrency_control"
     table = _table(tmp_path)
-    eager = _policy(table, "single_writer")
-    assert eager.name == "EAGER" and eager.lock is None
-    instant, beat = eager.start_instant(table, Action.COMMIT)
-    assert beat is None and not (tmp_path / "t" / heartbeat_path(instant.timestamp)).exists()
-    assert eager.has_failed(instant.timestamp)
-    assert eager.in_progress(table.timeline()) == []
-    # A concurrent writer's live heartbeat protects its write even from a single-writer action.
-    live = Heartbeat(table.storage, "20240101000000000").start()
-    try:
-        assert not eager.has_failed("20240101000000000")
-    finally:
-        live.stop()
+    properties = (tmp_path / "t" / ".hoodie" / "hoodie.properties").read_bytes()
+    policy = FailedWritesPolicy.of(table.storage, None)
+    assert isinstance(policy.lock, FileSystemLock) and policy.optimistic
+    held_at_commit = []
+    save = table.save_instant
+
+    def saving(instant, content=b""):
+        if instant.state is State.COMPLETED:
+            held_at_commit.append((tmp_path / "t" / LOCK_FILE).exists())
+        return save(instant, content)
+
+    monkeypatch.setattr(table, "save_instant", saving)
+    transaction = Transaction.start(table, policy, Action.COMMIT)
+    transaction.commit(CommitMetadata(operation_type="UPSERT"))
+    transaction.end()
+    assert held_at_commit == [True]
+    assert not (tmp_path / "t" / LOCK_FILE).exists()  # given up after the commit
+    assert (tmp_path / "t" / ".hoodie" / "hoodie.properties").read_bytes() == properties
+
+
+def test_every_mode_keeps_heartbeats_and_fails_only_writes_without_a_live_one(tmp_path):
+    """A single writer keeps a heartbeat too: a second single-writer run (a model run twice at
+    once) must not take the first's running write for a crashed one."""
+    table = _table(tmp_path)
+    for mode in ("single_writer", "optimistic_concurrency_control"):
+        policy = _policy(table, mode)
+        assert policy.optimistic is (mode != "single_writer")
+        instant, beat = policy.start_instant(table, Action.COMMIT)
+        assert (tmp_path / "t" / heartbeat_path(instant.timestamp)).exists()
+        assert not policy.has_failed(instant.timestamp)
+        assert [i.timestamp for i in policy.in_progress(table.timeline())] == [instant.timestamp]
+        beat.stop()
+        assert policy.has_failed(instant.timestamp)  # its writer is gone
+        assert policy.in_progress(table.timeline()) == []
+        table.delete_pending_instant(instant)
+    # A write with no heartbeat at all (a crashed writer's, or Apache Hudi's EAGER) has failed.
+    table.save_instant(Instant("20240101000000000", Action.COMMIT, State.REQUESTED))
+    assert _policy(table, "single_writer").has_failed("20240101000000000")
+
+
+def test_an_apache_hudi_heartbeat_is_read_by_its_modification_time(tmp_path):
+    """Apache Hudi writes its heartbeat files empty and reads their modification time: a live
+    Hudi writer's heartbeat must not read as failed (it did: an empty file read as time 0)."""
+    storage = Storage(str(tmp_path))
+    storage.write_atomic(heartbeat_path("1"), b"")
+    assert not is_expired(storage, "1", interval_seconds=60, misses=2)
+    old = time.time() - 600
+    os.utime(tmp_path / heartbeat_path("1"), (old, old))
+    assert is_expired(storage, "1", interval_seconds=60, misses=2)
 
 
 def test_concurrent_policy_beats_before_the_instant_exists(tmp_path, monkeypatch):
     table = _table(tmp_path)
     lazy = _policy(table, "optimistic_concurrency_control")
-    assert lazy.name == "LAZY" and isinstance(lazy.lock, FileSystemLock)
+    assert isinstance(lazy.lock, FileSystemLock)
     beating_when_created = []
     save = table.save_instant
 
@@ -166,10 +214,12 @@ def test_taking_over_a_failed_instant_holds_the_table_lock(tmp_path):
     assert not (tmp_path / "t" / LOCK_FILE).exists()
     assert not lazy.has_failed("20240101000000000")
     beat.stop()
-    eager = _policy(table, "single_writer")
-    with eager.exclusive():
+    single = _policy(table, "single_writer")
+    with single.exclusive():
         assert not (tmp_path / "t" / LOCK_FILE).exists()
-    assert eager.take_over("20240101000000000") is None
+    beat = single.take_over("20240101000000000")
+    assert not single.has_failed("20240101000000000")
+    beat.stop()
 
 
 def test_conflicts_with_compactions_planned_after_the_write_started_only(tmp_path):
@@ -248,3 +298,32 @@ def test_a_rollback_does_not_take_an_instant_time_another_writer_holds(tmp_path,
     rollbacks = [i.timestamp for i in table.timeline() if i.action is Action.ROLLBACK]
     assert len(rollbacks) == 1 and rollbacks[0] > taken
     assert not table.storage.exists(heartbeat_path(rollbacks[0]))  # its heartbeat stopped
+
+
+@pytest.mark.parametrize("mode", ["single_writer", "optimistic_concurrency_control"])
+def test_a_write_rolled_back_by_another_writer_never_completes(tmp_path, mode):
+    """A writer that stalled past its heartbeat's expiry finds its instant rolled back by the
+    next writer: its commit must fail, in every mode, and complete nothing (before, a single
+    writer's commit went through, naming files the rollback had deleted)."""
+    table = _table(tmp_path)
+    policy = _policy(table, mode)
+    stalled = Transaction.start(table, policy, Action.COMMIT)
+    stalled.inflight()
+    stalled.heartbeat.stop()  # it stalled: its heartbeat expired
+    assert Rollback(table).rollback_failed_writes(policy) == [stalled.instant_time]
+    metadata = CommitMetadata(operation_type="UPSERT")
+    metadata.add(WriteStat("f1", "p", "p/f1_0-1-0_x.parquet"))
+    with pytest.raises(WriteRolledBackError, match=f"{stalled.instant_time} .*rolled back"):
+        stalled.commit(metadata)
+    timeline = table.timeline()
+    assert not [i for i in timeline if i.timestamp == stalled.instant_time]
+    # Caught midway (the rollback planned, not yet done): refused too.
+    second = Transaction.start(table, policy, Action.COMMIT)
+    second.inflight()
+    plan = RollbackPlan(InstantInfo(second.instant_time, "commit"), [])
+    table.save_instant(Instant("29990101000000000", Action.ROLLBACK, State.REQUESTED),
+                       plan.to_avro())  # fmt: skip
+    with pytest.raises(WriteRolledBackError):
+        second.commit(metadata)
+    assert not [i for i in table.timeline().completed if i.timestamp == second.instant_time]
+    second.end()
