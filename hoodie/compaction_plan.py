@@ -15,7 +15,7 @@ from typing import Any
 
 import fastavro
 
-from .exceptions import HoodieError
+from .exceptions import HoodieError, malformed
 from .storage import Storage
 from .timeline import Action, Instant, State, Timeline, TimelineLayout
 
@@ -161,7 +161,9 @@ class CompactionPlan:
 
 def read_plan(storage: Storage, layout: TimelineLayout, instant_time: str) -> CompactionPlan:
     requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)
-    return CompactionPlan.from_avro(storage.read_bytes(layout.path(requested)))
+    path = layout.path(requested)
+    with malformed(storage.uri(path), "a compaction plan (Avro)"):
+        return CompactionPlan.from_avro(storage.read_bytes(path))
 
 
 def pending_compaction_file_groups(

@@ -31,6 +31,7 @@ from functools import cached_property
 from typing import Any
 
 from .avro_metadata import RollbackPlan
+from .exceptions import malformed
 from .logformat import LogBlock, read_log_file
 from .metadata import CommitMetadata
 from .naming import is_partition_metadata, parse_base_file_name, parse_log_file_name
@@ -150,7 +151,8 @@ def _deleted_by_rollback(storage: Storage, relative: str, committed: Container[s
             continue
         requested = layout.path(instant.with_state(State.REQUESTED))
         try:
-            plan = RollbackPlan.from_avro(storage.read_bytes(requested))
+            with malformed(storage.uri(requested), "a rollback plan (Avro)"):
+                plan = RollbackPlan.from_avro(storage.read_bytes(requested))
         except FileNotFoundError:
             continue
         target = plan.instant_to_rollback
@@ -234,7 +236,9 @@ class FileSystemView:
         for instant in self.timeline:
             if instant.action is not Action.REPLACE_COMMIT:
                 continue
-            meta = CommitMetadata.parse(self.storage.read_bytes(self.layout.path(instant)))
+            path = self.layout.path(instant)
+            with malformed(self.storage.uri(path), "replace commit metadata"):
+                meta = CommitMetadata.parse(self.storage.read_bytes(path))
             for partition, file_ids in (meta.partition_to_replace_file_ids or {}).items():
                 replaced.update((partition, fid) for fid in file_ids)
         return replaced
@@ -248,8 +252,18 @@ class FileSystemView:
         ]
 
     def partitions(self) -> list[str]:
-        """Partition paths holding a `.hoodie_partition_metadata` file ('' if unpartitioned)."""
-        found = {f.parent for f in self._all_files if is_partition_metadata(f.name)}
+        """Partition paths ('' if unpartitioned): folders holding a `.hoodie_partition_metadata`
+        file or a base or log file. A partition whose metadata file went missing is still read,
+        as Apache Hudi's and hudi-rs's listings read it (from the files a commit wrote): taking
+        the metadata file alone as the mark hid the whole partition, for good, in silence. The
+        next write into it creates the file again."""
+        found = {
+            f.parent
+            for f in self._all_files
+            if is_partition_metadata(f.name)
+            or parse_base_file_name(f.name) is not None
+            or parse_log_file_name(f.name) is not None
+        }
         return sorted(found)
 
     def file_groups(self, partitions: list[str] | None = None) -> list[FileGroup]:

@@ -10,8 +10,9 @@ writes, by this process or others.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import pyarrow as pa
 
@@ -19,7 +20,14 @@ from . import properties as props
 from .archived_timeline import HISTORY_FOLDER, ArchivedInstant, archived_instants
 from .avro_metadata import CleanMetadata
 from .config import WriteConfig
-from .exceptions import CommitError, TableExistsError, TableNotFoundError, UnsupportedTableError
+from .exceptions import (
+    CommitError,
+    MalformedMetadataError,
+    TableExistsError,
+    TableNotFoundError,
+    UnsupportedTableError,
+    malformed,
+)
 from .faults import crash_point
 from .fs_view import FileSystemView
 from .keygen import KeyGenerator
@@ -41,6 +49,7 @@ PROPERTIES_FILE = posixpath.join(METAFOLDER, "hoodie.properties")
 # Hudi's recovery copy while `hoodie.properties` is rewritten (HoodieTableConfig's protocol).
 PROPERTIES_BACKUP = PROPERTIES_FILE + ".backup"
 _LAYOUT_FOLDERS = (".temp", "archived", ".aux", ".schema")
+T = TypeVar("T")
 
 
 class HoodieTableMetaClient:
@@ -88,8 +97,8 @@ class HoodieTableMetaClient:
         `hoodie.properties` reads whole."""
         if self.storage.exists(PROPERTIES_BACKUP):
             try:
-                whole = _parse_checked(self.storage.read_text(PROPERTIES_FILE)) is not None
-            except FileNotFoundError:
+                whole = _parse_checked(_read_properties(self.storage, PROPERTIES_FILE)) is not None
+            except (FileNotFoundError, MalformedMetadataError):
                 whole = False
             if whole:
                 self.storage.delete(PROPERTIES_BACKUP)
@@ -186,7 +195,14 @@ class HoodieTableMetaClient:
         return self.storage.read_bytes(self.instant_path(instant))
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
-        return CommitMetadata.parse(self.instant_content(instant))
+        return self.parse_instant(instant, CommitMetadata.parse, "commit metadata")
+
+    def parse_instant(self, instant: Instant, parse: Callable[[bytes], T], what: str) -> T:
+        """`parse` of the timeline file of `instant`; a file that does not parse is a
+        `MalformedMetadataError` naming it (`what` says what it should hold)."""
+        path = self.instant_path(instant)
+        with malformed(self.storage.uri(path), what):
+            return parse(self.storage.read_bytes(path))
 
     def commit_content(self, metadata: CommitMetadata) -> bytes:
         """Commit metadata as this table's timeline stores it: JSON in table version 6,
@@ -288,7 +304,9 @@ class HoodieTableMetaClient:
         commit (older file versions may be gone)."""
         for instant in reversed(self.timeline().completed.instants):
             if instant.action is Action.CLEAN:
-                retained = CleanMetadata.from_avro(self.instant_content(instant))
+                retained = self.parse_instant(
+                    instant, CleanMetadata.from_avro, "clean metadata (Avro)"
+                )
                 if retained.earliest_commit_to_retain:
                     return retained.earliest_commit_to_retain
         return None
@@ -296,17 +314,45 @@ class HoodieTableMetaClient:
 
 def _load_properties(storage: Storage) -> dict[str, str] | None:
     """`hoodie.properties`, or its backup where a rewrite left the file missing or torn (see
-    `_parse_checked`); None if the table has neither."""
+    `_parse_checked`); None if the table has neither. A file that is neither whole nor backed
+    up is a `MalformedMetadataError` naming it, never a table of other properties (an emptied
+    file once read as "table version 0")."""
     for candidate in (PROPERTIES_FILE, PROPERTIES_BACKUP):
         try:
-            loaded = _parse_checked(storage.read_text(candidate))
-        except FileNotFoundError:
+            loaded = _parse_checked(_read_properties(storage, candidate))
+        except (FileNotFoundError, MalformedMetadataError):
             continue
         if loaded is not None:
             return loaded
-    if storage.exists(PROPERTIES_FILE):  # no backup: the file as it is (another writer's)
-        return props.loads(storage.read_text(PROPERTIES_FILE))
-    return None
+    try:
+        text = _read_properties(storage, PROPERTIES_FILE)
+    except FileNotFoundError:
+        return None
+    loaded = props.loads(text)
+    problem = None
+    if not text.strip():
+        problem = "is empty"
+    elif props.TABLE_VERSION not in loaded:
+        problem = f"has no {props.TABLE_VERSION}"
+    elif props.TABLE_CHECKSUM in loaded:  # Hudi's own guard: the file is not as written
+        problem = (
+            f"does not match its {props.TABLE_CHECKSUM}"
+            if props.TABLE_NAME not in loaded or _parse_checked(text + "\n") is None
+            else "ends inside a line"
+        )
+    if problem is None:  # no checksum and no line end at the end: another writer's, as it is
+        return loaded
+    path = storage.uri(PROPERTIES_FILE)
+    raise MalformedMetadataError(
+        f"{path} {problem} (damaged or cut short), and there is no whole backup "
+        f"({PROPERTIES_BACKUP}): restore the table's hoodie.properties from a backup",
+        path,
+    )
+
+
+def _read_properties(storage: Storage, relative: str) -> str:
+    with malformed(storage.uri(relative), "Java properties text (UTF-8)"):
+        return storage.read_text(relative)
 
 
 def _parse_checked(text: str) -> dict[str, str] | None:
