@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from . import properties as props
 from .archived_timeline import HISTORY_FOLDER, ArchivedInstant, archived_instants
-from .avro_metadata import CleanMetadata
+from .avro_metadata import CleanerPlan, CleanMetadata
 from .config import WriteConfig
 from .exceptions import (
     CommitError,
@@ -90,7 +90,9 @@ class HoodieTableMetaClient:
             raise TableNotFoundError(
                 f"no Hudi table at '{storage.base_uri}' (missing {PROPERTIES_FILE})"
             )
-        return cls(storage, props.TableProperties.from_dict(loaded))
+        # (what does not make a table names the file: it may be one cut short at a line end)
+        with malformed(storage.uri(PROPERTIES_FILE), "table properties"):
+            return cls(storage, props.TableProperties.from_dict(loaded))
 
     def discard_properties_backup(self) -> None:
         """Drop the backup a rewrite left behind (it stopped after writing the new file), once
@@ -289,9 +291,19 @@ class HoodieTableMetaClient:
             return instant, self.commit_metadata(instant)
         return None
 
-    def schema(self) -> pa.Schema | None:
-        """The latest writer schema (without meta columns), or None for a table with no commits."""
-        for instant in reversed(self.timeline().completed.write_timeline.instants):
+    def schema(
+        self, as_of: str | None = None, timeline: Timeline | None = None
+    ) -> pa.Schema | None:
+        """The latest writer schema (without meta columns), or None for a table with no commits.
+
+        `as_of`: the schema of the latest write at or before that instant, as Apache Hudi's time
+        travel reads it (and no later commit's metadata is read, so a damaged later instant
+        does not stop it). `timeline`: the one a read planned against, so that its schema and
+        its files come from one snapshot of the timeline."""
+        writes = (timeline if timeline is not None else self.timeline()).completed.write_timeline
+        if as_of is not None:
+            writes = writes.before_or_at(as_of)
+        for instant in reversed(writes.instants):
             avro = self.commit_metadata(instant).schema
             if avro:
                 return from_avro_schema(avro)
@@ -301,15 +313,33 @@ class HoodieTableMetaClient:
 
     def earliest_commit_to_retain(self) -> str | None:
         """The start of the readable range that cleaning left: the latest clean's retained
-        commit (older file versions may be gone)."""
+        commit (older file versions may be gone). Where the clean's metadata is damaged, its
+        plan (`.clean.requested`, which holds the same instant) says it: one damaged file
+        does not make all earlier history unreadable."""
         for instant in reversed(self.timeline().completed.instants):
             if instant.action is Action.CLEAN:
-                retained = self.parse_instant(
-                    instant, CleanMetadata.from_avro, "clean metadata (Avro)"
-                )
-                if retained.earliest_commit_to_retain:
-                    return retained.earliest_commit_to_retain
+                retained: str | None
+                try:
+                    retained = self.parse_instant(
+                        instant, CleanMetadata.from_avro, "clean metadata (Avro)"
+                    ).earliest_commit_to_retain
+                except (MalformedMetadataError, FileNotFoundError) as damaged:
+                    retained = self._planned_retention(instant, damaged)
+                if retained:
+                    return retained
         return None
+
+    def _planned_retention(self, clean: Instant, damaged: Exception) -> str | None:
+        """The earliest instant a clean's plan retained; `damaged` (the completed clean's own
+        error) if the plan does not read either."""
+        try:
+            plan = self.parse_instant(
+                clean.with_state(State.REQUESTED), CleanerPlan.from_avro, "a clean plan (Avro)"
+            )
+        except (MalformedMetadataError, FileNotFoundError):
+            raise damaged from None
+        earliest = plan.earliest_instant_to_retain
+        return earliest.timestamp if earliest is not None else None
 
 
 def _load_properties(storage: Storage) -> dict[str, str] | None:
@@ -332,7 +362,7 @@ def _load_properties(storage: Storage) -> dict[str, str] | None:
     problem = None
     if not text.strip():
         problem = "is empty"
-    elif props.TABLE_VERSION not in loaded:
+    elif not loaded.get(props.TABLE_VERSION, "").strip().isdigit():
         problem = f"has no {props.TABLE_VERSION}"
     elif props.TABLE_CHECKSUM in loaded:  # Hudi's own guard: the file is not as written
         problem = (
@@ -340,7 +370,9 @@ def _load_properties(storage: Storage) -> dict[str, str] | None:
             if props.TABLE_NAME not in loaded or _parse_checked(text + "\n") is None
             else "ends inside a line"
         )
-    if problem is None:  # no checksum and no line end at the end: another writer's, as it is
+    elif not text.endswith("\n"):  # Java's Properties.store ends every line
+        problem = "ends inside a line"
+    if problem is None:  # whole, with no checksum or no table name: another writer's, as it is
         return loaded
     path = storage.uri(PROPERTIES_FILE)
     raise MalformedMetadataError(
@@ -361,6 +393,8 @@ def _parse_checked(text: str) -> dict[str, str] | None:
     loaded = props.loads(text)
     if not text.endswith("\n") or props.TABLE_NAME not in loaded:
         return None
+    if not loaded.get(props.TABLE_VERSION, "").strip().isdigit():
+        return None  # cut short at a line end, before the version
     checksum = loaded.get(props.TABLE_CHECKSUM)
     if checksum is None:
         return loaded
