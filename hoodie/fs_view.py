@@ -32,7 +32,7 @@ from functools import cached_property
 from typing import Any, NoReturn
 
 from .avro_metadata import RollbackPlan
-from .exceptions import CorruptDataFileError, MissingDataFileError, malformed
+from .exceptions import CorruptDataFileError, HoodieError, MissingDataFileError, malformed
 from .logformat import BlockType, LogBlock, read_log_file
 from .metadata import CommitMetadata
 from .naming import is_partition_metadata, parse_base_file_name, parse_log_file_name
@@ -182,10 +182,15 @@ def checked_log_blocks(
     if len(data) < recorded:
         _corrupt_log(storage, relative, spans[-1][0], f"is {len(data)} bytes, cut short of the "
                      f"{recorded} bytes completed writes recorded")  # fmt: skip
-    blocks = list(read_log_file(data[:recorded])) if recorded else []
-    for block in read_log_file(data[recorded:]):
-        block.offset += recorded
-        blocks.append(block)
+    try:
+        blocks = list(read_log_file(data[:recorded])) if recorded else []
+        for block in read_log_file(data[recorded:]):
+            block.offset += recorded
+            blocks.append(block)
+    except HoodieError as error:  # a block that frames whole but is of no known version or type
+        if spans:
+            _corrupt_log(storage, relative, spans[-1][0], f"does not read: {error}")
+        raise type(error)(f"{storage.uri(relative)}: {error}") from error
     for instant, start, end in spans:
         inside = [b for b in blocks if b.offset < end and b.offset + b.size > start]
         torn = next((b for b in inside if b.block_type is BlockType.CORRUPT), None)
@@ -422,24 +427,31 @@ class FileSystemView:
             if file.relative_path in listed:
                 if listed[file.relative_path] < file.end:
                     self._short(file, listed[file.relative_path])
-                self._check_log_base(file, file_slice)
+                self._check_log_base(file, file_slice, group)
                 continue
             log_file = LogFile(file.partition_path, log.file_id, log.instant, log.version, name, 0)
             owner = self._slice_of(log_file, base_instants)
             if owner is not None and (slice_instant is None or owner >= slice_instant):
                 self._missing(file)
 
-    def _check_log_base(self, log: WrittenFile, file_slice: FileSlice | None) -> None:
-        """A log file of the latest slice whose write stat names the slice's base file: that
-        base file must be listed too (the commit that wrote it may have been archived, taking
-        its own record of the file along)."""
+    def _check_log_base(
+        self, log: WrittenFile, file_slice: FileSlice | None, group: FileGroup | None
+    ) -> None:
+        """A log file of the latest slice whose write stat names the base file it was written
+        against: that base file must be listed, unless the slice has a base file at least as
+        new (a compaction since, which cleaning may follow). The commit that wrote the base
+        file may have been archived, taking its own record of the file along; without this a
+        deleted base file left its slice to its log files in silence."""
         base = parse_base_file_name(log.base_file) if log.base_file else None
-        if file_slice is None or base is None or base.instant != file_slice.base_instant:
+        if file_slice is None or group is None or base is None:
             return
-        if file_slice.base_file is None:
-            relative = posixpath.join(log.partition_path, log.base_file)
-            named = WrittenFile(relative, log.partition_path, log.file_id, base.instant, 0, 0)
-            self._missing(named)
+        current = file_slice.base_file
+        if current is not None and current.instant >= base.instant:
+            return
+        if any(s.base_file is not None and s.base_file.name == log.base_file for s in group.slices):
+            return
+        relative = posixpath.join(log.partition_path, log.base_file)
+        self._missing(WrittenFile(relative, log.partition_path, log.file_id, base.instant, 0, 0))
 
     def _missing(self, file: WrittenFile) -> None:
         path = self.storage.uri(file.relative_path)
