@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import fastavro
 import pyarrow as pa
 
+from .exceptions import malformed
 from .logformat import BlockType, read_log_file
 from .storage import Storage
 from .timeline import METAFOLDER, TIMELINE_FOLDER_V2, TimelineLayout
@@ -77,13 +78,15 @@ def history_instants(storage: Storage) -> list[ArchivedInstant]:
     manifest = _latest_manifest(storage)
     if manifest is None:
         return []
-    listed = json.loads(storage.read_text(posixpath.join(HISTORY_FOLDER, manifest)))
+    manifest_path = posixpath.join(HISTORY_FOLDER, manifest)
+    with malformed(storage.uri(manifest_path), "an LSM timeline manifest (JSON)"):
+        listed = json.loads(storage.read_text(manifest_path))
+        names = [entry["fileName"] for entry in listed.get("files") or []]
     found: dict[str, ArchivedInstant] = {}
-    for entry in listed.get("files") or []:
-        rows = storage.read_parquet(
-            posixpath.join(HISTORY_FOLDER, entry["fileName"]),
-            columns=["instantTime", "completionTime", "action"],
-        )
+    for name in names:
+        path = posixpath.join(HISTORY_FOLDER, name)
+        with malformed(storage.uri(path), "an LSM timeline file (parquet)"):
+            rows = storage.read_parquet(path, columns=["instantTime", "completionTime", "action"])
         for row in rows.to_pylist():
             timestamp = row.get("instantTime") or ""
             found[timestamp] = ArchivedInstant(
@@ -152,7 +155,8 @@ def _latest_manifest(storage: Storage) -> str | None:
     manifest and `_version_`), the largest n listed, as Hudi's reader falls back: its
     instants may then also still be on the active timeline, which readers tolerate."""
     try:
-        return f"manifest_{int(storage.read_text(HISTORY_VERSION_FILE).strip())}"
+        with malformed(storage.uri(HISTORY_VERSION_FILE), "the LSM timeline's version number"):
+            return f"manifest_{int(storage.read_text(HISTORY_VERSION_FILE).strip())}"
     except FileNotFoundError:
         versions = [
             int(m.group(1))
@@ -172,10 +176,14 @@ def _archive_log_instants(storage: Storage) -> list[ArchivedInstant]:
     for info in storage.list_files(ARCHIVE_FOLDER):
         if not ARCHIVE_FILE.match(info.name):
             continue
-        for block in read_log_file(storage, info.relative_path):
-            if block.block_type is not BlockType.AVRO_DATA:
-                continue
-            for entry in block.records().to_pylist():
+        with malformed(storage.uri(info.relative_path), "an archive log file"):
+            entries = [
+                entry
+                for block in read_log_file(storage, info.relative_path)
+                if block.block_type is BlockType.AVRO_DATA
+                for entry in block.records().to_pylist()
+            ]
+        for entry in entries:
                 instant = ArchivedInstant(
                     entry.get("commitTime") or "",
                     entry.get("actionType") or "",

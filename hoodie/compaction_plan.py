@@ -15,7 +15,7 @@ from typing import Any
 
 import fastavro
 
-from .exceptions import HoodieError
+from .exceptions import HoodieError, malformed
 from .partition_paths import check_data_file
 from .storage import Storage
 from .timeline import Action, Instant, State, Timeline, TimelineLayout
@@ -164,7 +164,9 @@ def read_plan(storage: Storage, layout: TimelineLayout, instant_time: str) -> Co
     """The plan of a compaction; every file it names checked to be a data file of the table
     (a crafted plan must not make compaction read, or clean spare, files elsewhere)."""
     requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)
-    plan = CompactionPlan.from_avro(storage.read_bytes(layout.path(requested)))
+    path = layout.path(requested)
+    with malformed(storage.uri(path), "a compaction plan (Avro)"):
+        plan = CompactionPlan.from_avro(storage.read_bytes(path))
     source = f"compaction plan {instant_time}"
     for op in plan.operations:
         for name in ([op.base_file] if op.base_file else []) + list(op.log_files):

@@ -6,6 +6,10 @@ instant involved and say how to fix it, because they surface verbatim in `dbt ru
 
 from __future__ import annotations
 
+import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class HoodieError(Exception):
     """Base class: catch this to handle any deliberate failure of the core."""
@@ -158,3 +162,67 @@ class UnsafePathError(HoodieError):
 class PartitionPathError(UnsafePathError):
     """Partition column values give a partition path that could escape the table or lose
     rows (see `hoodie.partition_paths`); nothing was written."""
+
+
+# -- damaged files: what a table's files hold disagrees with what its timeline says ------------
+class DamagedFileError(HoodieError):
+    """A file of the table is gone, cut short or unreadable where the table's timeline says it
+    must be whole. Messages name the table (by its files' full paths) and the file; nothing is
+    read in its place, as reading around it would return a different table in silence."""
+
+    def __init__(self, message: str, path: str = ""):
+        super().__init__(message)
+        self.path = path  # the damaged file (its full URI where known)
+
+
+class MalformedMetadataError(DamagedFileError):
+    """A metadata file (`hoodie.properties`, an instant file, a plan, the archived timeline,
+    partition metadata) that does not parse as what it must hold."""
+
+
+class MissingDataFileError(DamagedFileError):
+    """A base or log file that a retained completed commit wrote, and a read needs, is gone."""
+
+
+class CorruptDataFileError(DamagedFileError):
+    """A base or log file that a retained completed commit wrote is shorter than its commit
+    recorded, fails its block checks (magic, block sizes, trailing size) or its parquet
+    footer, or holds no block of a commit that wrote to it."""
+
+
+# What parsers of bytes raise on bytes that are not what they expect (JSON, Avro, parquet,
+# text): ValueError covers JSONDecodeError, UnicodeDecodeError and pyarrow's ArrowInvalid;
+# pyarrow reports unreadable parquet footers as OSError (`FileNotFoundError` is no parse
+# error: callers tell a missing file apart).
+PARSE_ERRORS: tuple[type[BaseException], ...] = (
+    ValueError, EOFError, KeyError, IndexError, TypeError, AttributeError, struct.error,
+    OSError,
+)  # fmt: skip
+
+
+@contextmanager
+def malformed(path: str, what: str) -> Iterator[None]:
+    """Turn the parse errors of reading `path` (a file holding `what`) into a
+    `MalformedMetadataError` naming the file; a missing file stays `FileNotFoundError`."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise
+    except PARSE_ERRORS as error:
+        raise MalformedMetadataError(
+            f"{path} is damaged: it does not read as {what} ({type(error).__name__}: "
+            f"{_short(error)}). Restore it from a backup, or remove the instant with Apache "
+            "Hudi's CLI if it is not needed",
+            path,
+        ) from error
+    except HoodieError as error:
+        if isinstance(error, DamagedFileError) or path in str(error):
+            raise
+        if type(error) is HoodieError:
+            raise MalformedMetadataError(f"{path} is damaged: {error}", path) from error
+        raise type(error)(f"{path}: {error}") from error  # its own class, naming the file
+
+
+def _short(error: BaseException) -> str:
+    text = str(error).replace("\n", " ")
+    return text if len(text) <= 200 else text[:200] + "..."

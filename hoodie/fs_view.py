@@ -25,17 +25,22 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from collections.abc import Container, Mapping
+from collections.abc import Callable, Container, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, NoReturn
 
 from .avro_metadata import RollbackPlan
-from .logformat import LogBlock, read_log_file
+from .exceptions import CorruptDataFileError, HoodieError, MissingDataFileError, malformed
+from .logformat import BlockType, LogBlock, read_log_file
 from .metadata import CommitMetadata
 from .naming import is_partition_metadata, parse_base_file_name, parse_log_file_name
 from .storage import FileInfo, Storage
-from .timeline import LAYOUT_V1, METAFOLDER, Action, State, Timeline, layout_of
+from .timeline import LAYOUT_V1, METAFOLDER, Action, Instant, State, Timeline, layout_of
+
+# Commit metadata files read at once by a view checking its slices (small reads).
+_METADATA_THREADS = 8
 
 
 def timeline_start(timeline: Timeline) -> str | None:
@@ -129,14 +134,84 @@ def listed_log_blocks(storage: Storage, relative: str, committed: Container[str]
     `committed`); with concurrent writers such a write may fail and be rolled back, deleting
     its log files, before a reader's or tagger's task opens them. A missing log file is that
     case only if a rollback of an instant the reader does not count planned its deletion (the
-    plan is saved before any file goes); any other missing file is an error.
+    plan is saved before any file goes); any other missing file is an error. (Without the
+    completed writes' records of the file: see `checked_log_blocks`.)
+    """
+    return checked_log_blocks(storage, relative, committed)
+
+
+# A completed write's blocks in a log file: (instant, first byte, end byte), as its write stat
+# recorded them (`WrittenFile`). Plain tuples: they travel in read plans as JSON.
+BlockSpan = tuple[str, int, int]
+
+
+def checked_log_blocks(
+    storage: Storage,
+    relative: str,
+    committed: Container[str],
+    written: tuple[BlockSpan, ...] = (),
+) -> list[LogBlock]:
+    """The blocks of a listed log file, held to what the completed writes that appended to it
+    recorded (`written`; see `FileSystemView.written_files`).
+
+    Apache Hudi's reader skips a block whose framing fails its checks (magic, block size, the
+    trailing size) as corrupt, because a writer that crashed mid-append leaves a torn block;
+    that stays so for bytes no completed write recorded (a failed write's torn tail, garbage
+    after the last block). But the bytes of a completed write must hold whole blocks of that
+    instant: a corrupt block there, a file cut short of them, or no block of that instant in
+    them means the file was damaged after the commit, and reading around it would bring back
+    deleted rows or revert updates in silence. Those are a `CorruptDataFileError` naming the
+    file and the instant. The recorded bytes are parsed apart from what follows them, so
+    garbage after a committed block does not make that block look torn.
     """
     try:
-        return list(read_log_file(storage, relative))
+        data = storage.read_bytes(relative)
     except FileNotFoundError:
         if not _deleted_by_rollback(storage, relative, committed):
+            if any(instant in committed for instant, _, _ in written):
+                path = storage.uri(relative)
+                raise MissingDataFileError(
+                    f"{path} is missing: the completed commit(s) "
+                    f"{', '.join(sorted({i for i, _, _ in written}))} wrote blocks to it",
+                    path,
+                ) from None
             raise
         return []
+    spans = [w for w in written if w[0] in committed and w[2] > w[1]]
+    recorded = max((end for _, _, end in spans), default=0)
+    if len(data) < recorded:
+        _corrupt_log(storage, relative, spans[-1][0], f"is {len(data)} bytes, cut short of the "
+                     f"{recorded} bytes completed writes recorded")  # fmt: skip
+    try:
+        blocks = list(read_log_file(data[:recorded])) if recorded else []
+        for block in read_log_file(data[recorded:]):
+            block.offset += recorded
+            blocks.append(block)
+    except HoodieError as error:  # a block that frames whole but is of no known version or type
+        if spans:
+            _corrupt_log(storage, relative, spans[-1][0], f"does not read: {error}")
+        raise type(error)(f"{storage.uri(relative)}: {error}") from error
+    for instant, start, end in spans:
+        inside = [b for b in blocks if b.offset < end and b.offset + b.size > start]
+        torn = next((b for b in inside if b.block_type is BlockType.CORRUPT), None)
+        if torn is not None:
+            problem = f"fails its block checks at byte {torn.offset}"
+            _corrupt_log(storage, relative, instant, f"{problem} (bytes {start}..{end} are that "
+                         "commit's blocks)")  # fmt: skip
+        if not any(b.instant_time == instant for b in inside):
+            _corrupt_log(storage, relative, instant, f"holds no block of it in bytes "
+                         f"{start}..{end}, where its commit recorded them")  # fmt: skip
+    return blocks
+
+
+def _corrupt_log(storage: Storage, relative: str, instant: str, problem: str) -> NoReturn:
+    path = storage.uri(relative)
+    raise CorruptDataFileError(
+        f"log file {path}, written by the completed instant {instant} of the table at "
+        f"{storage.uri()}, {problem}: the file was damaged after its commit. Restore it from a "
+        "backup, or roll back or restore the table to before that commit with Apache Hudi",
+        path,
+    )
 
 
 def _deleted_by_rollback(storage: Storage, relative: str, committed: Container[str]) -> bool:
@@ -150,7 +225,8 @@ def _deleted_by_rollback(storage: Storage, relative: str, committed: Container[s
             continue
         requested = layout.path(instant.with_state(State.REQUESTED))
         try:
-            plan = RollbackPlan.from_avro(storage.read_bytes(requested))
+            with malformed(storage.uri(requested), "a rollback plan (Avro)"):
+                plan = RollbackPlan.from_avro(storage.read_bytes(requested))
         except FileNotFoundError:
             continue
         target = plan.instant_to_rollback
@@ -160,6 +236,25 @@ def _deleted_by_rollback(storage: Storage, relative: str, committed: Container[s
         if any(storage.relative(f) == relative for f in deleted):
             return True
     return False
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    """A file as a completed commit's write stat records it: which instant wrote it and which
+    bytes (a log file's blocks of that instant start at `offset`; Hudi's `logOffset`, and
+    `fileSizeInBytes` counts the bytes appended). `size` 0: not recorded."""
+
+    relative_path: str
+    partition_path: str
+    file_id: str
+    instant: str
+    offset: int
+    size: int
+    base_file: str = ""  # a log file's: the name of the base file of its slice, if any
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.size
 
 
 @dataclass(frozen=True)
@@ -234,10 +329,149 @@ class FileSystemView:
         for instant in self.timeline:
             if instant.action is not Action.REPLACE_COMMIT:
                 continue
-            meta = CommitMetadata.parse(self.storage.read_bytes(self.layout.path(instant)))
+            meta = self._commit_metadata(instant)
             for partition, file_ids in (meta.partition_to_replace_file_ids or {}).items():
                 replaced.update((partition, fid) for fid in file_ids)
         return replaced
+
+    def _commit_metadata(self, instant: Instant) -> CommitMetadata:
+        path = self.layout.path(instant)
+        with malformed(self.storage.uri(path), "commit metadata"):
+            return CommitMetadata.parse(self.storage.read_bytes(path))
+
+    @cached_property
+    def written_files(self) -> dict[str, list[WrittenFile]]:
+        """Relative path -> what the retained completed writes of this view (at or before its
+        instant) recorded of that file, oldest first: what `check_slices` holds the listing and
+        the readers to. The commit files are read in parallel (small reads; on an object store
+        each is a round trip)."""
+        instants = list(self.timeline)
+        with ThreadPoolExecutor(max_workers=max(1, min(_METADATA_THREADS, len(instants)))) as pool:
+            metadata = list(pool.map(self._commit_metadata, instants))
+        written: dict[str, list[WrittenFile]] = defaultdict(list)
+        for instant, meta in zip(instants, metadata, strict=True):
+            path = self.storage.uri(self.layout.path(instant))
+            with malformed(path, "commit metadata (its write stats)"):
+                for stat in meta.write_stats():
+                    if not stat.path:
+                        continue
+                    written[stat.path].append(
+                        WrittenFile(
+                            stat.path,
+                            str(stat.partition_path or ""),
+                            str(stat.file_id),
+                            instant.timestamp,
+                            int(stat.log_offset or 0),
+                            int(stat.file_size_in_bytes or 0),
+                            str(stat.base_file or ""),
+                        )
+                    )
+        return written
+
+    def check_slices(
+        self,
+        groups: list[FileGroup],
+        wanted: Callable[[str], bool] | None = None,
+        only: Container[tuple[str, str]] | None = None,
+    ) -> None:
+        """Hold the latest slices of `groups` (the file groups a read lists: of the partitions
+        `wanted` keeps, and of `only` where given) to what the view's
+        completed writes recorded, so that damage is an error rather than a different table:
+        a base or log file a retained completed commit wrote to a latest slice must be listed,
+        and not shorter than the commit recorded (a base file is never appended to; a log
+        file's blocks of that commit end at `offset + size`). Listings carry sizes: this costs
+        no storage call per file. The log files' blocks are checked where they are read
+        (`checked_log_blocks`)."""
+        latest = {(g.partition_path, g.file_id): g for g in groups}
+        expected: dict[tuple[str, str], list[WrittenFile]] = defaultdict(list)
+        for files in self.written_files.values():
+            for file in files:
+                key = (file.partition_path, file.file_id)
+                if key in self.replaced_file_ids or (only is not None and key not in only):
+                    continue
+                if wanted is None or wanted(file.partition_path):
+                    expected[key].append(file)
+        for key, files in expected.items():
+            group = latest.get(key)
+            self._check_group(group.latest_slice if group else None, group, files)
+
+    def _check_group(
+        self, file_slice: FileSlice | None, group: FileGroup | None, files: list[WrittenFile]
+    ) -> None:
+        # A base file's version is the instant in its name (the commit that wrote it).
+        bases = {
+            parsed.instant: f
+            for f in files
+            if (parsed := parse_base_file_name(posixpath.basename(f.relative_path)))
+        }
+        newest_instant = max(bases, default=None)
+        listed: dict[str, int] = {}
+        if file_slice is not None:
+            if file_slice.base_file is not None:
+                listed[file_slice.base_file.relative_path] = file_slice.base_file.size
+            listed.update((lf.relative_path, lf.size) for lf in file_slice.log_files)
+        if newest_instant is not None:
+            newest = bases[newest_instant]
+            base = file_slice.base_file if file_slice is not None else None
+            if base is None or base.instant < newest_instant:
+                self._missing(newest)
+            elif base.instant == newest_instant and base.size < newest.size:
+                self._short(newest, base.size)
+        base_instants = sorted(s.base_instant for s in group.slices) if group else []
+        slice_instant = file_slice.base_instant if file_slice is not None else None
+        for file in files:
+            name = posixpath.basename(file.relative_path)
+            log = parse_log_file_name(name)
+            if log is None:
+                continue
+            if file.relative_path in listed:
+                if listed[file.relative_path] < file.end:
+                    self._short(file, listed[file.relative_path])
+                self._check_log_base(file, file_slice, group)
+                continue
+            log_file = LogFile(file.partition_path, log.file_id, log.instant, log.version, name, 0)
+            owner = self._slice_of(log_file, base_instants)
+            if owner is not None and (slice_instant is None or owner >= slice_instant):
+                self._missing(file)
+
+    def _check_log_base(
+        self, log: WrittenFile, file_slice: FileSlice | None, group: FileGroup | None
+    ) -> None:
+        """A log file of the latest slice whose write stat names the base file it was written
+        against: that base file must be listed, unless the slice has a base file at least as
+        new (a compaction since, which cleaning may follow). The commit that wrote the base
+        file may have been archived, taking its own record of the file along; without this a
+        deleted base file left its slice to its log files in silence."""
+        base = parse_base_file_name(log.base_file) if log.base_file else None
+        if file_slice is None or group is None or base is None:
+            return
+        current = file_slice.base_file
+        if current is not None and current.instant >= base.instant:
+            return
+        if any(s.base_file is not None and s.base_file.name == log.base_file for s in group.slices):
+            return
+        relative = posixpath.join(log.partition_path, log.base_file)
+        self._missing(WrittenFile(relative, log.partition_path, log.file_id, base.instant, 0, 0))
+
+    def _missing(self, file: WrittenFile) -> None:
+        path = self.storage.uri(file.relative_path)
+        raise MissingDataFileError(
+            f"{path} is missing: the completed commit {file.instant} of the table at "
+            f"{self.storage.uri()} wrote it, and its rows are still the table's latest. Restore "
+            "the file from a backup, or roll back or restore the table to before that commit "
+            "with Apache Hudi",
+            path,
+        )
+
+    def _short(self, file: WrittenFile, size: int) -> None:
+        path = self.storage.uri(file.relative_path)
+        raise CorruptDataFileError(
+            f"{path} is {size} bytes, but the completed commit {file.instant} of the table at "
+            f"{self.storage.uri()} wrote it to {file.end} bytes: the file is cut short. Restore "
+            "it from a backup, or roll back or restore the table to before that commit with "
+            "Apache Hudi",
+            path,
+        )
 
     @cached_property
     def _all_files(self) -> list[FileInfo]:
@@ -248,8 +482,18 @@ class FileSystemView:
         ]
 
     def partitions(self) -> list[str]:
-        """Partition paths holding a `.hoodie_partition_metadata` file ('' if unpartitioned)."""
-        found = {f.parent for f in self._all_files if is_partition_metadata(f.name)}
+        """Partition paths ('' if unpartitioned): folders holding a `.hoodie_partition_metadata`
+        file or a base or log file. A partition whose metadata file went missing is still read,
+        as Apache Hudi's and hudi-rs's listings read it (from the files a commit wrote): taking
+        the metadata file alone as the mark hid the whole partition, for good, in silence. The
+        next write into it creates the file again."""
+        found = {
+            f.parent
+            for f in self._all_files
+            if is_partition_metadata(f.name)
+            or parse_base_file_name(f.name) is not None
+            or parse_log_file_name(f.name) is not None
+        }
         return sorted(found)
 
     def file_groups(self, partitions: list[str] | None = None) -> list[FileGroup]:

@@ -10,16 +10,24 @@ writes, by this process or others.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import pyarrow as pa
 
 from . import properties as props
 from .archived_timeline import HISTORY_FOLDER, ArchivedInstant, archived_instants
-from .avro_metadata import CleanMetadata
+from .avro_metadata import CleanerPlan, CleanMetadata
 from .config import WriteConfig
-from .exceptions import CommitError, TableExistsError, TableNotFoundError, UnsupportedTableError
+from .exceptions import (
+    CommitError,
+    MalformedMetadataError,
+    TableExistsError,
+    TableNotFoundError,
+    UnsupportedTableError,
+    malformed,
+)
 from .faults import crash_point
 from .fs_view import FileSystemView
 from .keygen import KeyGenerator
@@ -41,6 +49,7 @@ PROPERTIES_FILE = posixpath.join(METAFOLDER, "hoodie.properties")
 # Hudi's recovery copy while `hoodie.properties` is rewritten (HoodieTableConfig's protocol).
 PROPERTIES_BACKUP = PROPERTIES_FILE + ".backup"
 _LAYOUT_FOLDERS = (".temp", "archived", ".aux", ".schema")
+T = TypeVar("T")
 
 
 class HoodieTableMetaClient:
@@ -81,15 +90,17 @@ class HoodieTableMetaClient:
             raise TableNotFoundError(
                 f"no Hudi table at '{storage.base_uri}' (missing {PROPERTIES_FILE})"
             )
-        return cls(storage, props.TableProperties.from_dict(loaded))
+        # (what does not make a table names the file: it may be one cut short at a line end)
+        with malformed(storage.uri(PROPERTIES_FILE), "table properties"):
+            return cls(storage, props.TableProperties.from_dict(loaded))
 
     def discard_properties_backup(self) -> None:
         """Drop the backup a rewrite left behind (it stopped after writing the new file), once
         `hoodie.properties` reads whole."""
         if self.storage.exists(PROPERTIES_BACKUP):
             try:
-                whole = _parse_checked(self.storage.read_text(PROPERTIES_FILE)) is not None
-            except FileNotFoundError:
+                whole = _parse_checked(_read_properties(self.storage, PROPERTIES_FILE)) is not None
+            except (FileNotFoundError, MalformedMetadataError):
                 whole = False
             if whole:
                 self.storage.delete(PROPERTIES_BACKUP)
@@ -191,7 +202,14 @@ class HoodieTableMetaClient:
         return self.storage.read_bytes(self.instant_path(instant))
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
-        return CommitMetadata.parse(self.instant_content(instant))
+        return self.parse_instant(instant, CommitMetadata.parse, "commit metadata")
+
+    def parse_instant(self, instant: Instant, parse: Callable[[bytes], T], what: str) -> T:
+        """`parse` of the timeline file of `instant`; a file that does not parse is a
+        `MalformedMetadataError` naming it (`what` says what it should hold)."""
+        path = self.instant_path(instant)
+        with malformed(self.storage.uri(path), what):
+            return parse(self.storage.read_bytes(path))
 
     def commit_content(self, metadata: CommitMetadata) -> bytes:
         """Commit metadata as this table's timeline stores it: JSON in table version 6,
@@ -278,9 +296,19 @@ class HoodieTableMetaClient:
             return instant, self.commit_metadata(instant)
         return None
 
-    def schema(self) -> pa.Schema | None:
-        """The latest writer schema (without meta columns), or None for a table with no commits."""
-        for instant in reversed(self.timeline().completed.write_timeline.instants):
+    def schema(
+        self, as_of: str | None = None, timeline: Timeline | None = None
+    ) -> pa.Schema | None:
+        """The latest writer schema (without meta columns), or None for a table with no commits.
+
+        `as_of`: the schema of the latest write at or before that instant, as Apache Hudi's time
+        travel reads it (and no later commit's metadata is read, so a damaged later instant
+        does not stop it). `timeline`: the one a read planned against, so that its schema and
+        its files come from one snapshot of the timeline."""
+        writes = (timeline if timeline is not None else self.timeline()).completed.write_timeline
+        if as_of is not None:
+            writes = writes.before_or_at(as_of)
+        for instant in reversed(writes.instants):
             avro = self.commit_metadata(instant).schema
             if avro:
                 return from_avro_schema(avro)
@@ -290,28 +318,78 @@ class HoodieTableMetaClient:
 
     def earliest_commit_to_retain(self) -> str | None:
         """The start of the readable range that cleaning left: the latest clean's retained
-        commit (older file versions may be gone)."""
+        commit (older file versions may be gone). Where the clean's metadata is damaged, its
+        plan (`.clean.requested`, which holds the same instant) says it: one damaged file
+        does not make all earlier history unreadable."""
         for instant in reversed(self.timeline().completed.instants):
             if instant.action is Action.CLEAN:
-                retained = CleanMetadata.from_avro(self.instant_content(instant))
-                if retained.earliest_commit_to_retain:
-                    return retained.earliest_commit_to_retain
+                retained: str | None
+                try:
+                    retained = self.parse_instant(
+                        instant, CleanMetadata.from_avro, "clean metadata (Avro)"
+                    ).earliest_commit_to_retain
+                except (MalformedMetadataError, FileNotFoundError) as damaged:
+                    retained = self._planned_retention(instant, damaged)
+                if retained:
+                    return retained
         return None
+
+    def _planned_retention(self, clean: Instant, damaged: Exception) -> str | None:
+        """The earliest instant a clean's plan retained; `damaged` (the completed clean's own
+        error) if the plan does not read either."""
+        try:
+            plan = self.parse_instant(
+                clean.with_state(State.REQUESTED), CleanerPlan.from_avro, "a clean plan (Avro)"
+            )
+        except (MalformedMetadataError, FileNotFoundError):
+            raise damaged from None
+        earliest = plan.earliest_instant_to_retain
+        return earliest.timestamp if earliest is not None else None
 
 
 def _load_properties(storage: Storage) -> dict[str, str] | None:
     """`hoodie.properties`, or its backup where a rewrite left the file missing or torn (see
-    `_parse_checked`); None if the table has neither."""
+    `_parse_checked`); None if the table has neither. A file that is neither whole nor backed
+    up is a `MalformedMetadataError` naming it, never a table of other properties (an emptied
+    file once read as "table version 0")."""
     for candidate in (PROPERTIES_FILE, PROPERTIES_BACKUP):
         try:
-            loaded = _parse_checked(storage.read_text(candidate))
-        except FileNotFoundError:
+            loaded = _parse_checked(_read_properties(storage, candidate))
+        except (FileNotFoundError, MalformedMetadataError):
             continue
         if loaded is not None:
             return loaded
-    if storage.exists(PROPERTIES_FILE):  # no backup: the file as it is (another writer's)
-        return props.loads(storage.read_text(PROPERTIES_FILE))
-    return None
+    try:
+        text = _read_properties(storage, PROPERTIES_FILE)
+    except FileNotFoundError:
+        return None
+    loaded = props.loads(text)
+    problem = None
+    if not text.strip():
+        problem = "is empty"
+    elif not loaded.get(props.TABLE_VERSION, "").strip().isdigit():
+        problem = f"has no {props.TABLE_VERSION}"
+    elif props.TABLE_CHECKSUM in loaded:  # Hudi's own guard: the file is not as written
+        problem = (
+            f"does not match its {props.TABLE_CHECKSUM}"
+            if props.TABLE_NAME not in loaded or _parse_checked(text + "\n") is None
+            else "ends inside a line"
+        )
+    elif not text.endswith("\n"):  # Java's Properties.store ends every line
+        problem = "ends inside a line"
+    if problem is None:  # whole, with no checksum or no table name: another writer's, as it is
+        return loaded
+    path = storage.uri(PROPERTIES_FILE)
+    raise MalformedMetadataError(
+        f"{path} {problem} (damaged or cut short), and there is no whole backup "
+        f"({PROPERTIES_BACKUP}): restore the table's hoodie.properties from a backup",
+        path,
+    )
+
+
+def _read_properties(storage: Storage, relative: str) -> str:
+    with malformed(storage.uri(relative), "Java properties text (UTF-8)"):
+        return storage.read_text(relative)
 
 
 def _parse_checked(text: str) -> dict[str, str] | None:
@@ -320,6 +398,8 @@ def _parse_checked(text: str) -> dict[str, str] | None:
     loaded = props.loads(text)
     if not text.endswith("\n") or props.TABLE_NAME not in loaded:
         return None
+    if not loaded.get(props.TABLE_VERSION, "").strip().isdigit():
+        return None  # cut short at a line end, before the version
     checksum = loaded.get(props.TABLE_CHECKSUM)
     if checksum is None:
         return loaded

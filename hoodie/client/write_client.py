@@ -193,12 +193,15 @@ class WriteClient:
                     average_record_size(meta_client, self.config),
                 )
                 partitions = sorted({s.partition_path for s in stats})
+                # (tasks create a new partition's file; one that went missing comes back here)
+                executor.write_partition_metadata(partitions)
             elif one_job:
                 if not isinstance(self.index, BucketIndex):
                     raise HoodieError(f"the {self.index.name} index cannot tag in write tasks")
                 stats = executor.write_buckets(prepared, self.index, transaction.started_from,
                                                pending)  # fmt: skip
                 partitions = sorted({s.partition_path for s in stats})
+                executor.write_partition_metadata(partitions)
             else:
                 assert placement is not None  # placed above, as not `one_job`
                 executor.write_partition_metadata(placement.profile.partitions)

@@ -34,7 +34,8 @@ from ..exceptions import HoodieError, InvalidConfigError
 from ..fs_view import CommittedInstants
 from ..meta_client import HoodieTableMetaClient
 from ..schema import META_SCHEMA, normalize_schema
-from .options import PLANNED, ReadOptions
+from ..timeline import Timeline
+from .options import INCREMENTAL, PLANNED, ReadOptions
 from .packing import MAX_PARTITION_BYTES, default_parallelism, pack_splits
 from .partition_filter import PartitionMatcher
 from .planner import FileSplit, ReadPlan, plan_read
@@ -51,6 +52,11 @@ STORAGE_OPTIONS_METADATA = "hoodie.storage.options"
 # otherwise), so it is opt-in per read. The dbt adapter's session turns both on.
 PUSHDOWN_OPTION = "hoodie.read.filter.pushdown"
 PYTHON_FILTER_PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
+# The latest write ("" for none) of the timeline `HoodieDataSource.schema()` took the schema
+# from, as metadata of its first column: Spark asks for the schema, then plans the read, and a
+# commit completing in between (a table's first, or one that adds columns) made a read take the
+# files after it with the columns before it (rows without the user's columns).
+SNAPSHOT_METADATA = "hoodie.read.schema.instant"
 
 
 def _path(options: Mapping[str, str], schema: StructType | None = None) -> str:
@@ -77,8 +83,12 @@ def _storage_options(read: ReadOptions, schema: StructType | None = None) -> dic
     return {**stored, **read.storage_options}
 
 
-def snapshot_arrow_schema(meta_client: HoodieTableMetaClient) -> pa.Schema:
-    data = meta_client.schema() or pa.schema([])
+def snapshot_arrow_schema(
+    meta_client: HoodieTableMetaClient, as_of: str | None = None, timeline: Timeline | None = None
+) -> pa.Schema:
+    """Meta columns and the table's columns as of `as_of` (default: the latest write) of
+    `timeline` (default: the table's now); see `HoodieTableMetaClient.schema`."""
+    data = meta_client.schema(as_of, timeline) or pa.schema([])
     return pa.schema(list(META_SCHEMA) + list(normalize_schema(data)))
 
 
@@ -115,9 +125,18 @@ class HoodieDataSource(DataSource):
         return SOURCE_NAME
 
     def schema(self) -> StructType:
-        storage_options = _storage_options(ReadOptions.parse(self.options))
-        meta_client = HoodieTableMetaClient.open(_path(self.options), storage_options)
-        return from_arrow_schema(snapshot_arrow_schema(meta_client))
+        options = ReadOptions.parse(self.options)
+        meta_client = HoodieTableMetaClient.open(_path(self.options), _storage_options(options))
+        timeline = meta_client.timeline()
+        schema = from_arrow_schema(
+            snapshot_arrow_schema(meta_client, options.as_of_instant, timeline)
+        )
+        if options.as_of_instant is None and options.query_type != INCREMENTAL:
+            # The snapshot this schema is of: the read plans its files at it (see SNAPSHOT_METADATA)
+            latest = timeline.completed.write_timeline.last_timestamp()
+            first = schema.fields[0]
+            first.metadata = {**(first.metadata or {}), SNAPSHOT_METADATA: latest or ""}
+        return schema
 
     def reader(self, schema: StructType) -> DataSourceReader:
         path = _path(self.options, schema)
@@ -141,9 +160,11 @@ class HoodieReader(DataSourceReader):
         self.meta_client = meta_client
         self.options = options
         self.planned = planned
+        first = schema.fields[0].metadata if schema.fields else None
+        self.schema_instant: str | None = (first or {}).get(SNAPSHOT_METADATA)
         self.partition_filters: list[Filter] = []
         arrow_schema = to_arrow_schema(schema, timezone="UTC")
-        snapshot = snapshot_arrow_schema(meta_client)
+        snapshot = snapshot_arrow_schema(meta_client, options.as_of_instant)
         unknown = [name for name in arrow_schema.names if name not in snapshot.names]
         if unknown:
             raise InvalidConfigError(
@@ -177,7 +198,7 @@ class HoodieReader(DataSourceReader):
             if matcher is not None:
                 plan.splits = [s for s in plan.splits if matcher(s.partition_path)]
         else:
-            plan = plan_read(self.meta_client, self.options, matcher)
+            plan = self._plan(matcher)
         # The plan's own instants: a write that completed after the slices were listed may
         # have written log files the listing missed, so counting its blocks in the files
         # that were listed would show part of it (a torn read; seen with concurrent writers).
@@ -196,6 +217,21 @@ class HoodieReader(DataSourceReader):
         if not tasks:
             return [split_of(())]
         return [split_of(tuple(task)) for task in tasks]
+
+    def _plan(self, matcher: PartitionMatcher | None) -> ReadPlan:
+        """The read's plan, at the snapshot its schema was taken from where the table's columns
+        changed since (`SNAPSHOT_METADATA`): one timeline gives the read its columns and its
+        files. (Where they did not change, the latest files read as well.)"""
+        plan = plan_read(self.meta_client, self.options, matcher)
+        taken = self.schema_instant
+        if taken is None or plan.as_of == (taken or None):
+            return plan
+        now = snapshot_arrow_schema(self.meta_client, plan.as_of)
+        if now.names == self.spec.schema.names:
+            return plan
+        if not taken:
+            return ReadPlan([], None)  # the schema is of the table before its first commit
+        return plan_read(self.meta_client, replace(self.options, as_of_instant=taken), matcher)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, SliceSplit):

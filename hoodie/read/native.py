@@ -47,6 +47,7 @@ from ..schema_evolution import sql_type
 from .datasource import SOURCE_NAME, encode_plan, snapshot_arrow_schema
 from .options import PLANNED, ReadOptions
 from .planner import FileSplit, ReadPlan, plan_read
+from .slice_reader import damaged_data_file
 
 # (type in the file, type read) pairs Spark's parquet reader converts, besides equal types.
 _SPARK_PROMOTIONS = {
@@ -74,7 +75,8 @@ def read_table(
     True also on object stores (a cluster whose Hadoop reads the table's URIs), False never.
     """
     plan = plan_read(meta_client, ReadOptions.parse(given))
-    schema = from_arrow_schema(snapshot_arrow_schema(meta_client))
+    # The columns of the snapshot the plan is at: of the same timeline as its files.
+    schema = from_arrow_schema(snapshot_arrow_schema(meta_client, plan.as_of))
     if not plan.splits:
         return spark.createDataFrame([], schema)
     scanned, merged = _route(meta_client, plan, schema, native)
@@ -140,7 +142,9 @@ def _spark_reads(
     def agrees(relative: str) -> bool:
         if _GLOB.search(storage.uri(relative)):
             return False
-        for field in storage.parquet_file(relative).schema_arrow:
+        with damaged_data_file(storage, relative, "a parquet base file"):
+            footer = storage.parquet_file(relative).schema_arrow
+        for field in footer:
             if field.name not in wanted:
                 continue  # a column the table dropped: not read
             # (a type Spark has no name for keeps its Arrow name, which matches nothing)

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from ..exceptions import InvalidConfigError, TimelineError
-from ..fs_view import CommittedInstants, FileSystemView, timeline_start
+from ..fs_view import BlockSpan, CommittedInstants, FileSystemView, timeline_start
 from ..meta_client import HoodieTableMetaClient
-from ..timeline import WRITE_ACTIONS, Instant
+from ..timeline import WRITE_ACTIONS, Instant, Timeline
 from .options import BEGIN_INSTANT, INCREMENTAL, READ_OPTIMIZED, ReadOptions
 
 _WRITE_ACTION_NAMES = frozenset(a.value for a in WRITE_ACTIONS)
@@ -37,6 +37,9 @@ class FileSplit:
     base_file: str | None
     log_files: tuple[str, ...] = ()
     size: int = 0  # bytes of the base and log files, for packing splits into tasks
+    # Per log file: the completed writes' blocks in it (instant, first byte, end byte), which
+    # the slice reader holds the file to (`hoodie.fs_view.checked_log_blocks`).
+    log_writes: tuple[tuple[BlockSpan, ...], ...] = ()
 
 
 @dataclass
@@ -75,7 +78,16 @@ class ReadPlan:
     def from_json(cls, text: str) -> ReadPlan:
         data = json.loads(text)
         splits = [
-            FileSplit(**{**split, "log_files": tuple(split["log_files"])})
+            FileSplit(
+                **{
+                    **split,
+                    "log_files": tuple(split["log_files"]),
+                    "log_writes": tuple(
+                        tuple((i, int(s), int(e)) for i, s, e in spans)
+                        for spans in split.get("log_writes") or ()
+                    ),
+                }
+            )
             for split in data["splits"]
         ]
         times, committed, span = data["commit_times"], data["committed"], data["commit_time_range"]
@@ -91,13 +103,16 @@ class ReadPlan:
         )
 
 
-def readable_range(meta_client: HoodieTableMetaClient) -> tuple[str, str] | None:
+def readable_range(
+    meta_client: HoodieTableMetaClient, timeline: Timeline | None = None
+) -> tuple[str, str] | None:
     """The earliest and latest instants a read can be taken at, or None for an empty table.
 
     The earliest is the first completed write still on the active timeline, or, once cleaning
     deleted older file versions, the earliest commit the latest clean retained.
     """
-    instants = meta_client.timeline().completed.write_timeline.instants
+    timeline = timeline if timeline is not None else meta_client.timeline()
+    instants = timeline.completed.write_timeline.instants
     if not instants:
         return None
     first = instants[0].timestamp
@@ -148,19 +163,22 @@ def plan_read(
     partition_filter: Callable[[str], bool] | None = None,
 ) -> ReadPlan:
     timeline = meta_client.timeline()
-    bounds = readable_range(meta_client)
     if options.query_type == INCREMENTAL:
+        bounds = readable_range(meta_client, timeline)
         return _plan_incremental(meta_client, options, bounds, partition_filter)
     as_of = None
     if options.as_of_instant is not None:
+        # Only time travel needs the readable range's start (the latest clean's retention); a
+        # snapshot read does not read clean metadata at all.
+        bounds = readable_range(meta_client, timeline)
         if bounds is None:
             raise TimelineError(
                 f"as.of.instant {options.as_of_instant}: table '{meta_client.name}' has no "
                 "completed commits to travel to"
             )
         as_of = _time_travel_instant(meta_client, options.as_of_instant, bounds)
-    elif bounds is not None:
-        as_of = bounds[1]
+    else:
+        as_of = timeline.completed.write_timeline.last_timestamp()
     if as_of is None:
         return ReadPlan([], None)
     view = FileSystemView(meta_client.storage, timeline, as_of)
@@ -183,22 +201,29 @@ def _latest_slices(
     partitions = view.partitions()
     kept = [p for p in partitions if partition_filter is None or partition_filter(p)]
     splits: list[FileSplit] = []
-    for group in view.file_groups(kept):
-        if only is not None and (group.partition_path, group.file_id) not in only:
-            continue
+    groups = [
+        g for g in view.file_groups(kept) if only is None or (g.partition_path, g.file_id) in only
+    ]
+    view.check_slices(groups, partition_filter, only)
+    for group in groups:
         latest = group.latest_slice
         if latest is None:
             continue
         base = latest.base_file.relative_path if latest.base_file else None
         logs: tuple[str, ...] = ()
+        writes: tuple[tuple[BlockSpan, ...], ...] = ()
         if options.query_type != READ_OPTIMIZED:
             logs = tuple(lf.relative_path for lf in latest.log_files)
+            writes = tuple(
+                tuple((w.instant, w.offset, w.end) for w in view.written_files.get(log, ()))
+                for log in logs
+            )
         if base is None and options.query_type == READ_OPTIMIZED:
             continue  # a slice with only log files has no read-optimized rows yet
         size = latest.base_file.size if latest.base_file else 0
         if logs:
             size += sum(lf.size for lf in latest.log_files)
-        splits.append(FileSplit(group.partition_path, group.file_id, base, logs, size))
+        splits.append(FileSplit(group.partition_path, group.file_id, base, logs, size, writes))
     return splits, len(partitions) - len(kept)
 
 

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..exceptions import HoodieError
-from ..fs_view import CommittedInstants, listed_log_blocks
+from ..exceptions import PARSE_ERRORS, CorruptDataFileError, HoodieError
+from ..fs_view import CommittedInstants, checked_log_blocks
 from ..keygen import record_keys_of
 from ..logformat import BlockType, DeleteRecord, LogBlock
 from ..merge import INSTANT, ORDERING, SEQUENCE, merge_slice
@@ -81,13 +83,41 @@ def read_slice(spec: SliceReadSpec, split: FileSplit) -> Iterator[pa.RecordBatch
 
 def _read_base(spec: SliceReadSpec, relative: str) -> Iterator[pa.RecordBatch]:
     """The base file's rows, opening only the columns the read needs."""
-    parquet = spec.storage.parquet_file(relative)
+    damaged = partial(damaged_data_file, spec.storage, relative, "a parquet base file")
+    with damaged():
+        parquet = spec.storage.parquet_file(relative)
     wanted = set(spec.schema.names)
     if spec.commit_time_range is not None:
         wanted.add(COMMIT_TIME)  # `_emit` filters on it
     columns = [name for name in parquet.schema_arrow.names if name in wanted]
-    for batch in parquet.iter_batches(columns=columns, batch_size=BATCH_ROWS):
+    batches = parquet.iter_batches(columns=columns, batch_size=BATCH_ROWS)
+    while True:
+        with damaged():
+            batch = next(batches, None)
+        if batch is None:
+            return
         yield from _emit(spec, batch)
+
+
+@contextmanager
+def damaged_data_file(storage: Storage, relative: str, what: str) -> Iterator[None]:
+    """Parse errors of reading a data file (`what`) as a `CorruptDataFileError` naming it: a
+    file a committed slice needs that does not read (a broken parquet footer or page, a log
+    block whose content does not decode) is damage, never a raw Arrow or Avro error."""
+    try:
+        yield
+    except FileNotFoundError as error:
+        path = storage.uri(relative)
+        raise CorruptDataFileError(f"{path} ({what}) is missing: {error}", path) from error
+    except PARSE_ERRORS as error:
+        path = storage.uri(relative)
+        text = str(error).replace("\n", " ")[:200]
+        raise CorruptDataFileError(
+            f"{path} ({what} of the table at {storage.uri()}) is damaged: "
+            f"{type(error).__name__}: {text}. Restore it from a backup, or roll back or restore "
+            "the table to before the commit that wrote it with Apache Hudi",
+            path,
+        ) from error
 
 
 def _emit(spec: SliceReadSpec, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
@@ -167,26 +197,30 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
         if parsed is None:
             raise HoodieError(f"the base file '{split.base_file}' has no base file name")
         base_instant = parsed.instant
-        base = keyed(spec.storage.read_parquet(split.base_file), base_instant)
+        with damaged_data_file(spec.storage, split.base_file, "a parquet base file"):
+            base = keyed(spec.storage.read_parquet(split.base_file), base_instant)
     base_rows = sequence
     logged: list[pa.Table] = []
-    for block in _committed_blocks(spec, split):
+    for relative, block in _committed_blocks(spec, split):
         instant = block.instant_time
         assert instant is not None  # committed: `valid_instants` holds instant times only
         if block.block_type in (BlockType.PARQUET_DATA, BlockType.AVRO_DATA):
-            rows = keyed(block.records(), instant)
+            # (a block's bytes may decode yet hold values its schema does not: damage too)
+            with damaged_data_file(spec.storage, relative, f"a log block of instant {instant}"):
+                rows = keyed(block.records(), instant)
             if rows is not None:
                 logged.append(rows)
         elif block.block_type is BlockType.DELETE:
-            records = block.deleted_records()
-            n = len(records)
+            with damaged_data_file(spec.storage, relative, f"a log block of instant {instant}"):
+                deleted = block.deleted_records()
+            n = len(deleted)
             deletes.append(
                 pa.table(
                     {
-                        RECORD_KEY: pa.array([r.record_key for r in records], pa.string()),
+                        RECORD_KEY: pa.array([r.record_key for r in deleted], pa.string()),
                         SEQUENCE: row_numbers(sequence, n),
                         INSTANT: constant_column(instant, n),
-                        ORDERING: _delete_ordering(records),
+                        ORDERING: _delete_ordering(deleted),
                     }
                 )
             )
@@ -252,21 +286,24 @@ def _delete_ordering(records: list[DeleteRecord]) -> pa.Array:
         return pa.nulls(len(values))
 
 
-def _committed_blocks(spec: SliceReadSpec, split: FileSplit) -> list[LogBlock]:
-    """Data and delete blocks of completed instants that no rollback block retracted."""
+def _committed_blocks(spec: SliceReadSpec, split: FileSplit) -> list[tuple[str, LogBlock]]:
+    """Data and delete blocks of completed instants that no rollback block retracted, with the
+    log file each is in. Corrupt blocks are skipped where no completed write recorded bytes
+    (see `checked_log_blocks`)."""
     blocks = []
     rolled_back: set[str] = set()
-    for relative in split.log_files:
-        for block in listed_log_blocks(spec.storage, relative, spec.valid_instants):
+    for index, relative in enumerate(split.log_files):
+        written = split.log_writes[index] if index < len(split.log_writes) else ()
+        for block in checked_log_blocks(spec.storage, relative, spec.valid_instants, written):
             if block.block_type is BlockType.CORRUPT:
                 continue
             if block.block_type is BlockType.COMMAND:
                 if block.is_rollback and block.target_instant_time:
                     rolled_back.add(block.target_instant_time)
                 continue
-            blocks.append(block)
+            blocks.append((relative, block))
     return [
-        b
-        for b in blocks
+        (relative, b)
+        for relative, b in blocks
         if b.instant_time in spec.valid_instants and b.instant_time not in rolled_back
     ]

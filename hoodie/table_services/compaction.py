@@ -19,7 +19,7 @@ import json
 import logging
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -29,7 +29,7 @@ from ..compaction_plan import CompactionOperation, CompactionPlan, read_plan
 from ..config import WriteConfig, option_default
 from ..exceptions import CommitError, HoodieError, InvalidConfigError
 from ..faults import crash_point
-from ..fs_view import CommittedInstants, FileSystemView
+from ..fs_view import BlockSpan, CommittedInstants, FileSystemView
 from ..markers import IOType, WriteMarkers
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata, WriteStat
@@ -107,6 +107,9 @@ class _CompactionTask:
     operations: list[CompactionOperation]
     spec: SliceReadSpec
     compression: str
+    # The completed writes' blocks in each log file (relative path): a damaged block of a
+    # completed delta commit stops the compaction rather than vanish into the new base file.
+    log_writes: dict[str, tuple[BlockSpan, ...]] = field(default_factory=dict)
 
     def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -116,11 +119,13 @@ class _CompactionTask:
             )
 
     def compact(self, op: CompactionOperation) -> WriteStat:
+        logs = tuple(op.relative(name) for name in op.log_files)
         split = FileSplit(
             op.partition_path,
             op.file_id,
             op.relative(op.base_file) if op.base_file else None,
-            tuple(op.relative(name) for name in op.log_files),
+            logs,
+            log_writes=tuple(self.log_writes.get(log, ()) for log in logs),
         )
         merged, log_records = merged_slice(self.spec, split)
         name = base_file_name(op.file_id, task_token(), self.instant)
@@ -326,8 +331,13 @@ class Compactor:
             ordering_field=self.meta_client.properties.ordering_field,
             valid_instants=CommittedInstants.of(timeline),
         )
+        written = FileSystemView(self.meta_client.storage, timeline).written_files
+        logs = {op.relative(name) for op in plan.operations for name in op.log_files}
+        spans = {
+            log: tuple((w.instant, w.offset, w.end) for w in written.get(log, ())) for log in logs
+        }
         task = _CompactionTask(
-            self.meta_client.storage, instant_time, plan.operations, spec, self.compression
+            self.meta_client.storage, instant_time, plan.operations, spec, self.compression, spans
         )
         indexes = spark.createDataFrame(
             [(i,) for i in range(len(plan.operations))], "operation int"

@@ -46,6 +46,7 @@ Observed hudi-rs behaviours, recorded by the assertions below:
 from __future__ import annotations
 
 import datetime
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -412,8 +413,11 @@ def test_log_blocks_of_archived_delta_commits_still_merge(spark, tmp_path):
     before = pa.Table.from_batches(hudi.HudiTable(path).read())
     first, second, later = "20250117083125837", "20250117083136333", "20250117083200000"
     meta = Path(path, ".hoodie")
-    # A later completed delta commit (same metadata as the second: only its name matters here).
-    (meta / f"{later}.deltacommit").write_bytes((meta / f"{second}.deltacommit").read_bytes())
+    # A later completed delta commit (the second's metadata without its write stats, which
+    # name the second's files: only its name matters here).
+    metadata = json.loads((meta / f"{second}.deltacommit").read_text())
+    metadata["partitionToWriteStats"] = {}
+    (meta / f"{later}.deltacommit").write_text(json.dumps(metadata))
     _archive(path, first, second)
     ours = spark.read.format("hoodie").load(path).toArrow()
     expected = _all_rows(before)
@@ -438,6 +442,9 @@ def test_logs_written_during_a_pending_compaction_join_the_previous_slice(spark,
     first, compaction = "20250117083125837", "20250117083130000"
     log = Path(path, ".d206069c-22c8-4532-b9ea-3cf4282342c4-0_20250117083125837.log.1_0-33-43")
     log.rename(log.with_name(log.name.replace(first, compaction)))
+    # ... as the delta commit that wrote it records it
+    for commit in Path(path, ".hoodie").glob("*.deltacommit"):
+        commit.write_text(commit.read_text().replace(log.name, log.name.replace(first, compaction)))
     Path(path, ".hoodie", f"{compaction}.compaction.requested").write_bytes(b"")
 
     def read(**options) -> list[dict]:
