@@ -36,6 +36,7 @@ from .exceptions import CorruptDataFileError, HoodieError, MissingDataFileError,
 from .logformat import BlockType, LogBlock, read_log_file
 from .metadata import CommitMetadata
 from .naming import is_partition_metadata, parse_base_file_name, parse_log_file_name
+from .partition_paths import check_data_file
 from .storage import FileInfo, Storage
 from .timeline import LAYOUT_V1, METAFOLDER, Action, Instant, State, Timeline, layout_of
 
@@ -355,6 +356,10 @@ class FileSystemView:
                 for stat in meta.write_stats():
                     if not stat.path:
                         continue
+                    # a crafted commit naming a file outside the table is refused here, naming
+                    # the commit, before any check looks for the file
+                    check_data_file(f"at {self.storage.uri()}", f"commit {instant.timestamp}",
+                                    stat.path)  # fmt: skip
                     written[stat.path].append(
                         WrittenFile(
                             stat.path,
@@ -450,7 +455,10 @@ class FileSystemView:
             return
         if any(s.base_file is not None and s.base_file.name == log.base_file for s in group.slices):
             return
-        relative = posixpath.join(log.partition_path, log.base_file)
+        relative = check_data_file(
+            f"at {self.storage.uri()}", f"commit {log.instant}",
+            posixpath.join(log.partition_path, log.base_file),
+        )  # fmt: skip
         self._missing(WrittenFile(relative, log.partition_path, log.file_id, base.instant, 0, 0))
 
     def _missing(self, file: WrittenFile) -> None:
