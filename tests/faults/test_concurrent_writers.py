@@ -19,15 +19,14 @@ tables. Then:
 - no write that its writer saw commit, or that was still running, was rolled back: rollback
   instants only undo writes whose writer failed them (a conflict), and nothing is left pending.
 
-`make test` runs two scenarios (merge-on-read BUCKET overlapping on S3, copy-on-write SIMPLE
-disjoint on a local disk) with three writers for four rounds; `make test-writers` runs all
-twelve with four writers for ten rounds (marker `writers`).
+The same checks hold for writers that state no concurrency settings at all (issue 38: a
+model run twice at once, by a schedule and by hand).
 
-The same checks hold for two writers that state no concurrency settings at all (issue 38: a
-model run twice at once, by a schedule and by hand): copy-on-write with shared keys and
-merge-on-read with disjoint ones, SIMPLE index: 8 rounds in `make test` (~45 s on a loaded
-2-core machine; 20 rounds took 95-112 s), 20 rounds over all four table type and key
-combinations in `make test-writers` (~95 s).
+`make test` runs two scenarios with three writers for four rounds: merge-on-read BUCKET
+overlapping on S3 (concurrency stated), and copy-on-write SIMPLE disjoint on a local disk with
+no concurrency option (the defaults). `make test-writers` (marker `writers`) runs all twelve
+stated scenarios with four writers for ten rounds, and two writers with the defaults for 20
+rounds over all four table type and key combinations of SIMPLE on a local disk (~95 s).
 """
 
 from __future__ import annotations
@@ -61,10 +60,11 @@ SCENARIOS = [(t, i, k, "local") for t in (COW, MOR) for i in ("SIMPLE", "BUCKET"
 SCENARIOS += [(t, i, "overlap", store) for store in ("s3", "azure")
               for t, i in ((COW, "SIMPLE"), (MOR, "BUCKET"))]  # fmt: skip
 IN_MAKE_TEST = [(MOR, "BUCKET", "overlap", "s3"), (COW, "SIMPLE", "disjoint", "local")]
-# Two writers with the default settings (no concurrency option given).
+# Of those, the scenarios whose writers give no concurrency option (the defaults).
+WITH_DEFAULTS_IN_MAKE_TEST = {(COW, "SIMPLE", "disjoint", "local")}
+# Two writers with the default settings, 20 rounds (make test-writers).
 DEFAULT_SCENARIOS = [(t, "SIMPLE", k, "local") for t in (COW, MOR) for k in ("overlap", "disjoint")]
-DEFAULTS_IN_MAKE_TEST = [(COW, "SIMPLE", "overlap", "local"), (MOR, "SIMPLE", "disjoint", "local")]
-DEFAULT_ROUNDS, DEFAULT_ROUNDS_IN_MAKE_TEST = 20, 8
+DEFAULT_ROUNDS = 20
 CONFLICT = re.compile(r"^write (\d{17}) to table '\w+' conflicts with (.+?), which")
 NAMED = re.compile(r"(\d{17}) \((\w+)\)")
 
@@ -77,7 +77,7 @@ def _name(scenario) -> str:
 
 def test_concurrent_writers(spark, tmp_path, request):
     _run_and_check(spark, tmp_path, IN_MAKE_TEST, request, ROUNDS_IN_MAKE_TEST,
-                   WRITERS_IN_MAKE_TEST)  # fmt: skip
+                   WRITERS_IN_MAKE_TEST, defaults=WITH_DEFAULTS_IN_MAKE_TEST)  # fmt: skip
 
 
 @pytest.mark.writers
@@ -85,27 +85,24 @@ def test_concurrent_writers_full_matrix(spark, tmp_path, request):
     _run_and_check(spark, tmp_path, SCENARIOS, request, ROUNDS, WRITERS)
 
 
-def test_two_writers_with_default_settings(spark, tmp_path, request):
-    _run_and_check(spark, tmp_path, DEFAULTS_IN_MAKE_TEST, request, DEFAULT_ROUNDS_IN_MAKE_TEST, 2,
-                   defaults=True)  # fmt: skip
-
-
 @pytest.mark.writers
 def test_two_writers_with_default_settings_full(spark, tmp_path, request):
-    _run_and_check(spark, tmp_path, DEFAULT_SCENARIOS, request, DEFAULT_ROUNDS, 2, defaults=True)
+    _run_and_check(spark, tmp_path, DEFAULT_SCENARIOS, request, DEFAULT_ROUNDS, 2,
+                   defaults=set(DEFAULT_SCENARIOS))  # fmt: skip
 
 
 # -- the run -------------------------------------------------------------------------------------
 def _run_and_check(
-    spark, tmp_path, scenarios, request, rounds: int, writers: int, defaults: bool = False
-) -> None:
+    spark, tmp_path, scenarios, request, rounds: int, writers: int,
+    defaults: set[tuple[str, str, str, str]] = frozenset(),  # scenarios with no concurrency option
+) -> None:  # fmt: skip
     register(spark)
     specs = []
     for scenario in scenarios:
         table_type, index, keys, store = scenario
         spec = {"path": str(tmp_path / _name(scenario)), "name": _name(scenario),
                 "table_type": table_type, "index": index, "keys": keys,
-                "defaults": defaults}  # fmt: skip
+                "defaults": scenario in defaults}  # fmt: skip
         if store != "local":
             bucket = request.getfixturevalue("bucket_on")(store)
             spec.update(path=bucket.uri(_name(scenario)), storage_options=bucket.storage_options,
