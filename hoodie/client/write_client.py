@@ -150,6 +150,10 @@ class WriteClient:
             executor = WriteExecutor(meta_client, self.config, transaction.instant_time, schema,
                                      operation)  # fmt: skip
             view = FileSystemView(meta_client.storage, transaction.started_from)
+            if not (bulk or overwrite):
+                # As a read does: tagging or merging against a slice whose committed files are
+                # gone or cut short would insert duplicates or drop rows in silence.
+                view.check_slices(view.file_groups())
             routing = self._routing(spark, operation, bulk, view)
             in_write_tasks = self.index.tags_in_write_tasks() and not overwrite
             one_job = bulk or in_write_tasks or routing is not None

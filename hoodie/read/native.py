@@ -41,13 +41,13 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
+from ..fs_view import damaged_data_file
 from ..meta_client import HoodieTableMetaClient
 from ..schema import COMMIT_TIME, normalize_type
 from ..schema_evolution import sql_type
 from .datasource import SOURCE_NAME, encode_plan, snapshot_arrow_schema
 from .options import PLANNED, ReadOptions
 from .planner import FileSplit, ReadPlan, plan_read
-from .slice_reader import damaged_data_file
 
 # (type in the file, type read) pairs Spark's parquet reader converts, besides equal types.
 _SPARK_PROMOTIONS = {
