@@ -115,10 +115,15 @@ def _scan(
     schema: StructType,
 ) -> DataFrame:
     uris = [meta_client.storage.uri(split.base_file) for split in splits if split.base_file]
-    scan = spark.read.schema(schema).parquet(*uris)
+    # Spark's parquet reader checks the pages' CRC32 checksums our writers add, as ours does.
+    scan = spark.read.schema(schema).options(**NATIVE_VERIFY_CHECKSUMS).parquet(*uris)
     if plan.commit_time_range is None:
         return scan
     return scan.where(_in_range(plan))
+
+
+# parquet-mr's option, passed to the scan's Hadoop configuration as a read option.
+NATIVE_VERIFY_CHECKSUMS = {"parquet.page.verify-checksum.enabled": "true"}
 
 
 def _in_range(plan: ReadPlan) -> Column:
