@@ -60,11 +60,12 @@ def test_a_write_stops_on_a_corrupt_log_block_of_a_completed_instant(
     assert completed(table) == history and data_files(path) == before  # nothing written
 
 
-def test_an_upsert_stops_on_a_missing_base_file_of_a_completed_commit(spark, tmp_path):
+@pytest.mark.parametrize("index", ["SIMPLE", "BUCKET"])
+def test_an_upsert_stops_on_a_missing_base_file_of_a_completed_commit(spark, tmp_path, index):
     """The newest base file of a file group is gone: the upsert merged into the older
     version instead, bringing back what the lost commit had overwritten."""
     path = str(tmp_path / "t")
-    cfg = id_dt_ts_config("t", "COPY_ON_WRITE")
+    cfg = id_dt_ts_config("t", "COPY_ON_WRITE", {"hoodie.index.type": index})
     table = HoodieTable.for_write(path, cfg)
     table.upsert(spark.createDataFrame([(1, "a", A, 1, False), (2, "b", A, 1, False)], SCHEMA), cfg)
     second = table.upsert(spark.createDataFrame([(1, "a2", A, 2, False)], SCHEMA), cfg)

@@ -72,3 +72,14 @@ def test_rolling_back_a_commit_whose_metadata_is_damaged_names_it(sample_table):
     with pytest.raises(MalformedMetadataError, match=rf"{commit.name} is damaged"):
         rollback.rollback(completed, FailedWritesPolicy(rollback.storage))
     assert sorted(p.name for p in root.rglob("*") if p.is_file()) == before  # nothing undone
+
+
+def test_a_damaged_writer_schema_in_commit_metadata_names_the_commit(sample_table):
+    """The commit file parses, but the schema it carries does not (a raw KeyError)."""
+    root = sample_table(COW)
+    commit = root / ".hoodie" / f"{COW_SECOND}.commit"
+    text = commit.read_text()
+    assert text.count('\\"type\\"') > 1  # the schema: a JSON string inside the JSON
+    commit.write_text(text.replace('\\"type\\"', '\\"tKpe\\"', 1))
+    with pytest.raises(MalformedMetadataError, match=rf"{commit.name} is damaged.*schema"):
+        HoodieTableMetaClient.open(str(root)).schema()
