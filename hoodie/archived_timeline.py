@@ -128,7 +128,9 @@ def append_to_history(storage: Storage, entries: list[HistoryEntry]) -> str:
     current = _latest_manifest(storage)
     files = []
     if current is not None:
-        files = json.loads(storage.read_text(posixpath.join(HISTORY_FOLDER, current)))["files"]
+        manifest_path = posixpath.join(HISTORY_FOLDER, current)
+        with malformed(storage.uri(manifest_path), "an LSM timeline manifest (JSON)"):
+            files = json.loads(storage.read_text(manifest_path))["files"]
     name = f"{entries[0].instant_time}_{entries[-1].instant_time}_0.parquet"
     rows = pa.table(
         {

@@ -10,6 +10,9 @@ import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from fastavro.schema import SchemaParseException
+from pyarrow import ArrowNotImplementedError
+
 
 class HoodieError(Exception):
     """Base class: catch this to handle any deliberate failure of the core."""
@@ -193,10 +196,12 @@ class CorruptDataFileError(DamagedFileError):
 # What parsers of bytes raise on bytes that are not what they expect (JSON, Avro, parquet,
 # text): ValueError covers JSONDecodeError, UnicodeDecodeError and pyarrow's ArrowInvalid;
 # pyarrow reports unreadable parquet footers as OSError (`FileNotFoundError` is no parse
-# error: callers tell a missing file apart).
+# error: callers tell a missing file apart); fastavro a damaged Avro schema as
+# SchemaParseException; pyarrow damaged values it cannot convert (a 65-bit integer) as
+# ArrowNotImplementedError.
 PARSE_ERRORS: tuple[type[BaseException], ...] = (
     ValueError, EOFError, KeyError, IndexError, TypeError, AttributeError, struct.error,
-    OSError,
+    OSError, SchemaParseException, ArrowNotImplementedError,
 )  # fmt: skip
 
 

@@ -25,14 +25,21 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NoReturn
 
 from .avro_metadata import RollbackPlan
-from .exceptions import CorruptDataFileError, HoodieError, MissingDataFileError, malformed
+from .exceptions import (
+    PARSE_ERRORS,
+    CorruptDataFileError,
+    HoodieError,
+    MissingDataFileError,
+    malformed,
+)
 from .logformat import BlockType, LogBlock, read_log_file
 from .metadata import CommitMetadata
 from .naming import is_partition_metadata, parse_base_file_name, parse_log_file_name
@@ -205,6 +212,27 @@ def checked_log_blocks(
     return blocks
 
 
+@contextmanager
+def damaged_data_file(storage: Storage, relative: str, what: str) -> Iterator[None]:
+    """Parse errors of reading a data file (`what`) as a `CorruptDataFileError` naming it: a
+    file a committed slice needs that does not read (a broken parquet footer or page, a log
+    block whose content does not decode) is damage, never a raw Arrow or Avro error."""
+    try:
+        yield
+    except FileNotFoundError as error:
+        path = storage.uri(relative)
+        raise CorruptDataFileError(f"{path} ({what}) is missing: {error}", path) from error
+    except PARSE_ERRORS as error:
+        path = storage.uri(relative)
+        text = str(error).replace("\n", " ")[:200]
+        raise CorruptDataFileError(
+            f"{path} ({what} of the table at {storage.uri()}) is damaged: "
+            f"{type(error).__name__}: {text}. Restore it from a backup, or roll back or restore "
+            "the table to before the commit that wrote it with Apache Hudi",
+            path,
+        ) from error
+
+
 def _corrupt_log(storage: Storage, relative: str, instant: str, problem: str) -> NoReturn:
     path = storage.uri(relative)
     raise CorruptDataFileError(
@@ -372,6 +400,14 @@ class FileSystemView:
                         )
                     )
         return written
+
+    def block_spans(self, log_files: tuple[str, ...]) -> tuple[tuple[BlockSpan, ...], ...]:
+        """Per log file (relative path): the blocks the view's completed writes recorded in it,
+        which readers and tagging hold the file to (`checked_log_blocks`)."""
+        return tuple(
+            tuple((w.instant, w.offset, w.end) for w in self.written_files.get(log, ()))
+            for log in log_files
+        )
 
     def check_slices(
         self,

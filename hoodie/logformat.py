@@ -59,7 +59,7 @@ import pyarrow.parquet as pq
 
 from .exceptions import HoodieError, SchemaError, UnsupportedTableError
 from .schema import META_COLUMNS, from_avro_schema
-from .storage import Storage
+from .storage import VERIFY_CHECKSUMS, WRITE_CHECKSUMS, Storage
 
 MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1
@@ -279,7 +279,8 @@ class LogBlock:
         `columns` narrows a parquet block's read to those columns (tagging needs only keys).
         """
         if self.block_type == BlockType.PARQUET_DATA:
-            return pq.read_table(pa.BufferReader(self.content), columns=columns)
+            return pq.read_table(pa.BufferReader(self.content), columns=columns,
+                                 **VERIFY_CHECKSUMS)  # fmt: skip
         if self.block_type == BlockType.AVRO_DATA:
             table = self._avro_records()
             return table.select(columns) if columns is not None else table
@@ -658,7 +659,7 @@ def parquet_data_block(
     _check_instant(instant_time, "instant_time")
     _check_columns(table, schema_avro_json)
     sink = io.BytesIO()
-    pq.write_table(table, sink, compression=compression)
+    pq.write_table(table, sink, compression=compression, **WRITE_CHECKSUMS)
     header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_avro_json}
     return encode_block(BlockType.PARQUET_DATA, header, sink.getvalue())
 

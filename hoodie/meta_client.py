@@ -311,7 +311,9 @@ class HoodieTableMetaClient:
         for instant in reversed(writes.instants):
             avro = self.commit_metadata(instant).schema
             if avro:
-                return from_avro_schema(avro)
+                path = self.storage.uri(self.instant_path(instant))
+                with malformed(path, "commit metadata (its writer schema)"):
+                    return from_avro_schema(avro)
         if self.properties.create_schema:
             return from_avro_schema(self.properties.create_schema)
         return None

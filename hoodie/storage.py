@@ -176,12 +176,21 @@ class FileIO(Protocol):
 # Which columns a parquet file dictionary-encodes: all (True), or those named.
 Dictionary = bool | list[str]
 
+# Parquet's CRC32 page checksums: written into every parquet file of ours (base files, log
+# data blocks) and verified on every read of one. Without them flipped bytes inside a data
+# page decode to other values with no error; with them that is an error naming the file (see
+# `hoodie.fs_view.damaged_data_file`). Files without checksums, such as Apache Hudi's, read as
+# before: a reader checks the pages that carry one. Apache Hudi and hudi-rs read ours.
+WRITE_CHECKSUMS: dict[str, bool] = {"write_page_checksum": True}
+VERIFY_CHECKSUMS: dict[str, bool] = {"page_checksum_verification": True}
+
 
 def parquet_size(table: pa.Table, compression: str, dictionary: Dictionary = True) -> int:
     """The bytes `table` takes as a parquet file written as `Storage.write_parquet` writes
     it, written to memory (a writer learning what its records cost on disk)."""
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression=compression, use_dictionary=dictionary)
+    pq.write_table(table, sink, compression=compression, use_dictionary=dictionary,
+                   **WRITE_CHECKSUMS)  # fmt: skip
     return sink.getvalue().size
 
 
@@ -301,11 +310,12 @@ class Storage:
         return self.fs.get_file_info(self.full_path(relative)).mtime
 
     def read_parquet(self, relative: str, columns: list[str] | None = None) -> pa.Table:
-        return pq.read_table(self.full_path(relative), columns=columns, filesystem=self.fs)
+        return pq.read_table(self.full_path(relative), columns=columns, filesystem=self.fs,
+                             **VERIFY_CHECKSUMS)  # fmt: skip
 
     def parquet_file(self, relative: str) -> pq.ParquetFile:
         """A parquet file opened for reading its footer, columns or row groups in batches."""
-        return pq.ParquetFile(self.full_path(relative), filesystem=self.fs)
+        return pq.ParquetFile(self.full_path(relative), filesystem=self.fs, **VERIFY_CHECKSUMS)
 
     def list_files(self, relative: str = "", *, recursive: bool = False) -> list[FileInfo]:
         """Files (not folders) under a folder; empty when the folder does not exist."""
@@ -452,7 +462,8 @@ class Storage:
         if parent:
             self.makedirs(parent)
         pq.write_table(table, self.full_path(relative), filesystem=self.fs,
-                       compression=compression, use_dictionary=dictionary)  # fmt: skip
+                       compression=compression, use_dictionary=dictionary,
+                       **WRITE_CHECKSUMS)  # fmt: skip
         return self.size(relative)
 
     def move(self, source: str, target: str) -> None:

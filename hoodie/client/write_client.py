@@ -150,8 +150,13 @@ class WriteClient:
             executor = WriteExecutor(meta_client, self.config, transaction.instant_time, schema,
                                      operation)  # fmt: skip
             view = FileSystemView(meta_client.storage, transaction.started_from)
-            routing = self._routing(spark, operation, bulk, view)
             in_write_tasks = self.index.tags_in_write_tasks() and not overwrite
+            if not bulk and (in_write_tasks or self._routes(operation)):
+                # As a read does: tagging or merging against a slice whose committed files are
+                # gone or cut short would insert duplicates or drop rows in silence. (Routing
+                # lists every file group anyway; a tagging job checks its partitions' own.)
+                view.check_slices(view.file_groups())
+            routing = self._routing(spark, operation, bulk, view)
             one_job = bulk or in_write_tasks or routing is not None
             if one_job:
                 prepared = prepared.withColumns({
@@ -253,9 +258,14 @@ class WriteClient:
     ) -> RoutingPlan | None:
         """The routing units of an upsert or delete whose write tasks tag their own records
         (SIMPLE index), or None: tag in a job of its own, or no tagging at all."""
-        if bulk or operation not in (UPSERT, DELETE) or not isinstance(self.index, SimpleIndex):
+        if bulk or not self._routes(operation):
             return None
+        assert isinstance(self.index, SimpleIndex)  # (`_routes`)
         return self.index.plan_routing(spark, self.meta_client, self.config, view)
+
+    def _routes(self, operation: str) -> bool:
+        """Does this operation tag in its write tasks by routing units (SIMPLE index)?"""
+        return operation in (UPSERT, DELETE) and isinstance(self.index, SimpleIndex)
 
     def _untagged(self, operation: str) -> bool:
         """Is this a bulk insert: no records of the table to look up (its first write, or an
@@ -285,7 +295,9 @@ class WriteClient:
         if operation == INSERT_OVERWRITE_TABLE:
             replaced = _all_file_groups(view)
         else:
-            groups = view.file_groups(self._existing(partitions))
+            existing = self._existing(partitions)
+            groups = view.file_groups(existing)
+            view.check_slices(groups, set(existing).__contains__)  # see `_write`
             slices = [g.latest_slice for g in groups if g.latest_slice is not None]
         context = TaggingContext(
             meta_client=self.meta_client,

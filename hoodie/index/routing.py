@@ -129,7 +129,9 @@ def plan_routing(
         )
 
     def sources(slices: list[FileSlice]) -> list[KeySource]:
-        return [KeySource.of(s, with_logs=merge_on_read and not complete(s)) for s in slices]
+        return [
+            KeySource.of(s, with_logs=merge_on_read and not complete(s), view=view) for s in slices
+        ]
 
     splittable = {
         p: slices

@@ -211,6 +211,7 @@ class SimpleIndex(HoodieIndex):
                 s,
                 with_logs=merge_on_read
                 and (s.base_file is None or (s.partition_path, s.file_id) in logged_inserts),
+                view=context.view,
             )
             for s in context.slices
         ]

@@ -41,13 +41,13 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
+from ..fs_view import damaged_data_file
 from ..meta_client import HoodieTableMetaClient
 from ..schema import COMMIT_TIME, normalize_type
 from ..schema_evolution import sql_type
 from .datasource import SOURCE_NAME, encode_plan, snapshot_arrow_schema
 from .options import PLANNED, ReadOptions
 from .planner import FileSplit, ReadPlan, plan_read
-from .slice_reader import damaged_data_file
 
 # (type in the file, type read) pairs Spark's parquet reader converts, besides equal types.
 _SPARK_PROMOTIONS = {
@@ -115,10 +115,15 @@ def _scan(
     schema: StructType,
 ) -> DataFrame:
     uris = [meta_client.storage.uri(split.base_file) for split in splits if split.base_file]
-    scan = spark.read.schema(schema).parquet(*uris)
+    # Spark's parquet reader checks the pages' CRC32 checksums our writers add, as ours does.
+    scan = spark.read.schema(schema).options(**NATIVE_VERIFY_CHECKSUMS).parquet(*uris)
     if plan.commit_time_range is None:
         return scan
     return scan.where(_in_range(plan))
+
+
+# parquet-mr's option, passed to the scan's Hadoop configuration as a read option.
+NATIVE_VERIFY_CHECKSUMS = {"parquet.page.verify-checksum.enabled": "true"}
 
 
 def _in_range(plan: ReadPlan) -> Column:

@@ -214,10 +214,7 @@ def _latest_slices(
         writes: tuple[tuple[BlockSpan, ...], ...] = ()
         if options.query_type != READ_OPTIMIZED:
             logs = tuple(lf.relative_path for lf in latest.log_files)
-            writes = tuple(
-                tuple((w.instant, w.offset, w.end) for w in view.written_files.get(log, ()))
-                for log in logs
-            )
+            writes = view.block_spans(logs)
         if base is None and options.query_type == READ_OPTIMIZED:
             continue  # a slice with only log files has no read-optimized rows yet
         size = latest.base_file.size if latest.base_file else 0

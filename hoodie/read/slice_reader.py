@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..exceptions import PARSE_ERRORS, CorruptDataFileError, HoodieError
-from ..fs_view import CommittedInstants, checked_log_blocks
+from ..exceptions import HoodieError
+from ..fs_view import CommittedInstants, checked_log_blocks, damaged_data_file
 from ..keygen import record_keys_of
 from ..logformat import BlockType, DeleteRecord, LogBlock
 from ..merge import INSTANT, ORDERING, SEQUENCE, merge_slice
@@ -97,27 +96,6 @@ def _read_base(spec: SliceReadSpec, relative: str) -> Iterator[pa.RecordBatch]:
         if batch is None:
             return
         yield from _emit(spec, batch)
-
-
-@contextmanager
-def damaged_data_file(storage: Storage, relative: str, what: str) -> Iterator[None]:
-    """Parse errors of reading a data file (`what`) as a `CorruptDataFileError` naming it: a
-    file a committed slice needs that does not read (a broken parquet footer or page, a log
-    block whose content does not decode) is damage, never a raw Arrow or Avro error."""
-    try:
-        yield
-    except FileNotFoundError as error:
-        path = storage.uri(relative)
-        raise CorruptDataFileError(f"{path} ({what}) is missing: {error}", path) from error
-    except PARSE_ERRORS as error:
-        path = storage.uri(relative)
-        text = str(error).replace("\n", " ")[:200]
-        raise CorruptDataFileError(
-            f"{path} ({what} of the table at {storage.uri()}) is damaged: "
-            f"{type(error).__name__}: {text}. Restore it from a backup, or roll back or restore "
-            "the table to before the commit that wrote it with Apache Hudi",
-            path,
-        ) from error
 
 
 def _emit(spec: SliceReadSpec, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:

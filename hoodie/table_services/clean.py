@@ -40,6 +40,7 @@ from ..avro_metadata import (
 )
 from ..compaction_plan import read_plan
 from ..config import WriteConfig, option_default
+from ..exceptions import malformed
 from ..faults import crash_point
 from ..fs_view import FileSlice, FileSystemView
 from ..meta_client import HoodieTableMetaClient
@@ -209,7 +210,9 @@ class Cleaner:
                     protected.update(op.relative(name) for name in op.log_files)
         for instant in timeline.completed:
             if instant.action is Action.SAVEPOINT:
-                savepoint = SavepointMetadata.from_avro(self.meta_client.instant_content(instant))
+                savepoint = self.meta_client.parse_instant(
+                    instant, SavepointMetadata.from_avro, "savepoint metadata (Avro)"
+                )
                 for partition, meta in savepoint.partition_metadata.items():
                     for name in meta.savepoint_data_file:
                         name = posixpath.basename(name)
@@ -230,7 +233,10 @@ class Cleaner:
         instant_time = transaction.instant_time
         requested = Instant(instant_time, Action.CLEAN, State.REQUESTED)
         plan_bytes = self.meta_client.instant_content(requested)
-        plan = CleanerPlan.from_avro(plan_bytes)
+        with malformed(
+            self.storage.uri(self.meta_client.instant_path(requested)), "a clean plan (Avro)"
+        ):
+            plan = CleanerPlan.from_avro(plan_bytes)
         # Every file the plan names is checked before the first goes: a crafted plan naming
         # files outside the table, or its metadata, deletes nothing.
         table, source = f"'{self.meta_client.name}'", f"clean plan {instant_time}"

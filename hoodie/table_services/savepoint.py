@@ -111,7 +111,7 @@ def _restore(
     heartbeat = None
     if pending:
         requested = pending[0].with_state(State.REQUESTED)
-        plan = RestorePlan.from_avro(meta_client.instant_content(requested))
+        plan = meta_client.parse_instant(requested, RestorePlan.from_avro, "a restore plan (Avro)")
         if plan.savepoint_to_restore_timestamp not in (None, savepoint_time):
             raise TimelineError(
                 f"table '{meta_client.name}' has an interrupted restore {requested.timestamp} to "
@@ -191,7 +191,7 @@ def refuse_pending_restore(meta_client: HoodieTableMetaClient, action: str) -> N
     if not pending:
         return
     requested = pending[0].with_state(State.REQUESTED)
-    plan = RestorePlan.from_avro(meta_client.instant_content(requested))
+    plan = meta_client.parse_instant(requested, RestorePlan.from_avro, "a restore plan (Avro)")
     savepoint = plan.savepoint_to_restore_timestamp or "its savepoint"
     raise TimelineError(
         f"cannot {action} table '{meta_client.name}': restore {requested.timestamp} to savepoint "

@@ -44,7 +44,7 @@ from ..archived_timeline import (
     append_to_history,
     archived_instants,
 )
-from ..exceptions import TimelineError, UnsupportedTableError
+from ..exceptions import TimelineError, UnsupportedTableError, malformed
 from ..faults import crash_point
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata
@@ -151,7 +151,8 @@ def _build(meta_client: HoodieTableMetaClient, files: list[tuple[Instant, FileIn
         content = storage.read_bytes(info.relative_path)
         if instant.is_completed:
             if instant.action in WRITE_ACTIONS:
-                content = _avro_commit(instant, content)
+                with malformed(storage.uri(info.relative_path), "commit metadata (JSON)"):
+                    content = _avro_commit(instant, content)
             done = completion[(instant.timestamp, instant.action)]
             instant = instant.with_state(State.COMPLETED, done)
         storage.write_atomic(LAYOUT_V2.path(instant), content)

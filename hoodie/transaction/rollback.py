@@ -34,7 +34,7 @@ from ..avro_metadata import (
     RollbackPlan,
     RollbackRequest,
 )
-from ..exceptions import HoodieError, TimelineError
+from ..exceptions import PARSE_ERRORS, HoodieError, TimelineError, malformed
 from ..faults import crash_point
 from ..logformat import log_file_instants, read_log_file, rollback_command_block
 from ..markers import WriteMarkers
@@ -115,7 +115,7 @@ class Rollback:
     def target_of(self, pending_rollback: Instant) -> str:
         """The instant a pending rollback undoes (from its plan)."""
         requested = pending_rollback.with_state(State.REQUESTED)
-        plan = RollbackPlan.from_avro(self._metadata_bytes(requested))
+        plan = self._plan(requested)
         return plan.instant_to_rollback.commit_time if plan.instant_to_rollback else ""
 
     def rollback_latest_commit(
@@ -269,6 +269,13 @@ class Rollback:
             # create lost the race for the name (append_handle); not this write's to undo.
         return undo
 
+    def _plan(self, requested: Instant) -> RollbackPlan:
+        """The plan of a pending rollback; one that does not read is a
+        `MalformedMetadataError` naming its file."""
+        path = self.storage.uri(self.meta_client.instant_path(requested))
+        with malformed(path, "a rollback plan (Avro)"):
+            return RollbackPlan.from_avro(self._metadata_bytes(requested))
+
     def _metadata_bytes(self, instant: Instant) -> bytes:
         try:
             return self.meta_client.instant_content(instant)
@@ -276,13 +283,26 @@ class Rollback:
             return b""
 
     def _files_from_metadata(self, instant: Instant) -> list[str]:
-        """Paths the instant's write stats name (completed, or inflight after a revert)."""
+        """Paths the instant's write stats name (completed, or inflight after a revert).
+
+        The metadata of a completed commit that does not read is a `MalformedMetadataError`:
+        the listing below finds a table version 6 write's log files by their base instant,
+        not by this one, so undoing it from the listing could leave some of its blocks. An
+        inflight file that does not read (a failed write's) falls back to the listing."""
         for state in (instant.state, State.INFLIGHT):
-            text = self._metadata_bytes(instant.with_state(state))
-            try:
-                stats = CommitMetadata.parse(text).write_stats()
-            except ValueError:
-                continue
+            pending = instant.with_state(state)
+            text = self._metadata_bytes(pending)
+            if state is State.COMPLETED:
+                path = self.storage.uri(self.meta_client.instant_path(pending))
+                with malformed(path, "commit metadata"):
+                    stats = CommitMetadata.parse(text).write_stats()
+            else:
+                try:
+                    stats = CommitMetadata.parse(text).write_stats()
+                except PARSE_ERRORS:
+                    continue
+                except HoodieError:
+                    continue
             paths = [s.path for s in stats if s.path]
             if paths:
                 return paths
@@ -346,7 +366,7 @@ class Rollback:
     # -- execution -----------------------------------------------------------------------------
     def _resume(self, pending: Instant) -> None:
         requested = pending.with_state(State.REQUESTED)
-        plan = RollbackPlan.from_avro(self._metadata_bytes(requested))
+        plan = self._plan(requested)
         log.warning(
             "finishing interrupted rollback %s of table '%s'", pending, self.meta_client.name
         )

@@ -18,6 +18,7 @@ the whole text kept apart (`detail`) for a debug log.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -43,6 +44,9 @@ TASK_ERRORS: dict[str, type[HoodieError]] = {
         exceptions.ConcurrentWriteConflict,
         exceptions.InvalidConfigError,
         exceptions.TableIdentityError,
+        exceptions.MalformedMetadataError,
+        exceptions.MissingDataFileError,
+        exceptions.CorruptDataFileError,
     )
 }
 
@@ -120,12 +124,22 @@ def results_or_raise(texts: Iterable[str]) -> list[str]:
 
 
 def raise_task_error(error: BaseException) -> None:
-    """Raise the core's error a SQL expression of the write raised, if `error` is one."""
-    if not isinstance(error, PySparkException) or error.getCondition() != "USER_RAISED_EXCEPTION":
+    """Raise the core's error a SQL expression of the write raised, or a task function that
+    cannot return it as a row (a tagging job's key reader) raised, if `error` is one."""
+    if not isinstance(error, PySparkException):
         return
-    found = decode((error.getMessageParameters() or {}).get("errorMessage"))
-    if found is not None:
-        raise found from error
+    if error.getCondition() == "USER_RAISED_EXCEPTION":
+        found = decode((error.getMessageParameters() or {}).get("errorMessage"))
+        if found is not None:
+            raise found from error
+    # (the last one: an error raised from another names its cause first)
+    raised = next(reversed(list(_WORKER_ERROR.finditer(str(error)))), None)
+    if raised is not None and raised["name"] in TASK_ERRORS:
+        raise TASK_ERRORS[raised["name"]](raised["message"]) from error
+
+
+# The exception line of a Python worker's traceback that raised one of the core's errors.
+_WORKER_ERROR = re.compile(r"^hoodie\.exceptions\.(?P<name>\w+): (?P<message>.*)$", re.MULTILINE)
 
 
 # The longest cause a message carries: a path built from a 5,000-character value is cut.

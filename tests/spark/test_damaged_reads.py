@@ -72,3 +72,25 @@ def test_a_read_takes_its_schema_and_its_files_from_one_timeline(spark, tmp_path
     reader = source.reader(source.schema())
     rows = pa.Table.from_batches([b for p in reader.partitions() for b in reader.read(p)])
     assert rows.select(["id", "value"]).to_pylist() == [{"id": 1, "value": "one"}]
+
+
+def test_a_flipped_byte_in_a_base_file_page_fails_both_read_paths(spark, tmp_path):
+    """Our base files carry parquet page checksums: a flipped bit inside a data page decoded
+    to another value with no error, in our reader and in Spark's parquet scan (`native`)."""
+    register(spark)
+    path = tmp_path / "t"
+    uncompressed = {"hoodie.parquet.compression.codec": "uncompressed"}
+    cfg = WriteConfig.build("damaged", record_key="id", partition_path="p",
+                            precombine_field="ts", options=uncompressed)  # fmt: skip
+    table = HoodieTable.for_write(str(path), cfg)
+    rows = [(i, f"value-{i:05d}", "a", 1) for i in range(2000)]
+    table.upsert(spark.createDataFrame(rows, SCHEMA), cfg)
+    (base,) = path.glob("a/*.parquet")
+    data = base.read_bytes()
+    assert data.count(b"value-01000") == 1  # uncompressed: the value's bytes in its page
+    base.write_bytes(data.replace(b"value-01000", b"value-01004"))
+    # (through Spark, the worker's error arrives inside Spark's)
+    with pytest.raises(Exception, match=rf"CorruptDataFileError: \S*{base.name}.*is damaged.*CRC"):
+        spark.read.format("hoodie").load(str(path)).collect()
+    with pytest.raises(Exception, match=rf"(?s){base.name}.*CRC checksum verification failed"):
+        table.read(spark, native=True).collect()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from dbt_common.exceptions import DbtRuntimeError
+from pyspark.errors import PySparkException
 
 from dbt.adapters.hoodie.errors import dbt_error
-from hoodie.exceptions import TaskFailedError
-from hoodie.write.task_errors import CAUSE_LIMIT, failure_cause, task_failure
+from hoodie.exceptions import CorruptDataFileError, TaskFailedError
+from hoodie.write.task_errors import CAUSE_LIMIT, failure_cause, raise_task_error, task_failure
 
 # What a Python worker's failure reads like (PySpark's PythonException), shortened.
 WORKER = """An exception was thrown from the Python worker:
@@ -63,3 +65,27 @@ def test_dbt_shows_one_line_naming_the_cause():
     assert message == f"Model 't': write 1 to table 't' failed and was undone: {error.cause}"
     assert "Traceback" not in message and "JVM" not in message
 
+
+# A task function that cannot return the core's error as a row (a tagging job's key reader)
+# raised it from another: the worker's traceback names the cause first.
+RAISED_IN_WORKER = """An exception was thrown from the Python worker:
+Traceback (most recent call last):
+  File "/x/hoodie/fs_view.py", line 220, in damaged_data_file
+pyarrow.lib.ArrowInvalid: Parquet magic bytes not found in footer
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/x/hoodie/index/keys.py", line 62, in stored_keys
+hoodie.exceptions.CorruptDataFileError: /lake/t/a/f.parquet (a parquet base file) is damaged
+"""
+
+
+def test_the_cores_error_raised_in_a_worker_comes_back_as_its_class():
+    error = PySparkException(message=RAISED_IN_WORKER)
+    with pytest.raises(CorruptDataFileError, match=r"^/lake/t/a/f.parquet \(a parquet base"):
+        raise_task_error(error)
+
+
+def test_a_worker_error_of_no_core_class_is_left_to_the_caller():
+    raise_task_error(PySparkException(message=WORKER))  # raises nothing
