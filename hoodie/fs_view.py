@@ -42,7 +42,11 @@ from .exceptions import (
 )
 from .logformat import BlockType, LogBlock, read_log_file
 from .metadata import CommitMetadata
-from .naming import is_partition_metadata, parse_base_file_name, parse_log_file_name
+from .naming import (
+    marks_partition,
+    parse_base_file_name,
+    parse_log_file_name,
+)
 from .partition_paths import check_data_file
 from .storage import FileInfo, Storage
 from .timeline import LAYOUT_V1, METAFOLDER, Action, Instant, State, Timeline, layout_of
@@ -531,14 +535,7 @@ class FileSystemView:
         as Apache Hudi's and hudi-rs's listings read it (from the files a commit wrote): taking
         the metadata file alone as the mark hid the whole partition, for good, in silence. The
         next write into it creates the file again."""
-        found = {
-            f.parent
-            for f in self._all_files
-            if is_partition_metadata(f.name)
-            or parse_base_file_name(f.name) is not None
-            or parse_log_file_name(f.name) is not None
-        }
-        return sorted(found)
+        return sorted({f.parent for f in self._all_files if marks_partition(f.name)})
 
     def file_groups(self, partitions: list[str] | None = None) -> list[FileGroup]:
         if partitions is None:

@@ -90,6 +90,17 @@ def parse_log_file_name(name: str) -> LogFileName | None:
     return LogFileName(match["file_id"], match["instant"], int(match["version"]), match["token"])
 
 
+def marks_partition(name: str) -> bool:
+    """Does a file of this name make its folder a partition? Its `.hoodie_partition_metadata`,
+    or a base or log file: a partition whose metadata file went missing is still one (Apache
+    Hudi and hudi-rs list it from its files), for readers and for a write's tagging alike."""
+    return (
+        is_partition_metadata(name)
+        or parse_base_file_name(name) is not None
+        or parse_log_file_name(name) is not None
+    )
+
+
 def partition_metadata_text(instant: str, depth: int) -> str:
     """Contents of `.hoodie_partition_metadata` (Java properties, as Hudi writes it)."""
     return f"#partition metadata\ncommitTime={instant}\npartitionDepth={depth}\n"

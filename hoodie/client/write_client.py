@@ -37,7 +37,7 @@ from ..keygen import KeyGenerator
 from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient, identity_changes, table_properties_for
 from ..metadata import CommitMetadata, WriteStat
-from ..naming import is_partition_metadata
+from ..naming import marks_partition
 from ..schema import IS_DELETED, PARTITION_PATH, RECORD_KEY, to_avro_schema
 from ..table_services.savepoint import refuse_pending_restore
 from ..timeline import WRITE_ACTIONS, Action
@@ -319,11 +319,13 @@ class WriteClient:
         return placement, replaced, partitions
 
     def _existing(self, partitions: list[str]) -> list[str]:
-        """The partitions among these that the table already has."""
+        """The partitions among these that the table already has: as a read lists them
+        (`naming.marks_partition`), so a partition whose metadata file went missing is still
+        tagged against (taking the metadata file alone as the mark inserted its keys again)."""
         storage = self.meta_client.storage
         return [
             p for p in partitions
-            if any(is_partition_metadata(f.name) for f in storage.list_files(p))
+            if any(marks_partition(f.name) for f in storage.list_files(p))
         ]  # fmt: skip
 
     def _refuse_version_change(self) -> None:
