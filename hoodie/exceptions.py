@@ -6,6 +6,7 @@ instant involved and say how to fix it, because they surface verbatim in `dbt ru
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -205,15 +206,41 @@ PARSE_ERRORS: tuple[type[BaseException], ...] = (
 )  # fmt: skip
 
 
+# pyarrow raises OSError both for bytes it cannot parse and for a store it cannot reach
+# (throttling, a dropped connection, denied access): the latter is no damage. Reported as
+# damage it would send the user to restore a healthy file, and in a Spark task it would stop
+# the retry that gets past a passing fault; so it goes through as it is.
+_STORAGE_TROUBLE_TYPES = (
+    PermissionError, ConnectionError, TimeoutError, InterruptedError, BlockingIOError,
+)  # fmt: skip
+_STORAGE_TROUBLE_TEXT = re.compile(
+    r"AWS Error|Azure|GCS|google|curl|connection|connect to|timed? ?out|throttl|slow ?down|"
+    r"request rate|access denied|permission denied|forbidden|unauthori[sz]ed|HTTP|"
+    r"status code|service unavailable|temporarily",
+    re.IGNORECASE,
+)
+
+
+def is_storage_trouble(error: BaseException) -> bool:
+    """Is this OSError one of reaching the store, not of a file's bytes?"""
+    return isinstance(error, OSError) and (
+        isinstance(error, _STORAGE_TROUBLE_TYPES)
+        or _STORAGE_TROUBLE_TEXT.search(str(error)) is not None
+    )
+
+
 @contextmanager
 def malformed(path: str, what: str) -> Iterator[None]:
     """Turn the parse errors of reading `path` (a file holding `what`) into a
-    `MalformedMetadataError` naming the file; a missing file stays `FileNotFoundError`."""
+    `MalformedMetadataError` naming the file; a missing file stays `FileNotFoundError`, and
+    an error reaching the store stays as it is (`is_storage_trouble`)."""
     try:
         yield
     except FileNotFoundError:
         raise
     except PARSE_ERRORS as error:
+        if is_storage_trouble(error):
+            raise
         raise MalformedMetadataError(
             f"{path} is damaged: it does not read as {what} ({type(error).__name__}: "
             f"{_short(error)}). Restore it from a backup, or remove the instant with Apache "

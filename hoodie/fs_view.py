@@ -38,6 +38,7 @@ from .exceptions import (
     CorruptDataFileError,
     HoodieError,
     MissingDataFileError,
+    is_storage_trouble,
     malformed,
 )
 from .logformat import BlockType, LogBlock, read_log_file
@@ -227,6 +228,8 @@ def damaged_data_file(storage: Storage, relative: str, what: str) -> Iterator[No
         path = storage.uri(relative)
         raise CorruptDataFileError(f"{path} ({what}) is missing: {error}", path) from error
     except PARSE_ERRORS as error:
+        if is_storage_trouble(error):  # reaching the store, not the file's bytes: as it is
+            raise
         path = storage.uri(relative)
         text = str(error).replace("\n", " ")[:200]
         raise CorruptDataFileError(

@@ -17,8 +17,9 @@ from hoodie.exceptions import (
     MalformedMetadataError,
     MissingDataFileError,
     TableNotFoundError,
+    malformed,
 )
-from hoodie.fs_view import checked_log_blocks
+from hoodie.fs_view import checked_log_blocks, damaged_data_file
 from hoodie.logformat import BlockType
 from hoodie.meta_client import HoodieTableMetaClient
 from hoodie.read.datasource import HoodieDataSource
@@ -156,3 +157,37 @@ def test_a_malformed_commit_file_names_it_and_earlier_history_still_reads(sample
         _read(root)  # not a raw JSONDecodeError
     # Time travel to before the damaged instant needs nothing of it.
     assert _read(root, **{"as.of.instant": COW_FIRST}) == earlier
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OSError("When reading information for key 't/a.parquet' in bucket 'b': AWS Error "
+                "SLOW_DOWN during HeadObject operation: reduce your request rate."),
+        OSError("AWS Error NETWORK_CONNECTION during GetObject operation: curlCode: 28"),
+        PermissionError("Permission denied"),
+        ConnectionResetError("Connection reset by peer"),
+    ],
+)
+def test_an_error_reaching_the_store_is_no_damage(tmp_path, error):
+    """pyarrow raises OSError for unparsable bytes and for a store it cannot reach alike; the
+    latter passes through as it is (a Spark task retries it), never as a damaged file that
+    sends the user to restore a healthy one."""
+    storage = Storage(str(tmp_path))
+    with pytest.raises(type(error)) as raised, damaged_data_file(storage, "a.parquet", "base"):
+        raise error
+    assert raised.value is error
+    with pytest.raises(type(error)) as raised, malformed(str(tmp_path / "x.commit"), "a commit"):
+        raise error
+    assert raised.value is error
+
+
+def test_an_unparsable_file_read_as_oserror_is_damage(tmp_path):
+    """The OSErrors of bytes: a parquet footer or page that does not decode."""
+    storage = Storage(str(tmp_path))
+    for text in ("Couldn't deserialize thrift: TProtocolException: Invalid data",
+                 "CRC checksum verification failed"):  # fmt: skip
+        with pytest.raises(CorruptDataFileError), damaged_data_file(storage, "a.parquet", "b"):
+            raise OSError(text)
+        with pytest.raises(MalformedMetadataError), malformed(str(tmp_path / "x"), "a commit"):
+            raise OSError(text)
