@@ -278,6 +278,15 @@ def test_one_setting_with_two_values_names_both(config, named):
         settings(dbt_config(**same))
 
 
+def test_a_boolean_given_as_yaml_and_as_text_is_one_value():
+    # dbt_project.yml's `+hoodie...: true` is a boolean; options={'...': 'true'} is text.
+    key = "hoodie.datasource.write.hive_style_partitioning"
+    config = dbt_config(**{key: True, "options": {key: "true"}}, partition_path="dt")
+    assert settings(config).write_config.hive_style_partitioning is True
+    with pytest.raises(CompilationError, match="set twice with different values"):
+        settings(dbt_config(**{key: True, "options": {key: "false"}}, partition_path="dt"))
+
+
 @pytest.mark.parametrize(
     "key, value, message",
     [

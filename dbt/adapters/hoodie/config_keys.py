@@ -230,6 +230,13 @@ def _tblproperties(where: str, given: object, materialized: str) -> dict[str, An
     return out
 
 
+def _same(first: object, second: object) -> bool:
+    """One setting's two values mean the same: equal as text, booleans in any case (YAML's
+    `true` and an option's `'true'` or `'True'`)."""
+    a, b = str(first).strip(), str(second).strip()
+    return a == b or (a.lower() in ("true", "false") and a.lower() == b.lower())
+
+
 def gather_options(
     where: str, config: Mapping[str, Any], properties: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -255,7 +262,7 @@ def gather_options(
             key = str(key)
             if value is None:  # null in yml: not set here
                 continue
-            if key in merged and str(merged[key]).strip() != str(value).strip():
+            if key in merged and not _same(merged[key], value):
                 raise CompilationError(
                     f"{where}: option '{key}' is set twice with different values: "
                     f"{merged[key]!r} in {came_from[key]} and {value!r} in {place}; set it once"
