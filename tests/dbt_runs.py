@@ -24,6 +24,15 @@ import yaml
 # SparkSession per distinct set, and a JVM holds one SparkContext.
 DRIVER = Path(__file__).parent / "functional" / "dbt_driver.py"
 SPARK_CONF = {"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false"}
+# Every test project's dbt_project.yml; a test that needs more (model configs) appends to it.
+PROJECT_YML = textwrap.dedent("""\
+    name: functional
+    version: "1.0"
+    config-version: 2
+    profile: functional
+    vars:
+      batch: 1
+    """)
 
 
 def profile_target(spark_root: Path, schema: str | None = None) -> dict:
@@ -52,16 +61,7 @@ class DbtProject:
         self.lake = spark_root / "warehouse" / f"{schema}.db"
         (root / "models").mkdir(parents=True)
         (root / "seeds").mkdir()
-        (root / "dbt_project.yml").write_text(
-            textwrap.dedent("""\
-            name: functional
-            version: "1.0"
-            config-version: 2
-            profile: functional
-            vars:
-              batch: 1
-            """)
-        )
+        (root / "dbt_project.yml").write_text(PROJECT_YML)
         # A profile key given as None is left out (a Connect server keeps its own warehouse).
         target = {k: v for k, v in {**profile_target(spark_root, schema), **profile}.items()
                   if v is not None}  # fmt: skip

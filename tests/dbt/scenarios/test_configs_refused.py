@@ -9,6 +9,7 @@ cause, leaving no table folder behind.
 from __future__ import annotations
 
 import pytest
+from dbt_runs import PROJECT_YML
 
 pytestmark = pytest.mark.slow
 
@@ -20,13 +21,7 @@ id,ts,v,batch
 2,2,newer,2
 """
 
-PROJECT = """\
-name: functional
-version: "1.0"
-config-version: 2
-profile: functional
-vars:
-  batch: 1
+PROJECT = PROJECT_YML + """\
 models:
   functional:
     stale_project:
