@@ -348,6 +348,24 @@ class Storage:
             self.makedirs(parent)
         with self.fs.open_output_stream(self.full_path(relative)) as stream:
             stream.write(data)
+        self._drop_checksum(relative)
+
+    def _drop_checksum(self, relative: str) -> None:
+        """Delete Hadoop's checksum file of `relative` on a local disk (`.name.crc` beside it).
+
+        Apache Hudi writes local tables through Hadoop's checksummed local file system, which
+        leaves one such file per file it writes and verifies it on every read: a file we
+        replace (`hoodie.properties` above all) with its old checksum beside it is a file
+        Apache Hudi can no longer read ("Could not load Hoodie properties"). Hadoop itself
+        replaces or deletes the checksum with its file; so do we.
+        """
+        if not self.is_local:
+            return
+        folder, name = posixpath.split(self.inside(relative))
+        try:
+            os.unlink(self.full_path(posixpath.join(folder, f".{name}.crc")))
+        except FileNotFoundError:
+            pass
 
     def write_atomic(self, relative: str, data: bytes) -> None:
         """Write so that readers see either no file or the whole file, never a part of it.
@@ -366,6 +384,7 @@ class Storage:
         except Exception:
             self.delete(tmp)
             raise
+        self._drop_checksum(relative)
 
     def create_if_absent(self, relative: str, data: bytes) -> bool:
         """Atomically create a file holding all of `data`, only if none exists; False when one
@@ -473,6 +492,8 @@ class Storage:
             self._move_object(self.full_path(source), self.full_path(target))
         else:
             self.fs.move(self.full_path(source), self.full_path(target))
+            self._drop_checksum(source)
+            self._drop_checksum(target)
 
     def _move_object(self, path: str, destination: str) -> None:
         """Copy, then delete: paths are the file system's (`bucket/key`), and may lie
@@ -489,6 +510,7 @@ class Storage:
             self.fs.delete_file(self.full_path(relative))
         except FileNotFoundError:
             pass
+        self._drop_checksum(relative)
 
     def delete_dir(self, relative: str = "") -> None:
         try:

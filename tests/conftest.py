@@ -11,7 +11,7 @@ import pytest
 # with the `spark` fixture below: it runs as its own pytest invocation (`pytest tests/dbt`,
 # see the Makefile), and naming the folder collects it as usual.
 collect_ignore = ["dbt"]
-pytest_plugins = ["s3_server", "azure_server", "connect_server"]
+pytest_plugins = ["s3_server", "azure_server", "connect_server", "apache_hudi"]
 # The object stores the tests start: name -> the fixture of a fresh bucket (container) there.
 OBJECT_STORES = {"s3": "s3_bucket", "azure": "azure_container"}
 
