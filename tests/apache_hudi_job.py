@@ -44,7 +44,7 @@ def session(jar: str, scratch: str):
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-        .config("spark.driver.memory", "2g")
+        .config("spark.driver.memory", "1g")
         .config("spark.log.level", "WARN")
         .getOrCreate()
     )
