@@ -29,8 +29,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
+import pyarrow.compute as pc
 import pytest
 from apache_hudi import HUDI_0, HUDI_1, assert_same_as_apache_hudi
+from pyspark.sql import DataFrame
 from rs_compare import read_ours
 
 from hoodie import HoodieTable, WriteConfig
@@ -264,3 +266,37 @@ def test_incremental_between_instants(written, apache_hudi):
             },
         )  # fmt: skip
     assert seen > 0
+
+
+# -- the format list of issue 39: each difference fixed, or shown accepted by Apache Hudi -------
+
+
+def small_table(spark, path: str, partitions, version: int = 6, **options: str) -> WriteConfig:
+    """A copy-on-write table keyed by id, ordered by ts, with `options`."""
+    cfg = WriteConfig.build(
+        "small", record_key="id", partition_path=partitions, precombine_field="ts",
+        options={"hoodie.write.table.version": str(version), **options},
+    )  # fmt: skip
+    HoodieTable.for_write(path, cfg)
+    return cfg
+
+
+def rows(spark, items) -> DataFrame:
+    return spark.createDataFrame(list(items), SCHEMA)
+
+
+def test_a_partition_folder_leads_apache_hudi_to_its_table(spark, apache_hudi, tmp_path):
+    """`partitionDepth` is the partition folder's depth, as Apache Hudi writes it: with a value
+    `x/0` (two folders) it was the number of partition fields (1), and Apache Hudi, which goes
+    up that many folders from a partition folder to find the table, said "Hoodie table not
+    found" when given the folder."""
+    path = str(tmp_path / "slash")
+    cfg = small_table(spark, path, "a")
+    data = [(1, "x/0", "b", 1, "n1"), (2, "x/1", "b", 1, "n2"), (3, "x/0", "b", 1, "n3")]
+    HoodieTable.open(path).upsert(rows(spark, data), cfg)
+    everything = read_ours(spark, path)
+    ours = everything.filter(pc.equal(everything["_hoodie_partition_path"], "x/0"))
+    assert ours.num_rows == 2
+    for version in (HUDI_0, HUDI_1):
+        theirs = apache_hudi(version).read(f"{path}/x/0")
+        assert_same_as_apache_hudi(f"folder x/0, Apache Hudi {version}", ours, theirs, KEY)
