@@ -5,8 +5,10 @@ travel read them. Two formats, one per timeline layout:
 
 - layout 1 (table version 6): `.hoodie/archived/`, Hudi log files `.commits_.archive.<n>_<token>`
   of Avro data blocks of `HoodieArchivedMetaEntry` records. The entries carry the instant
-  (time, action, state); the per-action metadata fields, all optional in Hudi's schema, are
-  left null by our archival.
+  (time, action, state) and, for completed commits and delta commits, their commit metadata
+  (`hoodieCommitMetadata`: Apache Hudi's archived timeline reads it, e.g. `CALL
+  show_archived_commits`, which failed on entries without it); the other per-action metadata
+  fields, all optional in Hudi's schema, are left null by our archival.
 - layout 2 (table versions 8 and 9): Hudi 1.x's LSM timeline in `.hoodie/timeline/history/`:
   parquet files `<min>_<max>_<level>.parquet` of completed instants (`instantTime`,
   `completionTime`, `action`, and the instant's metadata and plan as bytes); `manifest_<n>`
@@ -27,6 +29,7 @@ import pyarrow as pa
 
 from .exceptions import malformed
 from .logformat import BlockType, read_log_file
+from .metadata import COMMIT_SCHEMA_JSON
 from .storage import Storage
 from .timeline import METAFOLDER, TIMELINE_FOLDER_V2, TimelineLayout
 
@@ -44,6 +47,7 @@ ENTRY_SCHEMA = {
         {"name": "actionType", "type": ["null", "string"], "default": None},
         {"name": "version", "type": ["int", "null"], "default": 1},
         {"name": "actionState", "type": ["null", "string"], "default": None},
+        {"name": "hoodieCommitMetadata", "type": ["null", COMMIT_SCHEMA_JSON], "default": None},
     ],
 }
 PARSED_ENTRY_SCHEMA = fastavro.parse_schema(ENTRY_SCHEMA)

@@ -76,7 +76,9 @@ def _commit_schema(name: str, replace: bool) -> dict[str, Any]:
     }
 
 
-COMMIT_SCHEMA = fastavro.parse_schema(_commit_schema("HoodieCommitMetadata", replace=False))
+# As JSON, for schemas that hold commit metadata (the v6 archive's HoodieArchivedMetaEntry).
+COMMIT_SCHEMA_JSON = _commit_schema("HoodieCommitMetadata", replace=False)
+COMMIT_SCHEMA = fastavro.parse_schema(COMMIT_SCHEMA_JSON)
 REPLACE_COMMIT_SCHEMA = fastavro.parse_schema(
     _commit_schema("HoodieReplaceCommitMetadata", replace=True)
 )
@@ -215,6 +217,14 @@ class CommitMetadata:
         """Table version 8's form: one record in an Avro object container file (Hudi writes
         no codec), a replace commit's with its replaced file ids."""
         replace = self.partition_to_replace_file_ids is not None
+        schema = REPLACE_COMMIT_SCHEMA if replace else COMMIT_SCHEMA
+        out = io.BytesIO()
+        fastavro.writer(out, schema, [self.to_avro_record()])
+        return out.getvalue()
+
+    def to_avro_record(self) -> dict[str, Any]:
+        """The Avro record of Hudi's `HoodieCommitMetadata` (or `HoodieReplaceCommitMetadata`
+        with replaced file ids), as fastavro writes it."""
         record: dict[str, Any] = {
             "partitionToWriteStats": {
                 p: [_avro_stat(s.to_json_dict()) for s in stats]
@@ -225,11 +235,9 @@ class CommitMetadata:
             "version": None,
             "operationType": self.operation_type,
         }
-        if replace:
+        if self.partition_to_replace_file_ids is not None:
             record["partitionToReplaceFileIds"] = self.partition_to_replace_file_ids
-        out = io.BytesIO()
-        fastavro.writer(out, REPLACE_COMMIT_SCHEMA if replace else COMMIT_SCHEMA, [record])
-        return out.getvalue()
+        return record
 
     @classmethod
     def parse(cls, content: bytes) -> CommitMetadata:

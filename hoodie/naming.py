@@ -101,6 +101,15 @@ def marks_partition(name: str) -> bool:
     )
 
 
+def partition_folder_depth(partition: str) -> int:
+    """The `partitionDepth` of a partition's metadata file: how many folders the partition is
+    below the table, as Apache Hudi writes it (the partition path's depth less the base path's).
+    Not the number of partition fields: a value holding `/` (not url-encoded) makes more
+    folders, and Apache Hudi finds the table root from a partition folder by going up this many
+    (TablePathUtils.getTablePathFromPartitionPath)."""
+    return len([part for part in partition.split("/") if part])
+
+
 def partition_metadata_text(instant: str, depth: int) -> str:
     """Contents of `.hoodie_partition_metadata` (Java properties, as Hudi writes it)."""
     return f"#partition metadata\ncommitTime={instant}\npartitionDepth={depth}\n"

@@ -138,6 +138,11 @@ class ApacheHudi:
         self._ask({"job": "read", "path": str(path), "options": options, "out": str(out)})
         return self._rows(out)
 
+    def count(self, path, **options: str) -> tuple[int, list[str]]:
+        """How many rows Apache Hudi's datasource reads at `path`, and its column names."""
+        reply = self._ask({"job": "count", "path": str(path), "options": options})
+        return reply["rows"], reply["columns"]
+
     def sql(self, *statements: str) -> pa.Table | None:
         """Runs Spark SQL statements (Hudi's CALL procedures among them); the last's rows."""
         out = self._folder("sql")

@@ -8,6 +8,8 @@ stderr, so nothing Spark or the JVM prints can break a reply). Rows travel as pa
 
 - {"job": "write", "path", "rows": parquet folder, "options": {...}, "mode": "append"}
 - {"job": "read", "path", "options": {...}, "out": parquet folder} -> {"rows": n}
+- {"job": "count", "path", "options": {...}} -> {"rows": n, "columns": [names]} (no rows written:
+  a table with no schema yet reads as a frame of no columns, which parquet cannot hold)
 - {"job": "sql", "statements": [...], "out": parquet folder or null} -> {"rows": n} of the last
 - {"job": "stop"}
 A failed job replies {"error": the exception's class, "message": its first lines}.
@@ -61,6 +63,9 @@ def run(spark, job: dict) -> dict:
         frame = spark.read.format("hudi").options(**job.get("options", {})).load(job["path"])
         frame.write.mode("overwrite").parquet(job["out"])
         return {"rows": spark.read.parquet(job["out"]).count()}
+    if kind == "count":
+        frame = spark.read.format("hudi").options(**job.get("options", {})).load(job["path"])
+        return {"rows": frame.count(), "columns": frame.columns}
     if kind == "sql":
         result = None
         for statement in job["statements"]:

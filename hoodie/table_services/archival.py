@@ -44,10 +44,12 @@ from ..archived_timeline import (
 )
 from ..avro_metadata import AvroRecord
 from ..config import option_default
+from ..exceptions import malformed
 from ..faults import crash_point
 from ..logformat import BLOCK_CONTENT_VERSION, BlockType, HeaderKey, encode_block
 from ..meta_client import HoodieTableMetaClient
-from ..timeline import Instant, State
+from ..metadata import CommitMetadata
+from ..timeline import Action, Instant, State
 from ..transaction.metadata_table import turn_off_metadata_table
 from .compaction import earliest_instant_to_retain_for_compaction
 
@@ -104,13 +106,28 @@ def archive(
             "actionType": found.action.value,
             "version": 1,
             "actionState": found.state.name,
+            "hoodieCommitMetadata": _commit_metadata(meta_client, state, name, found),
         }
-        for _, _, found in files
+        for state, name, found in files
     ]
     _write_archive_file(meta_client, entries)
     crash_point("archive.written")
     _remove(meta_client, files)
     return old
+
+
+def _commit_metadata(
+    meta_client: HoodieTableMetaClient, state: State, name: str, found: Instant
+) -> AvroRecord | None:
+    """A completed commit's or delta commit's metadata as the v6 archive entry's Avro record,
+    as Apache Hudi's archiver writes it (its archived timeline reads it back as the instant's
+    details); None for other instants and states."""
+    if state is not State.COMPLETED or found.action not in (Action.COMMIT, Action.DELTA_COMMIT):
+        return None
+    path = posixpath.join(meta_client.layout.folder, name)
+    content = meta_client.storage.read_bytes(path)
+    with malformed(meta_client.storage.uri(path), "commit metadata"):
+        return CommitMetadata.parse(content).to_avro_record()
 
 
 def _remove(meta_client: HoodieTableMetaClient, files: list[tuple[State, str, Instant]]) -> None:

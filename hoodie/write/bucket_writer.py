@@ -54,7 +54,6 @@ class BucketWriter:
     index: BucketIndex
     table_name: str
     record_key_fields: tuple[str, ...]
-    partition_depth: int
     merge_on_read: bool
     append: AppendHandle  # existing buckets, merge-on-read: a log file of the current slice
     rewrite: CopyOnWriteHandle  # new buckets, and existing ones on copy-on-write: a base file
@@ -80,7 +79,7 @@ class BucketWriter:
             return stat_table([])
         # A new partition gets its metadata file from the first task writing there, as
         # Hudi's write handles create it.
-        write_partition_metadata(self.storage, partition, self.append.instant, self.partition_depth)
+        write_partition_metadata(self.storage, partition, self.append.instant)
         target = FileGroupTarget(partition, new_bucket_file_id(bucket), None, None)
         stat = self.rewrite.write(target, records)
         assert stat is not None  # not all deletes (above): the new file group has rows

@@ -137,7 +137,6 @@ class BulkInsertWriter:
     record_key_fields: tuple[str, ...]
     compression: str
     markers: WriteMarkers
-    partition_depth: int
     max_file_size: int
     max_memory: int
     _file_records: int | None = field(default=None, repr=False)
@@ -247,7 +246,7 @@ class BulkInsertWriter:
         file_id = f"{uuid.uuid4()}-0"
         file_name = base_file_name(file_id, task_token(), self.instant)
         relative = posixpath.join(partition, file_name)
-        write_partition_metadata(self.storage, partition, self.instant, self.partition_depth)
+        write_partition_metadata(self.storage, partition, self.instant)
         stored = stamp_records(rows, data_schema(self.data_schema), self.instant, partition,
                                file_name)  # fmt: skip
         self.markers.create(relative, IOType.CREATE)

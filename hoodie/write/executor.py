@@ -118,7 +118,6 @@ class WriteExecutor:
             index=index,
             table_name=self.meta_client.name,
             record_key_fields=self.config.record_key_fields,
-            partition_depth=len(self.config.partition_fields),
             merge_on_read=self.meta_client.merge_on_read,
             append=append,
             rewrite=rewrite,
@@ -149,7 +148,6 @@ class WriteExecutor:
             max_file_size=self.config.max_file_size,
             small_file_limit=self.config.small_file_limit,
             average_record_size=average_record_size,
-            partition_depth=len(self.config.partition_fields),
             rewrite=rewrite,
             append=append,
         )
@@ -184,7 +182,6 @@ class WriteExecutor:
             record_key_fields=self.config.record_key_fields,
             compression=self.config.compression,
             markers=WriteMarkers(storage, self.instant),
-            partition_depth=len(self.config.partition_fields),
             max_file_size=self.config.max_file_size,
             max_memory=self.config.merge_max_memory,
         )
@@ -199,9 +196,8 @@ class WriteExecutor:
         return _stats(shuffled.mapInArrow(write, STAT_SCHEMA).collect())
 
     def write_partition_metadata(self, partitions: list[str]) -> None:
-        depth = len(self.config.partition_fields)
         for partition in partitions:
-            write_partition_metadata(self.meta_client.storage, partition, self.instant, depth)
+            write_partition_metadata(self.meta_client.storage, partition, self.instant)
 
     def finalize(self, metadata: CommitMetadata) -> None:
         """Delete marked files no write stat names (from retried or speculative tasks)."""

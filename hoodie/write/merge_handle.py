@@ -26,6 +26,7 @@ from ..metadata import WriteStat
 from ..naming import (
     PARTITION_METADATA_FILE,
     base_file_name,
+    partition_folder_depth,
     partition_metadata_text,
     write_token,
 )
@@ -315,12 +316,13 @@ def parquet_codec(compression: str) -> str:
     return "none" if compression in ("uncompressed", "none") else compression
 
 
-def write_partition_metadata(storage: Storage, partition: str, instant: str, depth: int) -> None:
+def write_partition_metadata(storage: Storage, partition: str, instant: str) -> None:
     """`.hoodie_partition_metadata` of a partition, unless it already has one (first writer
     wins; readers and Hudi find partitions by this file)."""
     path = posixpath.join(partition, PARTITION_METADATA_FILE)
     if not storage.exists(path):
-        storage.create_if_absent(path, partition_metadata_text(instant, depth).encode())
+        text = partition_metadata_text(instant, partition_folder_depth(partition))
+        storage.create_if_absent(path, text.encode())
 
 
 def write_base_file(storage: Storage, relative: str, rows: pa.Table, compression: str) -> int:

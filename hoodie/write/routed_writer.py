@@ -56,7 +56,6 @@ class RoutedWriter:
     max_file_size: int
     small_file_limit: int
     average_record_size: int
-    partition_depth: int
     rewrite: CopyOnWriteHandle
     append: AppendHandle
 
@@ -133,8 +132,7 @@ class RoutedWriter:
         if not unit.slices:
             # A new partition gets its metadata file from its first writing task, as Hudi's
             # write handles create it.
-            write_partition_metadata(self.storage, partition, self.rewrite.instant,
-                                     self.partition_depth)  # fmt: skip
+            write_partition_metadata(self.storage, partition, self.rewrite.instant)
             crash_point("task.partition_metadata")
         stats = []
         for file_id, target in targets.items():

@@ -136,3 +136,42 @@ def test_rolling_back_the_last_active_commit_is_refused(spark, tmp_path):
     with pytest.raises(TimelineError, match=f"commit {only.timestamp} is the only completed"):
         table.rollback(config=cfg)
     assert sorted(r.id for r in spark.read.format("hoodie").load(path).collect()) == [0, 1, 2]
+
+
+@pytest.mark.layout_v6
+def test_archived_commits_carry_their_commit_metadata(spark, tmp_path):
+    """A v6 archive entry of a completed commit holds the commit's metadata
+    (`hoodieCommitMetadata`), as Apache Hudi's archiver writes it: its archived timeline reads
+    the instant's details from there (`CALL show_archived_commits` failed without them)."""
+    from hoodie.logformat import BlockType, read_log_file
+    from hoodie.storage import Storage
+
+    register(spark)
+    path = str(tmp_path / "t")
+    cfg = id_dt_ts_config("archived", "COPY_ON_WRITE",
+                          {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+                           "hoodie.cleaner.commits.retained": "1"})  # fmt: skip
+    table = HoodieTable.for_write(path, cfg)
+    written = {}
+    for n in range(5):
+        df = spark.createDataFrame([(n, f"n{n}", f"2024-01-0{n + 1}", n)], SCHEMA)
+        written[table.upsert(df, cfg).instant] = f"2024-01-0{n + 1}"
+    storage = Storage(path)
+    entries = [
+        entry
+        for name in os.listdir(os.path.join(path, ".hoodie", "archived"))
+        for block in read_log_file(storage, f".hoodie/archived/{name}")
+        if block.block_type is BlockType.AVRO_DATA
+        for entry in block.records().to_pylist()
+    ]
+    commits = [e for e in entries if (e["actionType"], e["actionState"]) == ("commit", "COMPLETED")]
+    assert commits
+    for entry in commits:
+        metadata = entry["hoodieCommitMetadata"]
+        assert metadata is not None, entry["commitTime"]
+        stats = dict(metadata["partitionToWriteStats"])
+        assert list(stats) == [written[entry["commitTime"]]]
+        assert [s["numInserts"] for s in stats[written[entry["commitTime"]]]] == [1]
+        assert metadata["operationType"] in ("UPSERT", "BULK_INSERT")  # into an empty table
+    others = [e for e in entries if e not in commits]
+    assert others and all(e["hoodieCommitMetadata"] is None for e in others)

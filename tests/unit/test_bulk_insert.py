@@ -40,7 +40,7 @@ def _writer(
     return BulkInsertWriter(storage=storage, instant=INSTANT, data_schema=DATA,
                             precombine_field=precombine, record_key_fields=("id",),
                             compression="snappy", markers=WriteMarkers(storage, INSTANT),
-                            partition_depth=1, max_file_size=max_file_size,
+                            max_file_size=max_file_size,
                             max_memory=max_memory)  # fmt: skip
 
 

@@ -15,6 +15,7 @@ from hoodie.naming import (
     new_file_id,
     parse_base_file_name,
     parse_log_file_name,
+    partition_folder_depth,
     partition_metadata_text,
     write_token,
 )
@@ -136,6 +137,23 @@ def test_partition_metadata_text():
     assert text.startswith("#")
     assert text.endswith("\n")
     assert P.loads(text) == {"commitTime": "20240418172802262", "partitionDepth": "2"}
+
+
+@pytest.mark.parametrize(
+    "partition, depth",
+    [("", 0), ("2024", 1), ("x/0", 2), ("2024/01/02", 3), ("a=x/b=1", 2), ("x%2F0", 1)],
+)
+def test_partition_depth_is_the_folder_depth(tmp_path, partition, depth):
+    """Apache Hudi writes the partition folder's depth below the table (a value `x/0` makes
+    two folders) and goes up that many folders from a partition to find the table: the number
+    of partition fields instead made it miss the table (TableNotFoundException)."""
+    from hoodie.storage import Storage
+    from hoodie.write.merge_handle import write_partition_metadata
+
+    assert partition_folder_depth(partition) == depth
+    write_partition_metadata(Storage(str(tmp_path)), partition, "20240418172802262")
+    text = (tmp_path / partition / ".hoodie_partition_metadata").read_text()
+    assert P.loads(text)["partitionDepth"] == str(depth)
 
 
 def test_partition_metadata_text_reads_like_fixture(sample_table):
