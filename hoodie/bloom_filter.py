@@ -246,37 +246,56 @@ def java_min_max(keys: pa.Array | pa.ChunkedArray) -> tuple[str, str]:
     return min(every, key=order), max(every, key=order)
 
 
-def might_contain(footer: dict[bytes, bytes], key: str) -> bool:
-    """Whether the filter in a base file's `footer` may hold `key` (Apache Hudi's
-    `BloomFilter.mightContain`); a footer without a filter is a damaged one for this."""
-    encoded = footer.get(BLOOM_FILTER_FOOTER)
-    if encoded is None:
-        raise MalformedMetadataError("the base file's footer has no bloom filter")
-    raw = base64.b64decode(encoded)
-    dynamic = footer.get(BLOOM_TYPE_FOOTER) == DYNAMIC_V0.encode()
-    try:
-        vectors, offset = [], 0
-        header = _HEADER.unpack_from(raw, offset)
-        offset += _HEADER.size
-        count = 1
-        if dynamic:
-            count = _DYNAMIC.unpack_from(raw, offset)[2]
-            offset += _DYNAMIC.size
-        for _ in range(count):
+@dataclass(frozen=True)
+class StoredFilter:
+    """A base file's filter as read from its footer: each vector's hash count, size, bits."""
+
+    vectors: tuple[tuple[int, int, bytes], ...]
+
+    @classmethod
+    def of(cls, footer: dict[bytes, bytes]) -> StoredFilter:
+        """The filter in a base file's `footer`; one without a filter, or with a cut or foreign
+        one, is a damaged footer for this."""
+        encoded = footer.get(BLOOM_FILTER_FOOTER)
+        if encoded is None:
+            raise MalformedMetadataError("the base file's footer has no bloom filter")
+        raw = base64.b64decode(encoded)
+        dynamic = footer.get(BLOOM_TYPE_FOOTER) == DYNAMIC_V0.encode()
+        vectors = []
+        try:
+            header = _HEADER.unpack_from(raw, 0)
+            offset = _HEADER.size
+            count = 1
             if dynamic:
-                header = _HEADER.unpack_from(raw, offset)
-                offset += _HEADER.size
-            size = (header[3] + 7) // 8
-            vectors.append((header, raw[offset : offset + size]))
-            offset += size
-    except struct.error as error:
-        raise MalformedMetadataError(
-            f"the base file's bloom filter is cut short: {error}"
-        ) from error
-    for (version, hashes, kind, vector_size), bits in vectors:
-        if version != _VERSION or kind != MURMUR_HASH or len(bits) != (vector_size + 7) // 8:
-            raise MalformedMetadataError("the base file's bloom filter is not one we read")
-        at = murmur_positions(pa.array([key]), hashes, vector_size)[0]
-        if all(bits[p >> 3] >> (p & 7) & 1 for p in at.tolist()):
-            return True
-    return False
+                count = _DYNAMIC.unpack_from(raw, offset)[2]
+                offset += _DYNAMIC.size
+            for _ in range(count):
+                if dynamic:
+                    header = _HEADER.unpack_from(raw, offset)
+                    offset += _HEADER.size
+                version, hashes, kind, vector_size = header
+                size = (vector_size + 7) // 8
+                bits = raw[offset : offset + size]
+                offset += size
+                if version != _VERSION or kind != MURMUR_HASH or len(bits) != size:
+                    raise MalformedMetadataError("the base file's bloom filter is not one we read")
+                vectors.append((hashes, vector_size, bits))
+        except struct.error as error:
+            raise MalformedMetadataError(
+                f"the base file's bloom filter is cut short: {error}"
+            ) from error
+        return cls(tuple(vectors))
+
+    def might_contain(self, keys: list[str]) -> list[bool]:
+        """For each key, whether the filter may hold it (Apache Hudi's `mightContain`)."""
+        found = np.zeros(len(keys), dtype=bool)
+        for hashes, vector_size, bits in self.vectors:
+            vector = np.unpackbits(np.frombuffer(bits, dtype=np.uint8), bitorder="little")
+            positions = murmur_positions(pa.array(keys, pa.string()), hashes, vector_size)
+            found |= vector[positions].all(axis=1)
+        return found.tolist()
+
+
+def might_contain(footer: dict[bytes, bytes], key: str) -> bool:
+    """Whether the filter in a base file's `footer` may hold `key`."""
+    return StoredFilter.of(footer).might_contain([key])[0]
