@@ -1,12 +1,12 @@
 """Apache Hudi's bloom filter of a base file's record keys, kept in the file's parquet footer.
 
-Apache Hudi's BLOOM index (the default index of Apache Hudi 0.x on Spark) tags an upsert by
-reading, from each base file's footer, the key range (`hoodie_min_record_key`,
-`hoodie_max_record_key`) and a bloom filter of the file's keys (`org.apache.hudi.bloomfilter`,
-with `hoodie_bloom_filter_type_code` for the dynamic kind): a key outside a file's range or
-outside its filter is not in the file. A base file without the filter stops Apache Hudi's write
-("Error checking bloom filter index"), so every base file we write carries one, built as
-Apache Hudi builds it (`BloomFilterFactory`):
+Apache Hudi's BLOOM index (`hoodie.index.type=BLOOM`; Spark's default in older releases,
+SIMPLE in 0.15 and 1.2) tags an upsert by reading, from each base file's footer, the key range
+(`hoodie_min_record_key`, `hoodie_max_record_key`) and a bloom filter of the file's keys
+(`org.apache.hudi.bloomfilter`, with `hoodie_bloom_filter_type_code` for the dynamic kind): a
+key outside a file's range or outside its filter is not in the file. A base file without the
+filter stops Apache Hudi's write ("Error checking bloom filter index"), so every base file we
+write carries one, built as Apache Hudi builds it (`BloomFilterFactory`):
 
 - SIMPLE: one bit vector (Hadoop's `BloomFilter`) of `vector_size` bits set by `hash_count`
   hashes of each key's UTF-8 bytes;
