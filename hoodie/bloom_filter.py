@@ -79,6 +79,17 @@ class BloomFilterSpec:
         """Hashes per key (`BloomFilterUtils.getNumHashes`)."""
         return int(math.ceil(math.log(2) * self.vector_size / self.num_entries))
 
+    def footer_size(self, keys: int) -> int:
+        """The bytes this filter of `keys` keys takes in a base file's footer: base64 of its
+        vectors (each vector_size bits and a header), and the entries' names."""
+        vector = _HEADER.size + (self.vector_size + 7) // 8
+        if self.filter_type == SIMPLE:
+            return 4 * -(-vector // 3) + len(BLOOM_FILTER_FOOTER)
+        rows = 1 if keys <= self.num_entries else min(self._row_cap, -(-keys // self.num_entries))
+        raw = _HEADER.size + _DYNAMIC.size + rows * vector
+        names = len(BLOOM_FILTER_FOOTER) + len(BLOOM_TYPE_FOOTER) + len(DYNAMIC_V0)
+        return 4 * -(-raw // 3) + names
+
     @property
     def _row_cap(self) -> int:
         """The vectors a dynamic filter grows to: until they cover dynamic_max_entries."""
