@@ -180,3 +180,13 @@ def test_the_filter_options_are_honoured_and_checked():
                 "hoodie.index.bloom.fpp": "1e-9",
             },
         )
+
+
+@pytest.mark.parametrize("kind", [SIMPLE, DYNAMIC_V0])
+def test_a_filters_footer_size_is_known_from_its_key_count(kind):
+    # (an upsert's record size estimate leaves the filters out of the bytes a commit wrote)
+    spec = BloomFilterSpec(num_entries=10, fpp=0.01, filter_type=kind, dynamic_max_entries=25)
+    for count in (0, 1, 10, 11, 25, 30, 45):
+        keys = pa.array([f"k{i}" for i in range(count)], pa.string())
+        footer = bloom_filter_footer(keys, spec)
+        assert spec.footer_size(count) == sum(len(k) + len(v) for k, v in footer.items())
