@@ -12,11 +12,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .bloom_filter import DYNAMIC_V0, FILTER_TYPES, SIMPLE, BloomFilterSpec
 from .exceptions import ConflictingSettingsError, InvalidConfigError
 from .properties import COPY_ON_WRITE, MERGE_ON_READ
 from .schema_evolution import SchemaChange
 
 MB = 1024 * 1024
+_MAX_BLOOM_BITS = 2**31 - 1
 SIMPLE_INDEX, BUCKET_INDEX = "SIMPLE", "BUCKET"
 INDEX_TYPES = (SIMPLE_INDEX, BUCKET_INDEX)
 # hoodie.datasource.write.operation: what a write does with keys the table already holds.
@@ -58,6 +60,18 @@ def _table_version(key: str, value: object) -> int:
             f"got {value!r}"
         )
     return int(text)
+
+
+def _probability(key: str, value: object) -> float:
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        number = -1.0
+    if not 0.0 < number < 1.0:
+        raise InvalidConfigError(
+            f"option '{key}' must be a probability between 0 and 1 (exclusive), got {value!r}"
+        )
+    return number
 
 
 def _boolean(key: str, value: object) -> bool:
@@ -254,6 +268,19 @@ OPTIONS: tuple[ConfigProperty, ...] = (
     # Indexes.
     ConfigProperty("hoodie.index.type", "index_type", _index_type, SIMPLE_INDEX,
                    "SIMPLE (join with stored keys) or BUCKET (hash of the key, no key scan)"),
+    ConfigProperty("hoodie.index.bloom.num_entries", "bloom_num_entries", _positive_int, 60_000,
+                   "keys a base file's bloom filter (in its footer, which Apache Hudi's BLOOM "
+                   "index reads; written whatever our index) is sized for"),
+    ConfigProperty("hoodie.index.bloom.fpp", "bloom_fpp", _probability, 1e-9,
+                   "the bloom filter's false positive rate at that many keys"),
+    ConfigProperty("hoodie.bloom.index.filter.type", "bloom_filter_type",
+                   _choice(*FILTER_TYPES), DYNAMIC_V0,
+                   f"{DYNAMIC_V0} (a vector more per hoodie.index.bloom.num_entries keys, up to "
+                   f"the max entries) or {SIMPLE} (one vector)"),
+    ConfigProperty("hoodie.bloom.index.filter.dynamic.max.entries", "bloom_dynamic_max_entries",
+                   _positive_int, 100_000,
+                   f"{DYNAMIC_V0}: keys its vectors grow to cover; beyond, the false positive "
+                   "rate grows"),
     ConfigProperty("hoodie.bucket.index.num.buckets", "bucket_count", _positive_int, 4,
                    "BUCKET index: buckets (file groups) per partition, fixed for the table"),
     ConfigProperty("hoodie.bucket.index.hash.field", "bucket_hash_fields", _field_list, (),
@@ -352,6 +379,10 @@ class WriteConfig:
     merge_max_memory: int = _default("merge_max_memory")
     parallelism: int = _default("parallelism")
     index_type: str = _default("index_type")
+    bloom_num_entries: int = _default("bloom_num_entries")
+    bloom_fpp: float = _default("bloom_fpp")
+    bloom_filter_type: str = _default("bloom_filter_type")
+    bloom_dynamic_max_entries: int = _default("bloom_dynamic_max_entries")
     bucket_count: int = _default("bucket_count")
     bucket_hash_fields: tuple[str, ...] = _default("bucket_hash_fields")  # (): the key
     concurrency_mode: str = _default("concurrency_mode")
@@ -423,6 +454,19 @@ class WriteConfig:
                 f"hoodie.parquet.small.file.limit ({self.small_file_limit}) must be smaller than "
                 f"hoodie.parquet.max.file.size ({self.max_file_size})"
             )
+        if self.bloom_filter.vector_size > _MAX_BLOOM_BITS:
+            raise InvalidConfigError(
+                f"hoodie.index.bloom.num_entries ({self.bloom_num_entries}) at "
+                f"hoodie.index.bloom.fpp ({self.bloom_fpp}) needs a bloom filter of "
+                f"{self.bloom_filter.vector_size} bits; at most {_MAX_BLOOM_BITS} (Java's int) "
+                "can be read by Apache Hudi"
+            )
+
+    @property
+    def bloom_filter(self) -> BloomFilterSpec:
+        """The bloom filter every base file of this write carries in its footer."""
+        return BloomFilterSpec(self.bloom_num_entries, self.bloom_fpp, self.bloom_filter_type,
+                               self.bloom_dynamic_max_entries)  # fmt: skip
 
     @classmethod
     def build(

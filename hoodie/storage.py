@@ -165,7 +165,12 @@ class FileIO(Protocol):
     def read_versioned(self, relative: str) -> tuple[bytes, str] | None: ...
     def replace_if(self, relative: str, data: bytes, version: str | None) -> str | None: ...
     def write_parquet(
-        self, relative: str, table: pa.Table, compression: str, dictionary: Dictionary = True
+        self,
+        relative: str,
+        table: pa.Table,
+        compression: str,
+        dictionary: Dictionary = True,
+        footer: Mapping[bytes, bytes] | None = None,
     ) -> int: ...
     def move(self, source: str, target: str) -> None: ...
     def delete(self, relative: str) -> None: ...
@@ -473,16 +478,26 @@ class Storage:
             )
 
     def write_parquet(
-        self, relative: str, table: pa.Table, compression: str, dictionary: Dictionary = True
+        self,
+        relative: str,
+        table: pa.Table,
+        compression: str,
+        dictionary: Dictionary = True,
+        footer: Mapping[bytes, bytes] | None = None,
     ) -> int:
         """Write `table` as the parquet file `relative` (its folder made if needed); its size.
-        `dictionary`: the columns to dictionary-encode (True: all)."""
+        `dictionary`: the columns to dictionary-encode (True: all). `footer`: key-value
+        metadata for the footer alone (a base file's bloom filter, hundreds of kilobytes),
+        not also inside the Arrow schema pyarrow stores there, as `table`'s metadata is."""
         parent = posixpath.dirname(self.inside(relative))
         if parent:
             self.makedirs(parent)
-        pq.write_table(table, self.full_path(relative), filesystem=self.fs,
-                       compression=compression, use_dictionary=dictionary,
-                       **WRITE_CHECKSUMS)  # fmt: skip
+        with pq.ParquetWriter(self.full_path(relative), table.schema, filesystem=self.fs,
+                              compression=compression, use_dictionary=dictionary,
+                              **WRITE_CHECKSUMS) as writer:  # fmt: skip
+            writer.write_table(table)
+            if footer:
+                writer.add_key_value_metadata(dict(footer))
         return self.size(relative)
 
     def move(self, source: str, target: str) -> None:

@@ -338,17 +338,22 @@ def average_record_size(meta_client: HoodieTableMetaClient, config: WriteConfig)
     """Bytes per record of the latest commit that wrote base files, as Hudi estimates it.
 
     Only base files count: a log file of a few records is mostly block headers and schema,
-    and would make every new file group look full far too early.
+    and would make every new file group look full far too early. For the same reason a base
+    file's bloom filter (hundreds of kilobytes in its footer, whatever its records) is not
+    counted; a file too small to hold one (written before base files carried them) is left out.
     """
     timeline = meta_client.timeline().completed.write_timeline
+    bloom_filter = config.bloom_filter
     for instant in reversed(timeline.instants[-10:]):
         stats = [
             s
             for s in meta_client.commit_metadata(instant).write_stats()
-            if s.path and parse_base_file_name(posixpath.basename(s.path)) is not None
+            if s.path
+            and parse_base_file_name(posixpath.basename(s.path)) is not None
+            and s.total_write_bytes > bloom_filter.footer_size(s.num_writes)
         ]
         records = sum(s.num_writes for s in stats)
-        written = sum(s.total_write_bytes for s in stats)
+        written = sum(s.total_write_bytes - bloom_filter.footer_size(s.num_writes) for s in stats)
         if records > 0 and written > 0:
             return max(1, written // records)
     return config.record_size_estimate

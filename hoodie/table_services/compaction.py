@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
+from ..bloom_filter import BloomFilterSpec
 from ..compaction_plan import CompactionOperation, CompactionPlan, read_plan
 from ..config import WriteConfig, option_default
 from ..exceptions import CommitError, HoodieError, InvalidConfigError
@@ -107,6 +108,7 @@ class _CompactionTask:
     operations: list[CompactionOperation]
     spec: SliceReadSpec
     compression: str
+    bloom_filter: BloomFilterSpec
     # The completed writes' blocks in each log file (relative path): a damaged block of a
     # completed delta commit stops the compaction rather than vanish into the new base file.
     log_writes: dict[str, tuple[BlockSpan, ...]] = field(default_factory=dict)
@@ -140,7 +142,8 @@ class _CompactionTask:
         markers = WriteMarkers(self.storage, self.instant)
         markers.create(relative, IOType.MERGE if op.base_file else IOType.CREATE)
         crash_point("compaction.task.marked")
-        size = write_base_file(self.storage, relative, merged, self.compression)
+        size = write_base_file(self.storage, relative, merged, self.compression,
+                               self.bloom_filter)  # fmt: skip
         crash_point("compaction.task.written")
         from_logs = 0
         if merged.num_rows and op.base_file:
@@ -178,6 +181,8 @@ class Compactor:
             )
         self.meta_client = meta_client
         self.compression = str(config.compression if config else option_default("compression"))
+        # the base files' bloom filters: the write's options, or Apache Hudi's defaults
+        self.bloom_filter = config.bloom_filter if config else BloomFilterSpec()
         # How the table is written (None: the defaults) says which pending instants are failed.
         self.failed_writes = failed_writes or FailedWritesPolicy.of(meta_client.storage, config)
 
@@ -337,8 +342,9 @@ class Compactor:
             log: tuple((w.instant, w.offset, w.end) for w in written.get(log, ())) for log in logs
         }
         task = _CompactionTask(
-            self.meta_client.storage, instant_time, plan.operations, spec, self.compression, spans
-        )
+            self.meta_client.storage, instant_time, plan.operations, spec, self.compression,
+            self.bloom_filter, spans,
+        )  # fmt: skip
         indexes = spark.createDataFrame(
             [(i,) for i in range(len(plan.operations))], "operation int"
         )

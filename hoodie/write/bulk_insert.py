@@ -47,6 +47,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from ..bloom_filter import BloomFilterSpec
 from ..exceptions import DuplicateRecordKeyError
 from ..faults import crash_point
 from ..markers import IOType, WriteMarkers
@@ -139,6 +140,7 @@ class BulkInsertWriter:
     markers: WriteMarkers
     max_file_size: int
     max_memory: int
+    bloom_filter: BloomFilterSpec = BloomFilterSpec()  # the footer's (the write's options)
     _file_records: int | None = field(default=None, repr=False)
     _open: dict[str, _PartitionRows] = field(default_factory=dict, repr=False)
     _taken: int = field(default=0, repr=False)  # records so far
@@ -251,7 +253,8 @@ class BulkInsertWriter:
                                file_name)  # fmt: skip
         self.markers.create(relative, IOType.CREATE)
         crash_point("task.base_file.marked")
-        size = write_base_file(self.storage, relative, stored, self.compression)
+        size = write_base_file(self.storage, relative, stored, self.compression,
+                               self.bloom_filter)  # fmt: skip
         crash_point("task.base_file.written")
         return WriteStat(file_id=file_id, partition_path=partition, path=relative,
                          num_writes=rows.num_rows, num_inserts=rows.num_rows,

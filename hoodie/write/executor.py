@@ -181,6 +181,7 @@ class WriteExecutor:
             precombine_field=self.config.precombine_field,
             record_key_fields=self.config.record_key_fields,
             compression=self.config.compression,
+            bloom_filter=self.config.bloom_filter,
             markers=WriteMarkers(storage, self.instant),
             max_file_size=self.config.max_file_size,
             max_memory=self.config.merge_max_memory,
@@ -225,6 +226,7 @@ class WriteExecutor:
             **common,
             # Hudi's delete operation removes keys whatever their ordering value.
             precombine_field=None if delete_operation else self.config.precombine_field,
+            bloom_filter=self.config.bloom_filter,
             allow_duplicate_keys=delete_operation,
         )
         append = AppendHandle(

@@ -17,6 +17,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..bloom_filter import (
+    BLOOM_FILTER_FOOTER,
+    BLOOM_TYPE_FOOTER,
+    BloomFilterSpec,
+    bloom_filter_footer,
+    java_min_max,
+)
 from ..exceptions import DuplicateRecordKeyError
 from ..faults import crash_point
 from ..index.placement import FileGroupTarget
@@ -173,6 +180,7 @@ class CopyOnWriteHandle:
     precombine_field: str | None
     compression: str
     markers: WriteMarkers
+    bloom_filter: BloomFilterSpec = BloomFilterSpec()  # the footer's (the write's options)
     allow_duplicate_keys: bool = False  # deletes: naming a key twice is harmless
 
     def __call__(self, key: tuple[Any, ...], incoming: pa.Table) -> pa.Table:
@@ -306,7 +314,7 @@ class CopyOnWriteHandle:
         assert path is not None  # `_merge` names the new base file
         self.markers.create(path, io_type)
         crash_point("task.base_file.marked")
-        size = write_base_file(self.storage, path, output, self.compression)
+        size = write_base_file(self.storage, path, output, self.compression, self.bloom_filter)
         crash_point("task.base_file.written")
         stat.total_write_bytes = size
         stat.file_size_in_bytes = size
@@ -325,19 +333,29 @@ def write_partition_metadata(storage: Storage, partition: str, instant: str) -> 
         storage.create_if_absent(path, text.encode())
 
 
-def write_base_file(storage: Storage, relative: str, rows: pa.Table, compression: str) -> int:
-    """Write a base file with its key range in the footer (Hudi's bloom index reads it).
+def write_base_file(
+    storage: Storage,
+    relative: str,
+    rows: pa.Table,
+    compression: str,
+    bloom_filter: BloomFilterSpec,
+) -> int:
+    """Write a base file with its keys' bloom filter and range in the footer, as Apache Hudi
+    writes them (its BLOOM index reads both; we route by the range). The rows' own schema
+    metadata loses those keys: read from an older version of the file, they are stale.
 
     Returns the file's size.
     """
-    metadata = dict(rows.schema.metadata or {})
+    keys = rows.column(RECORD_KEY)
+    footer = bloom_filter_footer(keys, bloom_filter)
     if rows.num_rows:
-        bounds = pc.min_max(rows.column(RECORD_KEY))
-        metadata[MIN_KEY_FOOTER] = bounds["min"].as_py().encode()
-        metadata[MAX_KEY_FOOTER] = bounds["max"].as_py().encode()
-    rows = rows.replace_schema_metadata(metadata)
+        low, high = java_min_max(keys)
+        footer[MIN_KEY_FOOTER], footer[MAX_KEY_FOOTER] = low.encode(), high.encode()
+    stale = (BLOOM_FILTER_FOOTER, BLOOM_TYPE_FOOTER, MIN_KEY_FOOTER, MAX_KEY_FOOTER)
+    metadata = {k: v for k, v in (rows.schema.metadata or {}).items() if k not in stale}
+    rows = rows.replace_schema_metadata(metadata or None)
     return storage.write_parquet(
-        relative, rows, parquet_codec(compression), dictionary_columns(rows)
+        relative, rows, parquet_codec(compression), dictionary_columns(rows), footer
     )
 
 

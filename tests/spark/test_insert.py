@@ -14,8 +14,10 @@ from hoodie import HoodieTable, InvalidConfigError, RecordKeyExistsError, WriteC
 
 pytestmark = pytest.mark.spark
 SCHEMA = "id int, name string, dt string, ts bigint"
-# Every base file stays small (under the limit): an insert may fill any of them.
-SMALL = {"hoodie.parquet.small.file.limit": "100000"}
+# Every base file stays small (under the limit): an insert may fill any of them (with a small
+# bloom filter: one sized for 60,000 keys takes 431 KB of footer).
+SMALL = {"hoodie.parquet.small.file.limit": "100000", "hoodie.index.bloom.num_entries": "100",
+         "hoodie.bloom.index.filter.type": "SIMPLE"}
 
 
 def _config(operation: str, policy: str = "fail", table_type: str = "COPY_ON_WRITE"):

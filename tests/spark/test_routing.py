@@ -28,6 +28,10 @@ SIZES = {
     "hoodie.parquet.max.file.size": "6000",
     "hoodie.parquet.small.file.limit": "0",
     "hoodie.compact.inline": "false",  # a merge-on-read table's five loads are delta commits
+    # files of kilobytes: a bloom filter sized for 60,000 keys (431 KB) would be most of each
+    "hoodie.index.bloom.num_entries": "100",
+    "hoodie.index.bloom.fpp": "0.01",
+    "hoodie.bloom.index.filter.type": "SIMPLE",
 }
 FILE_RECORDS = 20
 

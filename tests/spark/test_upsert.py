@@ -37,6 +37,14 @@ from hoodie.exceptions import (
 from hoodie.schema import MAX_KEY_FOOTER, MIN_KEY_FOOTER
 from hoodie.timeline import WRITE_ACTIONS
 
+# Files of tens of kilobytes: a bloom filter sized for 60,000 keys (431 KB) would be most of
+# each; one vector for 100 keys takes 180 bytes.
+SMALL_BLOOM_FILTER = {
+    "hoodie.index.bloom.num_entries": "100",
+    "hoodie.index.bloom.fpp": "0.01",
+    "hoodie.bloom.index.filter.type": "SIMPLE",
+}
+
 pytestmark = pytest.mark.spark
 
 A, B, C = "2024-01-01", "2024-01-02", "2024-01-03"
@@ -542,7 +550,8 @@ def test_hive_style_partitioning(spark, tmp_path):
 # -- file sizing -------------------------------------------------------------------------------
 def test_a_first_write_rolls_over_at_the_written_file_size(spark, tmp_path):
     path = str(tmp_path / "sized")
-    options = {"hoodie.parquet.max.file.size": "60000", "hoodie.parquet.small.file.limit": "30000"}
+    options = {"hoodie.parquet.max.file.size": "60000", "hoodie.parquet.small.file.limit": "30000",
+               **SMALL_BLOOM_FILTER}
     cfg = WriteConfig.build("sized", record_key="id", partition_path="dt", options=options)
     table = HoodieTable.for_write(path, cfg)
     rows = spark.range(0, 12000).selectExpr(
@@ -569,7 +578,8 @@ def test_a_first_write_rolls_over_at_the_written_file_size(spark, tmp_path):
 @pytest.mark.layout_v6
 def test_inserts_fill_a_small_file_group(spark, tmp_path):
     path = str(tmp_path / "small")
-    options = {"hoodie.parquet.max.file.size": "60000", "hoodie.parquet.small.file.limit": "30000"}
+    options = {"hoodie.parquet.max.file.size": "60000", "hoodie.parquet.small.file.limit": "30000",
+               **SMALL_BLOOM_FILTER}
     cfg = WriteConfig.build("small", record_key="id", partition_path="dt", options=options)
     table = HoodieTable.for_write(path, cfg)
 

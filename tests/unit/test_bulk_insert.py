@@ -18,6 +18,7 @@ import random
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hoodie.bloom_filter import BloomFilterSpec
 from hoodie.exceptions import DuplicateRecordKeyError
 from hoodie.markers import WriteMarkers
 from hoodie.schema import FILE_NAME, IS_DELETED, PARTITION_PATH, RECORD_KEY
@@ -27,6 +28,8 @@ from hoodie.write.bulk_insert import ARRIVAL, BulkInsertWriter
 from hoodie.write.task_errors import returning_errors_of_batches
 
 INSTANT = "20261125080000000"
+# The files here are tiny: a bloom filter sized for 60,000 keys (431 KB) would be most of each.
+SMALL_FILTER = BloomFilterSpec(num_entries=1000, fpp=0.01)
 DATA = pa.schema([("id", pa.string()), ("name", pa.string()), ("ts", pa.int64())])
 
 
@@ -41,7 +44,7 @@ def _writer(
                             precombine_field=precombine, record_key_fields=("id",),
                             compression="snappy", markers=WriteMarkers(storage, INSTANT),
                             max_file_size=max_file_size,
-                            max_memory=max_memory)  # fmt: skip
+                            max_memory=max_memory, bloom_filter=SMALL_FILTER)  # fmt: skip
 
 
 _arrivals = itertools.count()

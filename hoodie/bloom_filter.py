@@ -1,0 +1,313 @@
+"""Apache Hudi's bloom filter of a base file's record keys, kept in the file's parquet footer.
+
+Apache Hudi's BLOOM index (`hoodie.index.type=BLOOM`; Spark's default in older releases,
+SIMPLE in 0.15 and 1.2) tags an upsert by reading, from each base file's footer, the key range
+(`hoodie_min_record_key`, `hoodie_max_record_key`) and a bloom filter of the file's keys
+(`org.apache.hudi.bloomfilter`, with `hoodie_bloom_filter_type_code` for the dynamic kind): a
+key outside a file's range or outside its filter is not in the file. A base file without the
+filter stops Apache Hudi's write ("Error checking bloom filter index"), so every base file we
+write carries one, built as Apache Hudi builds it (`BloomFilterFactory`):
+
+- SIMPLE: one bit vector (Hadoop's `BloomFilter`) of `vector_size` bits set by `hash_count`
+  hashes of each key's UTF-8 bytes;
+- DYNAMIC_V0 (the default, `HoodieDynamicBoundedBloomFilter`): rows of such vectors, a new row
+  for every `num_entries` keys until the rows cover `dynamic_max_entries`; beyond that the keys
+  go to the rows in turn.
+
+The hashes are Hadoop's MurmurHash 2 (hash type 1), chained: the i-th hash is seeded with the
+(i-1)-th, and bit `|hash % vector_size|` (Java's remainder) is set. The serialized filter is
+Java `DataOutput` (big-endian): version -1, hash count, hash type (a byte), vector size, the
+bits (bit i in byte i/8 at 1 << i%8); the dynamic kind adds its row size, the keys in its last
+row and the row count before the rows, each with its own header. Base64 of that is the footer
+value. Our filters are Apache Hudi's bytes (tests/unit/test_bloom_filter.py, against its
+sample tables' base files; tests/judge/test_take_turns.py, against files it writes there), and
+its BLOOM index tags our tables right (tests/judge/test_take_turns.py).
+
+The filter takes 431 KB of footer per vector at the defaults (Apache Hudi's too): like
+Apache Hudi's `hoodie.parquet.max.file.size`, ours sizes a file by its records, the footer
+coming on top.
+
+The hashing is numpy over all keys at once: keys grouped by their length, a 4-byte block's
+mixing done once (it does not depend on the seed), each chained hash a few array operations
+per block (1M keys: about a second of CPU).
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .exceptions import HoodieError, MalformedMetadataError
+
+BLOOM_FILTER_FOOTER = b"org.apache.hudi.bloomfilter"
+BLOOM_TYPE_FOOTER = b"hoodie_bloom_filter_type_code"
+SIMPLE, DYNAMIC_V0 = "SIMPLE", "DYNAMIC_V0"
+FILTER_TYPES = (SIMPLE, DYNAMIC_V0)
+MURMUR_HASH = 1  # Hadoop's hash type code of MurmurHash (0 is Jenkins, which Hudi never writes)
+_VERSION = -1  # the versioned format of Hadoop's `Filter` (a positive int was the hash count)
+_HEADER = struct.Struct(">iibi")  # version, hash count, hash type, vector size
+_DYNAMIC = struct.Struct(">iii")  # keys per row, keys in the last row, rows
+_M = np.uint32(0x5BD1E995)  # MurmurHash 2's multiplier
+_LOG2_SQUARED = math.log(2) * math.log(2)
+
+
+@dataclass(frozen=True)
+class BloomFilterSpec:
+    """How big a base file's filter is and which kind (Apache Hudi's options and defaults:
+    hoodie.index.bloom.num_entries, hoodie.index.bloom.fpp, hoodie.bloom.index.filter.type,
+    hoodie.bloom.index.filter.dynamic.max.entries)."""
+
+    num_entries: int = 60_000
+    fpp: float = 1e-9
+    filter_type: str = DYNAMIC_V0
+    dynamic_max_entries: int = 100_000
+
+    @property
+    def vector_size(self) -> int:
+        """Bits of one vector (`BloomFilterUtils.getBitSize`, Java's double arithmetic)."""
+        return int(math.ceil(self.num_entries * (-math.log(self.fpp) / _LOG2_SQUARED)))
+
+    @property
+    def hash_count(self) -> int:
+        """Hashes per key (`BloomFilterUtils.getNumHashes`)."""
+        return int(math.ceil(math.log(2) * self.vector_size / self.num_entries))
+
+    def footer_size(self, keys: int) -> int:
+        """The bytes this filter of `keys` keys takes in a base file's footer: base64 of its
+        vectors (each vector_size bits and a header), and the entries' names."""
+        vector = _HEADER.size + (self.vector_size + 7) // 8
+        if self.filter_type == SIMPLE:
+            return 4 * -(-vector // 3) + len(BLOOM_FILTER_FOOTER)
+        rows = 1 if keys <= self.num_entries else min(self._row_cap, -(-keys // self.num_entries))
+        raw = _HEADER.size + _DYNAMIC.size + rows * vector
+        names = len(BLOOM_FILTER_FOOTER) + len(BLOOM_TYPE_FOOTER) + len(DYNAMIC_V0)
+        return 4 * -(-raw // 3) + names
+
+    @property
+    def _row_cap(self) -> int:
+        """The vectors a dynamic filter grows to: until they cover dynamic_max_entries."""
+        return max(1, -(-self.dynamic_max_entries // self.num_entries))
+
+
+def murmur_positions(keys: pa.Array, hash_count: int, vector_size: int) -> np.ndarray:
+    """The bit positions of each key (one row per key, `hash_count` columns), as Hadoop's
+    `HashFunction` with MurmurHash gives them for the key's UTF-8 bytes."""
+    out = np.empty((len(keys), hash_count), dtype=np.int64)
+    for chosen, i, positions in _hash_rounds(keys, hash_count, vector_size):
+        out[chosen, i] = positions
+    return out
+
+
+def _hash_rounds(
+    keys: pa.Array | pa.ChunkedArray, hash_count: int, vector_size: int
+) -> Iterator[tuple[np.ndarray, int, np.ndarray]]:
+    """(the keys, hash i, their positions) for each length of key and each chained hash."""
+    data, starts, lengths = _utf8(keys)
+    if len(lengths) and int(lengths.min()) == 0:
+        raise HoodieError(
+            "a record key is empty: a bloom filter (as Apache Hudi's) has no bits for it"
+        )
+    # every byte offset's 4 bytes as a little-endian word (a view: one gather per block)
+    padded = np.concatenate([data, np.zeros(3, dtype=np.uint8)])
+    words = np.ndarray((len(data),), dtype="<u4", buffer=padded, strides=(1,))
+    size = np.uint32(vector_size)
+    for length in np.unique(lengths).tolist():
+        chosen = np.nonzero(lengths == length)[0]
+        start = starts[chosen]
+        blocks = length >> 2
+        mixed = _mixed_blocks(words, start, blocks)  # one contiguous row per block
+        left = length - 4 * blocks
+        tail = np.zeros(len(chosen), dtype=np.int32)
+        for back, shift in ((3, 16), (2, 8), (1, 0)):
+            if left >= back:
+                byte = data[start + (length - back)].view(np.int8)  # Java's bytes are signed
+                tail ^= byte.astype(np.int32) << shift
+        tail_u = tail.view(np.uint32)
+        h = np.zeros(len(chosen), dtype=np.uint32)  # the first seed: 0
+        with np.errstate(over="ignore"):
+            for i in range(hash_count):
+                h ^= np.uint32(length)
+                for block in mixed:
+                    h *= _M
+                    h ^= block
+                if left:
+                    h ^= tail_u
+                    h *= _M
+                h ^= h >> np.uint32(13)
+                h *= _M
+                h ^= h >> np.uint32(15)
+                # Java's abs(h % size): the magnitude of h (as an int) modulo size
+                magnitude = np.where(h >= np.uint32(1 << 31), -h, h)
+                yield chosen, i, magnitude % size
+                # h is the next hash's seed
+
+
+def _utf8(keys: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The keys' UTF-8 bytes (one buffer), each key's start in it and its length."""
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks() if keys.num_chunks != 1 else keys.chunk(0)
+    keys = keys.cast(pa.large_binary())
+    if keys.null_count:
+        raise HoodieError(
+            "a record key is null: a bloom filter (as Apache Hudi's) has no bits for it"
+        )
+    offsets = np.frombuffer(keys.buffers()[1], dtype=np.int64)[
+        keys.offset : keys.offset + len(keys) + 1
+    ]
+    data_buffer = keys.buffers()[2]
+    data = (
+        np.frombuffer(data_buffer, dtype=np.uint8)
+        if data_buffer is not None
+        else np.zeros(0, np.uint8)
+    )
+    return data, offsets[:-1], np.diff(offsets)
+
+
+def _mixed_blocks(words: np.ndarray, start: np.ndarray, blocks: int) -> np.ndarray:
+    """Each key's 4-byte blocks (row j: every key's j-th block), mixed as MurmurHash 2 mixes
+    them: the part of the hash that does not depend on the seed."""
+    mixed = np.empty((blocks, len(start)), dtype=np.uint32)
+    with np.errstate(over="ignore"):
+        for j in range(blocks):
+            k = words[start + 4 * j].astype(np.uint32)
+            k *= _M
+            k ^= k >> np.uint32(24)
+            k *= _M
+            mixed[j] = k
+    return mixed
+
+
+def _rows_of(count: int, spec: BloomFilterSpec) -> tuple[np.ndarray, int, int]:
+    """Which row of a dynamic filter each of `count` keys (in the order added) goes to, the
+    rows made, and the keys in the last made row (`InternalDynamicBloomFilter.add`)."""
+    per_row = spec.num_entries
+    cap = spec._row_cap
+    made = 1 if count <= per_row else min(cap, -(-count // per_row))
+    index = np.arange(count, dtype=np.int64)
+    rows = np.minimum(index // per_row, made - 1)
+    full = cap * per_row
+    if count > full and made == cap:
+        # past the bound: the first key goes to row 0, then the rows in turn from row 0
+        beyond = index[full:] - full
+        rows[full:] = np.where(beyond == 0, 0, (beyond - 1) % cap)
+    last = count - (made - 1) * per_row
+    return rows, made, last
+
+
+def _header(spec: BloomFilterSpec) -> bytes:
+    return _HEADER.pack(_VERSION, spec.hash_count, MURMUR_HASH, spec.vector_size)
+
+
+def serialized_filter(keys: pa.Array | pa.ChunkedArray, spec: BloomFilterSpec) -> bytes:
+    """The filter of `keys` (in the order they are added, i.e. stored) as Apache Hudi
+    serializes it, before base64."""
+    size = spec.vector_size
+    header = _header(spec)
+    if spec.filter_type == SIMPLE:
+        rows, made = np.zeros(len(keys), dtype=np.int64), 1
+    else:
+        rows, made, last = _rows_of(len(keys), spec)
+    bits = np.zeros((made, size), dtype=bool)
+    flat = bits.reshape(-1)
+    row_start = rows * size
+    for chosen, _, positions in _hash_rounds(keys, spec.hash_count, size):
+        flat[row_start[chosen] + positions] = True
+    if spec.filter_type == SIMPLE:
+        return header + _packed(bits[0])
+    out = [header, _DYNAMIC.pack(spec.num_entries, last, made)]
+    for row in bits:
+        out += [header, _packed(row)]
+    return b"".join(out)
+
+
+def _packed(bits: np.ndarray) -> bytes:
+    """A vector's bytes: bit i in byte i / 8 at 1 << (i % 8)."""
+    return np.packbits(bits, bitorder="little").tobytes()
+
+
+def bloom_filter_footer(
+    keys: pa.Array | pa.ChunkedArray, spec: BloomFilterSpec
+) -> dict[bytes, bytes]:
+    """The footer entries of a base file holding `keys`: the filter, and its type code for
+    the dynamic kind (Apache Hudi takes a filter without one as SIMPLE)."""
+    footer = {BLOOM_FILTER_FOOTER: base64.b64encode(serialized_filter(keys, spec))}
+    if spec.filter_type == DYNAMIC_V0:
+        footer[BLOOM_TYPE_FOOTER] = DYNAMIC_V0.encode()
+    return footer
+
+
+def java_min_max(keys: pa.Array | pa.ChunkedArray) -> tuple[str, str]:
+    """The least and greatest key as Java's `String.compareTo` orders them (by UTF-16 code
+    units), which Apache Hudi's BLOOM index prunes files by. Arrow orders by code points; the
+    two differ only between characters U+E000..U+FFFF and those above U+FFFF, whose UTF-8
+    bytes start at 0xEE: only keys with such bytes are ordered again in Python."""
+    bounds = pc.min_max(keys)
+    low, high = bounds["min"].as_py(), bounds["max"].as_py()
+    data, _, _ = _utf8(keys)
+    if not bool((data >= 0xEE).any()):
+        return low, high
+    every = set(keys.to_pylist())
+    order = lambda key: key.encode("utf-16-be")  # noqa: E731 - code units, big-endian
+    return min(every, key=order), max(every, key=order)
+
+
+@dataclass(frozen=True)
+class StoredFilter:
+    """A base file's filter as read from its footer: each vector's hash count, size, bits."""
+
+    vectors: tuple[tuple[int, int, bytes], ...]
+
+    @classmethod
+    def of(cls, footer: dict[bytes, bytes]) -> StoredFilter:
+        """The filter in a base file's `footer`; one without a filter, or with a cut or foreign
+        one, is a damaged footer for this."""
+        encoded = footer.get(BLOOM_FILTER_FOOTER)
+        if encoded is None:
+            raise MalformedMetadataError("the base file's footer has no bloom filter")
+        raw = base64.b64decode(encoded)
+        dynamic = footer.get(BLOOM_TYPE_FOOTER) == DYNAMIC_V0.encode()
+        vectors = []
+        try:
+            header = _HEADER.unpack_from(raw, 0)
+            offset = _HEADER.size
+            count = 1
+            if dynamic:
+                count = _DYNAMIC.unpack_from(raw, offset)[2]
+                offset += _DYNAMIC.size
+            for _ in range(count):
+                if dynamic:
+                    header = _HEADER.unpack_from(raw, offset)
+                    offset += _HEADER.size
+                version, hashes, kind, vector_size = header
+                size = (vector_size + 7) // 8
+                bits = raw[offset : offset + size]
+                offset += size
+                if version != _VERSION or kind != MURMUR_HASH or len(bits) != size:
+                    raise MalformedMetadataError("the base file's bloom filter is not one we read")
+                vectors.append((hashes, vector_size, bits))
+        except struct.error as error:
+            raise MalformedMetadataError(
+                f"the base file's bloom filter is cut short: {error}"
+            ) from error
+        return cls(tuple(vectors))
+
+    def might_contain(self, keys: list[str]) -> list[bool]:
+        """For each key, whether the filter may hold it (Apache Hudi's `mightContain`)."""
+        found = np.zeros(len(keys), dtype=bool)
+        for hashes, vector_size, bits in self.vectors:
+            vector = np.unpackbits(np.frombuffer(bits, dtype=np.uint8), bitorder="little")
+            positions = murmur_positions(pa.array(keys, pa.string()), hashes, vector_size)
+            found |= vector[positions].all(axis=1)
+        return found.tolist()
+
+
+def might_contain(footer: dict[bytes, bytes], key: str) -> bool:
+    """Whether the filter in a base file's `footer` may hold `key`."""
+    return StoredFilter.of(footer).might_contain([key])[0]

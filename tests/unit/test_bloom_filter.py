@@ -1,0 +1,192 @@
+"""The bloom filter and key range in our base files' footers are Apache Hudi's, byte for byte:
+the base files Apache Hudi wrote for hudi-rs's sample tables (tests/fixtures/hudi-rs) hold
+filters of their keys, and ours of the same keys in the same order are the same bytes.
+(tests/judge/test_take_turns.py checks the rest against Apache Hudi itself: keys outside
+ASCII, files of more keys than a vector is sized for, and its BLOOM index tagging our tables.)
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import zipfile
+from functools import cache
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from hoodie import WriteConfig
+from hoodie.bloom_filter import (
+    BLOOM_FILTER_FOOTER,
+    BLOOM_TYPE_FOOTER,
+    DYNAMIC_V0,
+    SIMPLE,
+    BloomFilterSpec,
+    StoredFilter,
+    bloom_filter_footer,
+    java_min_max,
+    might_contain,
+    serialized_filter,
+)
+from hoodie.exceptions import HoodieError, InvalidConfigError, MalformedMetadataError
+from hoodie.schema import MAX_KEY_FOOTER, MIN_KEY_FOOTER, RECORD_KEY
+from hoodie.storage import Storage
+from hoodie.write.merge_handle import write_base_file
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hudi-rs"
+
+
+@cache
+def apache_hudi_base_files() -> list[tuple[str, pq.ParquetFile]]:
+    """A base file of each sample table whose footer has Apache Hudi's bloom filter."""
+    found = []
+    for archive in sorted(FIXTURES.rglob("*.zip")):
+        with zipfile.ZipFile(archive) as zf:
+            for name in zf.namelist():
+                if not name.endswith(".parquet") or "/.hoodie/" in name:
+                    continue
+                try:
+                    parquet = pq.ParquetFile(io.BytesIO(zf.read(name)))
+                except pa.ArrowInvalid:
+                    continue  # a zipped macOS resource fork
+                if BLOOM_FILTER_FOOTER in (parquet.metadata.metadata or {}):
+                    found.append((f"{archive.name}:{name}", parquet))
+                    break
+    return found
+
+
+def test_our_filter_of_apache_hudis_keys_is_its_filter():
+    files = apache_hudi_base_files()
+    assert len(files) >= 15  # the sample tables with meta columns
+    for name, parquet in files:
+        footer = parquet.metadata.metadata
+        keys = parquet.read(columns=[RECORD_KEY]).column(0)
+        assert footer[BLOOM_TYPE_FOOTER] == DYNAMIC_V0.encode(), name  # Apache Hudi's default
+        ours = bloom_filter_footer(keys, BloomFilterSpec())
+        assert base64.b64decode(ours[BLOOM_FILTER_FOOTER]) == base64.b64decode(
+            footer[BLOOM_FILTER_FOOTER]
+        ), name
+        assert ours[BLOOM_TYPE_FOOTER] == footer[BLOOM_TYPE_FOOTER]
+        if len(keys) == 0:  # an emptied file: a filter of no keys, no range
+            assert MIN_KEY_FOOTER not in footer and MAX_KEY_FOOTER not in footer, name
+            continue
+        low, high = java_min_max(keys)
+        assert (low.encode(), high.encode()) == (footer[MIN_KEY_FOOTER], footer[MAX_KEY_FOOTER])
+
+
+def test_apache_hudis_filter_holds_its_keys_and_not_others():
+    name, parquet = apache_hudi_base_files()[0]
+    footer = parquet.metadata.metadata
+    keys = parquet.read(columns=[RECORD_KEY]).column(0).to_pylist()
+    stored = StoredFilter.of(footer)
+    assert all(stored.might_contain(keys)), name
+    assert not any(stored.might_contain([f"{key}-not-stored" for key in keys])), name
+    assert might_contain(footer, keys[0])
+
+
+@pytest.mark.parametrize("kind", [SIMPLE, DYNAMIC_V0])
+def test_a_filter_holds_every_key_it_was_built_of(kind):
+    spec = BloomFilterSpec(num_entries=100, fpp=0.001, filter_type=kind, dynamic_max_entries=250)
+    keys = [f"k{i}" for i in range(400)] + ["é", "日本", "\U0001f600x", "ab\x80c", "abcd" * 9]
+    footer = bloom_filter_footer(pa.array(keys), spec)
+    assert (BLOOM_TYPE_FOOTER in footer) == (kind == DYNAMIC_V0)
+    stored = StoredFilter.of(footer)
+    assert all(stored.might_contain(keys))
+    # a vector sized for 100 keys at 0.1%: of 1000 other keys a few may pass, not most
+    misses = sum(stored.might_contain([f"other{i}" for i in range(1000)]))
+    assert misses < (100 if kind == DYNAMIC_V0 else 900)
+
+
+def test_a_dynamic_filter_grows_a_vector_per_num_entries_keys_up_to_the_bound():
+    spec = BloomFilterSpec(num_entries=10, fpp=0.01, dynamic_max_entries=25)
+    header = 13  # version, hash count, hash type, vector size
+
+    def shape(count: int) -> tuple[int, int, int]:
+        raw = serialized_filter(pa.array([f"k{i}" for i in range(count)]), spec)
+        per_row, last, rows = (int.from_bytes(raw[header + 4 * i : header + 4 * i + 4], "big",
+                                              signed=True) for i in range(3))  # fmt: skip
+        assert len(raw) == header + 12 + rows * (header + (spec.vector_size + 7) // 8)
+        return per_row, last, rows
+
+    assert shape(0) == (10, 0, 1)
+    assert shape(10) == (10, 10, 1)
+    assert shape(11) == (10, 1, 2)
+    assert shape(30) == (10, 10, 3)  # 3 rows cover 25: no fourth
+    assert shape(45) == (10, 25, 3)  # the keys past the bound count on in the last row
+
+
+def test_keys_are_ordered_as_java_orders_strings():
+    # U+FFFF is above U+10000's surrogates (D800..) in UTF-16, below it in code points
+    keys = pa.array(["a", "\uffff", "\U00010000", "b"])
+    assert java_min_max(keys) == ("a", "\uffff")
+    assert java_min_max(pa.array(["b", "a", "c"])) == ("a", "c")
+
+
+def test_an_empty_key_has_no_filter():
+    with pytest.raises(HoodieError, match="empty"):
+        bloom_filter_footer(pa.array(["a", ""]), BloomFilterSpec())
+
+
+def test_a_damaged_filter_is_an_error():
+    footer = bloom_filter_footer(pa.array(["a", "b"]), BloomFilterSpec())
+    footer[BLOOM_FILTER_FOOTER] = footer[BLOOM_FILTER_FOOTER][:20]
+    with pytest.raises(MalformedMetadataError):
+        might_contain(footer, "a")
+    with pytest.raises(MalformedMetadataError):
+        might_contain({}, "a")
+
+
+def test_a_base_file_carries_the_filter_in_its_footer_only(tmp_path):
+    storage = Storage(str(tmp_path))
+    rows = pa.table({RECORD_KEY: ["b", "a"], "v": [1, 2]})
+    # rows read from an older version of the file carry its (stale) footer as schema metadata
+    stale = {BLOOM_FILTER_FOOTER: b"stale", MIN_KEY_FOOTER: b"0", b"other": b"kept"}
+    spec = BloomFilterSpec(filter_type=SIMPLE)
+    write_base_file(storage, "f.parquet", rows.replace_schema_metadata(stale), "snappy", spec)
+    parquet = pq.ParquetFile(tmp_path / "f.parquet")
+    footer = parquet.metadata.metadata
+    assert (
+        footer[BLOOM_FILTER_FOOTER]
+        == bloom_filter_footer(rows.column(0), spec)[BLOOM_FILTER_FOOTER]
+    )
+    assert BLOOM_TYPE_FOOTER not in footer  # SIMPLE has no type code
+    assert (footer[MIN_KEY_FOOTER], footer[MAX_KEY_FOOTER]) == (b"a", b"b")
+    assert footer[b"other"] == b"kept"
+    # the Arrow schema pyarrow keeps in the footer does not hold the filter a second time
+    assert len(footer[b"ARROW:schema"]) < 1000
+
+
+def test_the_filter_options_are_honoured_and_checked():
+    config = WriteConfig.build("t", record_key="id", options={
+        "hoodie.index.bloom.num_entries": "1000", "hoodie.index.bloom.fpp": "0.01",
+        "hoodie.bloom.index.filter.type": "simple",
+        "hoodie.bloom.index.filter.dynamic.max.entries": "5000",
+    })  # fmt: skip
+    assert config.bloom_filter == BloomFilterSpec(1000, 0.01, SIMPLE, 5000)
+    assert WriteConfig.build("t", record_key="id").bloom_filter == BloomFilterSpec()
+    for key, value in [("hoodie.index.bloom.fpp", "1"), ("hoodie.index.bloom.fpp", "x"),
+                       ("hoodie.index.bloom.num_entries", "0"),
+                       ("hoodie.bloom.index.filter.type", "DYNAMIC_V1")]:  # fmt: skip
+        with pytest.raises(InvalidConfigError, match=key):
+            WriteConfig.build("t", record_key="id", options={key: value})
+    with pytest.raises(InvalidConfigError, match="Java's int"):
+        WriteConfig.build(
+            "t",
+            record_key="id",
+            options={
+                "hoodie.index.bloom.num_entries": "200000000",
+                "hoodie.index.bloom.fpp": "1e-9",
+            },
+        )
+
+
+@pytest.mark.parametrize("kind", [SIMPLE, DYNAMIC_V0])
+def test_a_filters_footer_size_is_known_from_its_key_count(kind):
+    # (an upsert's record size estimate leaves the filters out of the bytes a commit wrote)
+    spec = BloomFilterSpec(num_entries=10, fpp=0.01, filter_type=kind, dynamic_max_entries=25)
+    for count in (0, 1, 10, 11, 25, 30, 45):
+        keys = pa.array([f"k{i}" for i in range(count)], pa.string())
+        footer = bloom_filter_footer(keys, spec)
+        assert spec.footer_size(count) == sum(len(k) + len(v) for k, v in footer.items())
