@@ -218,6 +218,27 @@ def test_a_column_added_later_reads_as_null_in_older_files(spark, tmp_path):
     same_as_data_source(table, spark)
 
 
+@pytest.mark.parametrize("version", ["6", "8"])
+def test_an_incremental_read_has_the_latest_columns(spark, tmp_path, version):
+    """A range before a column was added reads it as null, in the table's latest schema, as
+    the data source and Apache Hudi read it (the native read took the columns as of the
+    range's end; found by Apache Hudi as the judge, tests/judge/test_we_read_hudi.py)."""
+    cfg = id_dt_ts_config("native_incr_added", options={"hoodie.write.table.version": version})
+    table = HoodieTable.for_write(str(tmp_path / "t"), cfg)
+    write(spark, table, cfg, [(1, "a", 1, "x"), (2, "b", 1, "y")])
+    first = after(table)
+    write(spark, table, cfg, [(3, "a", 1, "z", "new")], f"{DDL}, extra string")
+    until_first = {"hoodie.datasource.query.type": "incremental",
+                   "hoodie.datasource.read.begin.instanttime": "0",
+                   "hoodie.datasource.read.end.instanttime": first}  # fmt: skip
+    source = spark.read.format("hoodie").options(**until_first).load(table.base_uri)
+    assert "extra" in source.columns
+    changes = table.read(spark, until_first)
+    assert changes.schema == source.schema
+    assert {(r.id, r.extra) for r in changes.collect()} == {(1, None), (2, None)}
+    same_as_data_source(table, spark, until_first)
+
+
 def test_hive_style_partition_folders_are_not_read_as_columns(spark, tmp_path):
     """Spark's parquet reader infers partition columns from `name=value` folders; the planned
     files are read as files, with the table's columns only."""
