@@ -6,6 +6,7 @@ differential test holds to its model."""
 from __future__ import annotations
 
 import posixpath
+from dataclasses import replace
 
 import pytest
 from _spark_helpers import completed, id_dt_ts_config
@@ -237,6 +238,35 @@ def test_an_incremental_read_has_the_latest_columns(spark, tmp_path, version):
     assert changes.schema == source.schema
     assert {(r.id, r.extra) for r in changes.collect()} == {(1, None), (2, None)}
     same_as_data_source(table, spark, until_first)
+
+
+def test_an_incremental_range_of_a_log_compaction_alone_is_empty(spark, tmp_path):
+    """A log compaction (Hudi 1.x: a delta commit whose metadata says LOG_COMPACT) rewrites
+    log blocks into one, its rows stamped with its own instant, and changes no row: Apache
+    Hudi's incremental query of its range gives nothing, and so do we (we gave the rewritten
+    rows; found by Apache Hudi as the judge, tests/judge/test_we_read_hudi.py). Our writer
+    runs no log compaction: the last delta commit is relabelled as one."""
+    options = {"hoodie.write.table.version": "8", "hoodie.compact.inline": "false"}
+    cfg = id_dt_ts_config("log_compacted", MERGE_ON_READ, options)
+    table = HoodieTable.for_write(str(tmp_path / "t"), cfg)
+    write(spark, table, cfg, [(1, "a", 1, "x"), (2, "b", 1, "y")])
+    write(spark, table, cfg, [(1, "a", 2, "x2")])
+    before = after(table)
+    write(spark, table, cfg, [(1, "a", 3, "x3")])
+    last = table.timeline().completed.write_timeline.instants[-1]
+    meta_client = table.meta_client
+    relabelled = replace(meta_client.commit_metadata(last), operation_type="LOG_COMPACT")
+    table.storage.write_atomic(
+        meta_client.instant_path(last), meta_client.commit_content(relabelled)
+    )
+    its_range = {"hoodie.datasource.query.type": "incremental",
+                 "hoodie.datasource.read.begin.instanttime": before,
+                 "hoodie.datasource.read.end.instanttime": after(table)}  # fmt: skip
+    assert spark.read.format("hoodie").options(**its_range).load(table.base_uri).count() == 0
+    assert table.read(spark, its_range).count() == 0
+    until = {**its_range, "hoodie.datasource.read.begin.instanttime": "0",
+             "hoodie.datasource.read.end.instanttime": before}  # fmt: skip
+    assert {(r.id, r.v) for r in table.read(spark, until).collect()} == {(1, "x2"), (2, "y")}
 
 
 def test_hive_style_partition_folders_are_not_read_as_columns(spark, tmp_path):
