@@ -290,3 +290,25 @@ def test_incremental(table):
     for begin, end in zip(moments, moments[1:]):
         options = {QUERY_TYPE: "incremental", BEGIN: begin, END: end}
         assert_reads_agree(table, f"incremental ({begin}, {end}]", options)
+
+
+def test_hudi_0_15_clustering_stores_a_hive_style_value_with_a_slash_cut(
+    spark, apache_hudi, tmp_path
+):
+    """Apache Hudi 0.15's inline clustering of a hive-style table rewrites the value `x/y`,
+    in folder `dt=x/y`, as `x` in the new base file (its row writer reads the files with
+    Spark's partition discovery); Hudi 0.15's reader gives `x/y`, from the folder's name. We
+    give what the file holds: our readers never take a column from a folder's name (a value
+    with `/` spans folders), so this table is left out of the matrix above."""
+    judge = apache_hudi(HUDI_0)
+    case = Case("clustered", HUDI_0, "cow", 6, CLUSTERING, hive_style=True)
+    path = str(tmp_path / "clustered")
+    for ts in (1, 2):
+        rows = arrow([(1, "n1", "x/y", ts, 1, False), (2, "n2", "a b", ts, 2, False)])
+        judge.write(path, rows, case.write_options("upsert"))
+    assert_features_present(case, path)
+    theirs = {r["id"]: r["dt"] for r in judge.read(path).to_pylist()}
+    register(spark)
+    ours = {r["id"]: r["dt"] for r in read_ours(spark, path).to_pylist()}
+    assert theirs == {1: "x/y", 2: "a b"}
+    assert ours == {1: "x", 2: "a b"}  # what Apache Hudi's clustering stored
