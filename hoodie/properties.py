@@ -234,8 +234,16 @@ class TableProperties:
     def ordering_field(self) -> str | None:
         """The field that decides which version of a key wins when merging: the precombine
         field, unless the table merges by commit time (Hudi 1.x's COMMIT_TIME_ORDERING, where
-        the later write wins whatever the field says)."""
+        the later write wins whatever the field says).
+
+        A version 6 table records no merge mode, only its payload class: Apache Hudi 0.x's
+        default, `OverwriteWithLatestAvroPayload`, lets a later write replace the stored row
+        whatever its ordering value (Hudi 0.15 reads a merge-on-read log record over its base
+        file so), and Apache Hudi 1.x infers COMMIT_TIME_ORDERING from it; so do we.
+        """
         if self.record_merge_mode == COMMIT_TIME_ORDERING:
+            return None
+        if self.record_merge_mode is None and self.extra.get(PAYLOAD_CLASS) == OVERWRITE_PAYLOAD:
             return None
         return self.precombine_field
 

@@ -46,7 +46,7 @@ from ..meta_client import HoodieTableMetaClient
 from ..schema import COMMIT_TIME, normalize_type
 from ..schema_evolution import sql_type
 from .datasource import SOURCE_NAME, encode_plan, snapshot_arrow_schema
-from .options import PLANNED, ReadOptions
+from .options import INCREMENTAL, PLANNED, ReadOptions
 from .planner import FileSplit, ReadPlan, plan_read
 
 # (type in the file, type read) pairs Spark's parquet reader converts, besides equal types.
@@ -74,9 +74,13 @@ def read_table(
     `native`: None scans natively where the table is on a file system (not an object store),
     True also on object stores (a cluster whose Hadoop reads the table's URIs), False never.
     """
-    plan = plan_read(meta_client, ReadOptions.parse(given))
-    # The columns of the snapshot the plan is at: of the same timeline as its files.
-    schema = from_arrow_schema(snapshot_arrow_schema(meta_client, plan.as_of))
+    options = ReadOptions.parse(given)
+    plan = plan_read(meta_client, options)
+    # The columns of the snapshot the plan is at: of the same timeline as its files. An
+    # incremental read has the table's latest columns, whatever its range (as the data source
+    # and Apache Hudi give it): a column added after `end` reads as null.
+    at = None if options.query_type == INCREMENTAL else plan.as_of
+    schema = from_arrow_schema(snapshot_arrow_schema(meta_client, at))
     if not plan.splits:
         return spark.createDataFrame([], schema)
     scanned, merged = _route(meta_client, plan, schema, native)

@@ -26,6 +26,7 @@ from ..timeline import WRITE_ACTIONS, Instant, Timeline
 from .options import BEGIN_INSTANT, INCREMENTAL, READ_OPTIMIZED, ReadOptions
 
 _WRITE_ACTION_NAMES = frozenset(a.value for a in WRITE_ACTIONS)
+LOG_COMPACT = "LOG_COMPACT"  # the operation type of a log compaction's commit metadata
 
 
 @dataclass(frozen=True)
@@ -291,6 +292,13 @@ def _plan_incremental(
     )
 
 
+def _is_log_compaction(meta_client: HoodieTableMetaClient, instant: Instant) -> bool:
+    """A completed log compaction (it shows as a delta commit): it rewrites a file group's
+    log blocks into one, the rows stamped with its own instant, but changes no row, so an
+    incremental read of its range has nothing to give (as Apache Hudi 1.x reads it)."""
+    return meta_client.commit_metadata(instant).operation_type == LOG_COMPACT
+
+
 def _plan_incremental_by_completion(
     meta_client: HoodieTableMetaClient,
     options: ReadOptions,
@@ -317,7 +325,13 @@ def _plan_incremental_by_completion(
                 completion[archived.timestamp] = archived.completion_time or archived.timestamp
                 times.append(archived.timestamp)
     end = options.end_instant or max(completed_at(t) for t in times)
-    in_range = sorted(t for t in times if begin < completed_at(t) <= end)
+    active = {i.timestamp: i for i in writes}
+    in_range = sorted(
+        t
+        for t in times
+        if begin < completed_at(t) <= end
+        and not (t in active and _is_log_compaction(meta_client, active[t]))
+    )
     done = [t for t in times if completed_at(t) <= end]
     if not in_range or not done:
         return ReadPlan([], None, (begin, end), commit_times=frozenset())

@@ -6,6 +6,7 @@ differential test holds to its model."""
 from __future__ import annotations
 
 import posixpath
+from dataclasses import replace
 
 import pytest
 from _spark_helpers import completed, id_dt_ts_config
@@ -216,6 +217,56 @@ def test_a_column_added_later_reads_as_null_in_older_files(spark, tmp_path):
     assert scanned(read) == base_files(table, "a", "b")
     assert dict(read.select("id", "extra").collect()) == {1: None, 2: None, 3: "new"}
     same_as_data_source(table, spark)
+
+
+@pytest.mark.parametrize("version", ["6", "8"])
+def test_an_incremental_read_has_the_latest_columns(spark, tmp_path, version):
+    """A range before a column was added reads it as null, in the table's latest schema, as
+    the data source and Apache Hudi read it (the native read took the columns as of the
+    range's end; found by Apache Hudi as the judge, tests/judge/test_we_read_hudi.py)."""
+    cfg = id_dt_ts_config("native_incr_added", options={"hoodie.write.table.version": version})
+    table = HoodieTable.for_write(str(tmp_path / "t"), cfg)
+    write(spark, table, cfg, [(1, "a", 1, "x"), (2, "b", 1, "y")])
+    first = after(table)
+    write(spark, table, cfg, [(3, "a", 1, "z", "new")], f"{DDL}, extra string")
+    until_first = {"hoodie.datasource.query.type": "incremental",
+                   "hoodie.datasource.read.begin.instanttime": "0",
+                   "hoodie.datasource.read.end.instanttime": first}  # fmt: skip
+    source = spark.read.format("hoodie").options(**until_first).load(table.base_uri)
+    assert "extra" in source.columns
+    changes = table.read(spark, until_first)
+    assert changes.schema == source.schema
+    assert {(r.id, r.extra) for r in changes.collect()} == {(1, None), (2, None)}
+    same_as_data_source(table, spark, until_first)
+
+
+def test_an_incremental_range_of_a_log_compaction_alone_is_empty(spark, tmp_path):
+    """A log compaction (Hudi 1.x: a delta commit whose metadata says LOG_COMPACT) rewrites
+    log blocks into one, its rows stamped with its own instant, and changes no row: Apache
+    Hudi's incremental query of its range gives nothing, and so do we (we gave the rewritten
+    rows; found by Apache Hudi as the judge, tests/judge/test_we_read_hudi.py). Our writer
+    runs no log compaction: the last delta commit is relabelled as one."""
+    options = {"hoodie.write.table.version": "8", "hoodie.compact.inline": "false"}
+    cfg = id_dt_ts_config("log_compacted", MERGE_ON_READ, options)
+    table = HoodieTable.for_write(str(tmp_path / "t"), cfg)
+    write(spark, table, cfg, [(1, "a", 1, "x"), (2, "b", 1, "y")])
+    write(spark, table, cfg, [(1, "a", 2, "x2")])
+    before = after(table)
+    write(spark, table, cfg, [(1, "a", 3, "x3")])
+    last = table.timeline().completed.write_timeline.instants[-1]
+    meta_client = table.meta_client
+    relabelled = replace(meta_client.commit_metadata(last), operation_type="LOG_COMPACT")
+    table.storage.write_atomic(
+        meta_client.instant_path(last), meta_client.commit_content(relabelled)
+    )
+    its_range = {"hoodie.datasource.query.type": "incremental",
+                 "hoodie.datasource.read.begin.instanttime": before,
+                 "hoodie.datasource.read.end.instanttime": after(table)}  # fmt: skip
+    assert spark.read.format("hoodie").options(**its_range).load(table.base_uri).count() == 0
+    assert table.read(spark, its_range).count() == 0
+    until = {**its_range, "hoodie.datasource.read.begin.instanttime": "0",
+             "hoodie.datasource.read.end.instanttime": before}  # fmt: skip
+    assert {(r.id, r.v) for r in table.read(spark, until).collect()} == {(1, "x2"), (2, "y")}
 
 
 def test_hive_style_partition_folders_are_not_read_as_columns(spark, tmp_path):
