@@ -228,6 +228,7 @@ class WriteExecutor:
             precombine_field=None if delete_operation else self.config.precombine_field,
             bloom_filter=self.config.bloom_filter,
             allow_duplicate_keys=delete_operation,
+            merges_by_commit_time=self.meta_client.properties.ordering_field is None,
         )
         append = AppendHandle(
             **common,

@@ -182,6 +182,12 @@ class CopyOnWriteHandle:
     markers: WriteMarkers
     bloom_filter: BloomFilterSpec = BloomFilterSpec()  # the footer's (the write's options)
     allow_duplicate_keys: bool = False  # deletes: naming a key twice is harmless
+    # The table merges by commit time (`TableProperties.ordering_field` is None: Hudi 1.x's
+    # COMMIT_TIME_ORDERING, or a version 6 table with Hudi 0.x's default payload,
+    # OverwriteWithLatestAvroPayload): an incoming record replaces the stored one whatever
+    # their ordering values, as Apache Hudi writes and as our readers and compaction merge
+    # such a table's logs. The precombine field still picks one record per key in the batch.
+    merges_by_commit_time: bool = False
 
     def __call__(self, key: tuple[Any, ...], incoming: pa.Table) -> pa.Table:
         stat = self.write(self.targets[group_key(key[0])], incoming)
@@ -280,8 +286,13 @@ class CopyOnWriteHandle:
         return output, stat
 
     def _incoming_wins(self, incoming: pa.Table, stored: pa.Table, exists: pa.Array) -> pa.Array:
-        """Per incoming record: does it replace the stored one (DefaultHoodieRecordPayload)?"""
-        if self.precombine_field is None or not pc.any(exists).as_py():
+        """Per incoming record: does it replace the stored one (DefaultHoodieRecordPayload;
+        always, on a table merging by commit time)?"""
+        if (
+            self.precombine_field is None
+            or self.merges_by_commit_time
+            or not pc.any(exists).as_py()
+        ):
             return constant_column(True, incoming.num_rows, pa.bool_())
         pairs = incoming.select([RECORD_KEY, self.precombine_field]).join(
             stored.select([RECORD_KEY, self.precombine_field]).rename_columns(
