@@ -2,10 +2,11 @@
 
 The differential test (`diff_harness.py`) holds our core to a model of README's rules; this
 runs the same kind of sequence (upserts with precombine ties, in-batch duplicates, stale rows,
-nulls and `_hoodie_is_deleted` rows, the delete operation, schema widening, compaction,
-rollbacks) through our core on one table and through Apache Hudi's Spark datasource on another,
-with the same options, and after every step compares our read of ours with Apache Hudi's read
-of its own: snapshot, and read-optimized on merge-on-read. Table version 6 runs against Apache
+null values and `_hoodie_is_deleted` rows, the delete operation, schema widening, compaction,
+rollbacks; no null ordering values, see ORDERED_TS) through our core on one table and through
+Apache Hudi's Spark datasource on another, with the same options, and after every step
+compares our read of ours with Apache Hudi's read of its own: snapshot, and read-optimized on
+merge-on-read with the SIMPLE index. Table version 6 runs against Apache
 Hudi 0.15, version 8 against Apache Hudi 1.2 (`hoodie.write.table.version=8`).
 
 Rows compare as {(partition, key): (ts, v, e1, e2, step)}: `step` is the operation whose write
@@ -17,17 +18,16 @@ Options that make Apache Hudi's rules ours (README "Behaviour"), beside the tabl
   lets a stale row replace a stored one with a larger ordering value); on 1.2,
   `hoodie.record.merge.mode=EVENT_TIME_ORDERING` (its default with an ordering field), or
   `COMMIT_TIME_ORDERING` without one;
-- `hoodie.compact.inline=false` on both sides: compaction runs where the sequence says
-  (`Compact`; Apache Hudi's `run_compaction` procedure). When it runs decides when a tombstone
-  stops outranking a later row (README rule 3), and Apache Hudi 1.2's inline trigger does not
-  count as ours (with 4 delta commits to a compaction it compacted again two delta commits
-  after the first);
+- no inline compaction on either side: compaction runs where the sequence says (`Compact`;
+  Apache Hudi's `run_compaction` procedure), since when it runs decides when a tombstone stops
+  outranking a later row (README rule 3);
 - `hoodie.metadata.enable=false`: the metadata table does not change which rows a table holds,
-  and writing it would double Apache Hudi's time per step.
+  and writing it would add to Apache Hudi's time per step.
 
-Deliberate differences (each with its own test in test_apache_hudi_oracle.py) are not run
-through Apache Hudi: a batch with two rows of one key and no precombine field (we refuse it,
-README "Without precombine_field"), and a rollback that we refuse.
+Not run through Apache Hudi: what we refuse (a batch with two rows of one key and no precombine
+field, README "Without precombine_field": a deliberate difference with its own test in
+test_apache_hudi_oracle.py; a rollback the model allows us to refuse), a rollback of a
+compaction, and rollbacks on version 8 merge-on-read tables (see `oracle_operations`).
 """
 
 from __future__ import annotations
