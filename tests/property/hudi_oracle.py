@@ -385,9 +385,10 @@ class OracleRunner:
     def _check(self) -> None:
         reads = [("snapshot", {}, False)]
         # Read-optimized where both place records alike: with the BUCKET index Apache Hudi
-        # gives a bucket a file group for a batch with no surviving row (its deletes go to a
-        # log), we give it none (README), so a later batch's rows of that bucket are in its log
-        # there and in a new base file here (found by the soak, seed 2; the snapshot agrees).
+        # creates a bucket for a batch whose only rows of it are deletes (an empty base file),
+        # we do not (README), so a later batch's rows of that bucket are in its log there and
+        # in a new base file here (found by the soak, seed 2; the snapshot agrees; a test in
+        # test_apache_hudi_oracle.py).
         if self.p.mor and self.p.index == SIMPLE:
             reads.append(("read-optimized", READ_OPTIMIZED, True))
         for what, options, read_optimized in reads:
