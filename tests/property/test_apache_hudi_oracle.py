@@ -103,6 +103,17 @@ CASES = {
             Upsert((Rec("k1", "p1", 0, "again"),)),
         ),  # fmt: skip
     ),
+    # found by `make soak-hudi SEQUENCES=200 SEED=1` (sequence 30): Apache Hudi 1.2 fails the
+    # delete operation on a table whose every write was rolled back; the oracle leaves it out
+    "v8-cow-delete-after-rolling-back-everything": Scenario(
+        Params(COW, SIMPLE, table_version=8),
+        (
+            Upsert((Rec("k0", "p0", 0),)),
+            Rollback(),
+            Delete((("k0", "p0"),)),
+            Upsert((Rec("k0", "p0", 1, "a"),)),
+        ),
+    ),
 }
 
 
@@ -113,7 +124,8 @@ def test_fixed_sequences_agree_with_apache_hudi(spark, apache_hudi, tmp_path, ca
     stats = run_oracle(
         spark, judge, scenario, str(tmp_path / "run"), f"oracle_{case.replace('-', '_')}"
     )
-    assert stats.steps == len(scenario.ops) and stats.refused == stats.skipped == 0
+    skipped = 1 if case == "v8-cow-delete-after-rolling-back-everything" else 0
+    assert stats.steps == len(scenario.ops) and stats.refused == 0 and stats.skipped == skipped
 
 
 # -- differences we keep on purpose ---------------------------------------------------------------
