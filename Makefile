@@ -8,7 +8,7 @@ export PYSPARK_PYTHON := $(abspath $(BIN)/python)
 # (top-level `pyspark_*` modules) finds `pyspark_hoodie` in an editable install too.
 EDITABLE := --config-settings editable_mode=compat
 
-.PHONY: apache-hudi test-hudi demo test fuzz test-writers test-v8 test-deploy lint soak bench bench-smoke bench-upsert wheel java clean
+.PHONY: apache-hudi test-hudi demo test fuzz test-writers test-v8 test-deploy lint soak soak-hudi bench bench-smoke bench-upsert wheel java clean
 
 java:
 	@bash .ci/ensure-java.sh
@@ -130,6 +130,14 @@ SEED ?= 1
 soak: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	$(BIN)/python tests/property/soak.py --sequences $(SEQUENCES) --seed $(SEED)
+
+# The same kind of sequences (upserts, the delete operation, schema widening, compaction,
+# rollbacks) through Apache Hudi's datasource too (tests/property/soak_hudi.py; 0.15 for table
+# version 6, 1.2 for 8), each on its own table, their rows compared after every step; prints
+# how many agreed and, on a disagreement, the shrunk sequence with both tables' rows.
+soak-hudi: java $(VENV)/.dev $(CLASS_ARCHIVE) apache-hudi
+	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
+	$(BIN)/python tests/property/soak_hudi.py --sequences $(SEQUENCES) --seed $(SEED)
 
 # The damage fuzz (tests/faults/test_fuzz_damage.py) with FUZZ_CASES seeded cases from FUZZ_SEED
 # (`make test` runs 320 of seed 38): each damages one file of a small table and asserts the

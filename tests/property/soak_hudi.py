@@ -1,0 +1,127 @@
+"""Apache Hudi as the semantics oracle, soaked (`make soak-hudi SEQUENCES=200 SEED=1`).
+
+Runs `hudi_oracle.py`'s random sequences with Hypothesis: each through our core and through
+Apache Hudi's datasource (0.15 for table version 6, 1.2 for version 8, each in its child JVM of
+`make apache-hudi`), comparing the tables' rows after every step. Prints a line per sequence
+and at the end how many agreed; on the first disagreement Hypothesis shrinks it to the shortest
+sequence, printed with both tables' rows and the model's; the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]
+
+from apache_hudi import ApacheHudi, available  # noqa: E402
+from hudi_oracle import (  # noqa: E402
+    HUDI_0,
+    HUDI_1,
+    Disagreement,
+    apache_hudi_version,
+    oracle_scenarios,
+    run_oracle,
+)
+from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
+from soak import make_spark  # noqa: E402
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sequences", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--max-ops", type=int, default=8, help="operations per sequence, at most")
+    parser.add_argument("--min-ops", type=int, default=3, help="operations per sequence, at least")
+    args = parser.parse_args(argv)
+    missing = [v for v in (HUDI_1, HUDI_0) if not available(v)]
+    if missing:
+        print(f"Apache Hudi {', '.join(missing)} is not installed here: make apache-hudi")
+        return 2
+
+    root = tempfile.mkdtemp(prefix="hoodie-soak-hudi-")
+    spark = make_spark(root)
+    judges: dict[str, ApacheHudi] = {}
+    tally = {"agreed": 0, "steps": 0, "failed": False, "shrink_runs": 0, "runs": 0}
+    started = time.monotonic()
+
+    @settings(
+        max_examples=args.sequences,
+        database=None,
+        deadline=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.generate, Phase.shrink),
+        report_multiple_bugs=False,
+        print_blob=False,
+    )
+    @seed(args.seed)
+    @given(scenario=oracle_scenarios(max_ops=args.max_ops, min_ops=args.min_ops))
+    def sequence(scenario):
+        version = apache_hudi_version(scenario.params)
+        if version not in judges:
+            judges[version] = ApacheHudi(version)
+        if tally["failed"]:
+            tally["shrink_runs"] += 1
+        tally["runs"] += 1
+        t0 = time.monotonic()
+        workdir = os.path.join(root, f"run{tally['runs']}")
+        try:
+            stats = run_oracle(spark, judges[version], scenario, workdir, f"oracle{tally['runs']}")
+        except BaseException as error:
+            if not tally["failed"]:
+                print(f"sequence {tally['agreed'] + 1}: DISAGREES; shrinking...", flush=True)
+                if not isinstance(error, Disagreement):
+                    traceback.print_exception(error)
+                else:
+                    print(error, flush=True)
+            tally["failed"] = True
+            raise
+        if tally["failed"]:
+            return
+        tally["agreed"] += 1
+        tally["steps"] += stats.steps
+        p = scenario.params
+        kinds = Counter(type(op).__name__ for op in scenario.ops)
+        ops = " ".join(f"{name}x{count}" for name, count in sorted(kinds.items()))
+        print(
+            f"sequence {tally['agreed']}: agreed, {stats.steps} steps ({stats.refused} refused "
+            f"by us, {stats.skipped} skipped), "
+            f"{time.monotonic() - t0:.1f} s (ours {stats.our_seconds:.1f} s, Apache "
+            f"Hudi {stats.hudi_seconds:.1f} s) [Apache Hudi {version}, table version "
+            f"{p.table_version} {p.table_type} {p.index} partitioned={p.partitioned} "
+            f"precombine={p.precombine} compact_every={p.compact_every}] {ops}",
+            flush=True,
+        )
+
+    status = 0
+    try:
+        sequence()
+    except Disagreement as error:
+        status = 1
+        print(f"\nDISAGREEMENT (shrunk in {tally['shrink_runs']} runs):\n{error}", flush=True)
+    except Exception as error:  # the harness itself broke (a Spark error, Apache Hudi's, ...)
+        status = 2
+        print(f"\nERROR (shrunk in {tally['shrink_runs']} runs): {type(error).__name__}: {error}")
+        for sub in getattr(error, "exceptions", ()):
+            traceback.print_exception(sub)
+    minutes = (time.monotonic() - started) / 60
+    print(
+        f"\n{tally['agreed']} sequence(s) agreed with Apache Hudi ({tally['steps']} steps) in "
+        f"{minutes:.1f} min; seed {args.seed}",
+        flush=True,
+    )
+    for judge in judges.values():
+        judge.close()
+    spark.stop()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
