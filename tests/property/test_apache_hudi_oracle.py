@@ -230,3 +230,43 @@ def test_a_bucket_of_deletes_only_is_a_file_group_of_apache_hudis_not_ours(
     assert _rows(judge.read(theirs, **read_optimized)) == [("k0", 1, "a")]
     assert _rows(read_in_process(ours, read_optimized)) == both
     assert _rows(judge.read(ours, **read_optimized)) == both
+
+
+# found by `make soak-hudi SEQUENCES=200 SEED=1` (sequence 158)
+@pytest.mark.parametrize("version", [HUDI_0, HUDI_1])
+def test_a_stale_delete_of_a_compacted_row_loses_where_apache_hudi_0_15_applies_it(
+    spark, apache_hudi, tmp_path, version
+):
+    """Merge-on-read: a `_hoodie_is_deleted` row whose ordering value is smaller than the
+    stored row's loses (README: a delete competes with its ordering value like any row). Apache
+    Hudi 0.15's snapshot read applies such a delete from a log over the row of a compacted base
+    file whatever their ordering values (it compares them only between log records); 1.2
+    compares them, as we do."""
+    p = Params(MOR, SIMPLE, partitioned=False, compact_every=NEVER,
+               table_version=6 if version == HUDI_0 else 8)  # fmt: skip
+    first = Upsert((Rec("k0", None, 3, "a"), Rec("k1", None, 1, "b")))
+    stale_delete = Upsert((Rec("k0", None, 0, deleted=True),))
+    ours = str(tmp_path / "ours")
+    table = _ours(spark, ours, p, [first])
+    table.compact(spark, write_config(p))
+    _ours(spark, ours, p, [stale_delete])
+    kept = [("k0", 3, "a"), ("k1", 1, "b")]
+    assert _rows(read_in_process(ours, {})) == kept
+
+    judge = apache_hudi(version)
+    theirs = str(tmp_path / "theirs")
+    options = {**hudi_options(p, "stale_delete", version),
+               "hoodie.datasource.write.operation": "upsert"}  # fmt: skip
+    judge.write(theirs, hudi_batch(p, first, ()), options)
+    judge.sql(
+        f"CREATE TABLE IF NOT EXISTS stale_delete_{version.replace('.', '_')} USING hudi "
+        f"LOCATION '{theirs}'",
+        "SET hoodie.compact.inline.max.delta.commits=1",
+        f"CALL run_compaction(op => 'scheduleandexecute', "
+        f"table => 'stale_delete_{version.replace('.', '_')}')",
+        f"SET hoodie.compact.inline.max.delta.commits={p.compact_every}",
+    )
+    judge.write(theirs, hudi_batch(p, stale_delete, ()), options)
+    applied = [("k1", 1, "b")]
+    assert _rows(judge.read(theirs)) == (applied if version == HUDI_0 else kept)
+    assert _rows(judge.read(ours)) == (applied if version == HUDI_0 else kept)
