@@ -34,6 +34,20 @@ JOB = Path(__file__).resolve().parent / "apache_hudi_job.py"
 HUDI_1 = "1.2.0"  # the newest 1.x: writes table version 9 by default, reads 6, 8 and 9
 HUDI_0 = "0.15.0"  # the last 0.x: table version 6
 VERSIONS = (HUDI_1, HUDI_0)
+TABLE_TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
+
+
+def datasource_options(name: str, kind: str, operation: str = "upsert") -> dict[str, str]:
+    """Apache Hudi's write options for the judge tests' usual table: record key `id`,
+    partition field `dt`, precombine field `ts`; `kind` is "cow" or "mor"."""
+    return {
+        "hoodie.table.name": name,
+        "hoodie.datasource.write.table.type": TABLE_TYPES[kind],
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "dt",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.datasource.write.operation": operation,
+    }
 
 
 class ApacheHudiError(Exception):

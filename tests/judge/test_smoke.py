@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from apache_hudi import HUDI_0, HUDI_1, assert_same_as_apache_hudi
+from apache_hudi import HUDI_0, HUDI_1, TABLE_TYPES, assert_same_as_apache_hudi
+from apache_hudi import datasource_options as hudi_options
 from rs_compare import read_ours
 
 from hoodie import HoodieTable, WriteConfig
@@ -17,7 +18,6 @@ SCHEMA = "id int, name string, dt string, ts bigint, _hoodie_is_deleted boolean"
 FIRST = [(1, "a", "x", 1, False), (2, "b", "y", 1, False), (3, "c", "y", 1, False)]
 SECOND = [(1, "a2", "x", 2, False), (2, "b", "y", 2, True), (4, "d", "z", 2, False)]
 THIRD = [(3, "c3", "y", 3, False), (4, "d", "z", 3, True), (5, "e", "x", 3, False)]
-TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
 READ_OPTIMIZED = {"hoodie.datasource.query.type": "read_optimized"}
 
 
@@ -28,22 +28,11 @@ def arrow(rows) -> pa.Table:
     return pa.table({name: pa.array(values, kind) for name, kind, values in columns})
 
 
-def hudi_options(name: str, kind: str) -> dict[str, str]:
-    return {
-        "hoodie.table.name": name,
-        "hoodie.datasource.write.table.type": TYPES[kind],
-        "hoodie.datasource.write.recordkey.field": "id",
-        "hoodie.datasource.write.partitionpath.field": "dt",
-        "hoodie.datasource.write.precombine.field": "ts",
-        "hoodie.datasource.write.operation": "upsert",
-    }
-
-
 def our_config(name: str, kind: str, table_version: int | None = None) -> WriteConfig:
     options = {"hoodie.write.table.version": str(table_version)} if table_version else {}
     return WriteConfig.build(
         name, record_key="id", partition_path="dt", precombine_field="ts",
-        table_type=TYPES[kind], options=options,
+        table_type=TABLE_TYPES[kind], options=options,
     )  # fmt: skip
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from apache_hudi import HUDI_0, HUDI_1, assert_same_as_apache_hudi
+from apache_hudi import HUDI_0, HUDI_1, TABLE_TYPES, assert_same_as_apache_hudi, datasource_options
 from rs_compare import read_ours
 
 from hoodie import HoodieTable, WriteConfig
@@ -39,7 +39,6 @@ pytestmark = pytest.mark.hudi_full
 
 SCHEMA = "id int, name string, dt string, ts bigint, _hoodie_is_deleted boolean"
 NAMES = ["id", "name", "dt", "ts", "_hoodie_is_deleted"]
-TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
 # (Apache Hudi's version, the table version): 0.15 writes 6, 1.2 is told to write 6 or 8
 SETUPS = {"v6-hudi0.15": (HUDI_0, 6), "v6-hudi1.2": (HUDI_1, 6), "v8-hudi1.2": (HUDI_1, 8)}
 DEFAULT_INDEX: dict[str, str] = {}  # Apache Hudi's own default index
@@ -73,14 +72,7 @@ class Turns:
         return f"turns_{self.kind}_{self.table_version}"
 
     def hudi_options(self, **more: str) -> dict[str, str]:
-        options = {
-            "hoodie.table.name": self.name,
-            "hoodie.datasource.write.table.type": TYPES[self.kind],
-            "hoodie.datasource.write.recordkey.field": "id",
-            "hoodie.datasource.write.partitionpath.field": "dt",
-            "hoodie.datasource.write.precombine.field": "ts",
-            "hoodie.datasource.write.operation": "upsert",
-        }
+        options = datasource_options(self.name, self.kind)
         if self.judge.version == HUDI_1:
             options["hoodie.write.table.version"] = str(self.table_version)
         return {**options, **more}
@@ -89,7 +81,7 @@ class Turns:
         options = {"hoodie.write.table.version": str(self.table_version)}
         return WriteConfig.build(
             self.name, record_key="id", partition_path="dt", precombine_field="ts",
-            table_type=TYPES[self.kind], options=options,
+            table_type=TABLE_TYPES[self.kind], options=options,
         )  # fmt: skip
 
     def remember(self, rows, deletes: bool = False) -> None:
@@ -163,7 +155,7 @@ def start(spark, apache_hudi, tmp_path, kind: str, setup: str) -> Turns:
     return Turns(spark, apache_hudi(version), path, kind, table_version)
 
 
-@pytest.mark.parametrize("kind", sorted(TYPES))
+@pytest.mark.parametrize("kind", sorted(TABLE_TYPES))
 @pytest.mark.parametrize("setup", sorted(SETUPS))
 def test_apache_hudi_starts(spark, apache_hudi, tmp_path, kind, setup):
     """Apache Hudi creates and writes (its metadata table on); we upsert; it upserts with its
@@ -187,7 +179,7 @@ def test_apache_hudi_starts(spark, apache_hudi, tmp_path, kind, setup):
                       row(7, "f7", 6, True)], BLOOM)  # fmt: skip
 
 
-@pytest.mark.parametrize("kind", sorted(TYPES))
+@pytest.mark.parametrize("kind", sorted(TABLE_TYPES))
 @pytest.mark.parametrize("setup", sorted(SETUPS))
 def test_we_start(spark, apache_hudi, tmp_path, kind, setup):
     """We create and write; Apache Hudi upserts (default index), deletes (BLOOM) and cleans,

@@ -26,7 +26,7 @@ from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
-from apache_hudi import HUDI_0, HUDI_1, assert_same_as_apache_hudi
+from apache_hudi import HUDI_0, HUDI_1, assert_same_as_apache_hudi, datasource_options
 from rs_compare import read_ours, rows_of
 
 from hoodie import HoodieTable
@@ -40,7 +40,6 @@ QUERY_TYPE = "hoodie.datasource.query.type"
 AS_OF = "as.of.instant"
 BEGIN = "hoodie.datasource.read.begin.instanttime"
 END = "hoodie.datasource.read.end.instanttime"
-TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
 
 PARTS = ["a b", "50%", "k=v", "ü日", "x/y"]
 COLUMNS = ["id", "name", "dt", "ts", "score", "_hoodie_is_deleted"]
@@ -89,12 +88,7 @@ class Case:
 
     def write_options(self, operation: str) -> dict[str, str]:
         options = {
-            "hoodie.table.name": self.name,
-            "hoodie.datasource.write.table.type": TYPES[self.kind],
-            "hoodie.datasource.write.recordkey.field": "id",
-            "hoodie.datasource.write.partitionpath.field": "dt",
-            "hoodie.datasource.write.precombine.field": "ts",
-            "hoodie.datasource.write.operation": operation,
+            **datasource_options(self.name, self.kind, operation),
             "hoodie.datasource.write.partitionpath.urlencode": str(self.urlencode).lower(),
             "hoodie.datasource.write.hive_style_partitioning": str(self.hive_style).lower(),
         }
