@@ -45,6 +45,21 @@ def make_spark(root: str):
     )
 
 
+def soak_settings(sequences: int) -> settings:
+    """Hypothesis's settings of a soak (this one and soak_hudi.py): `sequences` random
+    sequences, no example database, no deadline, shrinking the first failure only."""
+    return settings(
+        max_examples=sequences,
+        database=None,
+        deadline=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.generate, Phase.shrink),
+        report_multiple_bugs=False,
+        print_blob=False,
+    )
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sequences", type=int, default=100)
@@ -59,16 +74,7 @@ def main(argv=None) -> int:
     examples: list[str] = []
     started = time.monotonic()
 
-    @settings(
-        max_examples=args.sequences,
-        database=None,
-        deadline=None,
-        derandomize=False,
-        suppress_health_check=list(HealthCheck),
-        phases=(Phase.generate, Phase.shrink),
-        report_multiple_bugs=False,
-        print_blob=False,
-    )
+    @soak_settings(args.sequences)
     @seed(args.seed)
     @given(scenario=scenarios(max_ops=args.max_ops, min_ops=args.min_ops))
     def sequence(scenario):

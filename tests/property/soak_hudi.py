@@ -29,8 +29,8 @@ from hudi_oracle import (  # noqa: E402
     oracle_scenarios,
     run_oracle,
 )
-from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
-from soak import make_spark  # noqa: E402
+from hypothesis import given, seed  # noqa: E402
+from soak import make_spark, soak_settings  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -51,16 +51,7 @@ def main(argv=None) -> int:
     tally = {"agreed": 0, "steps": 0, "failed": False, "shrink_runs": 0, "runs": 0}
     started = time.monotonic()
 
-    @settings(
-        max_examples=args.sequences,
-        database=None,
-        deadline=None,
-        derandomize=False,
-        suppress_health_check=list(HealthCheck),
-        phases=(Phase.generate, Phase.shrink),
-        report_multiple_bugs=False,
-        print_blob=False,
-    )
+    @soak_settings(args.sequences)
     @seed(args.seed)
     @given(scenario=oracle_scenarios(max_ops=args.max_ops, min_ops=args.min_ops))
     def sequence(scenario):
