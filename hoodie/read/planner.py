@@ -292,13 +292,6 @@ def _plan_incremental(
     )
 
 
-def _is_log_compaction(meta_client: HoodieTableMetaClient, instant: Instant) -> bool:
-    """A completed log compaction (it shows as a delta commit): it rewrites a file group's
-    log blocks into one, the rows stamped with its own instant, but changes no row, so an
-    incremental read of its range has nothing to give (as Apache Hudi 1.x reads it)."""
-    return meta_client.commit_metadata(instant).operation_type == LOG_COMPACT
-
-
 def _plan_incremental_by_completion(
     meta_client: HoodieTableMetaClient,
     options: ReadOptions,
@@ -326,11 +319,14 @@ def _plan_incremental_by_completion(
                 times.append(archived.timestamp)
     end = options.end_instant or max(completed_at(t) for t in times)
     active = {i.timestamp: i for i in writes}
+    in_window = [t for t in times if begin < completed_at(t) <= end]
+    # The active writes' commit metadata, read once. A completed log compaction (it shows as a
+    # delta commit) rewrites a file group's log blocks into one, the rows stamped with its own
+    # instant, but changes no row: its range has nothing to give (as Apache Hudi 1.x reads
+    # it). The others' write stats name the file groups the range touched (below).
+    metadata = {t: meta_client.commit_metadata(active[t]) for t in in_window if t in active}
     in_range = sorted(
-        t
-        for t in times
-        if begin < completed_at(t) <= end
-        and not (t in active and _is_log_compaction(meta_client, active[t]))
+        t for t in in_window if t not in metadata or metadata[t].operation_type != LOG_COMPACT
     )
     done = [t for t in times if completed_at(t) <= end]
     if not in_range or not done:
@@ -344,7 +340,12 @@ def _plan_incremental_by_completion(
         )
     touched: set[tuple[str, str]] | None = None
     if start is not None and begin >= completed_at(start):
-        touched = _written_file_groups(meta_client, [i for i in writes if i.timestamp in in_range])
+        # (every write in range is active here: the range starts on the active timeline)
+        touched = {
+            (stat.partition_path, stat.file_id)
+            for t in in_range
+            for stat in metadata[t].write_stats()
+        }
     view = FileSystemView(meta_client.storage, timeline, as_of)
     splits, pruned = _latest_slices(view, options, partition_filter, only=touched)
     return ReadPlan(
