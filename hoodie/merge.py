@@ -4,12 +4,17 @@ The ordering (precombine) field decides, as Hudi's `DefaultHoodieRecordPayload` 
 larger value wins, a null value loses to any value, and among equals the later record (higher
 sequence) wins. Without an ordering field, the later record wins.
 
-Deletes carry an ordering value too. Within a file slice (a base file and its logs) the rule is
-the one of Hudi's merged log record reader, as hudi-rs implements it: the key's winning data
-version is dropped if a delete of the slice is newer by ordering value (or equal and from a
-later instant). A delete with no ordering value (null, or Hudi's default Integer 0) orders by
-time: it wins if its instant is later than the winning version's.
-So on merge-on-read a delete keeps its ordering value until compaction folds it away.
+Deletes within a file slice (a base file and its logs) come in two kinds:
+- A delete with no ordering value (the delete operation's, Hudi's default Integer 0, which reads
+  as null, or a `_hoodie_is_deleted` row with a null ordering value) orders by time, as Apache
+  Hudi's commit-time-ordering delete does: it removes every version and delete of the key that
+  arrived before it, so what follows it in the slice starts afresh (an insert of the key after
+  the delete operation is an insert, whatever its ordering value: the copy-on-write result).
+- A delete with an ordering value competes like a row, as in Hudi's merged log record reader:
+  the key's winning data version is dropped if such a delete is newer by ordering value (or
+  equal and from a later instant); the slice's ordered deletes count as one, with their largest
+  ordering value and their latest instant (hudi-rs's rule). So on merge-on-read a delete keeps
+  its ordering value until compaction folds it away.
 """
 
 from __future__ import annotations
@@ -76,12 +81,45 @@ def merge_slice(
     carries INSTANT too. Without an ordering field a delete cancels the versions that arrived
     before it, and a later version (a re-insert) survives.
     """
-    winners = latest_per_key(rows, key, ordering_field, sequence)
-    if deletes.num_rows == 0 or winners.num_rows == 0:
-        return winners
+    if deletes.num_rows == 0 or rows.num_rows == 0:
+        return latest_per_key(rows, key, ordering_field, sequence)
     if ordering_field is None or ORDERING not in deletes.column_names:
+        winners = latest_per_key(rows, key, ordering_field, sequence)
         return _drop_by_arrival(winners, key, deletes, sequence)
-    return _drop_by_ordering(winners, key, deletes, ordering_field)
+    values = _delete_ordering(deletes, rows.schema.field(ordering_field).type)
+    unordered = has_no_ordering(values)
+    ordered = deletes.filter(pc.invert(unordered)).set_column(
+        deletes.schema.get_field_index(ORDERING), ORDERING, values.filter(pc.invert(unordered))
+    )
+    if pc.any(unordered).as_py():
+        # what arrived before a key's latest delete by time is gone, rows and deletes alike
+        last = deletes.filter(unordered).group_by(key).aggregate([(sequence, "max")])
+        rows = _after(rows, key, last, sequence)
+        ordered = _after(ordered, key, last, sequence)
+    winners = latest_per_key(rows, key, ordering_field, sequence)
+    if ordered.num_rows == 0 or winners.num_rows == 0:
+        return winners
+    return _drop_by_ordering(winners, key, ordered, ordering_field)
+
+
+def _after(table: pa.Table, key: str, last: pa.Table, sequence: str) -> pa.Table:
+    """The rows of `table` that arrived after their key's sequence in `last` (or whose key has
+    none)."""
+    position = pc.index_in(table.column(key), value_set=last.column(key))
+    cut = pc.take(last.column(f"{sequence}_max"), position)
+    keep = pc.or_kleene(pc.is_null(cut), pc.greater(table.column(sequence), cut))
+    return table.filter(pc.fill_null(keep, True))
+
+
+def _delete_ordering(deletes: pa.Table, order_type: pa.DataType) -> pa.Array:
+    """The deletes' ordering values as the ordering field's type; a value that does not cast
+    (a delete block's Integer 0 against a string field) has none."""
+    values = deletes.column(ORDERING)
+    try:
+        values = values.cast(order_type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        values = pa.nulls(len(values), order_type)
+    return as_array(values)
 
 
 def has_no_ordering(values: pa.Array) -> pa.Array:
@@ -103,17 +141,10 @@ def _drop_by_arrival(winners: pa.Table, key: str, deletes: pa.Table, sequence: s
 
 
 def _drop_by_ordering(winners: pa.Table, key: str, deletes: pa.Table, ordering: str) -> pa.Table:
-    """hudi-rs's rule: per key, the deletes' largest ordering value and latest instant."""
-    order_type = winners.schema.field(ordering).type
-    values = deletes.column(ORDERING)
-    try:
-        values = values.cast(order_type)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        values = pa.nulls(len(values), order_type)
-    values = as_array(values)
-    values = pc.if_else(has_no_ordering(values), None, values)
+    """hudi-rs's rule for deletes that all carry an ordering value: per key, their largest
+    ordering value and latest instant."""
     latest = (
-        pa.table({key: deletes.column(key), ORDERING: values, INSTANT: deletes.column(INSTANT)})
+        deletes.select([key, ORDERING, INSTANT])
         .group_by(key)
         .aggregate([(ORDERING, "max"), (INSTANT, "max")])
     )
@@ -127,7 +158,6 @@ def _drop_by_ordering(winners: pa.Table, key: str, deletes: pa.Table, ordering: 
         pc.and_(pc.is_null(stored_order), pc.is_valid(delete_order)),
     )
     tie = pc.fill_null(pc.equal(delete_order, stored_order), False)
-    by_order = pc.or_(newer, pc.and_(tie, later))
-    deleted = pc.if_else(pc.is_null(delete_order), later, by_order)
+    deleted = pc.or_(newer, pc.and_(tie, later))
     has_delete = pc.is_valid(position)
     return winners.filter(pc.invert(pc.and_(has_delete, deleted)))

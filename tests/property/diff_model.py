@@ -39,21 +39,23 @@ R6  Merge-on-read writes. Updates and deletes of a stored key go to a log file o
       log, inserts and deletes of absent keys included (the writer never learns if a key is
       stored); a bucket that does not exist yet is created as a base file of the batch's
       surviving rows (deletes dropped), and not at all if none survive.
-R7  Merge-on-read reads, per file slice, as hudi-rs merges (`merge/record_merger.rs`,
-    `merge/ordering.rs`): among the key's data versions in the slice (base file and log data
-    blocks) the candidate is the one with the largest (`ts`, commit time). The slice's log
-    deletes of the key count as one: their largest ordering value and their latest instant.
-    The candidate is dropped if that ordering value is larger than the candidate's `ts` (a null
-    `ts` is smaller than any value), or equal with the latest delete instant after the
-    candidate's commit. Deletes without an ordering value (Hudi's Integer 0, which the delete
-    operation and tables without an ordering field write, or a null `ts`) leave out of the
-    largest value; if no delete has one, the candidate is dropped iff the latest delete
-    instant is after its commit. A bigint `ts` of 0 is a real value (hudi-rs 0.5 and Hudi
-    agree). Without an ordering field the candidate is the latest version. So until
-    compaction a tombstone keeps its ordering value: a later insert of the key with a smaller
-    `ts` stays deleted (on copy-on-write the key is gone and the later row is inserted), and
-    after a delete without ordering value, an older version with a larger `ts` than a later
-    insert still outranks the insert and stays deleted with it.
+R7  Merge-on-read reads, per file slice (base file, then log blocks in order). A delete without
+    an ordering value (Hudi's Integer 0, which the delete operation and tables without an
+    ordering field write, or a null `ts`) orders by arrival, as Apache Hudi's commit-time
+    delete: the key's versions and deletes before its latest such delete are gone, and what
+    follows starts afresh (an insert after the delete operation is an insert, as on
+    copy-on-write). Of what remains, as hudi-rs merges (`merge/record_merger.rs`,
+    `merge/ordering.rs`): the candidate is the data version with the largest (`ts`, commit
+    time); the key's remaining deletes (all with an ordering value) count as one, their largest
+    ordering value and their latest instant, and drop the candidate if that value is larger
+    than the candidate's `ts` (a null `ts` is smaller than any value), or equal with the latest
+    delete instant after the candidate's commit. A bigint `ts` of 0 is a real value (hudi-rs
+    0.5 and Hudi agree). Without an ordering field the candidate is the latest version, dropped
+    iff a delete arrived after it. So until compaction a tombstone with an ordering value
+    keeps it: a later insert of the key with a smaller `ts` stays deleted (on copy-on-write the
+    key is gone and the later row is inserted). Apache Hudi and hudi-rs 0.5 depart after the
+    delete operation: a later insert with a smaller `ts` than a version before the delete
+    brings that deleted version back (the `hudi-rs-0.5` variant; a deliberate difference).
 R8  Compaction (inline after `hoodie.compact.inline.max.delta.commits` delta commits since the
     last compaction, counting only when some slice has log files; or `table.compact`) rewrites
     every slice with log files as its merged result: tombstones disappear, versions keep
@@ -334,9 +336,14 @@ class TableModel:
         `make soak SEQUENCES=40 SEED=11`). The test only uses it to tell a known hudi-rs
         divergence from a new one.
         """
-        versions = [e for e in slot.logs if isinstance(e, Version)]
-        if slot.base is not None:
-            versions.insert(0, slot.base)
+        entries: tuple = slot.logs if slot.base is None else (slot.base, *slot.logs)
+        if variant == "rule" and self.params.precombine:
+            # a delete without ordering value: what arrived before it is gone
+            unordered = [i for i, e in enumerate(entries) if isinstance(e, Tomb)
+                         and e.ordering in (NATURAL, None)]  # fmt: skip
+            if unordered:
+                entries = entries[unordered[-1] + 1 :]
+        versions = [e for e in entries if isinstance(e, Version)]
         if not versions:
             return None
         order = _order
@@ -346,7 +353,7 @@ class TableModel:
             candidate = max(versions, key=lambda v: (order(v.ts), v.instant))
         else:
             candidate = max(versions, key=lambda v: v.instant)
-        tombs = [e for e in slot.logs if isinstance(e, Tomb)]
+        tombs = [e for e in entries if isinstance(e, Tomb)]
         if not tombs:
             return candidate
         if variant == "hudi-rs-0.5":
@@ -361,11 +368,11 @@ class TableModel:
                 if kills:
                     return None
             return candidate
-        # hudi-rs's rule (merge/ordering.rs): the key's deletes as one, with their largest
-        # ordering value and their latest instant.
+        # hudi-rs's rule (merge/ordering.rs) for ordered deletes: the key's deletes as one,
+        # with their largest ordering value and their latest instant.
         instant = max(t.instant for t in tombs)
-        ordered = [t.ordering for t in tombs if t.ordering not in (NATURAL, None)]
-        if not self.params.precombine or not ordered:
+        ordered = [t.ordering for t in tombs]
+        if not self.params.precombine:
             kills = instant > candidate.instant
         else:
             top = max(ordered)

@@ -74,15 +74,44 @@ def test_a_delete_keeps_its_ordering_against_later_versions():
     assert merge_slice(rows, "k", later, "ts")["v"].to_pylist() == ["a0", "b30"]
 
 
-def test_a_delete_without_ordering_removes_what_came_before_it():
-    """Null (Hudi's default): the delete orders by instant against the winning version, as
-    hudi-rs does; a long 0 is a real ordering value."""
-    rows = _versions(["a", "a", "b"], ["a30", "a10", "b5"], [30, 10, 5], ["t1", "t3", "t1"])
-    deletes = _deletes(["a", "b"], [None, None], ["t2", "t2"])
-    # a's winner is the ts=30 version of t1, older than the delete: a is gone, like b.
+def _arrivals(keys, values, ts, sequences, instants):
+    return pa.table({"k": keys, "v": values, "ts": pa.array(ts, pa.int64()),
+                     SEQUENCE: pa.array(sequences, pa.int64()), INSTANT: instants})  # fmt: skip
+
+
+def _deletes_at(keys, ordering, sequences, instants):
+    return pa.table({"k": keys, SEQUENCE: pa.array(sequences, pa.int64()), INSTANT: instants,
+                     ORDERING: pa.array(ordering, pa.int64())})  # fmt: skip
+
+
+def test_a_delete_without_ordering_removes_what_arrived_before_it():
+    """Null (Hudi's default Integer 0, the delete operation's): the delete orders by arrival, as
+    Apache Hudi's commit-time-ordering delete does, whatever the ordering values before it; a
+    version that arrives after it is an insert (what copy-on-write gives); a long 0 is a real
+    ordering value."""
+    rows = _arrivals(["a", "b", "a"], ["a30", "b5", "a10"], [30, 5, 10], [0, 1, 3],
+                     ["t1", "t1", "t3"])  # fmt: skip
+    deletes = _deletes_at(["a", "b"], [None, None], [2, 2], ["t2", "t2"])
+    # a's ts=30 version arrived before the delete, the ts=10 one after it: a is the latter
+    assert _winners(merge_slice(rows, "k", deletes, "ts")) == {"a": "a10"}
+    before = _deletes_at(["b"], [None], [-1], ["t0"])
+    assert _winners(merge_slice(rows, "k", before, "ts")) == {"a": "a30", "b": "b5"}
+    zero = _deletes_at(["b"], [0], [2], ["t2"])
+    assert _winners(merge_slice(rows, "k", zero, "ts")) == {"a": "a30", "b": "b5"}
+
+
+def test_a_stale_delete_after_the_delete_operation_does_not_bring_the_key_back():
+    """Found by Apache Hudi 1.2 (`make soak-hudi SEQUENCES=40 SEED=2`): the delete operation,
+    then a `_hoodie_is_deleted` row with a smaller ordering value than the stored row. The key
+    stays deleted (the ordered delete used to carry the key's deletes as one, its value losing
+    to the stored row's and the unordered delete forgotten)."""
+    rows = _arrivals(["a"], ["a5"], [5], [0], ["t1"])
+    deletes = _deletes_at(["a", "a"], [None, 2], [1, 2], ["t2", "t3"])
     assert merge_slice(rows, "k", deletes, "ts").num_rows == 0
-    assert merge_slice(rows, "k", _deletes(["b"], [None], ["t0"]), "ts").num_rows == 2
-    assert merge_slice(rows, "k", _deletes(["b"], [0], ["t2"]), "ts").num_rows == 2
+    # an ordered delete before the delete operation is gone with what it deleted
+    again = _arrivals(["a", "a"], ["a5", "a1"], [5, 1], [0, 3], ["t1", "t4"])
+    ordered_first = _deletes_at(["a", "a"], [9, None], [1, 2], ["t2", "t3"])
+    assert _winners(merge_slice(again, "k", ordered_first, "ts")) == {"a": "a1"}
 
 
 def test_the_largest_delete_ordering_of_a_key_decides():
