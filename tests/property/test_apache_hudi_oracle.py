@@ -134,6 +134,36 @@ for _version in (6, 8):
     )
 
 
+# found by `make soak-hudi SEQUENCES=200 SEED=1` (sequence 158, again): Apache Hudi 0.15 logs a
+# stale `_hoodie_is_deleted` row of k2 and applies it over the compacted base row, where our
+# write rewrote that small file group (an insert took it) and kept the row; the oracle knows
+# the difference by what was written, whatever each table's layout
+def _rec(key, ts, v, deleted=False, **extras) -> Rec:
+    return Rec(key, None, ts, v, deleted, tuple(extras.items()))
+
+
+E12, E1 = ("e1", "e2"), ("e1",)
+CASES["v6-mor-stale-delete-after-compaction-layouts-differ"] = Scenario(
+    Params(MOR, SIMPLE, partitioned=False, compact_every=NEVER, table_version=6),
+    (
+        Upsert((_rec("k2", 3, "c", e1=2, e2=None), _rec("k3", 2, "c", e1=2, e2=2),
+                _rec("k3", 5, "a", e1=2, e2=2), _rec("k1", 0, "a", e1=None, e2=1),
+                _rec("k1", 5, "c", True, e1=2, e2=None)), E12),
+        Upsert((_rec("k0", 3, "c", e1=None), _rec("k2", 5, "c", e1=None),
+                _rec("k1", 1, "c", True, e1=0), _rec("k3", 1, None, e1=2),
+                _rec("k3", 2, "c", True, e1=0)), E1),
+        Rollback(),
+        Upsert((_rec("k1", 3, "c"),)),
+        Delete((("k0", None), ("k1", None), ("k1", None))),
+        Compact(),
+        Upsert((_rec("k3", 3, None, e1=2, e2=2),), E12),
+        Upsert((_rec("k1", 0, "a", e1=None), _rec("k3", 2, "b", e1=0), _rec("k1", 0, "c", e1=0),
+                _rec("k1", 5, "c", e1=0), _rec("k2", 0, "a", True, e1=1)), E1),
+    ),
+)  # fmt: skip
+KNOWN = {"v6-mor-stale-delete-after-compaction-layouts-differ": {"stale delete applied"}}
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_fixed_sequences_agree_with_apache_hudi(spark, apache_hudi, tmp_path, case):
     scenario = CASES[case]
@@ -143,7 +173,7 @@ def test_fixed_sequences_agree_with_apache_hudi(spark, apache_hudi, tmp_path, ca
     )
     skipped = 1 if case == "v8-cow-delete-after-rolling-back-everything" else 0
     assert stats.steps == len(scenario.ops) and stats.refused == 0 and stats.skipped == skipped
-    assert stats.known == {}
+    assert set(stats.known) == KNOWN.get(case, set())
 
 
 # -- differences we keep on purpose ---------------------------------------------------------------
