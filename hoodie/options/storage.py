@@ -27,9 +27,8 @@ ACCESS_KEY = ConfigProperty("access_key", None, "S3: the access key id", secret=
 SECRET_KEY = ConfigProperty("secret_key", None, "S3: the secret access key", secret=True)
 SESSION_TOKEN = ConfigProperty("session_token", None, "S3: the session token of temporary "
                                "credentials", secret=True)  # fmt: skip
-ROLE_ARN = ConfigProperty("role_arn", None, "S3: a role to assume (pyarrow only)", secret=True)
-EXTERNAL_ID = ConfigProperty("external_id", None, "S3: the external id of that role (pyarrow "
-                             "only)", secret=True)  # fmt: skip
+ROLE_ARN = ConfigProperty("role_arn", None, "S3: a role pyarrow assumes", secret=True)
+EXTERNAL_ID = ConfigProperty("external_id", None, "S3: that role's external id", secret=True)
 ACCESS_TOKEN = ConfigProperty("access_token", None, "GCS: an OAuth access token", secret=True)
 ANONYMOUS = ConfigProperty("anonymous", False, "GCS: no credentials (a public bucket or an "
                            "emulator)")  # fmt: skip

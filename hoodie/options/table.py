@@ -43,7 +43,7 @@ TYPE = ConfigProperty(
 VERSION = ConfigProperty(
     "hoodie.table.version", TableVersion.SIX.value, "the table's format version: 6, 8 or 9 "
     "are read, 6 and 8 written (a new table's: hoodie.write.table.version)",
-    attribute="table_version", choices=TableVersion,
+    attribute="table_version",
 )  # fmt: skip
 TIMELINE_LAYOUT_VERSION = ConfigProperty(
     "hoodie.timeline.layout.version", 1, "the timeline's layout: 1 (`.hoodie/`) with table "

@@ -29,15 +29,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from ..config import WriteConfig
+from ..config import OPTIMISTIC, WriteConfig
 from ..exceptions import CommitError, TimelineError
 from ..meta_client import HoodieTableMetaClient
 from ..storage import Storage
 from ..timeline import WRITE_ACTIONS, Action, Instant, State, Timeline, new_instant_time
 from .heartbeat import Heartbeat, is_expired
 from .lock import LockProvider, table_lock
-
-OPTIMISTIC = "optimistic_concurrency_control"
 
 
 @dataclass(frozen=True)
