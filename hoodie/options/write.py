@@ -9,6 +9,7 @@ partitioning, ...) take their defaults from the table domain, so each default is
 from __future__ import annotations
 
 from enum import Enum
+from typing import cast
 
 from ..exceptions import InvalidConfigError
 from . import table
@@ -330,3 +331,13 @@ def option(attribute: str) -> ConfigProperty:
 def default(attribute: str) -> object:
     """The default of the write option that sets `WriteConfig.<attribute>`."""
     return _BY_ATTRIBUTE[attribute].default
+
+
+_SECONDS_PER_UNIT = {"_ms": 0.001, "_seconds": 1.0, "_minutes": 60.0}
+
+
+def default_seconds(attribute: str) -> float:
+    """The default of a duration option in seconds, whatever unit its key has (the field's
+    name ends in it): what the locks and heartbeats built without a write config use."""
+    unit = next(u for u in _SECONDS_PER_UNIT if attribute.endswith(u))
+    return float(cast(int, default(attribute))) * _SECONDS_PER_UNIT[unit]

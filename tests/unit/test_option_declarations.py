@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from pathlib import Path
 
 import pytest
@@ -178,3 +179,29 @@ def test_the_secret_storage_options_are_the_declared_credentials():
     assert {"access_key", "secret_key", "account_key", "sas_token"} <= SECRET_OPTIONS
     store = Storage("s3://bucket/t", {"region": "eu-west-1", "secret_key": "x", "access_key": "y"})
     assert store.shareable_options == {"region": "eu-west-1"}
+
+
+def test_locks_and_heartbeats_built_without_a_config_take_the_write_options_defaults():
+    """What a table service builds without a write config waits, renews and expires as a
+    write with the default options does."""
+    from hoodie.transaction.failed_writes import FailedWritesPolicy
+    from hoodie.transaction.heartbeat import Heartbeat
+    from hoodie.transaction.lock import FileSystemLock
+    from hoodie.transaction.storage_lock import StorageLock
+
+    config = WriteConfig("t", ("id",))
+    fields = {
+        cls: {f.name: f.default for f in dataclasses.fields(cls)}
+        for cls in (FailedWritesPolicy, FileSystemLock, StorageLock)
+    }
+    assert fields[FailedWritesPolicy]["heartbeat_interval_seconds"] == (
+        config.heartbeat_interval_ms / 1000
+    )
+    assert fields[FailedWritesPolicy]["tolerable_misses"] == config.heartbeat_tolerable_misses
+    assert fields[FileSystemLock]["lease_seconds"] == config.lock_expire_minutes * 60
+    assert fields[FileSystemLock]["wait_seconds"] == config.lock_wait_ms / 1000
+    assert fields[StorageLock]["validity_seconds"] == config.lock_validity_seconds
+    assert fields[StorageLock]["renew_seconds"] == config.lock_renew_seconds
+    assert fields[StorageLock]["wait_seconds"] == config.lock_wait_ms / 1000
+    interval = inspect.signature(Heartbeat).parameters["interval_seconds"].default
+    assert interval == config.heartbeat_interval_ms / 1000
