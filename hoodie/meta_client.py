@@ -455,7 +455,7 @@ _IDENTITY = (
     # Escaped or not, a value's folder differs: a write asking otherwise would put its keys
     # in other partitions than the table's, so it is refused (the stored setting used to be
     # taken silently, whatever the write asked).
-    ("hoodie.datasource.write.partitionpath.urlencode", "url_encode_partition_path"),
+    (props.URL_ENCODE_PARTITIONING, "url_encode_partition_path"),
 )
 
 
