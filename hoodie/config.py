@@ -2,7 +2,8 @@
 
 Every option a user can set arrives here, either as a first-class field or as a raw `hoodie.*`
 key. Unknown and malformed keys fail with the list of supported ones, so a typo never silently
-falls back to a default.
+falls back to a default. The options themselves (keys, defaults, docs, choices) are declared
+once, in `hoodie.options.write`; here they become a `WriteConfig` and are checked together.
 """
 
 from __future__ import annotations
