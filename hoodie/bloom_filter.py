@@ -39,17 +39,20 @@ import math
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .exceptions import HoodieError, MalformedMetadataError
+from .options.property import choice_values
+from .options.write import BloomFilterType, default
 
 BLOOM_FILTER_FOOTER = b"org.apache.hudi.bloomfilter"
 BLOOM_TYPE_FOOTER = b"hoodie_bloom_filter_type_code"
-SIMPLE, DYNAMIC_V0 = "SIMPLE", "DYNAMIC_V0"
-FILTER_TYPES = (SIMPLE, DYNAMIC_V0)
+SIMPLE, DYNAMIC_V0 = BloomFilterType.SIMPLE.value, BloomFilterType.DYNAMIC_V0.value
+FILTER_TYPES = choice_values(BloomFilterType)
 MURMUR_HASH = 1  # Hadoop's hash type code of MurmurHash (0 is Jenkins, which Hudi never writes)
 _VERSION = -1  # the versioned format of Hadoop's `Filter` (a positive int was the hash count)
 _HEADER = struct.Struct(">iibi")  # version, hash count, hash type, vector size
@@ -64,10 +67,11 @@ class BloomFilterSpec:
     hoodie.index.bloom.num_entries, hoodie.index.bloom.fpp, hoodie.bloom.index.filter.type,
     hoodie.bloom.index.filter.dynamic.max.entries)."""
 
-    num_entries: int = 60_000
-    fpp: float = 1e-9
-    filter_type: str = DYNAMIC_V0
-    dynamic_max_entries: int = 100_000
+    # The write options' defaults (`hoodie.options.write`), declared there once.
+    num_entries: int = cast(int, default("bloom_num_entries"))
+    fpp: float = cast(float, default("bloom_fpp"))
+    filter_type: str = cast(str, default("bloom_filter_type"))
+    dynamic_max_entries: int = cast(int, default("bloom_dynamic_max_entries"))
 
     @property
     def vector_size(self) -> int:

@@ -2,342 +2,51 @@
 
 Every option a user can set arrives here, either as a first-class field or as a raw `hoodie.*`
 key. Unknown and malformed keys fail with the list of supported ones, so a typo never silently
-falls back to a default.
+falls back to a default. The options themselves (keys, defaults, docs, choices) are declared
+once, in `hoodie.options.write`; here they become a `WriteConfig` and are checked together.
 """
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .bloom_filter import DYNAMIC_V0, FILTER_TYPES, SIMPLE, BloomFilterSpec
+from .bloom_filter import BloomFilterSpec
 from .exceptions import ConflictingSettingsError, InvalidConfigError
+from .options.property import ConfigProperty as ConfigProperty
+from .options.property import by_key, choice, closest_key
+from .options.table import TableType, TableVersion
+from .options.write import MB as MB
+from .options.write import (
+    OPTIONS,
+    ConcurrencyMode,
+    IndexType,
+    InsertDupPolicy,
+    LockProvider,
+    Operation,
+    default,
+)
 from .properties import COPY_ON_WRITE, MERGE_ON_READ
 from .schema_evolution import SchemaChange
 
-MB = 1024 * 1024
 _MAX_BLOOM_BITS = 2**31 - 1
-SIMPLE_INDEX, BUCKET_INDEX = "SIMPLE", "BUCKET"
+# The option values the core decides by (declared with their options in `hoodie.options.write`).
+SIMPLE_INDEX, BUCKET_INDEX = IndexType.SIMPLE.value, IndexType.BUCKET.value
 INDEX_TYPES = (SIMPLE_INDEX, BUCKET_INDEX)
 # hoodie.datasource.write.operation: what a write does with keys the table already holds.
-UPSERT, INSERT, BULK_INSERT = "upsert", "insert", "bulk_insert"
+UPSERT, INSERT, BULK_INSERT = (
+    Operation.UPSERT.value, Operation.INSERT.value, Operation.BULK_INSERT.value
+)
 # hoodie.datasource.insert.dup.policy: what an insert does with them.
-FAIL_ON_EXISTING, DROP_EXISTING = "fail", "drop"
-
-
-def _positive_int(key: str, value: object) -> int:
-    try:
-        number = int(str(value).strip())
-    except ValueError:
-        number = -1
-    if number <= 0:
-        raise InvalidConfigError(f"option '{key}' must be a positive integer, got {value!r}")
-    return number
-
-
-def _non_negative_int(key: str, value: object) -> int:
-    try:
-        number = int(str(value).strip())
-    except ValueError:
-        number = -1
-    if number < 0:
-        raise InvalidConfigError(f"option '{key}' must be an integer >= 0, got {value!r}")
-    return number
-
-
+FAIL_ON_EXISTING, DROP_EXISTING = InsertDupPolicy.FAIL.value, InsertDupPolicy.DROP.value
 # Table versions a new table can be created with: 6 (Hudi 0.12-0.15) and 8 (Hudi 1.0).
-WRITE_TABLE_VERSIONS = (6, 8)
+WRITE_TABLE_VERSIONS = tuple(int(version) for version in TableVersion)
+# hoodie.write.lock.provider: our two locks.
+FILESYSTEM_LOCK, STORAGE_LOCK = LockProvider.FILESYSTEM.value, LockProvider.STORAGE.value
+OPTIMISTIC = ConcurrencyMode.OPTIMISTIC_CONCURRENCY_CONTROL.value
 
-
-def _table_version(key: str, value: object) -> int:
-    text = str(value).strip()
-    if not text.isdigit() or int(text) not in WRITE_TABLE_VERSIONS:
-        raise InvalidConfigError(
-            f"option '{key}' must be one of {', '.join(map(str, WRITE_TABLE_VERSIONS))} (the Hudi "
-            f"table version to write: 6 for Apache Hudi 0.x readers, 8 for Apache Hudi 1.x), "
-            f"got {value!r}"
-        )
-    return int(text)
-
-
-def _probability(key: str, value: object) -> float:
-    try:
-        number = float(str(value).strip())
-    except ValueError:
-        number = -1.0
-    if not 0.0 < number < 1.0:
-        raise InvalidConfigError(
-            f"option '{key}' must be a probability between 0 and 1 (exclusive), got {value!r}"
-        )
-    return number
-
-
-def _boolean(key: str, value: object) -> bool:
-    text = str(value).strip().lower()
-    if text not in ("true", "false"):
-        raise InvalidConfigError(f"option '{key}' must be true or false, got {value!r}")
-    return text == "true"
-
-
-def _choice(*choices: str) -> Callable[[str, object], str]:
-    """Any spelling's case is accepted; the value comes back as Hudi spells it in `choices`."""
-    by_folded = {choice.lower(): choice for choice in choices}
-
-    def check(key: str, value: object) -> str:
-        text = str(value).strip().lower()
-        if text not in by_folded:
-            raise InvalidConfigError(
-                f"option '{key}' must be one of {', '.join(choices)}, got {value!r}"
-            )
-        return by_folded[text]
-
-    return check
-
-
-# hoodie.write.lock.provider: our two locks, by name or by the class name Apache Hudi gives them.
-FILESYSTEM_LOCK, STORAGE_LOCK = "filesystem", "storage"
-_LOCK_PROVIDERS = {
-    FILESYSTEM_LOCK: FILESYSTEM_LOCK,
-    STORAGE_LOCK: STORAGE_LOCK,
-    "org.apache.hudi.client.transaction.lock.filesystembasedlockprovider": FILESYSTEM_LOCK,
-    "org.apache.hudi.client.transaction.lock.storagebasedlockprovider": STORAGE_LOCK,
-}
-
-
-def _lock_provider(key: str, value: object) -> str:
-    text = str(value).strip().lower()
-    if text not in _LOCK_PROVIDERS:
-        raise InvalidConfigError(
-            f"option '{key}'={value!r} is not a lock provider we have; use {STORAGE_LOCK} "
-            f"(org.apache.hudi.client.transaction.lock.StorageBasedLockProvider) or "
-            f"{FILESYSTEM_LOCK} (org.apache.hudi.client.transaction.lock."
-            "FileSystemBasedLockProvider)"
-        )
-    return _LOCK_PROVIDERS[text]
-
-
-def _metadata_table(key: str, value: object) -> bool:
-    """`hoodie.metadata.enable`: only false, which is what every action of ours does (a table's
-    Apache Hudi metadata table is turned off before it changes the table); true would ask for
-    a metadata table we do not maintain yet."""
-    if _boolean(key, value):
-        raise InvalidConfigError(
-            f"option '{key}'=true is not supported: dbt-hoodie does not maintain Apache Hudi's "
-            "metadata table yet, so it turns a table's metadata table off before changing the "
-            f"table (as Apache Hudi does with {key}=false) and readers list files instead. "
-            f"Remove the option or set {key}=false"
-        )
-    return False
-
-
-def _index_type(key: str, value: object) -> str:
-    text = str(value).strip().upper()
-    if text not in INDEX_TYPES:
-        raise InvalidConfigError(
-            f"option '{key}'={value!r} is not supported; supported: {', '.join(INDEX_TYPES)}"
-        )
-    return text
-
-
-def _dup_policy(key: str, value: object) -> str:
-    text = str(value).strip().lower()
-    if text == "none":
-        raise InvalidConfigError(
-            f"option '{key}'=none (Apache Hudi's default: insert keys the table already holds "
-            "as second records) is not supported: every reader, upsert and delete of a "
-            "dbt-hoodie table relies on one record per key. Use fail (the default: the write "
-            "stops, naming the keys) or drop (the stored records are kept and the incoming rows "
-            "of those keys skipped)"
-        )
-    return _choice(FAIL_ON_EXISTING, DROP_EXISTING)(key, value)
-
-
-def _field_list(key: str, value: object) -> tuple[str, ...]:
-    fields = tuple(f.strip() for f in str(value).split(",") if f.strip())
-    if not fields:
-        raise InvalidConfigError(f"option '{key}' must name one or more columns, got {value!r}")
-    return fields
-
-
-def _column(key: str, value: object) -> str | None:
-    text = str(value).strip()
-    return text or None
-
-
-def _text(key: str, value: object) -> str:
-    text = str(value).strip()
-    if not text:
-        raise InvalidConfigError(f"option '{key}' must not be empty")
-    return text
-
-
-def _partition_list(key: str, value: object) -> tuple[str, ...]:
-    return tuple(f.strip() for f in str(value).split(",") if f.strip())
-
-
-@dataclass(frozen=True)
-class ConfigProperty:
-    """One write option, defined once, as Hudi's `ConfigProperty` defines it: its key, the
-    other keys Hudi accepts for it, how its text is read, its default and what it does.
-    `attribute` is the `WriteConfig` field it sets."""
-
-    key: str
-    attribute: str
-    parse: Callable[[str, object], object]
-    default: object
-    doc: str
-    alternatives: tuple[str, ...] = ()
-    identity: bool = False  # a setting the caller also names directly (record key, ...)
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        return (self.key, *self.alternatives)
-
-    def describe(self) -> str:
-        also = f" (also {', '.join(self.alternatives)})" if self.alternatives else ""
-        return f"{self.key}{also}: {self.doc}, default {_show_default(self.default)}"
-
-
-def _show_default(value: object) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    if value is None or value == ():
-        return "none"
-    return str(value)
-
-
-_COMPRESSION = ("snappy", "gzip", "zstd", "lz4", "brotli", "uncompressed", "none")
-OPTIONS: tuple[ConfigProperty, ...] = (
-    # The table's identity, which callers usually give as arguments (dbt: record_key, ...);
-    # Hudi's own keys for them work too, from Apache Hudi jobs, dbt-spark or dbt-glue configs.
-    ConfigProperty("hoodie.table.name", "table_name", _text, None, "the table's name",
-                   ("hoodie.datasource.write.table.name",), identity=True),
-    ConfigProperty("hoodie.datasource.write.recordkey.field", "record_key_fields", _field_list,
-                   (), "record key column(s), comma-separated", ("hoodie.table.recordkey.fields",),
-                   identity=True),
-    ConfigProperty("hoodie.datasource.write.partitionpath.field", "partition_fields",
-                   _partition_list, (), "partition path column(s), comma-separated; empty: "
-                   "non-partitioned", ("hoodie.table.partition.fields",), identity=True),
-    ConfigProperty("hoodie.datasource.write.precombine.field", "precombine_field", _column, None,
-                   "ordering column: the larger value wins", ("hoodie.table.precombine.field",),
-                   identity=True),
-    ConfigProperty("hoodie.datasource.write.table.type", "table_type",
-                   _choice(COPY_ON_WRITE, MERGE_ON_READ), COPY_ON_WRITE,
-                   "COPY_ON_WRITE or MERGE_ON_READ", ("hoodie.table.type",), identity=True),
-    ConfigProperty("hoodie.datasource.write.hive_style_partitioning", "hive_style_partitioning",
-                   _boolean, False, "write partition folders as col=value", identity=True),
-    ConfigProperty("hoodie.datasource.write.partitionpath.urlencode",
-                   "url_encode_partition_path", _boolean, False,
-                   "escape partition values in folder names as Apache Hudi does (`%XX` for "
-                   "`/`, control and Hive's special characters), and `.`, `..` and `.hoodie...` "
-                   "values too (see \"Partition paths\")"),
-    ConfigProperty("hoodie.write.table.version", "table_version", _table_version, None,
-                   "the Hudi table version a new table is created with: 6 (read by Apache Hudi "
-                   "0.x and 1.x, hudi-rs) or 8 (Apache Hudi 1.x, hudi-rs); none: 6. A table "
-                   "keeps its version"),
-    ConfigProperty("hoodie.metadata.enable", "metadata_table", _metadata_table, False,
-                   "Apache Hudi's metadata table: false only; a table's metadata table is "
-                   "deleted (hoodie.table.metadata.partitions cleared first) before any action "
-                   "changes the table, as Apache Hudi does with false"),
-    # What a write does.
-    ConfigProperty("hoodie.datasource.write.operation", "operation",
-                   _choice(UPSERT, INSERT, BULK_INSERT), UPSERT,
-                   "upsert (update stored keys, insert new ones), insert (only new keys, filling "
-                   "small file groups) or bulk_insert (only new keys, into new file groups, "
-                   "sorted by partition and key, no small-file rewrites); SIMPLE index only for "
-                   "insert and bulk_insert"),
-    ConfigProperty("hoodie.datasource.insert.dup.policy", "insert_dup_policy", _dup_policy,
-                   FAIL_ON_EXISTING, "insert and bulk_insert: rows whose key the table already "
-                   "holds stop the write (fail) or are skipped (drop)"),
-    # File sizing and writing.
-    ConfigProperty("hoodie.parquet.max.file.size", "max_file_size", _positive_int, 120 * MB,
-                   "bytes a base file is not grown past"),
-    ConfigProperty("hoodie.parquet.small.file.limit", "small_file_limit", _non_negative_int,
-                   100 * MB, "bytes under which a base file takes new inserts; 0 turns it off"),
-    ConfigProperty("hoodie.copyonwrite.record.size.estimate", "record_size_estimate",
-                   _positive_int, 1024, "bytes per record before any commit tells"),
-    ConfigProperty("hoodie.parquet.compression.codec", "compression", _choice(*_COMPRESSION),
-                   "snappy", ", ".join(_COMPRESSION)),
-    ConfigProperty("hoodie.memory.merge.max.size", "merge_max_memory", _positive_int, 512 * MB,
-                   "bytes of records a bulk insert task holds in memory before it sets them "
-                   "aside on local disk"),
-    ConfigProperty("hoodie.upsert.shuffle.parallelism", "parallelism", _non_negative_int, 0,
-                   "Spark partitions for tagging; 0: Spark's default"),
-    # Indexes.
-    ConfigProperty("hoodie.index.type", "index_type", _index_type, SIMPLE_INDEX,
-                   "SIMPLE (join with stored keys) or BUCKET (hash of the key, no key scan)"),
-    ConfigProperty("hoodie.index.bloom.num_entries", "bloom_num_entries", _positive_int, 60_000,
-                   "keys a base file's bloom filter (in its footer, which Apache Hudi's BLOOM "
-                   "index reads; written whatever our index) is sized for"),
-    ConfigProperty("hoodie.index.bloom.fpp", "bloom_fpp", _probability, 1e-9,
-                   "the bloom filter's false positive rate at that many keys"),
-    ConfigProperty("hoodie.bloom.index.filter.type", "bloom_filter_type",
-                   _choice(*FILTER_TYPES), DYNAMIC_V0,
-                   f"{DYNAMIC_V0} (a vector more per hoodie.index.bloom.num_entries keys, up to "
-                   f"the max entries) or {SIMPLE} (one vector)"),
-    ConfigProperty("hoodie.bloom.index.filter.dynamic.max.entries", "bloom_dynamic_max_entries",
-                   _positive_int, 100_000,
-                   f"{DYNAMIC_V0}: keys its vectors grow to cover; beyond, the false positive "
-                   "rate grows"),
-    ConfigProperty("hoodie.bucket.index.num.buckets", "bucket_count", _positive_int, 4,
-                   "BUCKET index: buckets (file groups) per partition, fixed for the table"),
-    ConfigProperty("hoodie.bucket.index.hash.field", "bucket_hash_fields", _field_list, (),
-                   "BUCKET index: the record key fields to hash (none: all of them)"),
-    # Table services.
-    ConfigProperty("hoodie.clean.automatic", "auto_clean", _boolean, True,
-                   "clean old file versions after every write"),
-    ConfigProperty("hoodie.cleaner.policy", "cleaner_policy",
-                   _choice("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"),
-                   "KEEP_LATEST_COMMITS", "KEEP_LATEST_COMMITS or KEEP_LATEST_FILE_VERSIONS",
-                   ("hoodie.clean.policy",)),
-    ConfigProperty("hoodie.cleaner.commits.retained", "cleaner_commits_retained",
-                   _positive_int, 10, "KEEP_LATEST_COMMITS: commits whose snapshots stay readable",
-                   ("hoodie.clean.commits.retained",)),
-    ConfigProperty("hoodie.cleaner.fileversions.retained", "cleaner_file_versions_retained",
-                   _positive_int, 3, "KEEP_LATEST_FILE_VERSIONS: versions kept per file group",
-                   ("hoodie.clean.fileversions.retained",)),
-    ConfigProperty("hoodie.archive.automatic", "auto_archive", _boolean, True,
-                   "archive old instants after every write"),
-    ConfigProperty("hoodie.archive.beyond.savepoint", "archive_beyond_savepoint", _boolean,
-                   False, "archive past savepoints, keeping savepointed commits on the timeline"),
-    ConfigProperty("hoodie.keep.min.commits", "keep_min_commits", _positive_int, 20,
-                   "commits the active timeline keeps after archiving"),
-    ConfigProperty("hoodie.keep.max.commits", "keep_max_commits", _positive_int, 30,
-                   "commits on the active timeline that trigger archiving"),
-    ConfigProperty("hoodie.compact.inline", "inline_compaction", _boolean, True,
-                   "merge-on-read: compact after delta commits"),
-    ConfigProperty("hoodie.compact.inline.max.delta.commits", "compaction_delta_commits",
-                   _positive_int, 5, "merge-on-read: delta commits that trigger inline compaction"),
-    # Concurrency.
-    ConfigProperty("hoodie.write.concurrency.mode", "concurrency_mode",
-                   _choice("single_writer", "optimistic_concurrency_control"),
-                   "optimistic_concurrency_control",
-                   "optimistic_concurrency_control (commits under the table lock, a conflicting "
-                   "write fails) or single_writer (no lock: one writer at a time); both keep "
-                   "heartbeats and never roll back a running write"),
-    ConfigProperty("hoodie.write.lock.provider", "lock_provider", _lock_provider, None,
-                   "optimistic concurrency: the table lock, storage (renewed, handed over by "
-                   "conditional writes; S3 and local paths) or filesystem (an exclusively "
-                   "created file); Hudi's class names work too; none: storage on S3, "
-                   "filesystem elsewhere"),
-    ConfigProperty("hoodie.write.lock.wait_time_ms", "lock_wait_ms", _positive_int, 60_000,
-                   "optimistic concurrency: how long to wait for the table lock (ms)"),
-    ConfigProperty("hoodie.write.lock.filesystem.expire", "lock_expire_minutes", _positive_int, 1,
-                   "filesystem lock: minutes after which a dead writer's lock is broken"),
-    ConfigProperty("hoodie.write.lock.storage.validity.timeout.secs", "lock_validity_seconds",
-                   _positive_int, 300, "storage lock: seconds it stays held without renewal "
-                   "(a dead writer's lock expires after this)"),
-    ConfigProperty("hoodie.write.lock.storage.renew.interval.secs", "lock_renew_seconds",
-                   _positive_int, 30, "storage lock: seconds between its holder's renewals"),
-    ConfigProperty("hoodie.client.heartbeat.interval_in_ms", "heartbeat_interval_ms",
-                   _positive_int, 60_000, "writer heartbeat period (ms)"),
-    ConfigProperty("hoodie.client.heartbeat.tolerable.misses", "heartbeat_tolerable_misses",
-                   _non_negative_int, 2, "missed heartbeats before a pending write has failed"),
-)  # fmt: skip
-_BY_KEY = {key: prop for prop in OPTIONS for key in prop.keys}
-_DEFAULTS = {prop.attribute: prop.default for prop in OPTIONS}
+_BY_KEY = by_key(OPTIONS)
 
 
 def option_keys(attribute: str) -> tuple[str, ...]:
@@ -348,12 +57,12 @@ def option_keys(attribute: str) -> tuple[str, ...]:
 def option_default(attribute: str) -> object:
     """The default of the option that sets `WriteConfig.<attribute>`: what table services
     use when they run without a write config."""
-    return _DEFAULTS[attribute]
+    return default(attribute)
 
 
 def _default(attribute: str) -> Any:
     """A `WriteConfig` field's default, from the option table."""
-    return field(default=_DEFAULTS[attribute])
+    return field(default=default(attribute))
 
 
 @dataclass(frozen=True)
@@ -494,7 +203,7 @@ class WriteConfig:
             "record_key_fields": as_field_tuple(record_key) or None,
             "partition_fields": as_field_tuple(partition_path) or None,
             "precombine_field": precombine_field or None,
-            "table_type": _choice(COPY_ON_WRITE, MERGE_ON_READ)("table_type", table_type)
+            "table_type": choice(TableType)("table_type", table_type)
             if table_type is not None
             else None,
             "hive_style_partitioning": hive_style_partitioning,
@@ -586,7 +295,7 @@ def parse_options(options: Mapping[str, object]) -> dict[str, Any]:
         prop = _BY_KEY.get(key)
         if prop is None:
             raise InvalidConfigError(_unknown_option(key))
-        value = prop.parse(key, value)
+        value = prop.value(key, value)
         if prop.attribute in seen and parsed[prop.attribute] != value:
             raise InvalidConfigError(
                 f"options '{seen[prop.attribute]}' and '{key}' are the same setting with "
@@ -600,7 +309,7 @@ def parse_options(options: Mapping[str, object]) -> dict[str, Any]:
 
 
 def _unknown_option(key: str) -> str:
-    close = difflib.get_close_matches(key, list(_BY_KEY), n=1, cutoff=0.6)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
+    close = closest_key(key, _BY_KEY)
+    hint = f" Did you mean '{close}'?" if close else ""
     supported = "\n".join(f"  {prop.describe()}" for prop in sorted(OPTIONS, key=lambda p: p.key))
     return f"unknown option '{key}'.{hint} Supported options:\n{supported}"

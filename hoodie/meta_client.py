@@ -32,6 +32,7 @@ from .faults import crash_point
 from .fs_view import FileSystemView
 from .keygen import KeyGenerator
 from .metadata import CommitMetadata
+from .options import table as table_options
 from .schema import from_avro_schema
 from .storage import Storage
 from .timeline import (
@@ -414,11 +415,7 @@ def _parse_checked(text: str) -> dict[str, str] | None:
 def table_properties_for(config: WriteConfig) -> props.TableProperties:
     """The `hoodie.properties` a table created by this config gets."""
     keygen = KeyGenerator(config.record_key_fields, config.partition_fields)
-    payload = (
-        "DefaultHoodieRecordPayload"
-        if config.precombine_field
-        else "OverwriteWithLatestAvroPayload"
-    )
+    payload = props.DEFAULT_PAYLOAD if config.precombine_field else props.OVERWRITE_PAYLOAD
     version = config.table_version or props.DEFAULT_TABLE_VERSION
     return props.TableProperties(
         table_version=version,
@@ -433,8 +430,8 @@ def table_properties_for(config: WriteConfig) -> props.TableProperties:
         url_encode_partition_path=config.url_encode_partition_path,
         database=config.database,
         extra={
-            "hoodie.table.timeline.timezone": "UTC",
-            "hoodie.compaction.payload.class": f"org.apache.hudi.common.model.{payload}",
+            props.TIMELINE_TIMEZONE: str(table_options.TIMELINE_TIMEZONE.default),
+            props.PAYLOAD_CLASS: payload,
         },
     )
 
@@ -458,7 +455,7 @@ _IDENTITY = (
     # Escaped or not, a value's folder differs: a write asking otherwise would put its keys
     # in other partitions than the table's, so it is refused (the stored setting used to be
     # taken silently, whatever the write asked).
-    ("hoodie.datasource.write.partitionpath.urlencode", "url_encode_partition_path"),
+    (props.URL_ENCODE_PARTITIONING, "url_encode_partition_path"),
 )
 
 

@@ -30,6 +30,7 @@ from obstore.exceptions import AlreadyExistsError, NotFoundError, PreconditionEr
 from obstore.store import AzureStore, GCSStore, S3Store
 
 from .exceptions import InvalidConfigError
+from .options import storage as opt
 
 if TYPE_CHECKING:  # typed dicts of the stubs only
     from obstore.store import ClientConfig
@@ -64,24 +65,25 @@ def _plain_http(options: Mapping[str, str], scheme_option: str) -> dict[str, Any
 
 def _endpoint_url(options: Mapping[str, str]) -> str | None:
     """S3's and GCS's `endpoint_override` (host[:port], or a URL) with `scheme`, as a URL."""
-    endpoint = options.get("endpoint_override")
+    endpoint = options.get(opt.ENDPOINT_OVERRIDE.key)
     if not endpoint:
         return None
-    return endpoint if "://" in endpoint else f"{options.get('scheme', 'https')}://{endpoint}"
+    scheme = options.get(opt.SCHEME.key, str(opt.SCHEME.default))
+    return endpoint if "://" in endpoint else f"{scheme}://{endpoint}"
 
 
 # pyarrow.fs.S3FileSystem's option names -> object_store's S3 configuration keys.
 _S3_KEYS = {
-    "region": "region",
-    "access_key": "access_key_id",
-    "secret_key": "secret_access_key",
-    "session_token": "session_token",
+    opt.REGION.key: "region",
+    opt.ACCESS_KEY.key: "access_key_id",
+    opt.SECRET_KEY.key: "secret_access_key",
+    opt.SESSION_TOKEN.key: "session_token",
 }
 
 
 def _s3(location: Location, options: Mapping[str, str]) -> S3Store:
     config = {_S3_KEYS[k]: v for k, v in options.items() if k in _S3_KEYS}
-    client = _plain_http(options, "scheme")
+    client = _plain_http(options, opt.SCHEME.key)
     endpoint = _endpoint_url(options)
     if endpoint:
         config["endpoint"] = endpoint
@@ -93,12 +95,12 @@ def _s3(location: Location, options: Mapping[str, str]) -> S3Store:
 
 # pyarrow.fs.AzureFileSystem's option names -> object_store's Azure configuration keys.
 _AZURE_KEYS = {
-    "account_name": "account_name",
-    "account_key": "account_key",
-    "sas_token": "sas_key",
-    "client_id": "client_id",
-    "client_secret": "client_secret",
-    "tenant_id": "tenant_id",
+    opt.ACCOUNT_NAME.key: "account_name",
+    opt.ACCOUNT_KEY.key: "account_key",
+    opt.SAS_TOKEN.key: "sas_key",
+    opt.CLIENT_ID.key: "client_id",
+    opt.CLIENT_SECRET.key: "client_secret",
+    opt.TENANT_ID.key: "tenant_id",
 }
 
 
@@ -106,9 +108,10 @@ _AZURE_KEYS = {
 # name them. (Without either, pyarrow and obstore try Azure's default credentials: a service
 # principal from AZURE_CLIENT_ID/AZURE_CLIENT_SECRET/AZURE_TENANT_ID, a managed identity.)
 _AZURE_ENVIRONMENT = {
-    "account_key": ("AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_KEY"),
-    "sas_token": ("AZURE_STORAGE_SAS_TOKEN",),
+    opt.ACCOUNT_KEY.key: ("AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_KEY"),
+    opt.SAS_TOKEN.key: ("AZURE_STORAGE_SAS_TOKEN",),
 }
+_AZURE_CREDENTIALS = (opt.ACCOUNT_KEY.key, opt.SAS_TOKEN.key, opt.CLIENT_SECRET.key)
 
 
 def azure_options(options: Mapping[str, str]) -> dict[str, str]:
@@ -116,7 +119,7 @@ def azure_options(options: Mapping[str, str]) -> dict[str, str]:
     no credential: a catalog table's reader gets no credentials from Spark, only from its
     process's environment, as on S3."""
     resolved = dict(options)
-    if not any(name in resolved for name in ("account_key", "sas_token", "client_secret")):
+    if not any(name in resolved for name in _AZURE_CREDENTIALS):
         for name, variables in _AZURE_ENVIRONMENT.items():
             value = next((os.environ[v] for v in variables if os.environ.get(v)), None)
             if value:
@@ -129,16 +132,16 @@ def _azure(location: Location, options: Mapping[str, str]) -> AzureStore:
     options = azure_options(options)
     config = {_AZURE_KEYS[k]: v for k, v in options.items() if k in _AZURE_KEYS}
     account = config.setdefault("account_name", location.account)
-    authority = options.get("blob_storage_authority")
+    authority = options.get(opt.BLOB_STORAGE_AUTHORITY.key)
     if authority:
         # pyarrow's rule: `.blob.core.chinacloudapi.cn` follows the account name (a cloud's
         # domain); `127.0.0.1:10000` is an emulator's host, with the account in the path.
-        scheme = options.get("blob_storage_scheme", "https")
+        scheme = options.get(opt.BLOB_STORAGE_SCHEME.key, str(opt.BLOB_STORAGE_SCHEME.default))
         if authority.startswith("."):
             config["endpoint"] = f"{scheme}://{account}{authority}"
         else:
             config["endpoint"] = f"{scheme}://{authority}/{account}"
-    client = _plain_http(options, "blob_storage_scheme")
+    client = _plain_http(options, opt.BLOB_STORAGE_SCHEME.key)
     return AzureStore(location.bucket, config=cast(Any, config) or None,
                       client_options=cast("ClientConfig", client) or None)  # fmt: skip
 
@@ -148,9 +151,9 @@ def _gcs(location: Location, options: Mapping[str, str]) -> GCSStore:
     endpoint = _endpoint_url(options)
     if endpoint:
         config["base_url"] = endpoint
-    if options.get("access_token"):
-        config["bearer_token"] = options["access_token"]
-    if str(options.get("anonymous", "")).lower() == "true":
+    if options.get(opt.ACCESS_TOKEN.key):
+        config["bearer_token"] = options[opt.ACCESS_TOKEN.key]
+    if str(options.get(opt.ANONYMOUS.key, "")).lower() == "true":
         config["skip_signature"] = True
     client = {"allow_http": True} if endpoint and endpoint.startswith("http://") else {}
     return GCSStore(location.bucket, config=cast(Any, config) or None,

@@ -10,54 +10,60 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import cast
 
 from .exceptions import UnsupportedTableError
+from .options import table
+from .options.property import ConfigProperty
 
-# Keys, named as Hudi names them.
-TABLE_NAME = "hoodie.table.name"
-TABLE_TYPE = "hoodie.table.type"
-TABLE_VERSION = "hoodie.table.version"
-TIMELINE_LAYOUT_VERSION = "hoodie.timeline.layout.version"
-DATABASE_NAME = "hoodie.database.name"
-RECORD_KEY_FIELDS = "hoodie.table.recordkey.fields"
-PARTITION_FIELDS = "hoodie.table.partition.fields"
-PRECOMBINE_FIELD = "hoodie.table.precombine.field"
-KEY_GENERATOR_CLASS = "hoodie.table.keygenerator.class"
-HIVE_STYLE_PARTITIONING = "hoodie.datasource.write.hive_style_partitioning"
-URL_ENCODE_PARTITIONING = "hoodie.datasource.write.partitionpath.urlencode"
-DROP_PARTITION_COLUMNS = "hoodie.datasource.write.drop.partition.columns"
-BASE_FILE_FORMAT = "hoodie.table.base.file.format"
-POPULATE_META_FIELDS = "hoodie.populate.meta.fields"
-ARCHIVELOG_FOLDER = "hoodie.archivelog.folder"
-PAYLOAD_CLASS = "hoodie.compaction.payload.class"
-RECORD_MERGER_STRATEGY = "hoodie.compaction.record.merger.strategy"
-CREATE_SCHEMA = "hoodie.table.create.schema"
-TABLE_CHECKSUM = "hoodie.table.checksum"
+# Keys, named as Hudi names them (declared, with their docs and defaults, in
+# `hoodie.options.table`).
+TABLE_NAME = table.NAME.key
+TABLE_TYPE = table.TYPE.key
+TABLE_VERSION = table.VERSION.key
+TIMELINE_LAYOUT_VERSION = table.TIMELINE_LAYOUT_VERSION.key
+DATABASE_NAME = table.DATABASE_NAME.key
+RECORD_KEY_FIELDS = table.RECORD_KEY_FIELDS.key
+PARTITION_FIELDS = table.PARTITION_FIELDS.key
+PRECOMBINE_FIELD = table.PRECOMBINE_FIELD.key
+KEY_GENERATOR_CLASS = table.KEY_GENERATOR_CLASS.key
+HIVE_STYLE_PARTITIONING = table.HIVE_STYLE_PARTITIONING.key
+URL_ENCODE_PARTITIONING = table.URL_ENCODE_PARTITIONING.key
+DROP_PARTITION_COLUMNS = table.DROP_PARTITION_COLUMNS.key
+BASE_FILE_FORMAT = table.BASE_FILE_FORMAT.key
+POPULATE_META_FIELDS = table.POPULATE_META_FIELDS.key
+ARCHIVELOG_FOLDER = table.ARCHIVELOG_FOLDER.key
+PAYLOAD_CLASS = table.PAYLOAD_CLASS.key
+RECORD_MERGER_STRATEGY = table.RECORD_MERGER_STRATEGY.key
+CREATE_SCHEMA = table.CREATE_SCHEMA.key
+TABLE_CHECKSUM = table.TABLE_CHECKSUM.key
+TIMELINE_TIMEZONE = table.TIMELINE_TIMEZONE.key
 # The metadata table's partitions readers may use (`files`, `record_index`, ...), and those
 # being built; either non-empty tells Apache Hudi's and hudi-rs's readers to list files
 # through `.hoodie/metadata` instead of storage.
-METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
-METADATA_PARTITIONS_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
+METADATA_PARTITIONS = table.METADATA_PARTITIONS.key
+METADATA_PARTITIONS_INFLIGHT = table.METADATA_PARTITIONS_INFLIGHT.key
 METADATA_PARTITION_KEYS = (METADATA_PARTITIONS, METADATA_PARTITIONS_INFLIGHT)
 # Table versions 8 and 9 (Hudi 1.x).
-KEY_GENERATOR_TYPE = "hoodie.table.keygenerator.type"
-ORDERING_FIELDS = "hoodie.table.ordering.fields"  # version 9's name for the precombine field
-RECORD_MERGE_MODE = "hoodie.record.merge.mode"
-INITIAL_VERSION = "hoodie.table.initial.version"
-TIMELINE_PATH = "hoodie.timeline.path"
-TIMELINE_HISTORY_PATH = "hoodie.timeline.history.path"
+KEY_GENERATOR_TYPE = table.KEY_GENERATOR_TYPE.key
+ORDERING_FIELDS = table.PRECOMBINE_FIELD.alternatives[0]  # version 9's name for it
+RECORD_MERGE_MODE = table.RECORD_MERGE_MODE.key
+INITIAL_VERSION = table.INITIAL_VERSION.key
+TIMELINE_PATH = table.TIMELINE_PATH.key
+TIMELINE_HISTORY_PATH = table.TIMELINE_HISTORY_PATH.key
 
-COPY_ON_WRITE = "COPY_ON_WRITE"
-MERGE_ON_READ = "MERGE_ON_READ"
-DEFAULT_TABLE_VERSION = 6  # what new tables get, unless hoodie.write.table.version says
-SUPPORTED_LAYOUT_VERSION = 1
+COPY_ON_WRITE = table.TableType.COPY_ON_WRITE.value
+MERGE_ON_READ = table.TableType.MERGE_ON_READ.value
+# What new tables get, unless hoodie.write.table.version says (tests patch this attribute).
+DEFAULT_TABLE_VERSION = cast(int, table.VERSION.default)
+SUPPORTED_LAYOUT_VERSION = cast(int, table.TIMELINE_LAYOUT_VERSION.default)
 # The table versions we read, with the timeline layout each must have (Hudi 0.12-0.15 write 6,
 # Hudi 1.0 writes 8, Hudi 1.1 and later write 9; 7 was the 0.16 bridge, never a default).
 READABLE_VERSIONS = {6: 1, 8: 2, 9: 2}
-WRITABLE_VERSIONS = (6, 8)
-EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
-COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
-RECORD_MERGE_STRATEGY_ID = "hoodie.record.merge.strategy.id"
+WRITABLE_VERSIONS = tuple(int(version) for version in table.TableVersion)
+EVENT_TIME_ORDERING = table.RecordMergeMode.EVENT_TIME_ORDERING.value
+COMMIT_TIME_ORDERING = table.RecordMergeMode.COMMIT_TIME_ORDERING.value
+RECORD_MERGE_STRATEGY_ID = table.RECORD_MERGE_STRATEGY_ID.key
 # Hudi 1.x's ids of its built-in merge strategies (`HoodieRecordMerger`).
 _MERGE_STRATEGY_IDS = {
     EVENT_TIME_ORDERING: "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
@@ -200,10 +206,20 @@ def without_metadata_partitions(props: dict[str, str]) -> dict[str, str]:
     return {k: "" if k in METADATA_PARTITION_KEYS else v for k, v in props.items()}
 
 
-def _bool(value: str | None, default: bool) -> bool:
+def _bool(props: dict[str, str], prop: ConfigProperty) -> bool:
+    """A stored flag: `true` in any case is true, anything else false; absent or empty, the
+    key's default."""
+    value = props.get(prop.key)
     if value is None or value == "":
-        return default
+        return bool(prop.default)
     return value.strip().lower() == "true"
+
+
+def _str_default(prop: ConfigProperty) -> str:
+    return str(prop.default)
+
+
+_PARQUET = _str_default(table.BASE_FILE_FORMAT)
 
 
 @dataclass(frozen=True)
@@ -216,10 +232,10 @@ class TableProperties:
     partition_fields: tuple[str, ...] = ()
     precombine_field: str | None = None
     key_generator_class: str = SIMPLE_KEYGEN
-    hive_style_partitioning: bool = False
-    url_encode_partition_path: bool = False
-    populate_meta_fields: bool = True
-    database: str = "default"
+    hive_style_partitioning: bool = cast(bool, table.HIVE_STYLE_PARTITIONING.default)
+    url_encode_partition_path: bool = cast(bool, table.URL_ENCODE_PARTITIONING.default)
+    populate_meta_fields: bool = cast(bool, table.POPULATE_META_FIELDS.default)
+    database: str = cast(str, table.DATABASE_NAME.default)
     table_version: int = DEFAULT_TABLE_VERSION
     timeline_layout_version: int = SUPPORTED_LAYOUT_VERSION
     create_schema: str | None = None
@@ -261,7 +277,7 @@ class TableProperties:
         }  # fmt: skip
         name = props.get(TABLE_NAME)
         table_version = int(props.get(TABLE_VERSION, "0") or 0)
-        layout = int(props.get(TIMELINE_LAYOUT_VERSION, "1") or 1)
+        layout = int(props.get(TIMELINE_LAYOUT_VERSION) or SUPPORTED_LAYOUT_VERSION)
         if READABLE_VERSIONS.get(table_version) != layout:
             raise UnsupportedTableError(
                 f"table '{name}' has hoodie.table.version={table_version} with timeline layout "
@@ -269,8 +285,8 @@ class TableProperties:
                 "0.12-0.15), 8 and 9 (timeline layout 2: Apache Hudi 1.x). Upgrade or downgrade "
                 "the table with Apache Hudi to one of those versions"
             )
-        base_format = (props.get(BASE_FILE_FORMAT) or "PARQUET").upper()
-        if base_format != "PARQUET":
+        base_format = (props.get(BASE_FILE_FORMAT) or _PARQUET).upper()
+        if base_format != _PARQUET:
             raise UnsupportedTableError(
                 f"table '{name}' stores its base files as {base_format} "
                 f"({BASE_FILE_FORMAT}); dbt-hoodie reads and writes PARQUET base files only"
@@ -288,15 +304,15 @@ class TableProperties:
         )
         return cls(
             name=name or "",
-            table_type=props.get(TABLE_TYPE, COPY_ON_WRITE).upper(),
+            table_type=props.get(TABLE_TYPE, _str_default(table.TYPE)).upper(),
             record_key_fields=_csv(props.get(RECORD_KEY_FIELDS)),
             partition_fields=partition_fields,
             precombine_field=ordering[0] if ordering else None,
             key_generator_class=keygen or _default_keygen(partition_fields),
-            hive_style_partitioning=_bool(props.get(HIVE_STYLE_PARTITIONING), False),
-            url_encode_partition_path=_bool(props.get(URL_ENCODE_PARTITIONING), False),
-            populate_meta_fields=_bool(props.get(POPULATE_META_FIELDS), True),
-            database=props.get(DATABASE_NAME, "default") or "default",
+            hive_style_partitioning=_bool(props, table.HIVE_STYLE_PARTITIONING),
+            url_encode_partition_path=_bool(props, table.URL_ENCODE_PARTITIONING),
+            populate_meta_fields=_bool(props, table.POPULATE_META_FIELDS),
+            database=props.get(DATABASE_NAME) or _str_default(table.DATABASE_NAME),
             table_version=table_version,
             timeline_layout_version=layout,
             create_schema=props.get(CREATE_SCHEMA),
@@ -318,9 +334,9 @@ class TableProperties:
                 HIVE_STYLE_PARTITIONING: str(self.hive_style_partitioning).lower(),
                 URL_ENCODE_PARTITIONING: str(self.url_encode_partition_path).lower(),
                 POPULATE_META_FIELDS: str(self.populate_meta_fields).lower(),
-                BASE_FILE_FORMAT: "PARQUET",
-                ARCHIVELOG_FOLDER: "archived",
-                DROP_PARTITION_COLUMNS: "false",
+                BASE_FILE_FORMAT: _PARQUET,
+                ARCHIVELOG_FOLDER: _str_default(table.ARCHIVELOG_FOLDER),
+                DROP_PARTITION_COLUMNS: str(table.DROP_PARTITION_COLUMNS.default).lower(),
                 TABLE_CHECKSUM: str(table_checksum(self.database, self.name)),
             }
         )
@@ -344,8 +360,8 @@ class TableProperties:
         )
         added = {
             INITIAL_VERSION: props.get(INITIAL_VERSION, str(self.table_version)),
-            TIMELINE_PATH: "timeline",
-            TIMELINE_HISTORY_PATH: "history",
+            TIMELINE_PATH: _str_default(table.TIMELINE_PATH),
+            TIMELINE_HISTORY_PATH: _str_default(table.TIMELINE_HISTORY_PATH),
             RECORD_MERGE_MODE: mode,
             PAYLOAD_CLASS: DEFAULT_PAYLOAD if mode == EVENT_TIME_ORDERING else OVERWRITE_PAYLOAD,
         }

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from . import object_store
 from .exceptions import InvalidConfigError, UnsafePathError
 from .faults import crash_point
+from .options import storage as storage_options
 
 
 def _normalize(base_uri: str) -> str:
@@ -59,10 +60,7 @@ _EXAMPLE_OPTIONS = {
 }
 # Options that are credentials: they travel to Spark tasks with the `Storage`, but are never
 # written anywhere (a catalog table stores the others, see `Storage.shareable_options`).
-SECRET_OPTIONS = frozenset(
-    {"access_key", "secret_key", "session_token", "access_token", "account_key", "sas_token",
-     "client_secret", "role_arn", "external_id"}
-)  # fmt: skip
+SECRET_OPTIONS = storage_options.SECRETS
 
 
 def _option_value(name: str, value: str) -> str | bool | float:
@@ -70,7 +68,7 @@ def _option_value(name: str, value: str) -> str | bool | float:
     text = str(value).strip()
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
-    if name.endswith("_timeout"):
+    if name.endswith(storage_options.TIMEOUT_SUFFIX):
         try:
             return float(text)
         except ValueError:

@@ -33,6 +33,7 @@ from pyspark.sql.types import StructType
 from ..exceptions import HoodieError, InvalidConfigError
 from ..fs_view import CommittedInstants
 from ..meta_client import HoodieTableMetaClient
+from ..options.read import FILTER_PUSHDOWN
 from ..schema import META_SCHEMA, normalize_schema
 from ..timeline import Timeline
 from .options import INCREMENTAL, PLANNED, ReadOptions
@@ -50,7 +51,7 @@ STORAGE_OPTIONS_METADATA = "hoodie.storage.options"
 # Partition pruning takes Spark's filters, which PySpark only hands over with
 # spark.sql.python.filterPushdown.enabled=true (and refuses a reader that asks for them
 # otherwise), so it is opt-in per read. The dbt adapter's session turns both on.
-PUSHDOWN_OPTION = "hoodie.read.filter.pushdown"
+PUSHDOWN_OPTION = FILTER_PUSHDOWN
 PYTHON_FILTER_PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
 # The latest write ("" for none) of the timeline `HoodieDataSource.schema()` took the schema
 # from, as metadata of its first column: Spark asks for the schema, then plans the read, and a

@@ -3,7 +3,8 @@
 The same table answers three questions: what is true now (snapshot), what was true at an
 instant (time travel, `as.of.instant`), and what changed in a range of instants (incremental).
 Read-optimized skips merge-on-read log files. A typo in an option name must not silently turn
-a time-travel read into a read of today's data, so unknown options are errors.
+a time-travel read into a read of today's data, so unknown options are errors. The options
+are declared, with their docs and defaults, in `hoodie.options.read`.
 """
 
 from __future__ import annotations
@@ -12,42 +13,29 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import cast
 
 from ..exceptions import InvalidConfigError
+from ..options import read
+from ..options.property import choice_values
 
-QUERY_TYPE = "hoodie.datasource.query.type"
-AS_OF_INSTANT = "as.of.instant"
-BEGIN_INSTANT = "hoodie.datasource.read.begin.instanttime"
-END_INSTANT = "hoodie.datasource.read.end.instanttime"
-MAX_PARTITION_BYTES = "hoodie.read.max.partition.bytes"
-PARALLELISM = "hoodie.read.parallelism"
-# Apache Hudi's readers list files through the metadata table with this on; ours always lists
-# storage (we do not maintain the metadata table, so only a listing is sure to be current).
-METADATA_ENABLE = "hoodie.metadata.enable"
-# hoodie.storage.<name>: an option of the table's object store (see `hoodie.storage.Storage`).
-STORAGE_PREFIX = "hoodie.storage."
+# The keys, declared with their docs and defaults in `hoodie.options.read`.
+QUERY_TYPE = read.QUERY_TYPE.key
+AS_OF_INSTANT = read.AS_OF_INSTANT.key
+BEGIN_INSTANT = read.BEGIN_INSTANT.key
+END_INSTANT = read.END_INSTANT.key
+MAX_PARTITION_BYTES = read.MAX_PARTITION_BYTES.key
+PARALLELISM = read.PARALLELISM.key
+METADATA_ENABLE = read.METADATA_ENABLE.key
+STORAGE_PREFIX = read.STORAGE_PREFIX
 
-SNAPSHOT = "snapshot"
-READ_OPTIMIZED = "read_optimized"
-INCREMENTAL = "incremental"
-QUERY_TYPES = (SNAPSHOT, READ_OPTIMIZED, INCREMENTAL)
+SNAPSHOT = read.QueryType.SNAPSHOT.value
+READ_OPTIMIZED = read.QueryType.READ_OPTIMIZED.value
+INCREMENTAL = read.QueryType.INCREMENTAL.value
+QUERY_TYPES = choice_values(read.QueryType)
 
-# A read plan `HoodieTable.read` made (`ReadPlan.to_json`): the data source reads exactly its
-# slices instead of planning (internal: not for users, who give the options it came from).
-PLANNED = "hoodie.read.planned"
-# Options Spark itself passes along, and our own switches (read by the data source).
-_PASSED_BY_SPARK = {"path", "paths", "hoodie.read.filter.pushdown", PLANNED}
-SUPPORTED = {
-    QUERY_TYPE: "snapshot (default) | read_optimized | incremental",
-    AS_OF_INSTANT: "time travel: yyyyMMddHHmmssSSS, 'yyyy-MM-dd HH:mm:ss' or yyyy-MM-dd",
-    BEGIN_INSTANT: "incremental: changes after this instant (exclusive)",
-    END_INSTANT: "incremental: changes up to this instant (inclusive), default latest",
-    MAX_PARTITION_BYTES: "bytes of file slices one Spark task reads at most (default 134217728)",
-    PARALLELISM: "tasks to spread a read of small file slices over (default: the driver's cores)",
-    METADATA_ENABLE: "false only: files are listed from storage, never from a metadata table",
-    STORAGE_PREFIX + "<name>": "an option of the object store's pyarrow file system "
-    "(endpoint_override, region, scheme, ...)",
-}
+PLANNED = read.PLANNED
+SUPPORTED = {prop.key: prop.doc for prop in read.READ_OPTIONS}
 
 _DIGITS = re.compile(r"^\d{8,17}$")
 _TEXT_FORMATS = ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
@@ -82,7 +70,7 @@ def normalize_instant(value: str, option: str) -> str:
 
 @dataclass(frozen=True)
 class ReadOptions:
-    query_type: str = SNAPSHOT
+    query_type: str = cast(str, read.QUERY_TYPE.default)
     as_of_instant: str | None = None
     begin_instant: str | None = None
     end_instant: str | None = None
@@ -99,7 +87,7 @@ class ReadOptions:
         unknown = sorted(
             k
             for k in given
-            if k.lower() not in _PASSED_BY_SPARK
+            if k.lower() not in read.INTERNAL
             and k not in SUPPORTED
             and not k.startswith(STORAGE_PREFIX)
         )
@@ -109,14 +97,15 @@ class ReadOptions:
                 f"unknown read option(s) {', '.join(repr(k) for k in unknown)}. "
                 f"Supported options:\n{listed}"
             )
-        if given.get(METADATA_ENABLE, "false").strip().lower() != "false":
+        metadata_enable = str(read.METADATA_ENABLE.default).lower()
+        if given.get(METADATA_ENABLE, metadata_enable).strip().lower() != metadata_enable:
             raise InvalidConfigError(
                 f"read option '{METADATA_ENABLE}'={given[METADATA_ENABLE]!r} is not supported: "
                 "dbt-hoodie lists a table's files from storage and never reads them from Apache "
                 "Hudi's metadata table (it does not maintain it yet); remove the option or set "
                 "it to false"
             )
-        query_type = given.get(QUERY_TYPE, SNAPSHOT).strip().lower()
+        query_type = given.get(QUERY_TYPE, str(read.QUERY_TYPE.default)).strip().lower()
         if query_type not in QUERY_TYPES:
             raise InvalidConfigError(
                 f"option '{QUERY_TYPE}'={given[QUERY_TYPE]!r} must be one of "

@@ -13,10 +13,13 @@ base file and log files are merged by one task.
 from __future__ import annotations
 
 import os
+from typing import cast
 
+from ..options import read
 from .planner import FileSplit
 
-MAX_PARTITION_BYTES = 128 * 1024 * 1024
+# hoodie.read.max.partition.bytes's default: Spark's spark.sql.files.maxPartitionBytes.
+MAX_PARTITION_BYTES = cast(int, read.MAX_PARTITION_BYTES.default)
 OPEN_COST_BYTES = 4 * 1024 * 1024
 
 

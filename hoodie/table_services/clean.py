@@ -45,14 +45,15 @@ from ..faults import crash_point
 from ..fs_view import FileSlice, FileSystemView
 from ..meta_client import HoodieTableMetaClient
 from ..naming import parse_base_file_name, parse_log_file_name
+from ..options.write import CleanerPolicy
 from ..partition_paths import check_data_file
 from ..timeline import Action, Instant, State, Timeline
 from ..transaction.failed_writes import FailedWritesPolicy
 from ..transaction.transaction import Transaction
 
 log = logging.getLogger(__name__)
-KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
-KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
+KEEP_LATEST_COMMITS = CleanerPolicy.KEEP_LATEST_COMMITS.value
+KEEP_LATEST_FILE_VERSIONS = CleanerPolicy.KEEP_LATEST_FILE_VERSIONS.value
 POLICIES = (KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS)
 
 

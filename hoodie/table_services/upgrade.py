@@ -62,7 +62,7 @@ from ..timeline import (
 from ..transaction.metadata_table import turn_off_metadata_table
 
 TARGET_VERSION = 8
-_TIMEZONE = "hoodie.table.timeline.timezone"
+_TIMEZONE = props.TIMELINE_TIMEZONE
 # Pending instants that carry over (their plans are the same Avro in both versions); any other
 # pending instant is a write, a compaction or a restore, which must finish or be undone first.
 _CARRIED_OVER = frozenset({Action.CLEAN, Action.ROLLBACK, Action.SAVEPOINT})

@@ -28,23 +28,23 @@ import posixpath
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import cast
 
-from ..config import WriteConfig
+from ..config import OPTIMISTIC, WriteConfig
 from ..exceptions import CommitError, TimelineError
 from ..meta_client import HoodieTableMetaClient
+from ..options.write import default, default_seconds
 from ..storage import Storage
 from ..timeline import WRITE_ACTIONS, Action, Instant, State, Timeline, new_instant_time
 from .heartbeat import Heartbeat, is_expired
 from .lock import LockProvider, table_lock
 
-OPTIMISTIC = "optimistic_concurrency_control"
-
 
 @dataclass(frozen=True)
 class FailedWritesPolicy:
     storage: Storage
-    heartbeat_interval_seconds: float = 60.0
-    tolerable_misses: int = 2
+    heartbeat_interval_seconds: float = default_seconds("heartbeat_interval_ms")
+    tolerable_misses: int = cast(int, default("heartbeat_tolerable_misses"))
     lock: LockProvider | None = None  # optimistic concurrency: the table lock
 
     @classmethod

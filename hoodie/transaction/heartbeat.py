@@ -17,6 +17,7 @@ import posixpath
 import threading
 import time
 
+from ..options.write import default_seconds
 from ..storage import Storage
 from ..timeline import METAFOLDER
 
@@ -28,7 +29,12 @@ def heartbeat_path(instant: str) -> str:
 
 
 class Heartbeat:
-    def __init__(self, storage: Storage, instant: str, interval_seconds: float = 60.0):
+    def __init__(
+        self,
+        storage: Storage,
+        instant: str,
+        interval_seconds: float = default_seconds("heartbeat_interval_ms"),
+    ):
         self.storage = storage
         self.instant = instant
         self.interval = interval_seconds

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from ..config import FILESYSTEM_LOCK, STORAGE_LOCK, WriteConfig
 from ..exceptions import InvalidConfigError, LockLostError, LockTimeoutError
+from ..options.write import default_seconds
 from ..storage import Storage
 from ..timeline import METAFOLDER
 from .storage_lock import StorageLock
@@ -47,8 +48,8 @@ class LockProvider(Protocol):
 @dataclass
 class FileSystemLock:
     storage: Storage
-    lease_seconds: float = 60.0
-    wait_seconds: float = 60.0
+    lease_seconds: float = default_seconds("lock_expire_minutes")
+    wait_seconds: float = default_seconds("lock_wait_ms")
     poll_seconds: float = 0.05
     holder: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:"
                                                 f"{uuid.uuid4().hex[:8]}")  # fmt: skip

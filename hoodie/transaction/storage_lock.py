@@ -35,6 +35,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from ..exceptions import LockLostError, LockTimeoutError
+from ..options.write import default_seconds
 from ..storage import Storage
 from ..timeline import METAFOLDER
 
@@ -76,9 +77,9 @@ class LockRecord:
 @dataclass
 class StorageLock:
     storage: Storage
-    validity_seconds: float = 300.0
-    renew_seconds: float = 30.0
-    wait_seconds: float = 60.0
+    validity_seconds: float = default_seconds("lock_validity_seconds")
+    renew_seconds: float = default_seconds("lock_renew_seconds")
+    wait_seconds: float = default_seconds("lock_wait_ms")
     poll_seconds: float = 0.1
     owner: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:"
                                                 f"{uuid.uuid4().hex[:8]}")  # fmt: skip

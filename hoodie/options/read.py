@@ -1,0 +1,81 @@
+"""The read domain: every option a read takes, in Hudi's names (`hoodie.read.options` parses
+them into `ReadOptions`; an unknown key is refused there, listing these).
+
+The docs are what that refusal lists, word for word; `INTERNAL` are keys Spark or dbt-hoodie
+itself passes to the data source, accepted and never listed.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from .property import ConfigProperty
+
+
+class QueryType(Enum):
+    """hoodie.datasource.query.type: what is true now, without the log files of merge-on-read
+    (read-optimized), or what changed in a range of instants."""
+
+    SNAPSHOT = "snapshot"
+    READ_OPTIMIZED = "read_optimized"
+    INCREMENTAL = "incremental"
+
+
+# hoodie.storage.<name>: an option of the table's object store (the storage domain).
+STORAGE_PREFIX = "hoodie.storage."
+
+QUERY_TYPE = ConfigProperty(
+    "hoodie.datasource.query.type", QueryType.SNAPSHOT.value,
+    f"{QueryType.SNAPSHOT.value} (default) | {QueryType.READ_OPTIMIZED.value} | "
+    f"{QueryType.INCREMENTAL.value}", attribute="query_type", choices=QueryType,
+)  # fmt: skip
+AS_OF_INSTANT = ConfigProperty(
+    "as.of.instant", None,
+    "time travel: yyyyMMddHHmmssSSS, 'yyyy-MM-dd HH:mm:ss' or yyyy-MM-dd",
+    attribute="as_of_instant",
+)  # fmt: skip
+BEGIN_INSTANT = ConfigProperty(
+    "hoodie.datasource.read.begin.instanttime", None,
+    "incremental: changes after this instant (exclusive)", attribute="begin_instant",
+)  # fmt: skip
+END_INSTANT = ConfigProperty(
+    "hoodie.datasource.read.end.instanttime", None,
+    "incremental: changes up to this instant (inclusive), default latest",
+    attribute="end_instant",
+)  # fmt: skip
+_MAX_PARTITION_BYTES = 128 * 1024 * 1024  # Spark's spark.sql.files.maxPartitionBytes
+MAX_PARTITION_BYTES = ConfigProperty(
+    "hoodie.read.max.partition.bytes", _MAX_PARTITION_BYTES,
+    f"bytes of file slices one Spark task reads at most (default {_MAX_PARTITION_BYTES})",
+    attribute="max_partition_bytes",
+)  # fmt: skip
+PARALLELISM = ConfigProperty(
+    "hoodie.read.parallelism", None,
+    "tasks to spread a read of small file slices over (default: the driver's cores)",
+    attribute="parallelism",
+)  # fmt: skip
+# Apache Hudi's readers list files through the metadata table with this on; ours always lists
+# storage (we do not maintain the metadata table, so only a listing is sure to be current).
+METADATA_ENABLE = ConfigProperty(
+    "hoodie.metadata.enable", False,
+    "false only: files are listed from storage, never from a metadata table",
+)  # fmt: skip
+STORAGE = ConfigProperty(
+    STORAGE_PREFIX + "<name>", None,
+    "an option of the object store's pyarrow file system (endpoint_override, region, "
+    "scheme, ...)", attribute="storage_options",
+)  # fmt: skip
+
+READ_OPTIONS: tuple[ConfigProperty, ...] = (
+    QUERY_TYPE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT, MAX_PARTITION_BYTES, PARALLELISM,
+    METADATA_ENABLE, STORAGE,
+)  # fmt: skip
+
+# A read plan `HoodieTable.read` made (`ReadPlan.to_json`): the data source reads exactly its
+# slices instead of planning (internal: not for users, who give the options it came from).
+PLANNED = "hoodie.read.planned"
+# Opt-in partition pruning by Spark's filters (PySpark hands them over only with
+# spark.sql.python.filterPushdown.enabled; the dbt adapter's session turns both on).
+FILTER_PUSHDOWN = "hoodie.read.filter.pushdown"
+# Options Spark itself passes along, and our own switches (read by the data source).
+INTERNAL = frozenset({"path", "paths", FILTER_PUSHDOWN, PLANNED})

@@ -1,0 +1,343 @@
+"""The write domain: every option a write takes (`WriteConfig`'s), in Hudi's option names.
+
+`hoodie.config` builds a `WriteConfig` from these (`attribute` is the field each sets); the
+table services take their defaults from here when they run without a write config, and the
+bloom filter's defaults are these. Options that also describe the table (its type, hive-style
+partitioning, ...) take their defaults from the table domain, so each default is written once.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import cast
+
+from ..exceptions import InvalidConfigError
+from . import table
+from .property import (
+    Alias,
+    ConfigProperty,
+    boolean,
+    choice,
+    choice_values,
+    column,
+    field_list,
+    non_negative_int,
+    optional_field_list,
+    positive_int,
+    probability,
+    text,
+)
+
+MB = 1024 * 1024
+
+
+class Operation(Enum):
+    """hoodie.datasource.write.operation: what a write does with keys the table already holds."""
+
+    UPSERT = "upsert"
+    INSERT = "insert"
+    BULK_INSERT = "bulk_insert"
+
+
+class InsertDupPolicy(Enum):
+    """hoodie.datasource.insert.dup.policy: what an insert does with them (Apache Hudi's
+    `none` is refused: see `_dup_policy`)."""
+
+    FAIL = "fail"
+    DROP = "drop"
+
+
+class Compression(Enum):
+    SNAPPY = "snappy"
+    GZIP = "gzip"
+    ZSTD = "zstd"
+    LZ4 = "lz4"
+    BROTLI = "brotli"
+    UNCOMPRESSED = "uncompressed"
+    NONE = "none"
+
+
+class IndexType(Enum):
+    SIMPLE = "SIMPLE"
+    BUCKET = "BUCKET"
+
+
+class BloomFilterType(Enum):
+    """Apache Hudi's bloom filter kinds (`BloomFilterTypeCode`): one vector, or rows of them."""
+
+    SIMPLE = "SIMPLE"
+    DYNAMIC_V0 = "DYNAMIC_V0"
+
+
+class CleanerPolicy(Enum):
+    KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
+    KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
+
+
+class ConcurrencyMode(Enum):
+    SINGLE_WRITER = "single_writer"
+    OPTIMISTIC_CONCURRENCY_CONTROL = "optimistic_concurrency_control"
+
+
+class LockProvider(Enum):
+    """hoodie.write.lock.provider: our two locks; Apache Hudi's class names for them are
+    accepted too (`HUDI_LOCK_CLASSES`)."""
+
+    FILESYSTEM = "filesystem"
+    STORAGE = "storage"
+
+
+HUDI_LOCK_CLASSES = {
+    "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider": LockProvider.FILESYSTEM,
+    "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider": LockProvider.STORAGE,
+}
+_LOCK_PROVIDERS = {
+    **{provider.value: provider.value for provider in LockProvider},
+    **{name.lower(): provider.value for name, provider in HUDI_LOCK_CLASSES.items()},
+}
+
+
+def _table_version(key: str, value: object) -> int:
+    versions = choice_values(table.TableVersion)
+    stripped = str(value).strip()
+    if not stripped.isdigit() or int(stripped) not in tuple(table.TableVersion):
+        raise InvalidConfigError(
+            f"option '{key}' must be one of {', '.join(versions)} (the Hudi "
+            f"table version to write: 6 for Apache Hudi 0.x readers, 8 for Apache Hudi 1.x), "
+            f"got {value!r}"
+        )
+    return int(stripped)
+
+
+def _lock_provider(key: str, value: object) -> str:
+    folded = str(value).strip().lower()
+    if folded not in _LOCK_PROVIDERS:
+        storage, filesystem = LockProvider.STORAGE.value, LockProvider.FILESYSTEM.value
+        raise InvalidConfigError(
+            f"option '{key}'={value!r} is not a lock provider we have; use {storage} "
+            f"(org.apache.hudi.client.transaction.lock.StorageBasedLockProvider) or "
+            f"{filesystem} (org.apache.hudi.client.transaction.lock."
+            "FileSystemBasedLockProvider)"
+        )
+    return _LOCK_PROVIDERS[folded]
+
+
+def _metadata_table(key: str, value: object) -> bool:
+    """`hoodie.metadata.enable`: only false, which is what every action of ours does (a table's
+    Apache Hudi metadata table is turned off before it changes the table); true would ask for
+    a metadata table we do not maintain yet."""
+    if boolean(key, value):
+        raise InvalidConfigError(
+            f"option '{key}'=true is not supported: dbt-hoodie does not maintain Apache Hudi's "
+            "metadata table yet, so it turns a table's metadata table off before changing the "
+            f"table (as Apache Hudi does with {key}=false) and readers list files instead. "
+            f"Remove the option or set {key}=false"
+        )
+    return False
+
+
+def _index_type(key: str, value: object) -> str:
+    folded = str(value).strip().upper()
+    supported = choice_values(IndexType)
+    if folded not in supported:
+        raise InvalidConfigError(
+            f"option '{key}'={value!r} is not supported; supported: {', '.join(supported)}"
+        )
+    return folded
+
+
+def _dup_policy(key: str, value: object) -> str:
+    if str(value).strip().lower() == "none":
+        raise InvalidConfigError(
+            f"option '{key}'=none (Apache Hudi's default: insert keys the table already holds "
+            "as second records) is not supported: every reader, upsert and delete of a "
+            "dbt-hoodie table relies on one record per key. Use fail (the default: the write "
+            "stops, naming the keys) or drop (the stored records are kept and the incoming rows "
+            "of those keys skipped)"
+        )
+    return str(choice(InsertDupPolicy)(key, value))
+
+
+_DYNAMIC_V0, _SIMPLE = BloomFilterType.DYNAMIC_V0.value, BloomFilterType.SIMPLE.value
+OPTIONS: tuple[ConfigProperty, ...] = (
+    # The table's identity, which callers usually give as arguments (dbt: record_key, ...);
+    # Hudi's own keys for them work too, from Apache Hudi jobs, dbt-spark or dbt-glue configs.
+    ConfigProperty("hoodie.table.name", None, "the table's name", attribute="table_name",
+                   parse=text, aliases=(Alias("hoodie.datasource.write.table.name"),),
+                   identity=True),
+    ConfigProperty("hoodie.datasource.write.recordkey.field", (),
+                   "record key column(s), comma-separated", attribute="record_key_fields",
+                   parse=field_list, aliases=(Alias(table.RECORD_KEY_FIELDS.key),),
+                   identity=True),
+    ConfigProperty("hoodie.datasource.write.partitionpath.field", (),
+                   "partition path column(s), comma-separated; empty: non-partitioned",
+                   attribute="partition_fields", parse=optional_field_list,
+                   aliases=(Alias(table.PARTITION_FIELDS.key),), identity=True),
+    ConfigProperty("hoodie.datasource.write.precombine.field", None,
+                   "ordering column: the larger value wins", attribute="precombine_field",
+                   parse=column, aliases=(Alias(table.PRECOMBINE_FIELD.key),), identity=True),
+    ConfigProperty("hoodie.datasource.write.table.type", table.TYPE.default,
+                   "COPY_ON_WRITE or MERGE_ON_READ", attribute="table_type",
+                   parse=choice(table.TableType), aliases=(Alias(table.TYPE.key),),
+                   choices=table.TableType, identity=True),
+    ConfigProperty(table.HIVE_STYLE_PARTITIONING.key, table.HIVE_STYLE_PARTITIONING.default,
+                   "write partition folders as col=value", attribute="hive_style_partitioning",
+                   parse=boolean, identity=True),
+    ConfigProperty(table.URL_ENCODE_PARTITIONING.key, table.URL_ENCODE_PARTITIONING.default,
+                   "escape partition values in folder names as Apache Hudi does (`%XX` for "
+                   "`/`, control and Hive's special characters), and `.`, `..` and `.hoodie...` "
+                   "values too (see \"Partition paths\")",
+                   attribute="url_encode_partition_path", parse=boolean),
+    ConfigProperty("hoodie.write.table.version", None,
+                   "the Hudi table version a new table is created with: 6 (read by Apache Hudi "
+                   "0.x and 1.x, hudi-rs) or 8 (Apache Hudi 1.x, hudi-rs); none: "
+                   f"{table.VERSION.default}. A table keeps its version",
+                   attribute="table_version", parse=_table_version, choices=table.TableVersion),
+    ConfigProperty("hoodie.metadata.enable", False,
+                   "Apache Hudi's metadata table: false only; a table's metadata table is "
+                   "deleted (hoodie.table.metadata.partitions cleared first) before any action "
+                   "changes the table, as Apache Hudi does with false",
+                   attribute="metadata_table", parse=_metadata_table),
+    # What a write does.
+    ConfigProperty("hoodie.datasource.write.operation", Operation.UPSERT.value,
+                   "upsert (update stored keys, insert new ones), insert (only new keys, filling "
+                   "small file groups) or bulk_insert (only new keys, into new file groups, "
+                   "sorted by partition and key, no small-file rewrites); SIMPLE index only for "
+                   "insert and bulk_insert",
+                   attribute="operation", parse=choice(Operation), choices=Operation),
+    ConfigProperty("hoodie.datasource.insert.dup.policy", InsertDupPolicy.FAIL.value,
+                   "insert and bulk_insert: rows whose key the table already holds stop the "
+                   "write (fail) or are skipped (drop)",
+                   attribute="insert_dup_policy", parse=_dup_policy, choices=InsertDupPolicy),
+    # File sizing and writing.
+    ConfigProperty("hoodie.parquet.max.file.size", 120 * MB,
+                   "bytes a base file is not grown past",
+                   attribute="max_file_size", parse=positive_int),
+    ConfigProperty("hoodie.parquet.small.file.limit", 100 * MB,
+                   "bytes under which a base file takes new inserts; 0 turns it off",
+                   attribute="small_file_limit", parse=non_negative_int),
+    ConfigProperty("hoodie.copyonwrite.record.size.estimate", 1024,
+                   "bytes per record before any commit tells",
+                   attribute="record_size_estimate", parse=positive_int),
+    ConfigProperty("hoodie.parquet.compression.codec", Compression.SNAPPY.value,
+                   ", ".join(choice_values(Compression)),
+                   attribute="compression", parse=choice(Compression), choices=Compression),
+    ConfigProperty("hoodie.memory.merge.max.size", 512 * MB,
+                   "bytes of records a bulk insert task holds in memory before it sets them "
+                   "aside on local disk",
+                   attribute="merge_max_memory", parse=positive_int),
+    ConfigProperty("hoodie.upsert.shuffle.parallelism", 0,
+                   "Spark partitions for tagging; 0: Spark's default",
+                   attribute="parallelism", parse=non_negative_int),
+    # Indexes.
+    ConfigProperty("hoodie.index.type", IndexType.SIMPLE.value,
+                   "SIMPLE (join with stored keys) or BUCKET (hash of the key, no key scan)",
+                   attribute="index_type", parse=_index_type, choices=IndexType),
+    ConfigProperty("hoodie.index.bloom.num_entries", 60_000,
+                   "keys a base file's bloom filter (in its footer, which Apache Hudi's BLOOM "
+                   "index reads; written whatever our index) is sized for",
+                   attribute="bloom_num_entries", parse=positive_int),
+    ConfigProperty("hoodie.index.bloom.fpp", 1e-9,
+                   "the bloom filter's false positive rate at that many keys",
+                   attribute="bloom_fpp", parse=probability),
+    ConfigProperty("hoodie.bloom.index.filter.type", _DYNAMIC_V0,
+                   f"{_DYNAMIC_V0} (a vector more per hoodie.index.bloom.num_entries keys, up to "
+                   f"the max entries) or {_SIMPLE} (one vector)",
+                   attribute="bloom_filter_type", parse=choice(BloomFilterType),
+                   choices=BloomFilterType),
+    ConfigProperty("hoodie.bloom.index.filter.dynamic.max.entries", 100_000,
+                   f"{_DYNAMIC_V0}: keys its vectors grow to cover; beyond, the false positive "
+                   "rate grows",
+                   attribute="bloom_dynamic_max_entries", parse=positive_int),
+    ConfigProperty("hoodie.bucket.index.num.buckets", 4,
+                   "BUCKET index: buckets (file groups) per partition, fixed for the table",
+                   attribute="bucket_count", parse=positive_int),
+    ConfigProperty("hoodie.bucket.index.hash.field", (),
+                   "BUCKET index: the record key fields to hash (none: all of them)",
+                   attribute="bucket_hash_fields", parse=field_list),
+    # Table services.
+    ConfigProperty("hoodie.clean.automatic", True, "clean old file versions after every write",
+                   attribute="auto_clean", parse=boolean),
+    ConfigProperty("hoodie.cleaner.policy", CleanerPolicy.KEEP_LATEST_COMMITS.value,
+                   "KEEP_LATEST_COMMITS or KEEP_LATEST_FILE_VERSIONS",
+                   attribute="cleaner_policy", parse=choice(CleanerPolicy),
+                   aliases=(Alias("hoodie.clean.policy"),), choices=CleanerPolicy),
+    ConfigProperty("hoodie.cleaner.commits.retained", 10,
+                   "KEEP_LATEST_COMMITS: commits whose snapshots stay readable",
+                   attribute="cleaner_commits_retained", parse=positive_int,
+                   aliases=(Alias("hoodie.clean.commits.retained"),)),
+    ConfigProperty("hoodie.cleaner.fileversions.retained", 3,
+                   "KEEP_LATEST_FILE_VERSIONS: versions kept per file group",
+                   attribute="cleaner_file_versions_retained", parse=positive_int,
+                   aliases=(Alias("hoodie.clean.fileversions.retained"),)),
+    ConfigProperty("hoodie.archive.automatic", True, "archive old instants after every write",
+                   attribute="auto_archive", parse=boolean),
+    ConfigProperty("hoodie.archive.beyond.savepoint", False,
+                   "archive past savepoints, keeping savepointed commits on the timeline",
+                   attribute="archive_beyond_savepoint", parse=boolean),
+    ConfigProperty("hoodie.keep.min.commits", 20,
+                   "commits the active timeline keeps after archiving",
+                   attribute="keep_min_commits", parse=positive_int),
+    ConfigProperty("hoodie.keep.max.commits", 30,
+                   "commits on the active timeline that trigger archiving",
+                   attribute="keep_max_commits", parse=positive_int),
+    ConfigProperty("hoodie.compact.inline", True, "merge-on-read: compact after delta commits",
+                   attribute="inline_compaction", parse=boolean),
+    ConfigProperty("hoodie.compact.inline.max.delta.commits", 5,
+                   "merge-on-read: delta commits that trigger inline compaction",
+                   attribute="compaction_delta_commits", parse=positive_int),
+    # Concurrency.
+    ConfigProperty("hoodie.write.concurrency.mode",
+                   ConcurrencyMode.OPTIMISTIC_CONCURRENCY_CONTROL.value,
+                   "optimistic_concurrency_control (commits under the table lock, a conflicting "
+                   "write fails) or single_writer (no lock: one writer at a time); both keep "
+                   "heartbeats and never roll back a running write",
+                   attribute="concurrency_mode", parse=choice(ConcurrencyMode),
+                   choices=ConcurrencyMode),
+    ConfigProperty("hoodie.write.lock.provider", None,
+                   "optimistic concurrency: the table lock, storage (renewed, handed over by "
+                   "conditional writes; S3 and local paths) or filesystem (an exclusively "
+                   "created file); Hudi's class names work too; none: storage on S3, "
+                   "filesystem elsewhere",
+                   attribute="lock_provider", parse=_lock_provider, choices=LockProvider),
+    ConfigProperty("hoodie.write.lock.wait_time_ms", 60_000,
+                   "optimistic concurrency: how long to wait for the table lock (ms)",
+                   attribute="lock_wait_ms", parse=positive_int),
+    ConfigProperty("hoodie.write.lock.filesystem.expire", 1,
+                   "filesystem lock: minutes after which a dead writer's lock is broken",
+                   attribute="lock_expire_minutes", parse=positive_int),
+    ConfigProperty("hoodie.write.lock.storage.validity.timeout.secs", 300,
+                   "storage lock: seconds it stays held without renewal (a dead writer's lock "
+                   "expires after this)",
+                   attribute="lock_validity_seconds", parse=positive_int),
+    ConfigProperty("hoodie.write.lock.storage.renew.interval.secs", 30,
+                   "storage lock: seconds between its holder's renewals",
+                   attribute="lock_renew_seconds", parse=positive_int),
+    ConfigProperty("hoodie.client.heartbeat.interval_in_ms", 60_000,
+                   "writer heartbeat period (ms)",
+                   attribute="heartbeat_interval_ms", parse=positive_int),
+    ConfigProperty("hoodie.client.heartbeat.tolerable.misses", 2,
+                   "missed heartbeats before a pending write has failed",
+                   attribute="heartbeat_tolerable_misses", parse=non_negative_int),
+)  # fmt: skip
+_BY_ATTRIBUTE = {prop.attribute: prop for prop in OPTIONS}
+
+
+def option(attribute: str) -> ConfigProperty:
+    """The write option that sets `WriteConfig.<attribute>`."""
+    return _BY_ATTRIBUTE[attribute]
+
+
+def default(attribute: str) -> object:
+    """The default of the write option that sets `WriteConfig.<attribute>`."""
+    return _BY_ATTRIBUTE[attribute].default
+
+
+_SECONDS_PER_UNIT = {"_ms": 0.001, "_seconds": 1.0, "_minutes": 60.0}
+
+
+def default_seconds(attribute: str) -> float:
+    """The default of a duration option in seconds, whatever unit its key has (the field's
+    name ends in it): what the locks and heartbeats built without a write config use."""
+    unit = next(u for u in _SECONDS_PER_UNIT if attribute.endswith(u))
+    return float(cast(int, default(attribute))) * _SECONDS_PER_UNIT[unit]
