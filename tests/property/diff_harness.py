@@ -339,6 +339,11 @@ class Runner:
                     f"{op} should fail with {expected.error}, raised {type(error).__name__}: "
                     f"{error}"
                 )
+            if type(error).__name__ == "TaskFailedError" and not isinstance(
+                error.__cause__, InjectedFault
+            ):
+                raise Disagreement(f"{op} failed for another reason than the injected fault: "
+                                   f"{error}")  # fmt: skip
             self._sync_instants()
             return
         placement = self._placement(before) if isinstance(op, (Upsert, Insert, Delete)) else None

@@ -447,7 +447,10 @@ class TableModel:
         if isinstance(op, Delete):
             return Expected(actions=self._write_actions())
         if isinstance(op, FailedUpsert):
-            return Expected(error=("CommitError", "DuplicateRecordKeyError", "InjectedFault"))
+            # the injected fault is none of the core's errors: the write reports it as a
+            # TaskFailedError naming it (a CommitError), or a duplicate key stops it first
+            return Expected(error=("CommitError", "DuplicateRecordKeyError", "InjectedFault",
+                                   "TaskFailedError"))  # fmt: skip
         if isinstance(op, Compact):
             return Expected(actions=("commit",) if self._has_logs() else ())
         if isinstance(op, Upgrade):
