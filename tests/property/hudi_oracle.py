@@ -263,6 +263,7 @@ class OracleRunner:
         self.seen: dict[tuple, set] = {}  # every row each record has read as, in the model
         self.deleted_by_operation: set[tuple] = set()  # records the delete operation named
         self.stale_deletes: set[tuple] = set()  # records a stale `_hoodie_is_deleted` row named
+        self.ro_layout_differs = False  # read-optimized left out until compaction (`_check`)
 
     # the model learns where merge-on-read inserts went as the differential test tells it
     _table_writes = Runner._table_writes
@@ -408,8 +409,17 @@ class OracleRunner:
         # we do not (README), so a later batch's rows of that bucket are in its log there and
         # in a new base file here (found by the soak, seed 2; the snapshot agrees; a test in
         # test_apache_hudi_oracle.py).
+        # Apache Hudi 0.15 counts a delete of a key the table does not hold as an insert, which
+        # a small file group takes: that group's base file is rewritten with the batch's updates
+        # of it, where ours logs them (we drop such a delete, README), until both compact
+        # (found by the soak, seed 1, sequence 163; the snapshot agrees; a fixed case).
         if self.p.mor and self.p.index == SIMPLE:
-            reads.append(("read-optimized", READ_OPTIMIZED, True))
+            if self.ro_layout_differs:
+                self.stats.known["read-optimized layout"] = (
+                    self.stats.known.get("read-optimized layout", 0) + 1
+                )
+            else:
+                reads.append(("read-optimized", READ_OPTIMIZED, True))
         for what, options, read_optimized in reads:
             started = time.monotonic()
             theirs = self.judge.read(self.theirs, **options) if self._has_commits() else None
@@ -460,6 +470,10 @@ class OracleRunner:
                 stored = rows.get(ident)
                 if rec.deleted and stored is not None and rec.ts < stored["ts"]:
                     self.stale_deletes.add(ident)
+                if rec.deleted and not self.model._stored(ident):
+                    self.ro_layout_differs |= self.judge.version == HUDI_0
+        if isinstance(op, Compact):
+            self.ro_layout_differs = False
 
     def _known(self, ident, ours, theirs, model) -> str | None:
         """Which deliberate difference (README, each with a test in
