@@ -107,8 +107,8 @@ class Cleaner:
         scheduled = self._schedule_locked()
         if scheduled is None:
             return None
-        scheduled.end()  # the plan stays pending: the next run finishes it
-        return scheduled.instant_time
+        with scheduled.kept_pending():  # the plan stays pending: the next run finishes it
+            return scheduled.instant_time
 
     # -- planning ------------------------------------------------------------------------------
     def _schedule_locked(self) -> Transaction | None:

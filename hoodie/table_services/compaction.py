@@ -217,8 +217,8 @@ class Compactor:
         scheduled = self._schedule_locked()
         if scheduled is None:
             return None
-        scheduled.end()  # the caller executes the plan, or a later run takes it over
-        return scheduled.instant_time
+        with scheduled.kept_pending():  # the caller executes it, or a later run takes it over
+            return scheduled.instant_time
 
     def execute(self, spark: SparkSession, instant_time: str) -> WriteResult:
         """Execute the pending plan `instant_time` (a single writer's call)."""
