@@ -294,13 +294,13 @@ class Compactor:
         started = time.monotonic()
         instant_time = transaction.instant_time
         # A plan that cannot be read, or an earlier attempt's files that cannot be removed,
-        # leave the plan as it was; from inflight on, a failure goes back to the plan.
+        # leave the plan as it was; once inflight, a failure goes back to the plan.
         with transaction.kept_pending():
             plan = read_plan(self.meta_client.storage, self.meta_client.layout, instant_time)
             timeline = self.meta_client.timeline()
             self._remove_earlier_attempt(instant_time)
+            transaction.inflight()
             with transaction, self._back_to_plan_on_failure(instant_time):
-                transaction.inflight()
                 metadata = self._write(spark, instant_time, plan, timeline)
                 self._delete_strays(instant_time, metadata)
                 crash_point("compaction.files_written")
