@@ -36,6 +36,7 @@ from ..timeline import WRITE_ACTIONS, Action, Instant, State
 from ..transaction.failed_writes import FailedWritesPolicy
 from ..transaction.metadata_table import turn_off_metadata_table
 from ..transaction.rollback import Rollback
+from ..transaction.transaction import Transaction
 
 
 def savepoints(meta_client: HoodieTableMetaClient) -> list[str]:
@@ -134,11 +135,10 @@ def _restore(
         # that no writer starting in the same millisecond takes it for its own instant.
         requested, heartbeat = failed_writes.start_instant(meta_client, Action.RESTORE,
                                                            plan.to_avro())  # fmt: skip
-    try:
+    # An interrupted restore stays pending, to be finished by restoring to the savepoint again.
+    restore = Transaction(meta_client, failed_writes, requested, timeline, heartbeat)
+    with restore.kept_pending():
         return _run_restore(meta_client, requested, plan, savepoint_time, started)
-    finally:
-        if heartbeat is not None:
-            heartbeat.stop()
 
 
 def _run_restore(
