@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import getpass
 import time
+from dataclasses import dataclass
 
 from ..avro_metadata import (
     InstantInfo,
@@ -43,12 +44,27 @@ def savepoints(meta_client: HoodieTableMetaClient) -> list[str]:
     return meta_client.timeline().completed.savepoint_times()
 
 
+@dataclass(frozen=True)
+class Savepoint:
+    """A savepoint made: the commit it pins (the savepoint instant is named after it, and its
+    metadata does not repeat it) and Hudi's savepoint metadata, the files it keeps."""
+
+    instant: str
+    metadata: SavepointMetadata
+
+    @property
+    def files(self) -> int:
+        """How many data files the savepoint pins."""
+        return sum(len(p.savepoint_data_file) for p in self.metadata.partition_metadata.values())
+
+
 def create_savepoint(
     meta_client: HoodieTableMetaClient,
     instant_time: str | None = None,
     user: str | None = None,
     comment: str = "",
-) -> SavepointMetadata:
+) -> Savepoint:
+    """Savepoint the completed commit `instant_time` (None: the latest)."""
     timeline = meta_client.timeline()
     writes = [i.timestamp for i in timeline.completed.write_timeline]
     if not writes:
@@ -84,7 +100,7 @@ def create_savepoint(
     meta_client.save_instant(instant)
     crash_point("savepoint.inflight")
     meta_client.save_instant(instant.with_state(State.COMPLETED), metadata.to_avro())
-    return metadata
+    return Savepoint(instant_time, metadata)
 
 
 def restore(
