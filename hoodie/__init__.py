@@ -1,4 +1,4 @@
-"""Apache Hudi tables (table version 6) written and read with PySpark and pyarrow.
+"""Apache Hudi tables (table versions 6 and 8) written and read with PySpark and pyarrow.
 
 The core of dbt-hoodie, usable without dbt::
 
@@ -6,63 +6,99 @@ The core of dbt-hoodie, usable without dbt::
 
     config = WriteConfig.build("orders", record_key="order_id", partition_path="order_date",
                                precombine_field="updated_at")
-    table = HoodieTable.for_write("/lake/orders", config)
-    table.upsert(spark_df, config)
+    table = HoodieTable.for_write("/lake/orders", config)   # the config, given once
+    table.upsert(spark_df)
+    table.services.clean()
     table.read(spark).show()
 
-What this module exports is the core's public API, and all the dbt adapter uses.
+What this module exports is what users of the core call: the table facade and its services,
+the write config, what writes and services return, the table's properties and every error the
+core raises (`hoodie.exceptions`). What integrations need besides (the dbt adapter, a
+cluster's deployment) is in `hoodie.integration`.
 """
 
-from .config import OPTIONS, ConfigProperty, WriteConfig, as_field_tuple, option_keys
+from .avro_metadata import CleanMetadata, RestoreMetadata, RollbackMetadata, SavepointMetadata
+from .config import WriteConfig
 from .exceptions import (
+    ColumnTypeError,
+    CommitError,
+    ConcurrentWriteConflict,
     ConflictingSettingsError,
+    CorruptDataFileError,
+    DamagedFileError,
+    DuplicateColumnError,
     DuplicateRecordKeyError,
     HoodieError,
     InvalidConfigError,
+    LockLostError,
+    LockTimeoutError,
+    MalformedMetadataError,
     MetaColumnError,
+    MissingColumnError,
+    MissingDataFileError,
+    NullRecordKeyError,
+    PartitionPathError,
     RecordKeyExistsError,
+    SchemaError,
     SchemaEvolutionError,
+    TableExistsError,
     TableIdentityError,
+    TableNotFoundError,
     TaskFailedError,
     TimelineError,
+    UnsafePathError,
+    UnsupportedTableError,
+    WriteRolledBackError,
 )
-from .properties import COPY_ON_WRITE, MERGE_ON_READ
-from .read.datasource import BASE_PATH_METADATA, PUSHDOWN_OPTION, SOURCE_NAME
-from .read.datasource import register as register_data_source
-from .read.options import STORAGE_PREFIX, ReadOptions
-from .schema import META_COLUMNS
-from .shipping import ship_core
-from .table import HoodieTable
+from .properties import COPY_ON_WRITE, MERGE_ON_READ, TableProperties
+from .services import TableServices
+from .table import HistoryRow, HoodieTable
+from .table_services.savepoint import Savepoint
+from .table_services.upgrade import UpgradeResult
 from .write.result import WriteResult
-from .write.validation import check_batch
 
 __all__ = [
-    "BASE_PATH_METADATA",
     "COPY_ON_WRITE",
     "MERGE_ON_READ",
-    "META_COLUMNS",
-    "OPTIONS",
-    "PUSHDOWN_OPTION",
-    "SOURCE_NAME",
-    "STORAGE_PREFIX",
-    "ConfigProperty",
+    "CleanMetadata",
+    "ColumnTypeError",
+    "CommitError",
+    "ConcurrentWriteConflict",
     "ConflictingSettingsError",
+    "CorruptDataFileError",
+    "DamagedFileError",
+    "DuplicateColumnError",
     "DuplicateRecordKeyError",
+    "HistoryRow",
     "HoodieError",
     "HoodieTable",
     "InvalidConfigError",
+    "LockLostError",
+    "LockTimeoutError",
+    "MalformedMetadataError",
     "MetaColumnError",
-    "ReadOptions",
+    "MissingColumnError",
+    "MissingDataFileError",
+    "NullRecordKeyError",
+    "PartitionPathError",
     "RecordKeyExistsError",
+    "RestoreMetadata",
+    "RollbackMetadata",
+    "Savepoint",
+    "SavepointMetadata",
+    "SchemaError",
     "SchemaEvolutionError",
+    "TableExistsError",
     "TableIdentityError",
+    "TableNotFoundError",
+    "TableProperties",
+    "TableServices",
     "TaskFailedError",
     "TimelineError",
+    "UnsafePathError",
+    "UnsupportedTableError",
+    "UpgradeResult",
     "WriteConfig",
     "WriteResult",
-    "as_field_tuple",
-    "check_batch",
-    "option_keys",
-    "register_data_source",
-    "ship_core",
+    "WriteRolledBackError",
 ]

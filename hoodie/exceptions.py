@@ -18,6 +18,13 @@ from pyarrow import ArrowNotImplementedError
 class HoodieError(Exception):
     """Base class: catch this to handle any deliberate failure of the core."""
 
+    def fields(self) -> dict[str, object]:
+        """What the error carries besides its message: its class's keyword arguments (a
+        `TableIdentityError`'s setting, stored and wanted values, a damaged file's path), so
+        that an error that travelled as data (a Spark task's result row,
+        `hoodie.write.task_errors`) is raised again whole."""
+        return {name: value for name, value in vars(self).items() if not name.startswith("_")}
+
 
 class TableNotFoundError(HoodieError):
     """No `.hoodie/hoodie.properties` under the given base path."""

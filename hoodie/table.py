@@ -1,9 +1,12 @@
 """`HoodieTable`: the Python API of the core, a thin facade over its floors.
 
 What the dbt adapter calls, and what a user of the core without dbt calls. Metadata comes from
-the meta client; writes go through the write client; table services run under the concurrency
-policy of the config they are given (None: the defaults). It holds no state beyond the table's
-identity, so one object can be kept across writes, by this process or others.
+the meta client; writes go through the write client; table services (`table.services`) run
+under the concurrency policy of the table's write config. The write config is given once, to
+`for_write` (or `open`), and every write and service uses it; a call's `config` argument
+overrides it for that call only (a writer that changes its options between writes, as the
+differential and concurrency tests do). Beyond the table's identity and that config it holds
+no state, so one object can be kept across writes, by this process or others.
 """
 
 from __future__ import annotations
@@ -18,11 +21,9 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
-from .avro_metadata import CleanMetadata, RestoreMetadata, RollbackMetadata, SavepointMetadata
-from .client.table_service_runner import TableServiceRunner
 from .client.write_client import WriteClient
 from .config import WriteConfig
-from .exceptions import TableExistsError
+from .exceptions import InvalidConfigError, TableExistsError
 from .fs_view import FileSystemView
 from .meta_client import HoodieTableMetaClient, identity_changes, table_properties_for
 from .metadata import CommitMetadata
@@ -30,9 +31,9 @@ from .properties import TableProperties
 from .read.datasource import PUSHDOWN_OPTION, PYTHON_FILTER_PUSHDOWN, catalog_schema, register
 from .read.native import read_table
 from .read.options import STORAGE_PREFIX
+from .services import TableServices
 from .storage import Storage
-from .table_services.savepoint import create_savepoint, savepoints
-from .table_services.upgrade import UpgradeResult
+from .table_services.savepoint import savepoints
 from .timeline import WRITE_ACTIONS, Action, Instant, Timeline
 from .write.result import WriteResult
 
@@ -75,8 +76,17 @@ def _top_level(storage: Storage) -> dict[str, bool]:
 
 
 class HoodieTable:
-    def __init__(self, meta_client: HoodieTableMetaClient):
+    """One Hudi table: its metadata, its writes and reads, its services (`services`).
+
+    Get one with `for_write` (to write; creates the table when there is none), `open` (an
+    existing table) or `create`.
+    """
+
+    def __init__(self, meta_client: HoodieTableMetaClient, config: WriteConfig | None = None):
         self.meta_client = meta_client
+        # How the table is written: the default of every write and service (None: open to
+        # read, or to run services with the default options; writes then need a config).
+        self.config = config
         # Set by `for_write` when it created the table to be removed if the first write fails.
         self.created_over: FolderBefore | None = None
 
@@ -88,11 +98,29 @@ class HoodieTable:
     # pyarrow file system (endpoint_override, region, ...), see `hoodie.storage.Storage`.
     @staticmethod
     def exists(base_uri: str, storage_options: Mapping[str, str] | None = None) -> bool:
+        """Is there a Hudi table (its `hoodie.properties`) at `base_uri`?"""
         return HoodieTableMetaClient.exists(base_uri, storage_options)
 
     @classmethod
-    def open(cls, base_uri: str, storage_options: Mapping[str, str] | None = None) -> HoodieTable:
-        return cls(HoodieTableMetaClient.open(base_uri, storage_options))
+    def open(
+        cls,
+        base_uri: str,
+        storage_options: Mapping[str, str] | None = None,
+        config: WriteConfig | None = None,
+    ) -> HoodieTable:
+        """The existing table at `base_uri`.
+
+        Args:
+            base_uri: the table's base path (a local path or a URI: s3://, gs://, abfss://).
+            storage_options: its object store's settings (see `hoodie.storage.Storage`).
+            config: how the table is written, for its writes and services (None: reads and
+                services with the default options only).
+
+        Raises:
+            TableNotFoundError: there is no table at `base_uri`.
+            UnsupportedTableError: a table this version cannot read or write.
+        """
+        return cls(HoodieTableMetaClient.open(base_uri, storage_options), config)
 
     @classmethod
     def create(
@@ -101,7 +129,11 @@ class HoodieTable:
         properties: TableProperties,
         storage_options: Mapping[str, str] | None = None,
     ) -> HoodieTable:
-        """Lay out `.hoodie/` and write `hoodie.properties`; the timeline starts empty."""
+        """Lay out `.hoodie/` and write `hoodie.properties`; the timeline starts empty.
+
+        Raises:
+            TableExistsError: there is a table at `base_uri` already.
+        """
         return cls(HoodieTableMetaClient.create(base_uri, properties, storage_options))
 
     @staticmethod
@@ -118,21 +150,34 @@ class HoodieTable:
         *,
         remove_if_first_write_fails: bool = False,
     ) -> HoodieTable:
-        """Open the table at `base_uri`, creating it from the config when there is none.
+        """Open the table at `base_uri` to write it with `config`, creating it from the config
+        when there is none.
 
         With `remove_if_first_write_fails` (what dbt runs ask), a table created here is taken
         away again when this object's first write fails before its first commit (a refused
         batch, a bad partition value, a failed task): the folder is left as it was found
         (removed if it was not there), so a corrected run starts from no table. Otherwise it
-        stays, empty, for the caller to write again."""
+        stays, empty, for the caller to write again.
+
+        Args:
+            base_uri: the table's base path (a local path or a URI).
+            config: how the table is written: every write and service of the returned object
+                uses it.
+            storage_options: the object store's settings (see `hoodie.storage.Storage`).
+
+        Raises:
+            InvalidConfigError: the config cannot make a table (its table properties).
+            UnsupportedTableError: the existing table is one this version cannot write.
+        """
         properties = table_properties_for(config)
         if HoodieTableMetaClient.exists(base_uri, storage_options):
-            return cls.open(base_uri, storage_options)
+            return cls.open(base_uri, storage_options, config)
         before = FolderBefore.of(Storage(base_uri, storage_options))
         try:
-            table = cls(HoodieTableMetaClient.create(base_uri, properties, storage_options))
+            created = HoodieTableMetaClient.create(base_uri, properties, storage_options)
         except TableExistsError:  # a concurrent writer's first write created it just now
-            return cls.open(base_uri, storage_options)
+            return cls.open(base_uri, storage_options, config)
+        table = cls(created, config)
         if remove_if_first_write_fails:
             table.created_over = before
         return table
@@ -140,27 +185,44 @@ class HoodieTable:
     # -- metadata (the meta client's) ----------------------------------------------------------
     @property
     def storage(self) -> Storage:
+        """The table's storage (its files under the base path)."""
         return self.meta_client.storage
 
     @property
     def properties(self) -> TableProperties:
+        """`hoodie.properties`: the table's identity (keys, partitioning, type, version)."""
         return self.meta_client.properties
 
     @property
     def base_uri(self) -> str:
+        """The table's base path, as given."""
         return self.meta_client.base_uri
 
     @property
     def name(self) -> str:
+        """The table's name (`hoodie.table.name`)."""
         return self.meta_client.name
 
+    @property
+    def services(self) -> TableServices:
+        """The table's services: `compact`, `clean`, `archive`, `rollback`, `savepoint`,
+        `restore`, `upgrade` (see `hoodie.services`)."""
+        return TableServices(self)
+
     def timeline(self) -> Timeline:
+        """The active timeline as it is now (read afresh at every call)."""
         return self.meta_client.timeline()
 
     def file_system_view(self, as_of: str | None = None) -> FileSystemView:
+        """The table's file groups and slices, latest or as of a completed instant."""
         return self.meta_client.file_system_view(as_of)
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
+        """The commit metadata of a completed write instant.
+
+        Raises:
+            MalformedMetadataError: the instant's file is damaged.
+        """
         return self.meta_client.commit_metadata(instant)
 
     def schema(self) -> pa.Schema | None:
@@ -213,36 +275,105 @@ class HoodieTable:
         return rows
 
     # -- writing and reading (Spark) -----------------------------------------------------------
-    def write(self, df: DataFrame, config: WriteConfig) -> WriteResult:
-        """The write `config` names (`hoodie.datasource.write.operation`: upsert, insert or
-        bulk_insert)."""
-        return self._first_write_undone_on_failure(
-            lambda: WriteClient(self.meta_client, config).write(df)
-        )
+    # Each write takes the table's config; `config` overrides it for that write only.
+    # Every write raises the core's errors (`hoodie.exceptions`): among them
+    # InvalidConfigError (an option, or a change of the table's identity: TableIdentityError),
+    # SchemaError (a batch the table's schema cannot take), NullRecordKeyError,
+    # DuplicateRecordKeyError, PartitionPathError, ConcurrentWriteConflict (another writer
+    # committed to the same file groups first) and TaskFailedError (the Spark work failed);
+    # a failed write is rolled back and readers keep the previous snapshot.
+    def _write_config(self, config: WriteConfig | None) -> WriteConfig:
+        found = config or self.config
+        if found is None:
+            raise InvalidConfigError(
+                f"table '{self.name}' was opened without a write config: open it with "
+                "HoodieTable.for_write(base_uri, config) or HoodieTable.open(..., config=config)"
+            )
+        return found
 
-    def upsert(self, df: DataFrame, config: WriteConfig) -> WriteResult:
-        return self._first_write_undone_on_failure(
-            lambda: WriteClient(self.meta_client, config).upsert(df)
-        )
+    def _client(self, config: WriteConfig | None) -> WriteClient:
+        return WriteClient(self.meta_client, self._write_config(config))
 
-    def insert(self, df: DataFrame, config: WriteConfig) -> WriteResult:
+    def write(self, df: DataFrame, config: WriteConfig | None = None) -> WriteResult:
+        """The write the config's `hoodie.datasource.write.operation` names: upsert (the
+        default), insert, bulk_insert or delete.
+
+        Args:
+            df: the rows (a Spark DataFrame holding the record key and partition columns).
+            config: the write config for this write, instead of the table's.
+
+        Returns:
+            What the commit wrote: its instant, the counts of rows inserted, updated and
+            deleted, the files written.
+
+        Raises:
+            HoodieError: see above; the write is rolled back.
+        """
+        return self._first_write_undone_on_failure(lambda: self._client(config).write(df))
+
+    def upsert(self, df: DataFrame, config: WriteConfig | None = None) -> WriteResult:
+        """Insert the rows of new keys and update those of keys the table holds (by the
+        precombine field when one key comes more than once, or is stored: the larger wins).
+
+        Args:
+            df: the rows (a Spark DataFrame holding the record key and partition columns).
+            config: the write config for this write, instead of the table's.
+
+        Returns:
+            What the commit wrote: its instant, the counts of rows inserted and updated, the
+            files written.
+
+        Raises:
+            HoodieError: see above; the write is rolled back.
+        """
+        return self._first_write_undone_on_failure(lambda: self._client(config).upsert(df))
+
+    def insert(self, df: DataFrame, config: WriteConfig | None = None) -> WriteResult:
         """Add new keys only; rows of keys the table holds fail the write or are skipped
-        (`hoodie.datasource.insert.dup.policy`). SIMPLE index only."""
-        return self._first_write_undone_on_failure(
-            lambda: WriteClient(self.meta_client, config).insert(df)
-        )
+        (`hoodie.datasource.insert.dup.policy`). SIMPLE index only.
 
-    def bulk_insert(self, df: DataFrame, config: WriteConfig) -> WriteResult:
-        """As `insert`, into new file groups only (no small file group is rewritten)."""
-        return self._first_write_undone_on_failure(
-            lambda: WriteClient(self.meta_client, config).bulk_insert(df)
-        )
+        Args:
+            df: the rows (a Spark DataFrame holding the record key and partition columns).
+            config: the write config for this write, instead of the table's.
 
-    def delete(self, df: DataFrame, config: WriteConfig) -> WriteResult:
-        """Delete the keys present in `df` (it needs the record key and partition columns)."""
-        return self._first_write_undone_on_failure(
-            lambda: WriteClient(self.meta_client, config).delete(df)
-        )
+        Returns:
+            What the commit wrote.
+
+        Raises:
+            RecordKeyExistsError: a key the table holds, under the `fail` policy.
+            HoodieError: see above; the write is rolled back.
+        """
+        return self._first_write_undone_on_failure(lambda: self._client(config).insert(df))
+
+    def bulk_insert(self, df: DataFrame, config: WriteConfig | None = None) -> WriteResult:
+        """As `insert`, into new file groups only (no small file group is rewritten).
+
+        Args:
+            df: the rows (a Spark DataFrame holding the record key and partition columns).
+            config: the write config for this write, instead of the table's.
+
+        Returns:
+            What the commit wrote.
+
+        Raises:
+            HoodieError: see above; the write is rolled back.
+        """
+        return self._first_write_undone_on_failure(lambda: self._client(config).bulk_insert(df))
+
+    def delete(self, df: DataFrame, config: WriteConfig | None = None) -> WriteResult:
+        """Delete the keys present in `df`.
+
+        Args:
+            df: rows holding the record key and partition columns of the keys to delete.
+            config: the write config for this write, instead of the table's.
+
+        Returns:
+            What the commit wrote (its count of deletes).
+
+        Raises:
+            HoodieError: see above; the write is rolled back.
+        """
+        return self._first_write_undone_on_failure(lambda: self._client(config).delete(df))
 
     def _first_write_undone_on_failure(self, write: Callable[[], WriteResult]) -> WriteResult:
         """Run a write; if it is the first write into a table `for_write` created and it fails
@@ -280,15 +411,27 @@ class HoodieTable:
             log.exception("could not remove the table %s created by a failed first write",
                           self.base_uri)  # fmt: skip
 
-    def overwrite(self, df: DataFrame, config: WriteConfig) -> WriteResult:
+    def overwrite(self, df: DataFrame, config: WriteConfig | None = None) -> WriteResult:
         """Replace the table's contents with `df`.
 
         With the same identity (keys, partitioning, type) this is one `insert_overwrite_table`
         replace commit, so history and time travel survive. A config that changes the
         identity needs a new table: it is built beside this one and swapped in only once it
         is complete.
+
+        Args:
+            df: the table's new rows.
+            config: the write config for this write, instead of the table's.
+
+        Returns:
+            What the commit wrote.
+
+        Raises:
+            HoodieError: see above; the table is left as it was.
         """
-        return self._first_write_undone_on_failure(lambda: self._overwrite(df, config))
+        return self._first_write_undone_on_failure(
+            lambda: self._overwrite(df, self._write_config(config))
+        )
 
     def _overwrite(self, df: DataFrame, config: WriteConfig) -> WriteResult:
         wanted = table_properties_for(config)
@@ -322,6 +465,19 @@ class HoodieTable:
         (`spark.sql.python.filterPushdown.enabled`). `native` None scans natively on file
         systems, True also on object stores, False never. Either way the DataFrame reads the
         table as it was at this call.
+
+        Args:
+            spark: the session to read in.
+            options: read options (`hoodie.datasource.query.type`, `as.of.instant`, ...).
+            native: whether slices with nothing to merge are Spark's parquet scan (see above).
+
+        Returns:
+            The rows, with Hudi's meta columns.
+
+        Raises:
+            InvalidConfigError: an unknown or malformed read option.
+            TimelineError: an instant the timeline cannot serve (archived, cleaned).
+            DamagedFileError: a file of the planned slices is missing or damaged.
         """
         register(spark)
         given = {STORAGE_PREFIX + k: v for k, v in self.storage.options.items()}
@@ -331,56 +487,3 @@ class HoodieTable:
         # A fresh meta client: another process may have upgraded or rewritten the table.
         meta_client = HoodieTableMetaClient.open(self.base_uri, self.storage.options)
         return read_table(spark, meta_client, given, native)
-
-    # -- table services ------------------------------------------------------------------------
-    def _services(self, config: WriteConfig | None) -> TableServiceRunner:
-        return TableServiceRunner(self.meta_client, config)
-
-    def compact(self, spark: SparkSession, config: WriteConfig | None = None) -> list[WriteResult]:
-        """Merge-on-read: finish pending compactions, then compact every slice with log files.
-        `config` is how the table is written (None: the default options).
-
-        Returns one result per compaction that ran (none when no slice has log files).
-        """
-        return self._services(config).compact(spark)
-
-    def clean(self, config: WriteConfig | None = None) -> CleanMetadata | None:
-        """Roll back failed writes, then delete file versions the cleaning policy no longer
-        needs. `config` is how the table is written (None: the default options).
-
-        Returns Hudi's clean metadata, or None when there was nothing to delete.
-        """
-        return self._services(config).clean()
-
-    def upgrade(
-        self, spark: SparkSession | None = None, config: WriteConfig | None = None
-    ) -> UpgradeResult:
-        """Upgrade the table from version 6 to version 8 (Apache Hudi 1.x's timeline), after
-        rolling back failed writes and compacting a merge-on-read table's log files (with
-        `spark`); readers see the table whole at every step, and after a crash the upgrade is
-        run again. On a version 8 table it finishes an upgrade that stopped midway.
-        `config` is how the table is written (None: the default options)."""
-        result = self._services(config).upgrade(spark)
-        self.meta_client = HoodieTableMetaClient.open(self.base_uri, self.storage.options)
-        return result
-
-    def savepoint(self, instant_time: str | None = None, comment: str = "") -> SavepointMetadata:
-        """Pin the snapshot of a completed commit (default: the latest): cleaning keeps its
-        files, and `restore` can return the table to it."""
-        return create_savepoint(self.meta_client, instant_time, comment=comment)
-
-    def restore(self, savepoint_time: str, config: WriteConfig | None = None) -> RestoreMetadata:
-        """Roll back every commit after a savepoint (Hudi's restore). `config` is how the table
-        is written (None: the default options); a write in progress makes it refuse."""
-        return self._services(config).restore(savepoint_time)
-
-    def rollback(
-        self, instant_time: str | None = None, config: WriteConfig | None = None
-    ) -> RollbackMetadata:
-        """Roll back the latest completed commit (`instant_time`, if given, must be it).
-        `config` is how the table is written (None: the default options); a write in progress makes
-        it refuse.
-
-        Returns Hudi's rollback metadata: the files deleted, the instant rolled back.
-        """
-        return self._services(config).rollback(instant_time)

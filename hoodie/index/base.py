@@ -6,23 +6,33 @@ next version, inserts into small or new file groups. SIMPLE (`simple.py`) joins 
 with stored keys; BUCKET (`bucket.py`) computes the file group from a hash of the key. The
 coming BLOOM, global and record-level indexes implement the same two steps.
 
-An index may also tag inside the write tasks themselves (`tags_in_write_tasks`): then the
-write needs no tagging job, and each task finds its records' file slice as it writes.
+An index may also tag inside the write tasks themselves (`tags_in_write_tasks`): then an
+upsert or delete needs no tagging job, and each task finds its records' file slice as it
+writes; the index plans that job (`in_task_tagging`) and has the write floor's executor run
+it (`InTaskWriter`). What else differs by index is asked here too, never by the index's
+class: whether inserts can be checked against stored keys (`check_insert`), and whether a batch
+with nothing to look up may go untagged into new file groups (`bulk_inserts`).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
-from pyspark.sql import Column, DataFrame, Row
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 
 from ..config import WriteConfig
 from ..fs_view import FileSlice, FileSystemView
 from ..meta_client import HoodieTableMetaClient
+from ..metadata import WriteStat
 from ..schema import PARTITION_PATH
 from ..timeline import Timeline
 from .placement import FileGroupTarget, InsertBucket, WorkloadProfile, next_version
+
+if TYPE_CHECKING:  # (the implementations import this module)
+    from .bucket import BucketIndex
+    from .routing import RoutingPlan
 
 # Recorded in each commit's extra metadata: which index placed the records (and, for the
 # BUCKET index, into how many buckets per partition).
@@ -87,13 +97,56 @@ class HoodieIndex(ABC):
         """Refuse a config that cannot place records in this table as it was written."""
         return None
 
+    def check_insert(self, table_name: str, operation: str) -> None:
+        """Refuse an insert or bulk insert if this index cannot tell which keys the table
+        holds (the dup policy needs that verdict before anything is written)."""
+        return None
+
+    def bulk_inserts(self) -> bool:
+        """Whether a batch with nothing to look up (a first write, an overwrite) may go
+        untagged into new file groups of any file id, as Hudi's bulk insert does."""
+        return True
+
     def tags_in_write_tasks(self) -> bool:
-        """Whether the write tasks tag their own records (no tagging job before writing)."""
+        """Whether an upsert's or delete's write tasks may tag their own records (no tagging
+        job before writing); the write then asks `in_task_tagging` for the plan."""
         return False
+
+    def in_task_tagging(
+        self,
+        spark: SparkSession,
+        meta_client: HoodieTableMetaClient,
+        config: WriteConfig,
+        view: FileSystemView,
+    ) -> InTaskTagging | None:
+        """The plan of an upsert or delete whose write tasks tag their own records, or None:
+        tag in a job of its own (`tag_and_place`)."""
+        return None
 
     @abstractmethod
     def tag_and_place(self, batch: DataFrame, context: TaggingContext) -> Placement:
         """Tag every record of `batch` with its file group and decide the targets."""
+
+
+class InTaskWriter(Protocol):
+    """The write floor's side of a write whose tasks tag their own records: one Spark job,
+    bound to the write's batch, instant and snapshot, per kind of in-task tagging."""
+
+    def write_buckets(self, index: BucketIndex) -> list[WriteStat]:
+        """Each task writes one bucket's file group (the BUCKET index)."""
+
+    def write_routed(self, routing: RoutingPlan, average_record_size: int) -> list[WriteStat]:
+        """Each task tags and writes one routing unit (the SIMPLE index)."""
+
+
+class InTaskTagging(ABC):
+    """An index's plan for write tasks that tag their own records: the driver only plans, and
+    the index says which job of the `InTaskWriter` runs it (the index floor cannot reach the
+    write tasks, which sit a floor above)."""
+
+    @abstractmethod
+    def write(self, writer: InTaskWriter) -> list[WriteStat]:
+        """Run the tagging and writing job; the write stats of every file group written."""
 
 
 def next_versions(

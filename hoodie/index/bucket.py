@@ -23,17 +23,27 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..config import BUCKET_INDEX, WriteConfig
 from ..exceptions import InvalidConfigError, TableIdentityError
-from ..fs_view import FileSlice
+from ..fs_view import FileSlice, FileSystemView
 from ..meta_client import HoodieTableMetaClient
+from ..metadata import WriteStat
 from ..naming import bucket_of_file_id, new_bucket_file_id
 from ..schema import IS_DELETED, PARTITION_PATH
 from ..timeline import Timeline
-from .base import INDEX_TYPE_KEY, LOCATION, HoodieIndex, Placement, TaggingContext, next_versions
+from .base import (
+    INDEX_TYPE_KEY,
+    LOCATION,
+    HoodieIndex,
+    InTaskTagging,
+    InTaskWriter,
+    Placement,
+    TaggingContext,
+    next_versions,
+)
 from .placement import FileGroupTarget, WorkloadProfile
 
 BUCKET_COUNT_KEY = "hoodie.bucket.index.num.buckets"
@@ -105,9 +115,29 @@ class BucketIndex(HoodieIndex):
     def commit_metadata(self) -> dict[str, str]:
         return {INDEX_TYPE_KEY: self.name, BUCKET_COUNT_KEY: str(self.num_buckets)}
 
+    def check_insert(self, table_name: str, operation: str) -> None:
+        raise InvalidConfigError(
+            f"table '{table_name}': operation {operation.lower()} needs the SIMPLE "
+            "index (the BUCKET index places records without looking up which keys exist); "
+            "use upsert, or the SIMPLE index"
+        )
+
+    def bulk_inserts(self) -> bool:
+        # A bucket's file id follows from its keys: no batch goes to file groups of any id.
+        return False
+
     def tags_in_write_tasks(self) -> bool:
         # A bucket is one file group: a task can find its bucket's slice and write at once.
         return True
+
+    def in_task_tagging(
+        self,
+        spark: SparkSession,
+        meta_client: HoodieTableMetaClient,
+        config: WriteConfig,
+        view: FileSystemView,
+    ) -> InTaskTagging:
+        return BucketTagging(self)
 
     def check_table(self, meta_client: HoodieTableMetaClient, timeline: Timeline) -> None:
         """A bucket count different from the one the table was written with would send keys
@@ -239,6 +269,16 @@ class BucketIndex(HoodieIndex):
             tagged = tagged.filter(F.col(EXISTS))
         tagged = tagged.drop(BUCKET, EXISTS)
         return tagged, counts
+
+
+@dataclass(frozen=True)
+class BucketTagging(InTaskTagging):
+    """Tagging in the write tasks, one task per bucket: nothing to plan beyond the index."""
+
+    index: BucketIndex
+
+    def write(self, writer: InTaskWriter) -> list[WriteStat]:
+        return writer.write_buckets(self.index)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -34,6 +35,7 @@ from ..config import BUCKET_INDEX, DROP_EXISTING, FAIL_ON_EXISTING, SIMPLE_INDEX
 from ..exceptions import RecordKeyExistsError
 from ..fs_view import CommittedInstants, FileSystemView
 from ..meta_client import HoodieTableMetaClient
+from ..metadata import WriteStat
 from ..naming import parse_base_file_name, parse_log_file_name
 from ..schema import PARTITION_PATH, RECORD_KEY, constant_column
 from ..storage import Storage
@@ -42,6 +44,8 @@ from .base import (
     INDEX_TYPE_KEY,
     LOCATION,
     HoodieIndex,
+    InTaskTagging,
+    InTaskWriter,
     Placement,
     TaggingContext,
     next_versions,
@@ -177,6 +181,21 @@ class SimpleIndex(HoodieIndex):
     where routing units allow, inside the write tasks (`routing.py`)."""
 
     name = SIMPLE_INDEX
+
+    def tags_in_write_tasks(self) -> bool:
+        # Upserts and deletes route their records to units of file groups with the key
+        # ranges their keys fall in, and each unit's task reads those keys as it writes.
+        return True
+
+    def in_task_tagging(
+        self,
+        spark: SparkSession,
+        meta_client: HoodieTableMetaClient,
+        config: WriteConfig,
+        view: FileSystemView,
+    ) -> InTaskTagging | None:
+        routing = self.plan_routing(spark, meta_client, config, view)
+        return None if routing is None else RoutedTagging(routing, meta_client, config)
 
     def plan_routing(
         self,
@@ -332,6 +351,20 @@ def _drop_unknown_deletes(tagged: DataFrame, context: TaggingContext) -> DataFra
     if context.delete_operation:
         return tagged.filter(F.col(LOCATION).isNotNull())
     return tagged
+
+
+@dataclass(frozen=True)
+class RoutedTagging(InTaskTagging):
+    """Tagging in the write tasks, one task per routing unit (`routing.py`); new file groups
+    are sized by the table's average record size, which the write tasks cannot know."""
+
+    routing: RoutingPlan
+    meta_client: HoodieTableMetaClient
+    config: WriteConfig
+
+    def write(self, writer: InTaskWriter) -> list[WriteStat]:
+        return writer.write_routed(self.routing, average_record_size(self.meta_client,
+                                                                     self.config))  # fmt: skip
 
 
 def average_record_size(meta_client: HoodieTableMetaClient, config: WriteConfig) -> int:

@@ -108,8 +108,8 @@ class Cleaner:
         scheduled = self._schedule_locked()
         if scheduled is None:
             return None
-        scheduled.end()  # the plan stays pending: the next run finishes it
-        return scheduled.instant_time
+        with scheduled.kept_pending():  # the plan stays pending: the next run finishes it
+            return scheduled.instant_time
 
     # -- planning ------------------------------------------------------------------------------
     def _schedule_locked(self) -> Transaction | None:
@@ -224,10 +224,8 @@ class Cleaner:
     def _execute(self, transaction: Transaction) -> CleanMetadata:
         """Delete the plan's files and complete the clean. A failure leaves the plan pending,
         as a crash does: the next clean finishes it (files already gone are skipped)."""
-        try:
+        with transaction.kept_pending():
             return self._delete_and_complete(transaction)
-        finally:
-            transaction.end()
 
     def _delete_and_complete(self, transaction: Transaction) -> CleanMetadata:
         started = time.monotonic()

@@ -19,6 +19,7 @@ import json
 import logging
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
@@ -216,8 +217,8 @@ class Compactor:
         scheduled = self._schedule_locked()
         if scheduled is None:
             return None
-        scheduled.end()  # the caller executes the plan, or a later run takes it over
-        return scheduled.instant_time
+        with scheduled.kept_pending():  # the caller executes it, or a later run takes it over
+            return scheduled.instant_time
 
     def execute(self, spark: SparkSession, instant_time: str) -> WriteResult:
         """Execute the pending plan `instant_time` (a single writer's call)."""
@@ -292,35 +293,42 @@ class Compactor:
         """Fold the plan's slices into new base files; a failure goes back to the plan."""
         started = time.monotonic()
         instant_time = transaction.instant_time
-        try:
+        # A plan that cannot be read, or an earlier attempt's files that cannot be removed,
+        # leave the plan as it was; once inflight, a failure goes back to the plan.
+        with transaction.kept_pending():
             plan = read_plan(self.meta_client.storage, self.meta_client.layout, instant_time)
             timeline = self.meta_client.timeline()
             self._remove_earlier_attempt(instant_time)
             transaction.inflight()
-            try:
+            with transaction, self._back_to_plan_on_failure(instant_time):
                 metadata = self._write(spark, instant_time, plan, timeline)
                 self._delete_strays(instant_time, metadata)
                 crash_point("compaction.files_written")
                 transaction.commit(metadata, check_conflicts_of=False)
-            except BaseException as error:
-                transaction.abort()
-                if isinstance(error, HoodieError):
-                    raise
-                raise task_failure(
-                    error,
-                    f"compaction {instant_time} of table '{self.meta_client.name}' failed; its "
-                    "files were removed and the plan stays pending, to run again",
-                    self.meta_client.name,
-                    instant_time,
-                ) from error
-        finally:
-            transaction.end()
         crash_point("compaction.completed")
         WriteMarkers(self.meta_client.storage, instant_time).delete_all()
         result = WriteResult(instant_time, COMPACT, metadata, time.monotonic() - started)
         log.info("compaction %s: %d file slice(s), %d records", instant_time,
                  len(plan.operations), metadata.total("num_writes"))  # fmt: skip
         return result
+
+    @contextmanager
+    def _back_to_plan_on_failure(self, instant_time: str) -> Iterator[None]:
+        """A failed compaction's error, raised on to its transaction, which removes its files
+        (the plan stays pending): the core's own errors as they are, any other as a
+        `TaskFailedError`."""
+        try:
+            yield
+        except HoodieError:
+            raise
+        except BaseException as error:
+            raise task_failure(
+                error,
+                f"compaction {instant_time} of table '{self.meta_client.name}' failed; its "
+                "files were removed and the plan stays pending, to run again",
+                self.meta_client.name,
+                instant_time,
+            ) from error
 
     def _write(
         self, spark: SparkSession, instant_time: str, plan: CompactionPlan, timeline: Timeline

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import getpass
 import time
+from dataclasses import dataclass
 
 from ..avro_metadata import (
     InstantInfo,
@@ -36,10 +37,25 @@ from ..timeline import WRITE_ACTIONS, Action, Instant, State
 from ..transaction.failed_writes import FailedWritesPolicy
 from ..transaction.metadata_table import turn_off_metadata_table
 from ..transaction.rollback import Rollback
+from ..transaction.transaction import Transaction
 
 
 def savepoints(meta_client: HoodieTableMetaClient) -> list[str]:
     return meta_client.timeline().completed.savepoint_times()
+
+
+@dataclass(frozen=True)
+class Savepoint:
+    """A savepoint made: the commit it pins (the savepoint instant is named after it, and its
+    metadata does not repeat it) and Hudi's savepoint metadata, the files it keeps."""
+
+    instant: str
+    metadata: SavepointMetadata
+
+    @property
+    def files(self) -> int:
+        """How many data files the savepoint pins."""
+        return sum(len(p.savepoint_data_file) for p in self.metadata.partition_metadata.values())
 
 
 def create_savepoint(
@@ -47,7 +63,8 @@ def create_savepoint(
     instant_time: str | None = None,
     user: str | None = None,
     comment: str = "",
-) -> SavepointMetadata:
+) -> Savepoint:
+    """Savepoint the completed commit `instant_time` (None: the latest)."""
     timeline = meta_client.timeline()
     writes = [i.timestamp for i in timeline.completed.write_timeline]
     if not writes:
@@ -83,7 +100,7 @@ def create_savepoint(
     meta_client.save_instant(instant)
     crash_point("savepoint.inflight")
     meta_client.save_instant(instant.with_state(State.COMPLETED), metadata.to_avro())
-    return metadata
+    return Savepoint(instant_time, metadata)
 
 
 def restore(
@@ -134,11 +151,10 @@ def _restore(
         # that no writer starting in the same millisecond takes it for its own instant.
         requested, heartbeat = failed_writes.start_instant(meta_client, Action.RESTORE,
                                                            plan.to_avro())  # fmt: skip
-    try:
+    # An interrupted restore stays pending, to be finished by restoring to the savepoint again.
+    restore = Transaction(meta_client, failed_writes, requested, timeline, heartbeat)
+    with restore.kept_pending():
         return _run_restore(meta_client, requested, plan, savepoint_time, started)
-    finally:
-        if heartbeat is not None:
-            heartbeat.stop()
 
 
 def _run_restore(

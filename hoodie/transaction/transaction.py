@@ -15,11 +15,19 @@ same way everywhere:
   records it) or, with nothing written, its pending files just leave the timeline; a
   compaction goes back to its plan, which stays pending to be run again (a clean's plan, too,
   stays pending: the next clean finishes it, without `abort`).
+
+A transaction is a context manager, as pyiceberg's is: `with Transaction.start(...) as txn:`
+undoes the instant when the block raises (and lets the error go on), and stops the heartbeat
+however the block ends. An action whose failure must leave its instant pending (a clean's
+plan) uses `with txn.kept_pending():` instead, which only stops the heartbeat.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import TracebackType
 
 from ..exceptions import WriteRolledBackError
 from ..faults import crash_point
@@ -80,6 +88,32 @@ class Transaction:
                 return None
             heartbeat = policy.take_over(instant.timestamp)
         return cls(meta_client, policy, instant, timeline, heartbeat)
+
+    def __enter__(self) -> Transaction:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """Leave the transaction: a block that raised undoes the instant (`abort`) unless it
+        completed; the error goes on. The heartbeat stops however the block ended."""
+        try:
+            if error is not None and self.instant.state is not State.COMPLETED:
+                self.abort()
+        finally:
+            self.end()
+
+    @contextmanager
+    def kept_pending(self) -> Iterator[Transaction]:
+        """The transaction of an action whose failure leaves its instant pending for a later
+        run to finish (a clean's plan), rather than undone: only the heartbeat stops."""
+        try:
+            yield self
+        finally:
+            self.end()
 
     @property
     def instant_time(self) -> str:

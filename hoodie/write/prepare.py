@@ -32,6 +32,9 @@ from ..schema_evolution import writer_schema
 from .task_errors import raise_in_sql
 from .validation import check_batch, missing_key_text
 
+# Hudi's operation types, as commits record them (`hoodie.datasource.write.operation` in
+# capitals).
+UPSERT, INSERT, BULK_INSERT = "UPSERT", "INSERT", "BULK_INSERT"
 DELETE = "DELETE"
 INSERT_OVERWRITE_TABLE = "INSERT_OVERWRITE_TABLE"
 

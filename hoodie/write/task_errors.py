@@ -52,7 +52,10 @@ TASK_ERRORS: dict[str, type[HoodieError]] = {
 
 
 def encode(error: HoodieError) -> str:
-    return json.dumps({_KEY: type(error).__name__, "message": str(error)})
+    """The error as a JSON payload: its class, message and fields (`HoodieError.fields`;
+    a value JSON cannot hold is sent as its text)."""
+    payload = {_KEY: type(error).__name__, "message": str(error), "fields": error.fields()}
+    return json.dumps(payload, default=str)
 
 
 def decode(text: str | None) -> HoodieError | None:
@@ -63,7 +66,17 @@ def decode(text: str | None) -> HoodieError | None:
         return None
     if not isinstance(payload, dict) or payload.get(_KEY) not in TASK_ERRORS:
         return None
-    return TASK_ERRORS[payload[_KEY]](payload.get("message", ""))
+    error_class = TASK_ERRORS[payload[_KEY]]
+    message = payload.get("message", "")
+    fields = payload.get("fields")
+    if not isinstance(fields, dict):
+        return error_class(message)
+    # JSON has no tuples: the fields that held them (record key fields) get them back.
+    kwargs = {str(k): tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
+    try:
+        return error_class(message, **kwargs)
+    except TypeError:  # fields this class does not take: the message alone still says it
+        return error_class(message)
 
 
 def raise_in_sql(error_class: type[HoodieError], message: Column) -> Column:

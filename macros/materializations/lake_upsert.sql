@@ -30,11 +30,11 @@
     {%- set replacing = existing_relation -%}
   {% endif %}
 
-  {#-- persist_docs: the model's docs are registered with the catalog table. --#}
+  {#-- The model (its name, config and docs: persist_docs registers the docs with the catalog
+       table) goes over whole; the rest is what this run decided. --#}
   {%- set response = adapter.hoodie_upsert(
-        target_relation, sql, model['name'], model['config'],
-        table_type, full_refresh, model.get('description'), model.get('columns'),
-        not_null, replacing) -%}
+        model, target_relation, sql, table_type=table_type, full_refresh=full_refresh,
+        not_null=not_null, replacing=replacing) -%}
   {% do store_result('main', response=response) %}
   {% do adapter.cache_added(target_relation) if existing_relation is none or replacing is not none %}
 

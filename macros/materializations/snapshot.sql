@@ -26,8 +26,7 @@
         ~ "what you need), or give the snapshot another alias") %}
   {% endif %}
 
-  {%- set target_exists = adapter.hoodie_snapshot_prepare(
-        target_relation, model['name'], model['config'], columns) -%}
+  {%- set target_exists = adapter.hoodie_snapshot_prepare(model, target_relation, columns) -%}
   {#-- registered again from its lake files: later lookups (the check strategy's) must see it --#}
   {% if target_exists and existing_relation is none %}
     {% do adapter.cache_added(target_relation) %}
@@ -40,18 +39,17 @@
   {%- set strategy = strategy_macro(
         model, 'snapshotted_data', 'source_data', model['config'], target_exists) -%}
 
-  {#-- persist_docs: the snapshot's docs are registered with the catalog table, as a model's --#}
+  {#-- The snapshot's node goes over whole: persist_docs registers its docs with the catalog
+       table, as a model's --#}
   {% if target_exists %}
     {% do adapter.assert_valid_snapshot_target_given_strategy(target_relation, columns, strategy) %}
     {%- set staging_sql = snapshot_staging_table(strategy, model['compiled_code'], target_relation) -%}
     {%- set response = adapter.hoodie_snapshot_merge(
-          target_relation, staging_sql, model['name'], model['config'], columns,
-          model.get('description'), model.get('columns')) -%}
+          model, target_relation, staging_sql, columns) -%}
   {% else %}
     {%- set build_sql = build_snapshot_table(strategy, model['compiled_code']) -%}
     {%- set response = adapter.hoodie_snapshot_create(
-          target_relation, build_sql, model['name'], model['config'], columns,
-          model.get('description'), model.get('columns')) -%}
+          model, target_relation, build_sql, columns) -%}
     {% do adapter.cache_added(target_relation) if existing_relation is none %}
   {% endif %}
   {% do store_result('main', response=response) %}

@@ -13,7 +13,8 @@ import sys
 
 from pyspark.sql import SparkSession
 
-from hoodie import HoodieTable, WriteConfig, register_data_source, ship_core
+from hoodie import HoodieTable, WriteConfig
+from hoodie.integration import register_data_source, ship_core
 
 
 def main(path: str, ship: str, out: str) -> None:
@@ -36,7 +37,7 @@ def main(path: str, ship: str, out: str) -> None:
         schema = "id int, name string, p string, ts bigint"
         table.upsert(spark.createDataFrame([(1, "a", "x", 1), (2, "b", "y", 1)], schema), config)
         table.upsert(spark.createDataFrame([(2, "B", "y", 2), (3, "c", "x", 2)], schema), config)
-        table.compact(spark, config)
+        table.services.compact(spark, config)
         rows = table.read(spark).select("id", "name").collect()
         result = {"rows": sorted([r.id, r.name] for r in rows)}
     except Exception as error:  # noqa: BLE001 - the test reads the outcome

@@ -3,9 +3,9 @@
 `local-cluster[2,1,1024]` starts two executor JVMs beside the driver (as a standalone
 cluster would, from pyspark's own distribution), each with Python workers of its own. The
 workers run a Python that has the core's dependencies but not the core. Shipping the core
-(`hoodie.ship_core`, what the dbt adapter does on a cluster) makes writes, a compaction and
-reads work there; without it the same run fails for want of the `hoodie` module, which shows
-the workers really lack it.
+(`hoodie.integration.ship_core`, what the dbt adapter does on a cluster) makes writes, a
+compaction and reads work there; without it the same run fails for want of the `hoodie` module,
+which shows the workers really lack it.
 """
 
 from __future__ import annotations

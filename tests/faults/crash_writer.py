@@ -41,10 +41,10 @@ def main(base: str, plan_path: str) -> None:
         spark = child_spark()
         table.upsert(spark.createDataFrame([tuple(r) for r in plan["rows"]], SCHEMA), cfg)
     elif action == "compact":
-        table.compact(child_spark(), cfg)
+        table.services.compact(child_spark(), cfg)
     elif action == "rollback":
-        table.rollback(config=cfg)
-    elif action == "clean":  # what `table.clean(cfg)` does, without importing PySpark
+        table.services.rollback(config=cfg)
+    elif action == "clean":  # what `table.services.clean(cfg)` does, without importing PySpark
         from hoodie.table_services.clean import CleanConfig, Cleaner
 
         policy = (cfg.cleaner_policy, cfg.cleaner_commits_retained,
@@ -58,9 +58,9 @@ def main(base: str, plan_path: str) -> None:
 
         archive(table.meta_client, cfg.keep_min_commits, cfg.keep_max_commits)
     elif action == "savepoint":
-        table.savepoint(plan["instant"])
+        table.services.savepoint(plan["instant"])
     elif action == "restore":
-        table.restore(plan["instant"], cfg)
+        table.services.restore(plan["instant"], cfg)
     elif action == "schedule_compaction":
         from hoodie.table_services.compaction import Compactor
 
@@ -68,7 +68,7 @@ def main(base: str, plan_path: str) -> None:
     elif action == "commit":
         commit(table, cfg, plan)
     elif action == "upgrade":  # a table with no log files to compact: no Spark needed
-        table.upgrade(None, cfg)
+        table.services.upgrade(None, cfg)
     sys.exit(NOT_REACHED)
 
 

@@ -44,8 +44,9 @@ import pyarrow as pa
 import pytest
 from multi_writer import SCHEMA, config, seed_rows
 
-from hoodie import STORAGE_PREFIX, HoodieTable
+from hoodie import HoodieTable
 from hoodie.avro_metadata import RollbackMetadata
+from hoodie.integration import STORAGE_PREFIX
 from hoodie.read.datasource import register
 from hoodie.timeline import METAFOLDER, WRITE_ACTIONS, Action
 

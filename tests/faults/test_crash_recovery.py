@@ -143,7 +143,7 @@ def test_crash_then_recover(spark, crashed, table_type, action, point):
     expected = apply(after_crash, RECOVERY)
     assert snapshot(spark, path) == expected
     if action == "compact":
-        table.compact(spark, cfg)  # runs the pending plan the crash left, then a new one
+        table.services.compact(spark, cfg)  # runs the pending plan the crash left, then a new one
         assert snapshot(spark, path) == expected
         ro = spark.read.format("hoodie").option("hoodie.datasource.query.type", "read_optimized")
         assert {r.id: (r.name, r.ts) for r in ro.load(path).collect()} == expected

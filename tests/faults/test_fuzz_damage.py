@@ -89,9 +89,9 @@ def _write(spark, root: Path, table_type: str, version: int) -> Written:
     upsert([(1, "u1", "a", 2), (2, "u2", "b", 2), (7, "n7", "a", 2)])
     table.delete(spark.createDataFrame([(3, "x", "a", 3)], SCHEMA), cfg)
     if table_type == "MERGE_ON_READ":
-        table.compact(spark, cfg)  # a compaction plan, and base files after log files
+        table.services.compact(spark, cfg)  # a compaction plan, and base files after log files
     upsert([(4, "u4", "b", 4), (8, "n8", "c", 4)])
-    table.rollback()  # the latest commit: a rollback instant, and its files gone
+    table.services.rollback()  # the latest commit: a rollback instant, and its files gone
     earlier = upsert([(5, "u5", "a", 5), (9, "n9", "c", 5)])
     earlier_rows = read_rows(path)
     latest = upsert([(2, "v2", "b", 6), (10, "n10", "a", 6)])

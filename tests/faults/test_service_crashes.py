@@ -100,7 +100,7 @@ def sources(spark, prepared, tmp_path_factory) -> dict:
     restorable = root / "restorable"  # savepoints at c1 and c2; the children restore to c1
     shutil.copytree(cow3, restorable)
     for instant in (c1, c2):
-        HoodieTable.open(str(restorable)).savepoint(instant)
+        HoodieTable.open(str(restorable)).services.savepoint(instant)
     return {
         "clean": Path(prepared[COW]),
         "archive": cow3,
@@ -196,7 +196,7 @@ def test_clean_crash(spark, sources, crashed, point):
     assert_rows(spark, path, S2)
 
     table = HoodieTable.open(path)
-    table.clean(write_config(COW, options=CLEAN))  # finishes the pending clean first
+    table.services.clean(write_config(COW, options=CLEAN))  # finishes the pending clean first
     assert_rows(spark, path, S2)
     assert_settled(table)
     cleans = [i for i in table.timeline() if i.action is Action.CLEAN]
@@ -243,11 +243,12 @@ def test_savepoint_crash(spark, sources, crashed):
     table = HoodieTable.open(path)
     assert savepoints(table.meta_client) == []  # an unfinished savepoint pins nothing
 
-    table.savepoint(c1)  # taken again
+    table.services.savepoint(c1)  # taken again
     assert savepoints(table.meta_client) == [c1]
     assert_settled(table)
     pinned = base_files_of(path, c1)
-    table.clean(write_config(COW, options=CLEAN))  # would delete c1's files, but for the savepoint
+    # This clean would delete c1's files, but for the savepoint.
+    table.services.clean(write_config(COW, options=CLEAN))
     assert base_files_of(path, c1) == pinned and len(pinned) == 2
     assert_rows(spark, path, S2)
     assert snapshot(spark, path, **{"as.of.instant": c1}) == S1
@@ -269,10 +270,10 @@ def test_restore_crash(spark, sources, crashed, point):
         table.upsert(spark.createDataFrame(RECOVERY, SCHEMA), cfg)
     if c2 in savepoints(table.meta_client):
         with pytest.raises(TimelineError, match=f"interrupted restore .* to savepoint {c1}"):
-            table.restore(c2)
+            table.services.restore(c2)
     assert sorted(p.relative_to(path) for p in Path(path).rglob("*")) == before  # untouched
 
-    table.restore(c1)  # run again: finishes the plan
+    table.services.restore(c1)  # run again: finishes the plan
     assert_rows(spark, path, S1)
     assert_settled(table)
     timeline = table.timeline()
@@ -305,7 +306,7 @@ def test_compaction_scheduling_crash(spark, crashed, point):
     # Logs written while the plan is pending start the slice after it. (hudi-rs 0.5 does not
     # read such logs before the compaction completes, so it is compared after.)
     assert snapshot(spark, path) == expected
-    table.compact(spark, cfg)  # runs the pending plan, then a new one
+    table.services.compact(spark, cfg)  # runs the pending plan, then a new one
     assert_rows(spark, path, expected)
     options = {"hoodie.datasource.query.type": "read_optimized"}
     assert snapshot(spark, path, **options) == expected

@@ -54,11 +54,11 @@ def source(spark, tmp_path_factory):
     for step, rows in enumerate(ROWS):
         table.upsert(spark.createDataFrame(rows, SCHEMA), config)
         if step == 1:
-            table.savepoint()
+            table.services.savepoint()
         if step % 2:
-            table.compact(spark, config)  # the latest slices end with base files
-    table.clean(config)
-    table._services(config).archive()
+            table.services.compact(spark, config)  # the latest slices end with base files
+    table.services.clean(config)
+    table.services.archive(config)
     assert table.properties.table_version == 6
     assert table.meta_client.archived_instants(), "something to move to the LSM timeline"
     first, _ = readable_range(table.meta_client)
@@ -73,7 +73,7 @@ def reference(source, tmp_path_factory):
     completion times match)."""
     path = tmp_path_factory.mktemp("upgrade-reference") / "table"
     shutil.copytree(source[0], path)
-    HoodieTable.open(str(path)).upgrade(None)
+    HoodieTable.open(str(path)).services.upgrade(None)
     return path
 
 
@@ -100,7 +100,7 @@ def test_upgrade_crash(spark, source, reference, tmp_path, point):
     assert crashed.properties.table_version == (6 if point in BEFORE_SWITCH else 8)
     assert_reads(spark, path, source[1])
 
-    result = crashed.upgrade(None)  # finishes (or redoes) it
+    result = crashed.services.upgrade(None)  # finishes (or redoes) it
     assert result.to_version == 8 and crashed.properties.table_version == 8
     latest = source[1][max(source[1])]
     assert snapshot(spark, str(path)) == latest and hudi_rs(str(path)) == latest
@@ -134,7 +134,7 @@ def test_a_torn_properties_file_reads_as_its_backup(spark, source, tmp_path):
     assert table.properties.table_version == 6  # the backup's
     assert snapshot(spark, str(path)) == source[1][max(source[1])]
 
-    table.upgrade(None)
+    table.services.upgrade(None)
     assert HoodieTable.open(str(path)).properties.table_version == 8
     assert not (path / PROPERTIES_BACKUP).exists()
     assert_reads(spark, path, source[1])

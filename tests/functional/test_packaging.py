@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,10 @@ def test_wheel_in_a_clean_venv(dbt_project, tmp_path):
     _sh(sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist),
         str(ROOT))  # fmt: skip
     wheel = next(dist.glob("dbt_hoodie-*.whl"))
+    # PEP 561's marker (users' type checkers read the core's annotations) and the license.
+    shipped = zipfile.ZipFile(wheel).namelist()
+    assert "hoodie/py.typed" in shipped
+    assert any(name.endswith(".dist-info/licenses/LICENSE") for name in shipped), shipped
     _sh(sys.executable, "-m", "venv", str(venv))
     python = str(venv / "bin" / "python")
     _sh(python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel))

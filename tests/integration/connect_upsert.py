@@ -42,7 +42,7 @@ def main(base: str, out: str) -> None:
     # Partition y's slice is Spark's parquet scan, x's (with its log file) the data source's.
     mixed = mor.read(spark)
     mixed_rows = mixed.select("id", "v").orderBy("id").collect()
-    compactions = mor.compact(spark)
+    compactions = mor.services.compact(spark)
     mor_rows = mor.read(spark).select("id", "v").orderBy("id").collect()
     with open(out, "w") as handle:
         json.dump(

@@ -102,7 +102,7 @@ def test_deletes_compete_by_ordering_value(spark, tmp_path, table_type, index):
     _write(spark, table, config, [("late", "late", 0, False)])
     if table_type == "MERGE_ON_READ":
         assert _both(spark, path) == left
-        table.compact(spark)
+        table.services.compact(spark)
         assert _both(spark, path) == left
         _write(spark, table, config, [("late", "late", 0, False)])
     assert _both(spark, path) == {**left, "late": ("late", 0)}

@@ -112,7 +112,7 @@ def mor(spark, tmp_path_factory):
                 ours_ro=_ours(spark, path, read_optimized=True),
                 base_files=_latest_base_files(path),
             )
-    (compaction,) = table.compact(spark)
+    (compaction,) = table.services.compact(spark)
     states["compacted"] = SimpleNamespace(
         expected=dict(expected),
         theirs=_theirs(path),

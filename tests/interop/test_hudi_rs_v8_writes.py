@@ -159,7 +159,7 @@ def test_rolling_back_the_latest_commit_deletes_its_files(written, tmp_path):
     before = rows_of(_ours(written), list(META_COLUMNS), "_hoodie_record_key")
     latest = written.table.timeline().completed.write_timeline.instants[-1]
     written.table.upsert(_batch(written.spark, [3, 30], 99, "z"), written.config)
-    written.table.rollback()
+    written.table.services.rollback()
     after = _ours(written)
     assert rows_of(after, list(META_COLUMNS), "_hoodie_record_key") == before
     _same(after, _theirs(written))

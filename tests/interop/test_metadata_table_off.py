@@ -197,20 +197,20 @@ def test_compaction_clean_rollback_and_restore_each_turn_it_off(trips):
     """One history, the metadata table put back (stale, as an Apache Hudi writer with it on
     would leave it) before each action."""
     savepointed = trips.fares()
-    trips.table.savepoint()
+    trips.table.services.savepoint()
     trips.assert_turned_off()
     trips.upsert(1.0, 10)
     trips.upsert(2.0, 11)
     latest = trips.fares()
 
     trips.put_back_metadata_table()
-    trips.table.rollback(config=trips.config)
+    trips.table.services.rollback(config=trips.config)
     trips.assert_turned_off()
     rolled_back = trips.fares()
     assert rolled_back == {k: v for k, v in latest.items() if k != "rider-11"} | {"rider-A": 1.0}
 
     trips.put_back_metadata_table()
-    assert trips.table.compact(trips.spark, trips.config)
+    assert trips.table.services.compact(trips.spark, trips.config)
     trips.assert_turned_off()
     assert trips.fares() == rolled_back
 
@@ -221,12 +221,12 @@ def test_compaction_clean_rollback_and_restore_each_turn_it_off(trips):
         options={**QUIET, "hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
                  "hoodie.cleaner.fileversions.retained": "1"},
     )  # fmt: skip
-    assert trips.table.clean(cleaning) is not None
+    assert trips.table.services.clean(cleaning) is not None
     trips.assert_turned_off()
     assert trips.fares() == rolled_back
 
     trips.put_back_metadata_table()
-    trips.table.restore(trips.table.savepoints()[0], trips.config)
+    trips.table.services.restore(trips.table.savepoints()[0], trips.config)
     trips.assert_turned_off()
     assert trips.fares() == savepointed
 
@@ -265,7 +265,7 @@ def test_a_crash_between_the_property_and_the_folder_reads_right_and_the_next_ac
     snapshots.mkdir()
     env = {**os.environ, SNAPSHOT_TO: str(snapshots), SNAPSHOT_OF: trips.path}
     env.pop(CRASH_AT, None)
-    code = f"from hoodie import HoodieTable; HoodieTable.open({trips.path!r}).savepoint()"
+    code = f"from hoodie import HoodieTable; HoodieTable.open({trips.path!r}).services.savepoint()"
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
     points = ["properties.backed_up", "properties.written", "metadata_table.property_cleared"]
     assert set(points) <= {p.name for p in snapshots.iterdir()}
@@ -278,7 +278,7 @@ def test_a_crash_between_the_property_and_the_folder_reads_right_and_the_next_ac
     assert Path(crashed.path, FOLDER).exists()
     assert all(not _stored(crashed.path).get(k) for k in LISTED)
     with caplog.at_level(logging.INFO, logger="hoodie.transaction.metadata_table"):
-        crashed.table.savepoint()
+        crashed.table.services.savepoint()
     crashed.assert_turned_off()
     assert any("stopped before deleting the folder" in r.getMessage() for r in caplog.records)
     assert crashed.rows() == expected
@@ -299,7 +299,7 @@ def test_the_upgrade_to_version_8_lists_no_metadata_table(spark, tmp_path):
     register(spark)
     table = TableCopy(spark, V6_COW, tmp_path)
     expected = table.rows()
-    table.table.upgrade()
+    table.table.services.upgrade()
     assert _stored(table.path)[props.TABLE_VERSION] == "8"
     table.assert_turned_off(others_kept=False)
     assert table.rows() == expected

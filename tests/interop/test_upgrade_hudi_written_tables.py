@@ -65,7 +65,7 @@ def test_a_table_apache_hudi_wrote_reads_the_same_after_the_upgrade(spark, tmp_p
     before = {t: theirs(t) for t in writes}
     snapshot = theirs()
 
-    result = table.upgrade(spark)
+    result = table.services.upgrade(spark)
     assert (result.from_version, result.to_version) == (6, 8)
     props = P.loads((Path(path) / ".hoodie" / "hoodie.properties").read_text())
     assert (props[P.TABLE_VERSION], props[P.INITIAL_VERSION]) == ("8", "6")

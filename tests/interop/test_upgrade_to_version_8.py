@@ -80,7 +80,7 @@ def upgraded(request, spark, tmp_path_factory):
     table.delete(_batch(spark, [1, 6], 3, "x"), config)
     for step, ids in enumerate([range(12, 18), range(0, 4), range(16, 22), range(8, 11)]):
         table.upsert(_batch(spark, ids, 4 + step, f"c{step}"), config)
-    table.savepoint()
+    table.services.savepoint()
     table.upsert(_batch(spark, [2, 3, 20], 9, "d"), config)
     assert table.properties.table_version == 6
     archived = {a.timestamp for a in table.meta_client.archived_instants()}
@@ -95,7 +95,7 @@ def upgraded(request, spark, tmp_path_factory):
         assert any(s is not None and s.log_files for s in latest), "log files to compact"
     before = _reads(spark, path, writes, mor)
     theirs_before = read_theirs(hudi.HudiTable(path))
-    result = table.upgrade(spark, config)
+    result = table.services.upgrade(spark, config)
     return SimpleNamespace(
         path=path, table=table, spark=spark, mor=mor, result=result, before=before,
         writes=writes, archived=archived, before_timeline=before_timeline,
@@ -205,15 +205,15 @@ def test_it_takes_version_8_writes_and_rollbacks_afterwards(upgraded):
     upgraded.table.upsert(_batch(spark, [5], 21, "f"), _config(upgraded.table_type, "8"))
     with pytest.raises(Exception, match="hoodie.write.table.version"):
         upgraded.table.upsert(_batch(spark, [5], 22, "g"), _config(upgraded.table_type, "6"))
-    upgraded.table.rollback()
-    upgraded.table.rollback()
+    upgraded.table.services.rollback()
+    upgraded.table.services.rollback()
     assert _rows(read_ours(spark, path)) == before
     assert_same_rows("rolled back", KEY, read_ours(spark, path), read_theirs(hudi.HudiTable(path)))
 
 
 def test_upgrading_again_changes_nothing(upgraded):
     files = sorted(str(p) for p in Path(upgraded.path).rglob("*"))
-    result = upgraded.table.upgrade(upgraded.spark)
+    result = upgraded.table.services.upgrade(upgraded.spark)
     assert (result.from_version, result.to_version, result.timeline_files) == (8, 8, 0)
     assert result.leftovers_removed == 0
     assert sorted(str(p) for p in Path(upgraded.path).rglob("*")) == files
@@ -238,7 +238,7 @@ def test_a_pending_write_of_a_live_writer_stops_the_upgrade(spark, tmp_path):
     try:
         table.meta_client.save_instant(Instant(pending, Action.COMMIT, State.REQUESTED))
         with pytest.raises(TimelineError, match=f"{pending} \\(commit\\) is pending"):
-            table.upgrade(spark, config)
+            table.services.upgrade(spark, config)
     finally:
         beat.stop()
     assert HoodieTable.open(table.base_uri).properties.table_version == 6
@@ -271,7 +271,7 @@ def test_completion_times_stay_between_the_instants_whatever_the_file_times(
             os.utime(file, (stamp, stamp))
             moved += 1
     assert moved
-    table.upgrade(spark)
+    table.services.upgrade(spark)
     completed = table.timeline().completed.instants
     for instant, following in zip(completed, [*completed[1:], None]):
         assert instant.completion_time >= instant.timestamp

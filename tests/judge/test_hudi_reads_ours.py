@@ -165,19 +165,19 @@ def written(request, spark, tmp_path_factory):
             frame = spark.createDataFrame(rows, SCHEMA)
             (table.upsert if action == "upsert" else table.delete)(frame, cfg)
         elif action == "compact":
-            assert table.compact(spark, cfg), "the history leaves log files to compact"
+            assert table.services.compact(spark, cfg), "the history leaves log files to compact"
         elif action == "clean":
-            table.clean(cfg)
+            table.services.clean(cfg)
         elif action == "rollback":
-            table.rollback(config=cfg)
+            table.services.rollback(config=cfg)
         elif action == "savepoint":
             savepoint = table.timeline().completed.write_timeline.instants[-1].timestamp
-            table.savepoint(savepoint)
+            table.services.savepoint(savepoint)
         elif action == "restore":
             assert savepoint is not None
-            table.restore(savepoint, cfg)
+            table.services.restore(savepoint, cfg)
         elif action == "upgrade":
-            table.upgrade(spark, cfg)
+            table.services.upgrade(spark, cfg)
         else:
             raise AssertionError(action)
     table = HoodieTable.open(path)

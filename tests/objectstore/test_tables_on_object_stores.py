@@ -95,7 +95,7 @@ def test_writes_reads_and_services(spark, bucket, table_type):
     if table_type == "MERGE_ON_READ":
         logs = [f for f in table.storage.list_files("d1") if ".log." in f.name]
         assert logs, "merge-on-read updates went to log files"
-        assert table.compact(spark, cfg)
+        assert table.services.compact(spark, cfg)
         assert table.timeline().completed.latest().action is Action.COMMIT
 
     # More commits: clean keeps one, archival moves the oldest out of the active timeline.
@@ -110,7 +110,7 @@ def test_writes_reads_and_services(spark, bucket, table_type):
     for ts in range(5, 9):
         table.upsert(df([(1, f"a{ts}", "d1", ts)]), cfg)
     expected[1] = ("a8", "d1", 8)
-    table.clean(cfg)
+    table.services.clean(cfg)
     assert _rows(HoodieTable.open(uri, options).read(spark)) == expected
     assert _hudi_rs(bucket, uri) == expected
     assert table.meta_client.archived_instants(), "nothing was archived"
@@ -119,9 +119,9 @@ def test_writes_reads_and_services(spark, bucket, table_type):
 
     # Savepoint, a later write, restore to the savepoint.
     saved = _last_write(table)
-    table.savepoint(saved)
+    table.services.savepoint(saved)
     table.upsert(df([(9, "z", "d3", 9)]), cfg)
-    table.restore(saved, cfg)
+    table.services.restore(saved, cfg)
     assert _rows(HoodieTable.open(uri, options).read(spark)) == expected
     assert _hudi_rs(bucket, uri) == expected
 
@@ -130,7 +130,7 @@ def test_writes_reads_and_services(spark, bucket, table_type):
     if table_type != "COPY_ON_WRITE":
         return
     at_saved = _rows(as_of.option("as.of.instant", saved).load(uri))
-    table.upgrade(spark, cfg)
+    table.services.upgrade(spark, cfg)
     assert table.properties.table_version == 8
     assert not table.storage.list_files(".hoodie/archived")
     assert _rows(HoodieTable.open(uri, options).read(spark)) == expected

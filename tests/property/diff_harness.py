@@ -188,19 +188,22 @@ def _op_lines(p: Params, op) -> list[str]:
             )
         return lines
     if isinstance(op, Compact):
-        return ["table.compact(spark, config)"]
+        return ["table.services.compact(spark, config)"]
     if isinstance(op, Clean):
-        return ["table.clean(config)"]
+        return ["table.services.clean(config)"]
     if isinstance(op, Archive):
         return ["TableServiceRunner(table.meta_client, config).archive()"]
     if isinstance(op, Savepoint):
-        return ["table.savepoint()"]
+        return ["table.services.savepoint()"]
     if isinstance(op, Restore):
-        return ["table.restore(max(table.timeline().completed.savepoint_times()), config)"]
+        return ["table.services.restore(max(table.timeline().completed.savepoint_times()), config)"]
     if isinstance(op, Rollback):
-        return ["table.rollback(config=config)"]
+        return ["table.services.rollback(config=config)"]
     if isinstance(op, Upgrade):
-        return ["table.upgrade(spark, config)", "config = replace(config, table_version=8)"]
+        return [
+            "table.services.upgrade(spark, config)",
+            "config = replace(config, table_version=8)",
+        ]
     raise TypeError(op)
 
 
@@ -365,23 +368,23 @@ class Runner:
         elif isinstance(op, FailedUpsert):
             self._failed_upsert(op)
         elif isinstance(op, Compact):
-            table.compact(spark, config)
+            table.services.compact(spark, config)
         elif isinstance(op, Clean):
-            table.clean(config)
+            table.services.clean(config)
         elif isinstance(op, Archive):
             # As after a commit: the config's keep.* and compaction trigger.
             TableServiceRunner(table.meta_client, config).archive()
         elif isinstance(op, Savepoint):
-            table.savepoint()
+            table.services.savepoint()
         elif isinstance(op, Restore):
             if expected.error:
                 return  # no savepoint to restore to: nothing to call
-            table.restore(self.instants[max(self.model.savepoints)], config)
+            table.services.restore(self.instants[max(self.model.savepoints)], config)
         elif isinstance(op, Upgrade):
-            table.upgrade(spark, config)
+            table.services.upgrade(spark, config)
             self.config = replace(config, table_version=8)  # the model's writes from now on
         elif isinstance(op, Rollback):
-            table.rollback(config=config)
+            table.services.rollback(config=config)
 
     def _failed_upsert(self, op: FailedUpsert) -> None:
         """The write fails at a crash point; 'crashed' and 'explicit' also skip the writer's own

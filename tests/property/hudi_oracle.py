@@ -332,9 +332,9 @@ class OracleRunner:
             rows = delete_rows(self.p, op)
             table.delete(spark.createDataFrame(rows, delete_schema(self.p)), config)
         elif isinstance(op, Compact):
-            table.compact(spark, config)
+            table.services.compact(spark, config)
         elif isinstance(op, Rollback):
-            table.rollback(config=config)
+            table.services.rollback(config=config)
         else:
             raise TypeError(op)
 

@@ -314,7 +314,7 @@ def test_a_stale_delete_of_a_compacted_row_loses_where_apache_hudi_0_15_applies_
     stale_delete = Upsert((Rec("k0", None, 0, deleted=True),))
     ours = str(tmp_path / "ours")
     table = _ours(spark, ours, p, [first])
-    table.compact(spark, write_config(p))
+    table.services.compact(spark, write_config(p))
     _ours(spark, ours, p, [stale_delete])
     kept = [("k0", 3, "a"), ("k1", 1, "b")]
     assert _rows(read_in_process(ours, {})) == kept
@@ -389,5 +389,5 @@ def test_an_insert_after_the_delete_operation_where_apache_hudi_brings_back_the_
     assert cow_stats.known == {}
     assert _rows(read_in_process(str(tmp_path / "cow" / "ours"), {})) == inserted
     # once compacted, Apache Hudi reads our table as we do
-    HoodieTable.for_write(ours, write_config(p)).compact(spark, write_config(p))
+    HoodieTable.for_write(ours, write_config(p)).services.compact(spark, write_config(p))
     assert _rows(judge.read(ours)) == _rows(read_in_process(ours, {})) == inserted

@@ -37,8 +37,8 @@ from diff_model import (
 from diff_strategies import Scenario, scenarios
 from hypothesis import HealthCheck, Phase, given, settings
 
-from hoodie.client.write_client import WriteClient
 from hoodie.index import simple
+from hoodie.index.simple import SimpleIndex
 
 pytestmark = pytest.mark.spark
 
@@ -107,7 +107,8 @@ def test_batches_too_large_for_the_driver_tag_by_a_spark_join(spark, tmp_path, m
     No file counts as small, so every insert makes a file group of its own, and an update
     tagged wrongly would show as a duplicate key."""
     monkeypatch.setattr(simple, "KEY_FILTER_MAX_ROWS", 0)
-    monkeypatch.setattr(WriteClient, "_routing", lambda *args: None)  # tag in a job of its own
+    # tag in a job of its own
+    monkeypatch.setattr(SimpleIndex, "in_task_tagging", lambda *args: None)
     lead = _lead_cases(MOR, SIMPLE)
     params = dataclasses.replace(lead.params, small_file_limit=0)
     ops = (*lead.ops, Delete((("k1", None), ("k9", None))), Upsert((Rec("k1", ts=30, v="z"),)))

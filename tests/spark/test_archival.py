@@ -86,7 +86,7 @@ def test_archiving_beyond_a_savepoint_leaves_a_hole_readers_handle(spark, tmp_pa
             data.append((0, f"zero@{n}", "2024-01-01", n))
         instants.append(table.upsert(spark.createDataFrame(data, SCHEMA), cfg).instant)
         if n == 1:
-            table.savepoint()
+            table.services.savepoint()
     saved = instants[1]
     active = [i.timestamp for i in table.timeline().completed if i.action in WRITE_ACTIONS]
     archived = {
@@ -117,7 +117,7 @@ def test_archiving_beyond_a_savepoint_leaves_a_hole_readers_handle(spark, tmp_pa
     })  # fmt: skip
     assert changes == {n: f"n{n}" for n in range(2, 7)} | {0: "zero@5"}
     with pytest.raises(TimelineError, match="archived beyond it"):
-        table.restore(saved)
+        table.services.restore(saved)
     assert read() == expected
 
 
@@ -134,7 +134,7 @@ def test_rolling_back_the_last_active_commit_is_refused(spark, tmp_path):
         table.upsert(spark.createDataFrame([(n, f"n{n}", "2024-01-01", n)], SCHEMA), cfg)
     (only,) = [i for i in table.timeline().completed if i.action in WRITE_ACTIONS]
     with pytest.raises(TimelineError, match=f"commit {only.timestamp} is the only completed"):
-        table.rollback(config=cfg)
+        table.services.rollback(config=cfg)
     assert sorted(r.id for r in spark.read.format("hoodie").load(path).collect()) == [0, 1, 2]
 
 

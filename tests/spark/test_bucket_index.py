@@ -89,7 +89,7 @@ def test_records_stay_in_their_buckets(spark, tmp_path, table_type):
         # Changes to existing buckets (the new key 100 too) went to log files.
         logs = [f for f in all_files(path) if ".log." in f]
         assert logs and all(f.startswith((A, B)) for f in logs)
-        table.compact(spark, cfg)
+        table.services.compact(spark, cfg)
         assert {int(k): v["name"] for k, v in snapshot(table, spark).items()} == expected
     hudi = pytest.importorskip("hudi")
     theirs = pa.Table.from_batches(hudi.HudiTable(path).read())
@@ -185,5 +185,5 @@ def test_merge_on_read_bucket_writes_refuse_null_keys_and_respect_pending_compac
     assert {int(k): v["name"] for k, v in snapshot(table, spark).items()} == expected
     Compactor(table.meta_client).execute(spark, planned)
     assert {int(k): v["name"] for k, v in snapshot(table, spark).items()} == expected
-    table.compact(spark, cfg)
+    table.services.compact(spark, cfg)
     assert {int(k): v["name"] for k, v in snapshot(table, spark).items()} == expected

@@ -93,11 +93,11 @@ def test_keep_latest_file_versions_and_manual_clean(spark, tmp_path):
     table = HoodieTable.for_write(path, cfg)
     instants = write_versions(spark, table, cfg, 3)
     assert versions(path) == instants  # automatic cleaning is off
-    meta = table.clean(cfg)
+    meta = table.services.clean(cfg)
     assert meta.total_files_deleted == 2
     assert versions(path) == instants[-1:]
     assert rows(spark, path) == {1: "v3", 2: "same"}
-    assert table.clean(cfg) is None  # nothing left to clean: no instant either
+    assert table.services.clean(cfg) is None  # nothing left to clean: no instant either
     assert len(clean_states(table)) == 1
 
 
@@ -141,7 +141,7 @@ def test_a_running_clean_is_left_to_its_writer(spark, tmp_path, monkeypatch):
         real(name)
 
     monkeypatch.setattr(clean, "crash_point", point)
-    first = table.clean(cfg)
+    first = table.services.clean(cfg)
     assert beating == [first.start_clean_time]
     assert os.listdir(os.path.join(path, HEARTBEAT_FOLDER)) == []
     assert versions(path) == instants[1:]
@@ -153,13 +153,13 @@ def test_a_running_clean_is_left_to_its_writer(spark, tmp_path, monkeypatch):
     beat = os.path.join(path, heartbeat_path(planned))
     with open(beat, "w") as handle:  # another writer is executing that plan
         handle.write(str(time.time()))
-    assert table.clean(cfg) is None
+    assert table.services.clean(cfg) is None
     assert clean_states(table) == {first.start_clean_time: "COMPLETED", planned: "REQUESTED"}
     assert versions(path) == instants[1:]
 
     with open(beat, "w") as handle:  # that writer died: its heartbeat stopped long ago
         handle.write("0")
-    assert table.clean(cfg).start_clean_time == planned
+    assert table.services.clean(cfg).start_clean_time == planned
     assert clean_states(table) == {first.start_clean_time: "COMPLETED", planned: "COMPLETED"}
     assert versions(path) == instants[2:]
     assert rows(spark, path) == {1: "v4", 2: "same"}
@@ -179,10 +179,10 @@ def test_files_a_pending_compaction_reads_are_kept(spark, tmp_path):
     planned = Compactor(table.meta_client).schedule()
     write_versions(spark, table, cfg, 1)  # a log file on the slice being compacted
     before = set(all_files(path))
-    table.clean(cfg)  # one slice per file group so far: nothing to clean
+    table.services.clean(cfg)  # one slice per file group so far: nothing to clean
     assert set(all_files(path)) == before
     Compactor(table.meta_client).execute(spark, planned)
-    table.clean(cfg)  # now the compacted slice is the latest: the old one goes
+    table.services.clean(cfg)  # now the compacted slice is the latest: the old one goes
     after = {p for p in all_files(path) if not p.startswith(".hoodie")}
     assert not [p for p in after if p.endswith(".parquet") and planned not in p]
     # The third write's row (v1, ts=1) lost to the stored ts=2 version.
@@ -230,11 +230,11 @@ def test_a_rollback_that_needs_cleaned_versions_is_refused(spark, tmp_path):
     table = HoodieTable.for_write(path, cfg)
     instants = write_versions(spark, table, cfg, 3)
     assert versions(path) == instants[1:]  # v1's file went with the clean after v3
-    table.rollback(config=cfg)
+    table.services.rollback(config=cfg)
     assert rows(spark, path) == {1: "v2", 2: "same"}
     before = all_files(path)
     with pytest.raises(TimelineError) as refused:
-        table.rollback(config=cfg)
+        table.services.rollback(config=cfg)
     message = str(refused.value)
     assert f"commit {instants[1]} of table 'rolled' replaced file versions that cleaning" in message
     assert f"as of {instants[0]}" in message and "hoodie.cleaner.commits.retained" in message

@@ -81,18 +81,18 @@ def test_no_action_rolls_back_a_live_write_and_a_dead_one_is(spark, tmp_path, mo
     writer_b = id_dt_ts_config("live", "MERGE_ON_READ", {**OCC, "hoodie.compact.inline": "false"})
     table = HoodieTable.for_write(str(tmp_path / "t"), cfg)
     first = table.upsert(spark.createDataFrame([(1, "a", A, 1), (2, "b", B, 1)], SCHEMA), cfg)
-    table.savepoint(first.instant)
+    table.services.savepoint(first.instant)
 
     held = HeldWrite(monkeypatch, spark, table, writer_b, [(1, "a-B", A, 2)])
     assert (tmp_path / "t" / heartbeat_path(held.instant)).exists()
 
     with pytest.raises(CommitError, match=f"while write.*{held.instant}.*pending"):
-        table.compact(spark, cfg)
-    table.clean(cfg)
+        table.services.compact(spark, cfg)
+    table.services.clean(cfg)
     with pytest.raises(TimelineError, match=f"rollback .*{held.instant} \\(deltacommit\\) is in"):
-        table.rollback(config=cfg)
+        table.services.rollback(config=cfg)
     with pytest.raises(TimelineError, match=f"restore .*{held.instant} \\(deltacommit\\) is in"):
-        table.restore(first.instant, cfg)
+        table.services.restore(first.instant, cfg)
     # Another writer's delta commit, whose inline compaction cannot be scheduled meanwhile.
     other = table.upsert(spark.createDataFrame([(3, "c", B, 1)], SCHEMA), cfg)
     assert other.compactions == []
@@ -103,14 +103,14 @@ def test_no_action_rolls_back_a_live_write_and_a_dead_one_is(spark, tmp_path, mo
     assert error is None and result.instant == held.instant
     expected = {1: "a-B", 2: "b", 3: "c"}
     assert _state(table, spark) == expected
-    assert len(table.compact(spark, cfg)) == 1
+    assert len(table.services.compact(spark, cfg)) == 1
     assert _state(table, spark) == expected
 
     # A writer that stopped beating (a stalled or dead process) has failed: the next action
     # rolls its write back, and the writer, should it wake up, cannot complete it.
     stalled = HeldWrite(monkeypatch, spark, table, writer_b, [(2, "b-stalled", B, 5)])
     (tmp_path / "t" / heartbeat_path(stalled.instant)).write_text("0")
-    table.clean(cfg)
+    table.services.clean(cfg)
     assert _pending_writes(table) == []
     rollbacks = [i for i in table.timeline().completed if i.action is Action.ROLLBACK]
     assert len(rollbacks) == 1

@@ -79,11 +79,11 @@ def history(spark, tmp_path_factory):
     out["delete"] = table.delete(df(spark, [(2, None, A, None, None)]).select("id", "dt"), cfg)
     out["snapshot_after_delete"] = rows(table, spark)
     out["logs_before_compaction"] = log_files(path)
-    out["compactions"] = table.compact(spark)
+    out["compactions"] = table.services.compact(spark)
     out["snapshot_after_compaction"] = rows(table, spark)
     out["ro_after_compaction"] = read_optimized(table, spark)
     out["files_after_compaction"] = all_files(path)
-    out["second_compaction"] = table.compact(spark)
+    out["second_compaction"] = table.services.compact(spark)
     out["files_after_second_compaction"] = all_files(path)
     return out
 
@@ -231,7 +231,7 @@ def test_soft_delete_reinsert_and_compaction_of_a_slice_with_only_deletes(spark,
     reinsert = table.upsert(df(spark, [(1, "a-again", A, 3, False)]), cfg)
     assert rows(table, spark) == {1: ("a-again", 3), 2: ("b", 1)}
     assert reinsert.num_updates == 1 and reinsert.num_inserts == 0
-    (compaction,) = table.compact(spark)
+    (compaction,) = table.services.compact(spark)
     assert rows(table, spark) == {1: ("a-again", 3), 2: ("b", 1)}
     # Partition B's slice held one row, deleted in a log: it compacts to an empty base file.
     stat_b = next(s for s in compaction.metadata.write_stats() if s.partition_path.endswith(B))
@@ -280,7 +280,7 @@ def test_writes_during_a_pending_compaction_are_not_lost(spark, tmp_path):
     assert rows(table, spark) == {1: ("a3", 3), 2: ("b2", 2), 9: ("new", 1)}
     # The compacted base file holds the plan's state; the later log file sits on top of it.
     assert read_optimized(table, spark) == {1: ("a2", 2), 2: ("b", 1), 9: ("new", 1)}
-    (after,) = table.compact(spark)
+    (after,) = table.services.compact(spark)
     assert after.instant > planned
     assert read_optimized(table, spark) == rows(table, spark)
 
@@ -343,7 +343,7 @@ def test_compaction_of_a_copy_on_write_table_is_an_error(spark, tmp_path):
     cfg = WriteConfig.build("cow", record_key="id", partition_path="dt")
     table = HoodieTable.for_write(str(tmp_path / "cow"), cfg)
     with pytest.raises(InvalidConfigError, match="only merge-on-read"):
-        table.compact(spark)
+        table.services.compact(spark)
 
 
 def test_mixed_batch_fills_small_file_groups_without_logs(spark, tmp_path):

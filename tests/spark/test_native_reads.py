@@ -104,7 +104,7 @@ def test_merge_on_read_scans_the_slices_without_log_files(spark, tmp_path):
     assert same_as_data_source(table, spark, read_optimized) == base_files(table, "a", "b")
     assert {(r.id, r.v) for r in optimized.collect()} == {(1, "x"), (2, "y"), (3, "z")}
 
-    table.compact(spark)
+    table.services.compact(spark)
     assert scanned(table.read(spark)) == base_files(table, "a", "b")
     assert same_as_data_source(table, spark) == base_files(table, "a", "b")
 

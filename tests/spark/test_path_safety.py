@@ -234,7 +234,7 @@ def test_rollback_refuses_commit_metadata_naming_files_elsewhere(spark, tmp_path
     commit_file.write_text(json.dumps(data))
     before = tree(tmp_path)
     with pytest.raises(UnsafePathError) as caught:
-        table.rollback()
+        table.services.rollback()
     _untouched(tmp_path, before, caught)
 
 
@@ -248,7 +248,7 @@ def test_rollback_refuses_a_marker_naming_the_tables_metadata(spark, tmp_path):
     marker.write_bytes(b"")
     before = tree(tmp_path)
     with pytest.raises(UnsafePathError) as caught:
-        table.rollback()
+        table.services.rollback()
     _untouched(tmp_path, before, caught)
     assert "'.hoodie/hoodie.properties'" in str(caught.value) or '".hoodie/hoodie.properties"' in (
         str(caught.value)
@@ -270,7 +270,7 @@ def test_clean_refuses_a_plan_naming_files_elsewhere(spark, tmp_path):
     table.meta_client.save_instant(requested, plan.to_avro())
     before = tree(tmp_path)
     with pytest.raises(UnsafePathError) as caught:
-        table.clean()
+        table.services.clean()
     _untouched(tmp_path, before, caught)
     assert inside.exists()
 
@@ -286,7 +286,7 @@ def test_compaction_refuses_a_plan_naming_files_elsewhere(spark, tmp_path):
     table.meta_client.save_instant(requested, CompactionPlan([op]).to_avro())
     before = tree(tmp_path)
     with pytest.raises(UnsafePathError) as caught:
-        table.compact(spark)
+        table.services.compact(spark)
     _untouched(tmp_path, before, caught)
     assert "compaction plan" in str(caught.value)
 

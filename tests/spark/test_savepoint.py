@@ -38,27 +38,28 @@ def test_savepoint_survives_cleaning_and_restore_returns_to_it(spark, tmp_path, 
     )
     table = HoodieTable.for_write(path, cfg)
     first = table.upsert(spark.createDataFrame([(1, "a", A, 1), (2, "b", B, 1)], SCHEMA), cfg)
-    saved = table.savepoint(comment="before the big change")
+    saved = table.services.savepoint(comment="before the big change")
     assert (tmp_path / "t" / ".hoodie" / f"{first.instant}.savepoint").is_file()
     meta = SavepointMetadata.from_avro(
         open(os.path.join(path, ".hoodie", f"{first.instant}.savepoint"), "rb").read()
     )
-    assert meta.comments == "before the big change" and meta == saved
+    assert meta.comments == "before the big change" and meta == saved.metadata
     pinned = {
         os.path.join(p, name) for p, m in meta.partition_metadata.items()
         for name in m.savepoint_data_file
     }  # fmt: skip
+    assert saved.instant == first.instant and saved.files == len(pinned)  # the latest commit
     table.upsert(spark.createDataFrame([(1, "a2", A, 2), (3, "c", A, 2)], SCHEMA), cfg)
     table.upsert(spark.createDataFrame([(2, "b3", B, 3)], SCHEMA), cfg)
     if table_type == "MERGE_ON_READ":
-        table.compact(spark, cfg)
+        table.services.compact(spark, cfg)
         table.upsert(spark.createDataFrame([(1, "a4", A, 4)], SCHEMA), cfg)
     # Cleaning ran after every write with one commit retained, yet the savepoint's files stay.
     assert pinned <= set(all_files(path))
     with pytest.raises(TimelineError, match="savepointed|not the latest"):
-        table.rollback(first.instant)
+        table.services.rollback(first.instant)
 
-    restored = table.restore(first.instant)
+    restored = table.services.restore()  # the latest savepoint: the only one, first's
     assert rows(spark, path) == {1: "a", 2: "b"}
     restore_instant = [i for i in table.timeline() if i.action is Action.RESTORE]
     assert len(restore_instant) == 1 and restore_instant[0].is_completed
@@ -81,12 +82,14 @@ def test_savepoint_and_restore_errors(spark, tmp_path):
     cfg = WriteConfig.build("sp_errors", record_key="id", partition_path="dt")
     table = HoodieTable.for_write(path, cfg)
     with pytest.raises(TimelineError, match="no completed commit"):
-        table.savepoint()
+        table.services.savepoint()
     first = table.upsert(spark.createDataFrame([(1, "a", A, 1)], SCHEMA), cfg)
     with pytest.raises(TimelineError, match="not a completed commit"):
-        table.savepoint("20000101000000000")
+        table.services.savepoint("20000101000000000")
     with pytest.raises(TimelineError, match="no savepoint at"):
-        table.restore(first.instant)
-    table.savepoint()
+        table.services.restore(first.instant)
+    with pytest.raises(TimelineError, match="table 'sp_errors' has no savepoint to restore"):
+        table.services.restore()
+    table.services.savepoint()
     with pytest.raises(TimelineError, match="already has a savepoint"):
-        table.savepoint(first.instant)
+        table.services.savepoint(first.instant)

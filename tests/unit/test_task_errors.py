@@ -7,8 +7,21 @@ from dbt_common.exceptions import DbtRuntimeError
 from pyspark.errors import PySparkException
 
 from dbt.adapters.hoodie.errors import dbt_error
-from hoodie.exceptions import CorruptDataFileError, TaskFailedError
-from hoodie.write.task_errors import CAUSE_LIMIT, failure_cause, raise_task_error, task_failure
+from hoodie.exceptions import (
+    CorruptDataFileError,
+    DuplicateRecordKeyError,
+    MalformedMetadataError,
+    TableIdentityError,
+    TaskFailedError,
+)
+from hoodie.write.task_errors import (
+    CAUSE_LIMIT,
+    decode,
+    encode,
+    failure_cause,
+    raise_task_error,
+    task_failure,
+)
 
 # What a Python worker's failure reads like (PySpark's PythonException), shortened.
 WORKER = """An exception was thrown from the Python worker:
@@ -89,3 +102,34 @@ def test_the_cores_error_raised_in_a_worker_comes_back_as_its_class():
 
 def test_a_worker_error_of_no_core_class_is_left_to_the_caller():
     raise_task_error(PySparkException(message=WORKER))  # raises nothing
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        TableIdentityError(
+            "table 't' was created with record key ('id',)",
+            setting="record_key_fields",
+            stored=("id",),
+            wanted=("id", "dt"),
+        ),
+        TableIdentityError("buckets", setting="bucket_count", stored=4, wanted=8),
+        MalformedMetadataError(
+            "/lake/t/.hoodie/1.commit is damaged", path="/lake/t/.hoodie/1.commit"
+        ),
+        CorruptDataFileError("/lake/t/a/f.parquet is damaged", path="/lake/t/a/f.parquet"),
+        DuplicateRecordKeyError("key 1 twice"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_an_error_a_task_returns_comes_back_with_its_class_and_fields(error):
+    back = decode(encode(error))
+    assert type(back) is type(error)
+    assert str(back) == str(error) and back.fields() == error.fields()
+
+
+def test_a_payload_of_old_or_unknown_fields_still_gives_the_class_and_message():
+    old = '{"hoodie_error": "CorruptDataFileError", "message": "m"}'
+    assert isinstance(decode(old), CorruptDataFileError) and str(decode(old)) == "m"
+    odd = '{"hoodie_error": "CorruptDataFileError", "message": "m", "fields": {"nope": 1}}'
+    assert isinstance(decode(odd), CorruptDataFileError) and decode(odd).fields() == {"path": ""}

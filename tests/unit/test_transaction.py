@@ -327,3 +327,61 @@ def test_a_write_rolled_back_by_another_writer_never_completes(tmp_path, mode):
         second.commit(metadata)
     assert not [i for i in table.timeline().completed if i.timestamp == second.instant_time]
     second.end()
+
+
+def _occ(table) -> FailedWritesPolicy:
+    return _policy(table, "optimistic_concurrency_control")
+
+
+def test_a_transaction_block_that_raises_undoes_its_instant_and_stops_its_heartbeat(tmp_path):
+    """`with Transaction.start(...)`: an error in the block undoes the instant (nothing was
+    written: its pending files just leave the timeline), goes on to the caller, and the
+    heartbeat stops, so no other writer waits on it."""
+    table = _table(tmp_path)
+    with pytest.raises(ValueError, match="the action failed"):
+        with Transaction.start(table, _occ(table), Action.COMMIT) as txn:
+            txn.inflight()
+            assert table.storage.exists(heartbeat_path(txn.instant_time))
+            raise ValueError("the action failed")
+    assert not [i for i in table.timeline() if i.timestamp == txn.instant_time]
+    assert not table.storage.exists(heartbeat_path(txn.instant_time))
+    assert txn.heartbeat is None
+
+
+def test_a_transaction_block_that_commits_keeps_its_instant(tmp_path):
+    table = _table(tmp_path)
+    metadata = CommitMetadata(operation_type="UPSERT")
+    metadata.add(WriteStat("f1", "p", "p/f1_0-1-0_x.parquet"))
+    with Transaction.start(table, _occ(table), Action.COMMIT) as txn:
+        txn.inflight()
+        txn.commit(metadata)
+    done = [i for i in table.timeline() if i.timestamp == txn.instant_time]
+    assert [i.state for i in done] == [State.COMPLETED]
+    assert not table.storage.exists(heartbeat_path(txn.instant_time))
+
+
+def test_an_error_after_the_commit_leaves_the_completed_instant(tmp_path):
+    """Only an instant not yet completed is undone: a block that raises after its commit
+    (a caller's own step) keeps what it committed."""
+    table = _table(tmp_path)
+    with pytest.raises(RuntimeError, match="after"):
+        with Transaction.start(table, _occ(table), Action.COMMIT) as txn:
+            txn.inflight()
+            txn.commit(CommitMetadata(operation_type="UPSERT"))
+            raise RuntimeError("after the commit")
+    assert [i.state for i in table.timeline() if i.timestamp == txn.instant_time] == [
+        State.COMPLETED
+    ]
+
+
+def test_a_kept_pending_block_leaves_a_failed_instant_for_a_later_run(tmp_path):
+    """`kept_pending` is for actions whose plan a later run finishes (a clean, a restore):
+    an error leaves the instant as it was; only the heartbeat stops."""
+    table = _table(tmp_path)
+    txn = Transaction.start(table, _occ(table), Action.CLEAN)
+    with pytest.raises(ValueError, match="the action failed"), txn.kept_pending():
+        txn.inflight()
+        raise ValueError("the action failed")
+    pending = [i for i in table.timeline().pending if i.timestamp == txn.instant_time]
+    assert [i.state for i in pending] == [State.INFLIGHT]
+    assert not table.storage.exists(heartbeat_path(txn.instant_time))

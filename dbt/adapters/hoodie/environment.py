@@ -69,7 +69,7 @@ def spark_session(creds: HoodieCredentials) -> SparkSession:
     """The process's session for these credentials, created on first use."""
     from pyspark.sql import SparkSession
 
-    from hoodie import register_data_source, ship_core
+    from hoodie.integration import register_data_source, ship_core
 
     conf = session_conf(creds)
     key = (creds.remote, creds.master, tuple(sorted(conf.items())))

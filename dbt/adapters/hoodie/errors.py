@@ -1,4 +1,5 @@
-"""The core's errors as dbt errors, in one place.
+"""The core's errors as dbt errors, in one place: every hook of the adapter raises what it
+meets through `dbt_errors`.
 
 The core's messages name the table, option, column or instant and say how to fix it in the
 core's own terms. Here they get the dbt resource they came from ("Model 'orders'",
@@ -14,8 +15,9 @@ log (logs/dbt.log, or the console with --debug).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
@@ -32,9 +34,23 @@ MATERIALIZATIONS = {"COPY_ON_WRITE": "cow_upsert", "MERGE_ON_READ": "mor_upsert"
 logger = AdapterLogger("Hoodie")
 
 
-def dbt_error(resource: str, name: str, error: HoodieError) -> Exception:
-    """The dbt error for a core error raised while building `resource` `name`."""
-    message = f"{resource} '{name}': {error}"
+class UnnamedError(CompilationError):
+    """A config error the adapter raises where it does not know the dbt resource (a helper of
+    a snapshot's merge that is handed only DataFrames): `dbt_errors` names the resource."""
+
+
+# A resource's own words for core errors it knows better than the core: for each class, the
+# message in the resource's terms (a snapshot's duplicate scd ids, a model's table type).
+Advice = Mapping[type[HoodieError], Callable[[Any], str]]
+
+
+def dbt_error(
+    resource: str, name: str, error: HoodieError, advice: Advice | None = None
+) -> Exception:
+    """The dbt error for a core error raised while building `resource` `name`; `advice`
+    replaces the core's message for the classes it names."""
+    said = next((say(error) for cls, say in (advice or {}).items() if isinstance(error, cls)), None)
+    message = f"{resource} '{name}': {error if said is None else said}"
     if isinstance(error, TaskFailedError):
         logger.debug(f"{resource} '{name}': Spark's error ({error.instant}):\n{error.detail}")
     if isinstance(error, TableIdentityError):
@@ -45,12 +61,15 @@ def dbt_error(resource: str, name: str, error: HoodieError) -> Exception:
 
 
 @contextmanager
-def dbt_errors(resource: str, name: str) -> Iterator[None]:
-    """Raise the core's errors in the block as dbt errors naming the resource."""
+def dbt_errors(resource: str, name: str, advice: Advice | None = None) -> Iterator[None]:
+    """Raise the core's errors in the block, and the adapter's unnamed ones, as dbt errors
+    naming the resource."""
     try:
         yield
+    except UnnamedError as error:
+        raise CompilationError(f"{resource} '{name}': {error.msg}") from error
     except HoodieError as error:
-        raise dbt_error(resource, name, error) from error
+        raise dbt_error(resource, name, error, advice) from error
 
 
 def _rebuild_hint(resource: str, error: TableIdentityError) -> str:

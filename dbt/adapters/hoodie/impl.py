@@ -20,22 +20,13 @@ from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
 from dbt_common.exceptions import DbtRuntimeError
 
-from hoodie import (
-    BASE_PATH_METADATA,
-    COPY_ON_WRITE,
-    MERGE_ON_READ,
-    META_COLUMNS,
-    SOURCE_NAME,
-    HoodieError,
-    HoodieTable,
-    TimelineError,
-    check_batch,
-)
+from hoodie import COPY_ON_WRITE, MERGE_ON_READ, HoodieError, HoodieTable, WriteResult
+from hoodie.integration import BASE_PATH_METADATA, META_COLUMNS, SOURCE_NAME, check_batch
 
 from . import contract
 from .connections import HoodieConnectionManager
-from .errors import dbt_error, dbt_errors
-from .model_config import model_settings
+from .errors import dbt_errors
+from .model_config import LakeModel, ModelSettings, model_settings
 from .snapshot import snapshot_batch, snapshot_errors, snapshot_settings
 
 LAKE_MATERIALIZATIONS = ("cow_upsert", "mor_upsert")
@@ -212,68 +203,65 @@ class HoodieAdapter(SparkAdapter):
     @available
     def hoodie_upsert(
         self,
+        model: dict[str, Any],
         relation,
         sql: str,
-        model_name: str,
-        config: dict[str, Any],
+        *,
         table_type: str = COPY_ON_WRITE,
         full_refresh: bool = False,
-        description: str | None = None,
-        columns: dict[str, Any] | None = None,
         not_null: list[str] | None = None,
         replacing=None,
     ) -> AdapterResponse:
         """Upsert the model's rows into its lake table, then (re)register it in the catalog.
 
-        `description` and `columns` are the model's docs; with `persist_docs` they become the
-        catalog table's comment and column comments. `not_null` are the columns the model's
-        contract declares not null: the rows are checked first and kept (cached), so the rows
-        written are the rows checked, even when the model's sources change meanwhile.
-        `replacing` is an object of another kind under the model's name: it is dropped only
-        once the checks passed, right before the write.
+        `model` is dbt's node of the model (its name, config and docs, see `LakeModel`) and
+        `relation` the catalog table it builds; `sql` the rows (the compiled code, wrapped by
+        an enforced contract). With `persist_docs` the model's docs become the catalog table's
+        comment and column comments. `not_null` are the columns the model's contract declares
+        not null: the rows are checked first and kept (cached), so the rows written are the
+        rows checked, even when the model's sources change meanwhile. `replacing` is an
+        object of another kind under the model's name: it is dropped only once the checks
+        passed, right before the write.
         """
+        target = LakeModel.of(model, relation)
         spark = self._spark()
-        warehouse = spark.conf.get("spark.sql.warehouse.dir")
-        settings = model_settings(
-            model_name,
-            config,
-            table_type=table_type,
-            schema=relation.schema,
-            alias=relation.identifier,
-            warehouse_dir=warehouse,
-        )
-        cfg = settings.write_config
+        settings = target.settings(table_type, spark.conf.get("spark.sql.warehouse.dir"))
         df = spark.sql(sql)
         if not_null:
             df = df.persist()
         try:
             if not_null:
-                contract.check_not_null(df, model_name, not_null)
+                contract.check_not_null(df, target.name, not_null)
             if replacing is not None:
                 logger.info(f"Replacing {replacing} (not a hoodie lake table) with one")
                 self.drop_relation(replacing)
-            exists = HoodieTable.exists(settings.base_uri, self._storage_options)
-            if not exists:
-                # Before the table is created: a refused first run must not leave a table
-                # whose stored keys the corrected config would then conflict with.
-                check_batch(cfg.table_name, cfg, df.schema)
-            if exists and full_refresh:
-                result = HoodieTable.open(settings.base_uri, self._storage_options).overwrite(
-                    df, cfg
-                )
-            else:  # an upsert, or what the model's hoodie.datasource.write.operation says
-                # A first run refused anywhere in its write leaves no table behind.
-                table = HoodieTable.for_write(settings.base_uri, cfg, self._storage_options,
-                                              remove_if_first_write_fails=True)  # fmt: skip
-                result = table.write(df, cfg)
-        except HoodieError as exc:
-            raise dbt_error("Model", model_name, exc) from exc
+            with dbt_errors(target.resource, target.name):
+                result = self._write_model(settings, df, full_refresh)
         finally:
             if not_null:
                 df.unpersist()
-        self._register(relation, settings.base_uri, CatalogDocs.of(config, description, columns))
+        docs = CatalogDocs.of(target.config, target.description, target.columns)
+        with dbt_errors(target.resource, target.name):
+            self._register(relation, settings.base_uri, docs)
         rows = result.num_inserts + result.num_updates + result.num_deletes
         return AdapterResponse(_message=result.summary(), code=result.operation, rows_affected=rows)
+
+    def _write_model(self, settings: ModelSettings, df, full_refresh: bool) -> WriteResult:
+        """The model's write: an overwrite on a full refresh of an existing table, else an
+        upsert (or what the model's hoodie.datasource.write.operation says)."""
+        storage_options = self._storage_options
+        cfg = settings.write_config
+        if HoodieTable.exists(settings.base_uri, storage_options):
+            if full_refresh:
+                return HoodieTable.open(settings.base_uri, storage_options, cfg).overwrite(df)
+        else:
+            # Before the table is created: a refused first run must not leave a table
+            # whose stored keys the corrected config would then conflict with.
+            check_batch(cfg.table_name, cfg, df.schema)
+        # A first run refused anywhere in its write leaves no table behind.
+        table = HoodieTable.for_write(settings.base_uri, cfg, storage_options,
+                                      remove_if_first_write_fails=True)  # fmt: skip
+        return table.write(df)
 
     def _register(self, relation, base_uri: str, docs: CatalogDocs | None = None) -> None:
         """Point a catalog table at the lake table; recreate it when schema, path or docs moved on.
@@ -311,100 +299,89 @@ class HoodieAdapter(SparkAdapter):
         )
 
     # -- snapshots (macros/materializations/snapshot.sql; the logic is in .snapshot) ------------
-    def _snapshot_settings(self, relation, snapshot_name: str, config: dict, columns: dict):
+    def _snapshot_settings(self, target: LakeModel, columns: dict):
         return snapshot_settings(
-            snapshot_name,
-            config,
+            target.name,
+            target.config,
             columns,
-            schema=relation.schema,
-            alias=relation.identifier,
+            schema=target.relation.schema,
+            alias=target.relation.identifier,
             warehouse_dir=self._spark().conf.get("spark.sql.warehouse.dir"),
         )
 
     @available
     def hoodie_snapshot_prepare(
-        self, relation, snapshot_name: str, config: dict[str, Any], columns: dict[str, str]
+        self, model: dict[str, Any], relation, columns: dict[str, str]
     ) -> bool:
         """Does the snapshot's table exist? Judged by its lake files, not by the catalog.
 
-        The files are the snapshot's history and the catalog only points at them: a table whose
-        catalog entry was lost (a new metastore, a dropped schema) is registered again and
-        merged into, where rebuilding it from the source would start the history over. For the
-        same reason a catalog entry pointing somewhere else is an error, not a new table.
+        `model` is dbt's node of the snapshot, `relation` its catalog table, `columns` its meta
+        column names. The files are the snapshot's history and the catalog only points at
+        them: a table whose catalog entry was lost (a new metastore, a dropped schema) is
+        registered again and merged into, where rebuilding it from the source would start the
+        history over. For the same reason a catalog entry pointing somewhere else is an
+        error, not a new table.
         """
-        settings = self._snapshot_settings(relation, snapshot_name, config, columns)
+        target = LakeModel.of(model, relation)
+        settings = self._snapshot_settings(target, columns)
         spark = self._spark()
-        wanted = HoodieTable.location(settings.base_uri, self._storage_options)
-        if spark.catalog.tableExists(f"{relation.schema}.{relation.identifier}"):
-            fields = spark.table(f"`{relation.schema}`.`{relation.identifier}`").schema.fields
-            registered = fields[0].metadata.get(BASE_PATH_METADATA) if fields else None
-            if registered and registered != wanted:
-                raise DbtRuntimeError(
-                    f"Snapshot '{snapshot_name}': {relation} is the table at {registered}, but "
-                    f"the snapshot's config puts its table at {wanted} (was location_root "
-                    "changed?). Its history is at the old place: restore location_root, or "
-                    f"move the table's folder to the new place and drop {relation}"
-                )
-        if not HoodieTable.exists(settings.base_uri, self._storage_options):
-            return False
-        if HoodieTable.open(settings.base_uri, self._storage_options).schema() is None:
-            return False  # created by a first run that failed before its commit: build it
-        self._register(relation, settings.base_uri)
+        with dbt_errors("Snapshot", target.name):
+            wanted = HoodieTable.location(settings.base_uri, self._storage_options)
+            if spark.catalog.tableExists(f"{relation.schema}.{relation.identifier}"):
+                fields = spark.table(f"`{relation.schema}`.`{relation.identifier}`").schema.fields
+                registered = fields[0].metadata.get(BASE_PATH_METADATA) if fields else None
+                if registered and registered != wanted:
+                    raise DbtRuntimeError(
+                        f"Snapshot '{target.name}': {relation} is the table at {registered}, "
+                        f"but the snapshot's config puts its table at {wanted} (was "
+                        "location_root changed?). Its history is at the old place: restore "
+                        f"location_root, or move the table's folder to the new place and drop "
+                        f"{relation}"
+                    )
+            if not HoodieTable.exists(settings.base_uri, self._storage_options):
+                return False
+            if HoodieTable.open(settings.base_uri, self._storage_options).schema() is None:
+                return False  # created by a first run that failed before its commit: build it
+            self._register(relation, settings.base_uri)
         return True
 
     @available
     def hoodie_snapshot_create(
-        self,
-        relation,
-        sql: str,
-        snapshot_name: str,
-        config: dict[str, Any],
-        columns: dict[str, str],
-        description: str | None = None,
-        column_docs: dict[str, Any] | None = None,
+        self, model: dict[str, Any], relation, sql: str, columns: dict[str, str]
     ) -> AdapterResponse:
         """First run: the table from `build_snapshot_table`'s query, every version current.
 
-        `columns` are the snapshot's meta column names; `description` and `column_docs` its
-        docs, registered with the catalog table under `persist_docs` as for models.
+        `model` is dbt's node of the snapshot (its name, config and docs: the docs are
+        registered with the catalog table under `persist_docs` as for models), `columns` its
+        meta column names.
         """
-        docs = CatalogDocs.of(config, description, column_docs)
-        return self._snapshot_write(
-            relation, snapshot_name, config, columns, docs, lambda spark: spark.sql(sql)
-        )
+        target = LakeModel.of(model, relation)
+        return self._snapshot_write(target, columns, lambda spark: spark.sql(sql))
 
     @available
     def hoodie_snapshot_merge(
-        self,
-        relation,
-        staging_sql: str,
-        snapshot_name: str,
-        config: dict[str, Any],
-        columns: dict[str, str],
-        description: str | None = None,
-        column_docs: dict[str, Any] | None = None,
+        self, model: dict[str, Any], relation, staging_sql: str, columns: dict[str, str]
     ) -> AdapterResponse:
         """Later runs: dbt's MERGE of the staging query, done as an upsert keyed by scd id."""
+        target = LakeModel.of(model, relation)
 
         def batch(spark):
             stored = spark.table(f"`{relation.schema}`.`{relation.identifier}`")
-            valid_to_current = config.get("dbt_valid_to_current")
+            valid_to_current = target.config.get("dbt_valid_to_current")
             return snapshot_batch(spark.sql(staging_sql), stored, columns, valid_to_current)
 
-        docs = CatalogDocs.of(config, description, column_docs)
-        return self._snapshot_write(relation, snapshot_name, config, columns, docs, batch)
+        return self._snapshot_write(target, columns, batch)
 
-    def _snapshot_write(
-        self, relation, snapshot_name, config, columns, docs, batch
-    ) -> AdapterResponse:
-        settings = self._snapshot_settings(relation, snapshot_name, config, columns)
+    def _snapshot_write(self, target: LakeModel, columns, batch) -> AdapterResponse:
+        settings = self._snapshot_settings(target, columns)
         cfg = settings.write_config
-        with snapshot_errors(snapshot_name, config, columns):
+        with snapshot_errors(target.name, target.config, columns):
             df = batch(self._spark())
             table = HoodieTable.for_write(settings.base_uri, cfg, self._storage_options,
                                           remove_if_first_write_fails=True)  # fmt: skip
-            result = table.upsert(df, cfg)
-        self._register(relation, settings.base_uri, docs)
+            result = table.upsert(df)
+            docs = CatalogDocs.of(target.config, target.description, target.columns)
+            self._register(target.relation, settings.base_uri, docs)
         closed = result.num_updates  # a version changes only when it is closed
         message = f"{result.num_inserts} new version(s), {closed} closed; {result.summary()}"
         rows = result.num_inserts + closed
@@ -435,10 +412,8 @@ class HoodieAdapter(SparkAdapter):
         name = f"hoodie__{relation.schema}__{relation.identifier}__{digest[:12]}"
         # Planned now (options checked, instants resolved): the view reads the files of the
         # table as it is when the model runs.
-        try:
+        with dbt_errors("Relation", str(relation)):
             read = HoodieTable.open(base_path, self._storage_options).read(spark, text_options)
-        except HoodieError as exc:
-            raise DbtRuntimeError(f"reading {relation}: {exc}") from exc
         read.createOrReplaceTempView(name)
         return name
 
@@ -460,27 +435,30 @@ class HoodieAdapter(SparkAdapter):
     @available
     def hoodie_timeline(self, relation, model_name: str, config: dict[str, Any]) -> list[dict]:
         """The table's instants, newest last (the `hoodie_timeline` operation prints them)."""
-        table = HoodieTable.open(
-            self.hoodie_table_path(relation, model_name, config), self._storage_options
-        )
-        return table.history()
+        base_uri = self.hoodie_table_path(relation, model_name, config)
+        with dbt_errors("Model", model_name):
+            return HoodieTable.open(base_uri, self._storage_options).history()
 
-    def _lake_table(self, relation, model_name: str, config: dict[str, Any]):
-        """The model's table and write config, for operations on an existing lake table."""
+    def _lake_table(self, relation, model_name: str, config: dict[str, Any]) -> HoodieTable:
+        """The model's table, opened with its write config, for operations on an existing
+        lake table."""
         settings = self._settings(relation, model_name, config)
-        if not HoodieTable.exists(settings.base_uri, self._storage_options):
-            raise DbtRuntimeError(
-                f"Model '{model_name}': no lake table at {settings.base_uri} yet; run the "
-                "model first"
+        with dbt_errors("Model", model_name):
+            if not HoodieTable.exists(settings.base_uri, self._storage_options):
+                raise DbtRuntimeError(
+                    f"Model '{model_name}': no lake table at {settings.base_uri} yet; run the "
+                    "model first"
+                )
+            return HoodieTable.open(
+                settings.base_uri, self._storage_options, settings.write_config
             )
-        return HoodieTable.open(settings.base_uri, self._storage_options), settings.write_config
 
     @available
     def hoodie_clean(self, relation, model_name: str, config: dict[str, Any]) -> dict:
         """Clean a lake table now with the model's cleaning options (`hoodie_clean`)."""
-        table, write_config = self._lake_table(relation, model_name, config)
+        table = self._lake_table(relation, model_name, config)
         with dbt_errors("Model", model_name):
-            metadata = table.clean(write_config)
+            metadata = table.services.clean()
         if metadata is None:
             return {"instant": "", "files_deleted": 0, "earliest_retained": ""}
         return {
@@ -494,9 +472,9 @@ class HoodieAdapter(SparkAdapter):
         self, relation, model_name: str, config: dict[str, Any], instant: str | None = None
     ) -> dict:
         """Roll back the latest completed commit of a lake table (`hoodie_rollback`)."""
-        table, write_config = self._lake_table(relation, model_name, config)
+        table = self._lake_table(relation, model_name, config)
         with dbt_errors("Model", model_name):
-            metadata = table.rollback(str(instant) if instant is not None else None, write_config)
+            metadata = table.services.rollback(str(instant) if instant is not None else None)
         return {
             "instant": metadata.start_rollback_time,
             "rolled_back": ", ".join(metadata.commits_rolled_back),
@@ -508,29 +486,20 @@ class HoodieAdapter(SparkAdapter):
         self, relation, model_name: str, config: dict[str, Any], instant: str | None = None
     ) -> dict:
         """Savepoint a commit of a lake table (default: the latest) (`hoodie_savepoint`)."""
-        table, _ = self._lake_table(relation, model_name, config)
+        table = self._lake_table(relation, model_name, config)
         with dbt_errors("Model", model_name):
-            if instant is None:
-                writes = table.timeline().completed.write_timeline.instants
-                instant = writes[-1].timestamp if writes else None
-            metadata = table.savepoint(str(instant) if instant else None, comment="dbt")
-        files = sum(len(m.savepoint_data_file) for m in metadata.partition_metadata.values())
-        return {"instant": instant, "files": files}
+            saved = table.services.savepoint(str(instant) if instant else None, comment="dbt")
+        return {"instant": saved.instant, "files": saved.files}
 
     @available
     def hoodie_restore(
         self, relation, model_name: str, config: dict[str, Any], instant: str | None = None
     ) -> dict:
         """Restore a lake table to a savepoint, by default the latest (`hoodie_restore`)."""
-        table, write_config = self._lake_table(relation, model_name, config)
+        table = self._lake_table(relation, model_name, config)
         with dbt_errors("Model", model_name):
-            if instant is None:
-                pinned = table.savepoints()
-                if not pinned:
-                    raise TimelineError(f"table '{table.name}' has no savepoint to restore")
-                instant = pinned[-1]
-            metadata = table.restore(str(instant), write_config)
-        self._register(relation, table.base_uri)  # the schema may be the older one again
+            metadata = table.services.restore(str(instant) if instant is not None else None)
+            self._register(relation, table.base_uri)  # the schema may be the older one again
         return {
             "instant": metadata.start_restore_time,
             "rolled_back": ", ".join(metadata.instants_to_rollback) or "(nothing)",
@@ -546,9 +515,9 @@ class HoodieAdapter(SparkAdapter):
                 f"Model '{model_name}': hoodie_upgrade upgrades to table version 8 only, not "
                 f"{version!r}; run it without `version` or with version: 8"
             )
-        table, write_config = self._lake_table(relation, model_name, config)
+        table = self._lake_table(relation, model_name, config)
         with dbt_errors("Model", model_name):
-            result = table.upgrade(self._spark(), write_config)
+            result = table.services.upgrade(self._spark())
         return {
             "from_version": result.from_version,
             "to_version": result.to_version,
@@ -559,9 +528,9 @@ class HoodieAdapter(SparkAdapter):
     @available
     def hoodie_compact(self, relation, model_name: str, config: dict[str, Any]) -> list[dict]:
         """Compact a merge-on-read lake table now (the `hoodie_compact` operation)."""
-        table, write_config = self._lake_table(relation, model_name, config)
+        table = self._lake_table(relation, model_name, config)
         with dbt_errors("Model", model_name):
-            results = table.compact(self._spark(), write_config)
+            results = table.services.compact(self._spark())
         return [
             {
                 "instant": r.instant,

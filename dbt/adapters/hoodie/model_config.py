@@ -8,22 +8,18 @@ an error rather than a silent pick.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import CompilationError
 
-from hoodie import (
-    MERGE_ON_READ,
-    ConflictingSettingsError,
-    InvalidConfigError,
-    WriteConfig,
-    as_field_tuple,
-    option_keys,
-)
+from hoodie import MERGE_ON_READ, ConflictingSettingsError, WriteConfig
+from hoodie.integration import as_field_tuple, option_keys
 
 from .config_keys import check_keys
+from .errors import dbt_errors
 
 # tblproperties.<name>: Apache Hudi's Spark SQL table properties (see config_keys).
 ALIASES = {
@@ -37,8 +33,48 @@ logger = AdapterLogger("Hoodie")
 
 @dataclass(frozen=True)
 class ModelSettings:
+    """What a model's config comes to in the core's terms: its table's write config and path."""
+
     write_config: WriteConfig
     base_uri: str
+
+
+@dataclass(frozen=True)
+class LakeModel:
+    """One lake model (or snapshot) as a materialization hands it to the adapter, in one object
+    (dbt-duckdb's `TargetConfig`): the catalog relation it builds, and what dbt's node says of
+    it (name, config, docs). The table's settings come from it (`settings`)."""
+
+    relation: Any
+    name: str
+    config: dict[str, Any]
+    description: str | None = None
+    columns: dict[str, Any] | None = None
+    resource: str = "Model"  # as errors name it: "Model" or "Snapshot"
+
+    @classmethod
+    def of(cls, node: Mapping[str, Any], relation: Any) -> LakeModel:
+        """From dbt's node (`model` in a materialization) and the relation it builds."""
+        resource = "Snapshot" if node.get("resource_type") == "snapshot" else "Model"
+        return cls(
+            relation=relation,
+            name=node["name"],
+            config=node.get("config") or {},
+            description=node.get("description"),
+            columns=node.get("columns"),
+            resource=resource,
+        )
+
+    def settings(self, table_type: str, warehouse_dir: str) -> ModelSettings:
+        """The model's write config and table path (`model_settings`)."""
+        return model_settings(
+            self.name,
+            self.config,
+            table_type=table_type,
+            schema=self.relation.schema,
+            alias=self.relation.identifier,
+            warehouse_dir=warehouse_dir,
+        )
 
 
 def _pick(model: str, config: dict[str, Any], name: str, resource: str = "Model") -> Any:
@@ -157,7 +193,8 @@ def model_settings(
             f"{resource} '{model}': on_schema_change must be one of "
             f"{', '.join(_ON_SCHEMA_CHANGE)}, got {on_schema_change!r}"
         )
-    try:
+    conflict = {ConflictingSettingsError: lambda error: _conflict(error, materialized)}
+    with dbt_errors(resource, model, conflict):
         write_config = WriteConfig.build(
             table_name=None if named else alias,
             record_key=record_key,
@@ -169,10 +206,6 @@ def model_settings(
             database=schema,
             schema_change=on_schema_change,
         )
-    except ConflictingSettingsError as exc:
-        raise CompilationError(f"{resource} '{model}': {_conflict(exc, materialized)}") from exc
-    except InvalidConfigError as exc:
-        raise CompilationError(f"{resource} '{model}': {exc}") from exc
     location_root = config.get("location_root")
     if location_root:
         base_uri = posixpath.join(str(location_root).rstrip("/"), alias)

@@ -21,18 +21,19 @@ nothing to act on.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
-from dbt_common.exceptions import CompilationError, DbtRuntimeError
+from dbt_common.exceptions import CompilationError
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from hoodie import COPY_ON_WRITE, META_COLUMNS, DuplicateRecordKeyError, HoodieError
+from hoodie import COPY_ON_WRITE, DuplicateRecordKeyError
+from hoodie.integration import META_COLUMNS
 
 from .config_keys import gather_options
-from .errors import dbt_error
+from .errors import UnnamedError, dbt_errors
 from .model_config import ALIASES, ModelSettings, model_settings
 
 LAKE_FORMATS = ("hoodie", "hudi")
@@ -92,7 +93,7 @@ def snapshot_settings(
     )
 
 
-class MissingSnapshotColumn(CompilationError):
+class MissingSnapshotColumn(UnnamedError):
     """The table or the staging query lacks a column the MERGE needs (`snapshot_errors` adds
     the snapshot's name)."""
 
@@ -152,26 +153,18 @@ def snapshot_batch(
     return closed.unionByName(new, allowMissingColumns=True)
 
 
-@contextmanager
 def snapshot_errors(
     snapshot: str, config: Mapping[str, Any], columns: Mapping[str, str]
-) -> Iterator[None]:
-    """Core errors as dbt errors that name the snapshot.
+) -> AbstractContextManager[None]:
+    """Core errors as dbt errors that name the snapshot (`errors.dbt_errors`).
 
     Two rows with one scd id mean the query returned a unique_key more than once (the scd id
     hashes the key with the version's time): the core's advice for models (set a precombine
     field) does not apply, so this says what does.
     """
-    try:
-        yield
-    except MissingSnapshotColumn as exc:
-        raise CompilationError(f"Snapshot '{snapshot}': {exc.msg}") from exc
-    except DuplicateRecordKeyError as exc:
-        raise DbtRuntimeError(
-            f"Snapshot '{snapshot}': its query returns more than one row for some "
-            f"unique_key={config.get('unique_key')!r} value, so two versions got the same "
-            f"{columns['dbt_scd_id']}. Make the query return one row per unique_key (or "
-            "widen unique_key to a list of columns that is unique)"
-        ) from exc
-    except HoodieError as exc:
-        raise dbt_error("Snapshot", snapshot, exc) from exc
+    duplicates = (
+        f"its query returns more than one row for some unique_key={config.get('unique_key')!r} "
+        f"value, so two versions got the same {columns['dbt_scd_id']}. Make the query return "
+        "one row per unique_key (or widen unique_key to a list of columns that is unique)"
+    )
+    return dbt_errors("Snapshot", snapshot, {DuplicateRecordKeyError: lambda _: duplicates})

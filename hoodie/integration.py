@@ -1,0 +1,33 @@
+"""What integrations of the core need beyond the user's API: the dbt adapter, a cluster's
+deployment, the `hoodie` data source's registration.
+
+`hoodie.__all__` is what a user of the core calls (the table facade, its config, results and
+errors). The names here are plumbing: the data source's name and option keys as the adapter
+registers catalog tables with them, the option table the adapter checks model configs
+against, the batch check a first run makes before its table exists, and shipping the core to
+a cluster's Python workers. They are stable for the adapter, not promised to users.
+"""
+
+from .config import OPTIONS, ConfigProperty, as_field_tuple, option_keys
+from .read.datasource import BASE_PATH_METADATA, PUSHDOWN_OPTION, SOURCE_NAME
+from .read.datasource import register as register_data_source
+from .read.options import STORAGE_PREFIX, ReadOptions
+from .schema import META_COLUMNS
+from .shipping import ship_core
+from .write.validation import check_batch
+
+__all__ = [
+    "BASE_PATH_METADATA",
+    "META_COLUMNS",
+    "OPTIONS",
+    "PUSHDOWN_OPTION",
+    "SOURCE_NAME",
+    "STORAGE_PREFIX",
+    "ConfigProperty",
+    "ReadOptions",
+    "as_field_tuple",
+    "check_batch",
+    "option_keys",
+    "register_data_source",
+    "ship_core",
+]

@@ -1,0 +1,225 @@
+"""The ways a write plans its files, shared by the operations (`base.py`).
+
+- `UntaggedPlan`: nothing to look up (a table's first write, an overwrite): the batch goes
+  into new file groups in one job (`write/bulk_insert.py`);
+- `InTaskPlan`: the index's write tasks tag their own records (the BUCKET index's buckets,
+  the SIMPLE index's routing units): tagging and writing are one job, the driver only plans;
+- `PlacedPlan`: the index tags and places the batch in a job of its own (`tag_and_place`),
+  then each file group's new version is written; the `.inflight` file lists them;
+- `LookedUpBulkPlan`: as placed, for the dup policy's verdict, then the kept records go into
+  new file groups as a bulk insert writes them.
+Each plan writes with the executor of the instant (`write`): the write stats, and the
+partitions the commit reports.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame
+
+from ...faults import crash_point
+from ...fs_view import CommittedInstants, FileSlice, FileSystemView
+from ...index.base import (
+    LOCATION,
+    HoodieIndex,
+    InTaskTagging,
+    Placement,
+    TaggingContext,
+)
+from ...index.bucket import BucketIndex
+from ...index.placement import FileGroupTarget
+from ...index.routing import RoutingPlan
+from ...meta_client import HoodieTableMetaClient
+from ...metadata import WriteStat
+from ...naming import marks_partition
+from ...schema import PARTITION_PATH, RECORD_KEY
+from ...timeline import Timeline
+from ..executor import WriteExecutor
+from ..prepare import BatchPreparer
+
+
+@dataclass
+class WritePlan(ABC):
+    """What a write will do, decided before its instant goes inflight."""
+
+    # What an overwrite replaces: every file group of its snapshot, by partition.
+    replaced: dict[str, list[str]] = field(default_factory=dict, kw_only=True)
+
+    @property
+    def listed_targets(self) -> dict[str, FileGroupTarget]:
+        """The file groups the `.inflight` file names (none where the tasks choose them)."""
+        return {}
+
+    @abstractmethod
+    def write(self, executor: WriteExecutor) -> tuple[list[WriteStat], list[str]]:
+        """Write the files: their write stats, and the partitions the commit reports."""
+
+
+@dataclass
+class UntaggedPlan(WritePlan):
+    """Into new file groups, untagged, in one job: a bulk insert."""
+
+    prepared: DataFrame
+
+    def write(self, executor: WriteExecutor) -> tuple[list[WriteStat], list[str]]:
+        stats = executor.bulk_insert(self.prepared)
+        return stats, _partitions_of(stats)
+
+
+@dataclass
+class InTaskPlan(WritePlan):
+    """Tagged and written in one job by the index's write tasks (`InTaskTagging`)."""
+
+    prepared: DataFrame
+    tagging: InTaskTagging
+    timeline: Timeline  # the snapshot the write started from
+    committed: CommittedInstants
+    pending_compactions: dict[tuple[str, str], str]
+
+    def write(self, executor: WriteExecutor) -> tuple[list[WriteStat], list[str]]:
+        stats = self.tagging.write(_BoundWriter(executor, self))
+        partitions = _partitions_of(stats)
+        # (tasks create a new partition's file; one that went missing comes back here)
+        executor.write_partition_metadata(partitions)
+        return stats, partitions
+
+
+@dataclass
+class _BoundWriter:
+    """The `InTaskWriter` of one write: the executor's one-job writes over its batch."""
+
+    executor: WriteExecutor
+    plan: InTaskPlan
+
+    def write_buckets(self, index: BucketIndex) -> list[WriteStat]:
+        plan = self.plan
+        return self.executor.write_buckets(plan.prepared, index, plan.timeline,
+                                           plan.pending_compactions)  # fmt: skip
+
+    def write_routed(self, routing: RoutingPlan, average_record_size: int) -> list[WriteStat]:
+        plan = self.plan
+        return self.executor.write_routed(plan.prepared, routing, plan.committed,
+                                          plan.pending_compactions,
+                                          average_record_size)  # fmt: skip
+
+
+@dataclass
+class PlacedPlan(WritePlan):
+    """Tagged and placed by the index beforehand; each target's new version written."""
+
+    placement: Placement
+    partitions: list[str]  # the batch's partitions
+
+    @property
+    def listed_targets(self) -> dict[str, FileGroupTarget]:
+        return self.placement.targets
+
+    def write(self, executor: WriteExecutor) -> tuple[list[WriteStat], list[str]]:
+        placement = self.placement
+        executor.write_partition_metadata(placement.profile.partitions)
+        crash_point("write.partition_metadata")
+        stats = executor.write_file_groups(
+            placement.tagged, placement.insert_buckets, placement.targets
+        )
+        return stats, self.partitions
+
+
+@dataclass
+class LookedUpBulkPlan(WritePlan):
+    """Looked up by the index (for the dup policy), then written as a bulk insert."""
+
+    placement: Placement
+
+    def write(self, executor: WriteExecutor) -> tuple[list[WriteStat], list[str]]:
+        stats = executor.bulk_insert(self.placement.tagged.drop(LOCATION))
+        return stats, _partitions_of(stats)
+
+
+def with_checked_keys(prepared: DataFrame, preparer: BatchPreparer) -> DataFrame:
+    """The batch of a one-job write, failing its job where a key or partition path is bad
+    (no summary job checks them before)."""
+    return prepared.withColumns({
+        RECORD_KEY: preparer.key_or_error(),
+        PARTITION_PATH: preparer.partition_path_or_error(),
+    })  # fmt: skip
+
+
+def all_file_groups(view: FileSystemView) -> dict[str, list[str]]:
+    """What an overwrite replaces: every file group of the snapshot it started from, by
+    partition."""
+    replaced: dict[str, list[str]] = {}
+    for group in view.file_groups():
+        replaced.setdefault(group.partition_path, []).append(group.file_id)
+    return replaced
+
+
+@dataclass(frozen=True)
+class Tagging:
+    """How an operation asks its index to tag and place: Hudi's delete (keys the table
+    lacks have nothing to do), an insert's policy for keys the table holds (None: update
+    them), an overwrite (every record an insert into new file groups)."""
+
+    delete_operation: bool = False
+    on_existing: str | None = None
+    overwrite: bool = False
+
+
+def tag_and_place(
+    meta_client: HoodieTableMetaClient,
+    index: HoodieIndex,
+    preparer: BatchPreparer,
+    prepared: DataFrame,
+    timeline: Timeline,
+    pending: dict[tuple[str, str], str],
+    tagging: Tagging,
+) -> tuple[Placement, dict[str, list[str]], list[str]]:
+    """Summarize the batch (null keys stop it here), then let the index tag and place it:
+    the placement, what an overwrite replaces, and the batch's partitions. An overwrite
+    replaces every file group, so its records are all inserts."""
+    summary = preparer.summarize(prepared)
+    partitions = sorted({r[PARTITION_PATH] for r in summary})
+    view = FileSystemView(meta_client.storage, timeline)
+    replaced: dict[str, list[str]] = {}
+    slices: list[FileSlice] = []
+    if tagging.overwrite:
+        replaced = all_file_groups(view)
+    else:
+        existing = _existing(meta_client, partitions)
+        groups = view.file_groups(existing)
+        # As a read does: tagging against a slice whose committed files are gone or cut
+        # short would insert duplicates in silence (the batch's partitions' own slices).
+        view.check_slices(groups, set(existing).__contains__)
+        slices = [g.latest_slice for g in groups if g.latest_slice is not None]
+    context = TaggingContext(
+        meta_client=meta_client,
+        config=preparer.config,
+        timeline=timeline,
+        view=view,
+        slices=slices,
+        partitions=partitions,
+        summary=summary,
+        pending_compactions=pending,
+        delete_operation=tagging.delete_operation,
+        on_existing=tagging.on_existing,
+    )
+    placement = index.tag_and_place(prepared, context)
+    if placement.cached:
+        prepared.unpersist()  # the tagged batch is the cache from here on
+    return placement, replaced, partitions
+
+
+def _existing(meta_client: HoodieTableMetaClient, partitions: list[str]) -> list[str]:
+    """The partitions among these that the table already has: as a read lists them
+    (`naming.marks_partition`), so a partition whose metadata file went missing is still
+    tagged against (taking the metadata file alone as the mark inserted its keys again)."""
+    storage = meta_client.storage
+    return [
+        p for p in partitions
+        if any(marks_partition(f.name) for f in storage.list_files(p))
+    ]  # fmt: skip
+
+
+def _partitions_of(stats: list[WriteStat]) -> list[str]:
+    return sorted({s.partition_path for s in stats})
