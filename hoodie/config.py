@@ -67,7 +67,15 @@ def _default(attribute: str) -> Any:
 
 @dataclass(frozen=True)
 class WriteConfig:
-    """How to write one batch: the table's identity plus tuning options."""
+    """How to write a table: its identity (name, record key, partition fields, precombine
+    field, table type) plus the write options (`hoodie.*` keys, declared in
+    `hoodie/options/write.py`; every one in `docs/options.md`).
+
+    Build it with `WriteConfig.build` (arguments as dbt's config names them, or Hudi's keys in
+    `options`), and give it once, to `HoodieTable.for_write` or `HoodieTable.open`. Frozen: a
+    write never changes it. Unknown keys and bad values raise `InvalidConfigError` naming the
+    option; nothing given is accepted and ignored.
+    """
 
     table_name: str
     record_key_fields: tuple[str, ...]

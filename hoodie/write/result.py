@@ -9,6 +9,21 @@ from ..metadata import CommitMetadata
 
 @dataclass
 class WriteResult:
+    """What one completed write (or compaction) did, as its commit metadata records it.
+
+    Attributes:
+        instant: the instant time of the commit (`yyyyMMddHHmmssSSS`).
+        operation: the operation its commit metadata names (`UPSERT`, `INSERT`,
+            `BULK_INSERT`, `DELETE`, `INSERT_OVERWRITE_TABLE`, `COMPACT`).
+        metadata: the commit metadata written to the timeline (per-file write stats).
+        seconds: wall time of the write, from its first check to its commit.
+        partitions: the partition paths it wrote.
+        compactions: inline compactions run after the write, each its own result.
+
+    The counts (`num_inserts`, `num_updates`, `num_deletes`, `files_written`,
+    `bytes_written`) are totals over the commit's write stats.
+    """
+
     instant: str
     operation: str
     metadata: CommitMetadata
