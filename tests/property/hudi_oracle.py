@@ -36,6 +36,7 @@ import os
 import re
 import shutil
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -231,7 +232,7 @@ class OracleStats:
     reads: int = 0
     refused: int = 0  # operations we refused (deliberate differences): not run in Apache Hudi
     skipped: int = 0  # not run in Apache Hudi or on either table (see _do and _theirs)
-    known: dict[str, int] = field(default_factory=dict)  # reads of deliberate differences
+    known: Counter[str] = field(default_factory=Counter)  # reads of deliberate differences
     hudi_seconds: float = 0.0
     our_seconds: float = 0.0
 
@@ -415,9 +416,7 @@ class OracleRunner:
         # (found by the soak, seed 1, sequence 163; the snapshot agrees; a fixed case).
         if self.p.mor and self.p.index == SIMPLE:
             if self.ro_layout_differs:
-                self.stats.known["read-optimized layout"] = (
-                    self.stats.known.get("read-optimized layout", 0) + 1
-                )
+                self.stats.known["read-optimized layout"] += 1
             else:
                 reads.append(("read-optimized", READ_OPTIMIZED, True))
         for what, options, read_optimized in reads:
@@ -446,7 +445,7 @@ class OracleRunner:
                         )
                     if known is not None:
                         self.diverged[ident] = known
-                        self.stats.known[known] = self.stats.known.get(known, 0) + 1
+                        self.stats.known[known] += 1
                     else:
                         lines.append(
                             f"  {ident}: ours {ours.get(ident)}, Apache Hudi "

@@ -60,6 +60,22 @@ def soak_settings(sequences: int) -> settings:
     )
 
 
+def run_sequences(sequence, disagreement: type[Exception], tally: dict) -> int:
+    """Run Hypothesis's test `sequence`: 0 when every sequence agreed, 1 on a `disagreement`
+    (printed as Hypothesis shrunk it), 2 when the harness itself broke."""
+    try:
+        sequence()
+    except disagreement as error:
+        print(f"\nDISAGREEMENT (shrunk in {tally['shrink_runs']} runs):\n{error}", flush=True)
+        return 1
+    except Exception as error:  # the harness itself broke (a Spark error, Apache Hudi's, ...)
+        print(f"\nERROR (shrunk in {tally['shrink_runs']} runs): {type(error).__name__}: {error}")
+        for sub in getattr(error, "exceptions", ()):  # Hypothesis's FlakyFailure: what failed
+            traceback.print_exception(sub)
+        return 2
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sequences", type=int, default=100)
@@ -111,17 +127,7 @@ def main(argv=None) -> int:
             flush=True,
         )
 
-    status = 0
-    try:
-        sequence()
-    except Disagreement as error:
-        status = 1
-        print(f"\nDISAGREEMENT (shrunk in {tally['shrink_runs']} runs):\n{error}", flush=True)
-    except Exception as error:  # the harness itself broke (a Spark error, ...)
-        status = 2
-        print(f"\nERROR (shrunk in {tally['shrink_runs']} runs): {type(error).__name__}: {error}")
-        for sub in getattr(error, "exceptions", ()):  # Hypothesis's FlakyFailure: what failed
-            traceback.print_exception(sub)
+    status = run_sequences(sequence, Disagreement, tally)
     minutes = (time.monotonic() - started) / 60
     print(
         f"\n{tally['agreed']} sequence(s) agreed with the model ({tally['steps']} steps) in "

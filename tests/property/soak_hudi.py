@@ -30,7 +30,7 @@ from hudi_oracle import (  # noqa: E402
     run_oracle,
 )
 from hypothesis import given, seed  # noqa: E402
-from soak import make_spark, soak_settings  # noqa: E402
+from soak import make_spark, run_sequences, soak_settings  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -84,7 +84,7 @@ def main(argv=None) -> int:
         kinds = Counter(type(op).__name__ for op in scenario.ops)
         ops = " ".join(f"{name}x{count}" for name, count in sorted(kinds.items()))
         if stats.known:  # deliberate differences (hudi_oracle.OracleRunner._known)
-            ops += " known: " + ", ".join(f"{k} x{n}" for k, n in sorted(stats.known.items()))
+            ops += f" known: {_counts(stats.known)}"
         print(
             f"sequence {tally['agreed']}: agreed, {stats.steps} steps ({stats.refused} refused "
             f"by us, {stats.skipped} skipped), "
@@ -95,17 +95,7 @@ def main(argv=None) -> int:
             flush=True,
         )
 
-    status = 0
-    try:
-        sequence()
-    except Disagreement as error:
-        status = 1
-        print(f"\nDISAGREEMENT (shrunk in {tally['shrink_runs']} runs):\n{error}", flush=True)
-    except Exception as error:  # the harness itself broke (a Spark error, Apache Hudi's, ...)
-        status = 2
-        print(f"\nERROR (shrunk in {tally['shrink_runs']} runs): {type(error).__name__}: {error}")
-        for sub in getattr(error, "exceptions", ()):
-            traceback.print_exception(sub)
+    status = run_sequences(sequence, Disagreement, tally)
     minutes = (time.monotonic() - started) / 60
     print(
         f"\n{tally['agreed']} sequence(s) agreed with Apache Hudi ({tally['steps']} steps) in "
@@ -113,12 +103,15 @@ def main(argv=None) -> int:
         flush=True,
     )
     if known:
-        print("reads left out as deliberate differences: " + ", ".join(
-            f"{k} x{n}" for k, n in sorted(known.items())), flush=True)  # fmt: skip
+        print(f"reads left out as deliberate differences: {_counts(known)}", flush=True)
     for judge in judges.values():
         judge.close()
     spark.stop()
     return status
+
+
+def _counts(known: Counter) -> str:
+    return ", ".join(f"{what} x{n}" for what, n in sorted(known.items()))
 
 
 if __name__ == "__main__":
