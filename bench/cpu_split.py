@@ -176,7 +176,7 @@ def profile_merge(root: Path, rounds: int = 5) -> None:
     from hoodie.index.placement import FileGroupTarget
     from hoodie.markers import WriteMarkers
     from hoodie.schema import META_COLUMNS, RECORD_KEY
-    from hoodie.storage import Storage
+    from hoodie.storage import load_file_io
     from hoodie.write.merge_handle import CopyOnWriteHandle, write_base_file
 
     table = HoodieTable.open(str(root / "table"))
@@ -198,7 +198,7 @@ def profile_merge(root: Path, rounds: int = 5) -> None:
     shutil.rmtree(scratch, ignore_errors=True)
     (scratch / base.partition_path).mkdir(parents=True)
     shutil.copy(root / "table" / base.relative_path, scratch / base.relative_path)
-    storage = Storage(str(scratch))
+    storage = load_file_io(str(scratch))
     instant = "29991231235959999"
     target = FileGroupTarget(base.partition_path, base.file_id, base.relative_path, base.instant)
     handle = CopyOnWriteHandle(storage, instant, {base.file_id: target}, user.schema, ("id",),

@@ -30,7 +30,7 @@ import pyarrow as pa
 from .exceptions import malformed
 from .logformat import BlockType, read_log_file
 from .metadata import COMMIT_SCHEMA_JSON
-from .storage import Storage
+from .storage import FileIO
 from .timeline import METAFOLDER, TIMELINE_FOLDER_V2, TimelineLayout
 
 ARCHIVE_FOLDER = posixpath.join(METAFOLDER, "archived")
@@ -61,7 +61,7 @@ class ArchivedInstant:
     completion_time: str | None = None  # layout 2 only
 
 
-def archive_file_versions(storage: Storage) -> list[int]:
+def archive_file_versions(storage: FileIO) -> list[int]:
     """The `<n>` of every archive file, so that a new one takes the next."""
     return [
         int(m.group(1))
@@ -70,14 +70,14 @@ def archive_file_versions(storage: Storage) -> list[int]:
     ]
 
 
-def archived_instants(storage: Storage, layout: TimelineLayout) -> list[ArchivedInstant]:
+def archived_instants(storage: FileIO, layout: TimelineLayout) -> list[ArchivedInstant]:
     """The archived instants of a table whose active timeline has `layout`, oldest first."""
     if layout.version >= 2:
         return history_instants(storage)
     return _archive_log_instants(storage)
 
 
-def history_instants(storage: Storage) -> list[ArchivedInstant]:
+def history_instants(storage: FileIO) -> list[ArchivedInstant]:
     """The completed instants of the LSM timeline's latest snapshot (layout 2)."""
     manifest = _latest_manifest(storage)
     if manifest is None:
@@ -124,7 +124,7 @@ class HistoryEntry:
     plan: bytes | None
 
 
-def append_to_history(storage: Storage, entries: list[HistoryEntry]) -> str:
+def append_to_history(storage: FileIO, entries: list[HistoryEntry]) -> str:
     """Add the entries as one level-0 file, then a manifest naming it with the files of the
     latest one, then `_version_`: until that last write readers see the snapshot before (a
     crash before it leaves a file no manifest lists, which readers ignore). The file's name."""
@@ -156,7 +156,7 @@ def append_to_history(storage: Storage, entries: list[HistoryEntry]) -> str:
     return name
 
 
-def _latest_manifest(storage: Storage) -> str | None:
+def _latest_manifest(storage: FileIO) -> str | None:
     """`manifest_<n>` of `_version_`; without one (the first archival stopped between its
     manifest and `_version_`), the largest n listed, as Hudi's reader falls back: its
     instants may then also still be on the active timeline, which readers tolerate."""
@@ -172,7 +172,7 @@ def _latest_manifest(storage: Storage) -> str | None:
         return f"manifest_{max(versions)}" if versions else None
 
 
-def _archive_log_instants(storage: Storage) -> list[ArchivedInstant]:
+def _archive_log_instants(storage: FileIO) -> list[ArchivedInstant]:
     """Instants in `.hoodie/archived/` (one entry per instant and state, oldest first).
 
     An archival that crashed after writing its file and before removing the instants from

@@ -17,7 +17,7 @@ import fastavro
 
 from .exceptions import HoodieError, malformed
 from .partition_paths import check_data_file
-from .storage import Storage
+from .storage import FileIO
 from .timeline import Action, Instant, State, Timeline, TimelineLayout
 
 PLAN_VERSION = 2
@@ -160,7 +160,7 @@ class CompactionPlan:
         return cls(operations, dict(record.get("extraMetadata") or {}), version)
 
 
-def read_plan(storage: Storage, layout: TimelineLayout, instant_time: str) -> CompactionPlan:
+def read_plan(storage: FileIO, layout: TimelineLayout, instant_time: str) -> CompactionPlan:
     """The plan of a compaction; every file it names checked to be a data file of the table
     (a crafted plan must not make compaction read, or clean spare, files elsewhere)."""
     requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)
@@ -175,7 +175,7 @@ def read_plan(storage: Storage, layout: TimelineLayout, instant_time: str) -> Co
 
 
 def pending_compaction_file_groups(
-    storage: Storage, timeline: Timeline
+    storage: FileIO, timeline: Timeline
 ) -> dict[tuple[str, str], str]:
     """(partition, file id) -> instant of the pending compaction that will compact it."""
     groups: dict[tuple[str, str], str] = {}

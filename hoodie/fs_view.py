@@ -49,7 +49,7 @@ from .naming import (
     parse_log_file_name,
 )
 from .partition_paths import check_data_file
-from .storage import FileInfo, Storage
+from .storage import FileInfo, FileIO
 from .timeline import LAYOUT_V1, METAFOLDER, Action, Instant, State, Timeline, layout_of
 
 # Commit metadata files read at once by a view checking its slices (small reads).
@@ -140,7 +140,7 @@ class CommittedInstants:
         )
 
 
-def listed_log_blocks(storage: Storage, relative: str, committed: Container[str]) -> list[LogBlock]:
+def listed_log_blocks(storage: FileIO, relative: str, committed: Container[str]) -> list[LogBlock]:
     """The blocks of a log file a view listed, or none if it has since been rolled back.
 
     A view lists the log files of writes still running too (their blocks do not count, see
@@ -159,7 +159,7 @@ BlockSpan = tuple[str, int, int]
 
 
 def checked_log_blocks(
-    storage: Storage,
+    storage: FileIO,
     relative: str,
     committed: Container[str],
     written: tuple[BlockSpan, ...] = (),
@@ -218,7 +218,7 @@ def checked_log_blocks(
 
 
 @contextmanager
-def damaged_data_file(storage: Storage, relative: str, what: str) -> Iterator[None]:
+def damaged_data_file(storage: FileIO, relative: str, what: str) -> Iterator[None]:
     """Parse errors of reading a data file (`what`) as a `CorruptDataFileError` naming it: a
     file a committed slice needs that does not read (a broken parquet footer or page, a log
     block whose content does not decode) is damage, never a raw Arrow or Avro error."""
@@ -240,7 +240,7 @@ def damaged_data_file(storage: Storage, relative: str, what: str) -> Iterator[No
         ) from error
 
 
-def _corrupt_log(storage: Storage, relative: str, instant: str, problem: str) -> NoReturn:
+def _corrupt_log(storage: FileIO, relative: str, instant: str, problem: str) -> NoReturn:
     path = storage.uri(relative)
     raise CorruptDataFileError(
         f"log file {path}, written by the completed instant {instant} of the table at "
@@ -250,7 +250,7 @@ def _corrupt_log(storage: Storage, relative: str, instant: str, problem: str) ->
     )
 
 
-def _deleted_by_rollback(storage: Storage, relative: str, committed: Container[str]) -> bool:
+def _deleted_by_rollback(storage: FileIO, relative: str, committed: Container[str]) -> bool:
     layout = (
         layout_of(committed.layout_version)
         if isinstance(committed, CommittedInstants)
@@ -345,7 +345,7 @@ class FileGroup:
 class FileSystemView:
     """File groups of a table as of `as_of` (default: the latest completed instant)."""
 
-    def __init__(self, storage: Storage, timeline: Timeline, as_of: str | None = None):
+    def __init__(self, storage: FileIO, timeline: Timeline, as_of: str | None = None):
         self.storage = storage
         self.layout = timeline.layout
         self._completion_times = timeline.completion_times()

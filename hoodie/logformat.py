@@ -59,7 +59,7 @@ import pyarrow.parquet as pq
 
 from .exceptions import HoodieError, SchemaError, UnsupportedTableError
 from .schema import META_COLUMNS, from_avro_schema
-from .storage import VERIFY_CHECKSUMS, WRITE_CHECKSUMS, Storage
+from .storage import VERIFY_CHECKSUMS, WRITE_CHECKSUMS, FileIO
 
 MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1
@@ -414,14 +414,14 @@ def add_meta_fields(avro_schema_json: str) -> str:
 
 # -- reading -----------------------------------------------------------------------------------
 def read_log_file(
-    source: Storage | bytes | bytearray | memoryview | IO[bytes] | str | os.PathLike[str],
+    source: FileIO | bytes | bytearray | memoryview | IO[bytes] | str | os.PathLike[str],
     path: str | None = None,
     *,
     include_corrupt: bool = True,
 ) -> Iterator[LogBlock]:
     """The blocks of one log file, in file order.
 
-    `source` is a `Storage` with `path` relative to its base path, the file's bytes, an open
+    `source` is a `FileIO` with `path` relative to its base path, the file's bytes, an open
     binary file, or a local path. The file is read whole: log files are bounded by
     `hoodie.logfile.max.size` and every block must be decoded anyway.
 
@@ -436,7 +436,7 @@ def read_log_file(
         yield block
 
 
-def log_file_instants(storage: Storage, relative: str) -> set[str | None] | None:
+def log_file_instants(storage: FileIO, relative: str) -> set[str | None] | None:
     """The instants whose blocks a log file holds (corrupt blocks, a torn write's, count for
     none), or None when the file is gone: with concurrent writers the write that created it
     may have been rolled back since it was listed."""
@@ -448,12 +448,12 @@ def log_file_instants(storage: Storage, relative: str) -> set[str | None] | None
 
 
 def _load(source: Any, path: str | None) -> bytes:
-    if isinstance(source, Storage):
+    if isinstance(source, FileIO):
         if path is None:
             raise ValueError("read_log_file(storage, path): the relative path is missing")
         return source.read_bytes(path)
     if path is not None:
-        raise ValueError("read_log_file: a path goes with a Storage only")
+        raise ValueError("read_log_file: a path goes with a FileIO only")
     if isinstance(source, (bytes, bytearray, memoryview)):
         return bytes(source)
     if isinstance(source, (str, os.PathLike)):

@@ -18,7 +18,7 @@ import enum
 import posixpath
 from dataclasses import dataclass
 
-from .storage import Storage
+from .storage import FileIO
 from .timeline import METAFOLDER
 
 MARKER_FOLDER = posixpath.join(METAFOLDER, ".temp")
@@ -41,7 +41,7 @@ class Marker:
 class WriteMarkers:
     """The markers of one instant. Picklable: write tasks create markers through it."""
 
-    storage: Storage
+    storage: FileIO
     instant: str
 
     @property

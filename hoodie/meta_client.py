@@ -1,6 +1,6 @@
 """The meta client: a table's identity, properties and timeline, as every floor above reads them.
 
-Hudi's `HoodieTableMetaClient`. It knows where the table lives (its `Storage`), what
+Hudi's `HoodieTableMetaClient`. It knows where the table lives (its `FileIO`), what
 `hoodie.properties` says, and how instants are stored under `.hoodie/`; it knows nothing of
 Spark, writes of data files or table services, which all build on it. It holds no state beyond
 the table's identity: every call reloads the timeline, so one object can be kept across
@@ -34,7 +34,7 @@ from .keygen import KeyGenerator
 from .metadata import CommitMetadata
 from .options import table as table_options
 from .schema import from_avro_schema
-from .storage import Storage
+from .storage import FileIO, load_file_io
 from .timeline import (
     METAFOLDER,
     Action,
@@ -54,7 +54,7 @@ T = TypeVar("T")
 
 
 class HoodieTableMetaClient:
-    def __init__(self, storage: Storage, properties: props.TableProperties):
+    def __init__(self, storage: FileIO, properties: props.TableProperties):
         self.storage = storage
         self.properties = properties
         self.layout: TimelineLayout = layout_of(properties.timeline_layout_version)
@@ -75,17 +75,21 @@ class HoodieTableMetaClient:
         return self.properties.table_type == props.MERGE_ON_READ
 
     # -- opening -------------------------------------------------------------------------------
-    # `storage_options` configure the table's object store (see `Storage`).
+    # `storage_options` configure the table's object store (see `hoodie.storage.load_file_io`).
     @staticmethod
     def exists(base_uri: str, storage_options: Mapping[str, str] | None = None) -> bool:
-        storage = Storage(base_uri, storage_options)
+        storage = load_file_io(base_uri, storage_options)
         return storage.exists(PROPERTIES_FILE) or storage.exists(PROPERTIES_BACKUP)
 
     @classmethod
     def open(
         cls, base_uri: str, storage_options: Mapping[str, str] | None = None
     ) -> HoodieTableMetaClient:
-        storage = Storage(base_uri, storage_options)
+        return cls.load(load_file_io(base_uri, storage_options))
+
+    @classmethod
+    def load(cls, storage: FileIO) -> HoodieTableMetaClient:
+        """The table at `storage`'s base path, its properties read afresh."""
         loaded = _load_properties(storage)
         if loaded is None:
             raise TableNotFoundError(
@@ -153,7 +157,7 @@ class HoodieTableMetaClient:
     @classmethod
     def create(
         cls,
-        base_uri: str,
+        base_uri: str | FileIO,
         properties: props.TableProperties,
         storage_options: Mapping[str, str] | None = None,
     ) -> HoodieTableMetaClient:
@@ -161,8 +165,10 @@ class HoodieTableMetaClient:
 
         `hoodie.properties` is created exclusively and last, so of two writers creating one
         table at once exactly one succeeds, and a crash leaves no table rather than half of one.
+        `base_uri` may be a `FileIO` already (a table built beside another, see `sibling`).
         """
-        storage = Storage(base_uri, storage_options)
+        storage = (base_uri if isinstance(base_uri, FileIO)
+                   else load_file_io(base_uri, storage_options))  # fmt: skip
         if storage.exists(PROPERTIES_FILE) or storage.exists(PROPERTIES_BACKUP):
             raise TableExistsError(f"a Hudi table already exists at '{storage.base_uri}'")
         for folder in _LAYOUT_FOLDERS:
@@ -350,7 +356,7 @@ class HoodieTableMetaClient:
         return earliest.timestamp if earliest is not None else None
 
 
-def _load_properties(storage: Storage) -> dict[str, str] | None:
+def _load_properties(storage: FileIO) -> dict[str, str] | None:
     """`hoodie.properties`, or its backup where a rewrite left the file missing or torn (see
     `_parse_checked`); None if the table has neither. A file that is neither whole nor backed
     up is a `MalformedMetadataError` naming it, never a table of other properties (an emptied
@@ -390,7 +396,7 @@ def _load_properties(storage: Storage) -> dict[str, str] | None:
     )
 
 
-def _read_properties(storage: Storage, relative: str) -> str:
+def _read_properties(storage: FileIO, relative: str) -> str:
     with malformed(storage.uri(relative), "Java properties text (UTF-8)"):
         return storage.read_text(relative)
 

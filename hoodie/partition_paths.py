@@ -28,7 +28,7 @@ even so. `__HIVE_DEFAULT_PARTITION__` stands for a null or empty value, as in Hu
 The same rules hold for the data files the table's metadata names (`check_data_file`: write
 stats, compaction, clean and rollback plans): a crafted plan naming `../../x` or
 `.hoodie/hoodie.properties` is refused before anything is read or deleted. Below all of them,
-`Storage.inside` refuses any path leaving the base path.
+`FileIO.inside` refuses any path leaving the base path.
 """
 
 from __future__ import annotations

@@ -163,5 +163,5 @@ class TableServices:
         """
         table = self._table
         result = self._runner(config).upgrade(spark)
-        table.meta_client = HoodieTableMetaClient.open(table.base_uri, table.storage.options)
+        table.meta_client = HoodieTableMetaClient.load(table.storage)
         return result

@@ -32,7 +32,7 @@ from .read.datasource import PUSHDOWN_OPTION, PYTHON_FILTER_PUSHDOWN, catalog_sc
 from .read.native import read_table
 from .read.options import STORAGE_PREFIX
 from .services import TableServices
-from .storage import Storage
+from .storage import FileIO, load_file_io
 from .table_services.savepoint import savepoints
 from .timeline import WRITE_ACTIONS, Action, Instant, Timeline
 from .write.result import WriteResult
@@ -62,13 +62,13 @@ class FolderBefore:
     names: frozenset[str]
 
     @classmethod
-    def of(cls, storage: Storage) -> FolderBefore:
+    def of(cls, storage: FileIO) -> FolderBefore:
         if not storage.exists(""):
             return cls(False, frozenset())
         return cls(True, frozenset(_top_level(storage)))
 
 
-def _top_level(storage: Storage) -> dict[str, bool]:
+def _top_level(storage: FileIO) -> dict[str, bool]:
     """The names right under the base path: True for folders."""
     names = {info.relative_path: False for info in storage.list_files("")}
     names.update({name: True for name in storage.list_dirs("")})
@@ -95,7 +95,7 @@ class HoodieTable:
 
     # -- opening -------------------------------------------------------------------------------
     # `storage_options` configure the table's object store: the keyword arguments of its
-    # pyarrow file system (endpoint_override, region, ...), see `hoodie.storage.Storage`.
+    # pyarrow file system (endpoint_override, region, ...), see `hoodie.storage.load_file_io`.
     @staticmethod
     def exists(base_uri: str, storage_options: Mapping[str, str] | None = None) -> bool:
         """Is there a Hudi table (its `hoodie.properties`) at `base_uri`?"""
@@ -112,7 +112,7 @@ class HoodieTable:
 
         Args:
             base_uri: the table's base path (a local path or a URI: s3://, gs://, abfss://).
-            storage_options: its object store's settings (see `hoodie.storage.Storage`).
+            storage_options: its object store's settings (see `hoodie.storage.load_file_io`).
             config: how the table is written, for its writes and services (None: reads and
                 services with the default options only).
 
@@ -139,7 +139,7 @@ class HoodieTable:
     @staticmethod
     def location(base_uri: str, storage_options: Mapping[str, str] | None = None) -> str:
         """The table's base path as Spark and catalogs want it (a URI with a scheme)."""
-        return Storage(base_uri, storage_options).uri()
+        return load_file_io(base_uri, storage_options).uri()
 
     @classmethod
     def for_write(
@@ -163,7 +163,7 @@ class HoodieTable:
             base_uri: the table's base path (a local path or a URI).
             config: how the table is written: every write and service of the returned object
                 uses it.
-            storage_options: the object store's settings (see `hoodie.storage.Storage`).
+            storage_options: the object store's settings (see `hoodie.storage.load_file_io`).
 
         Raises:
             InvalidConfigError: the config cannot make a table (its table properties).
@@ -172,7 +172,7 @@ class HoodieTable:
         properties = table_properties_for(config)
         if HoodieTableMetaClient.exists(base_uri, storage_options):
             return cls.open(base_uri, storage_options, config)
-        before = FolderBefore.of(Storage(base_uri, storage_options))
+        before = FolderBefore.of(load_file_io(base_uri, storage_options))
         try:
             created = HoodieTableMetaClient.create(base_uri, properties, storage_options)
         except TableExistsError:  # a concurrent writer's first write created it just now
@@ -184,7 +184,7 @@ class HoodieTable:
 
     # -- metadata (the meta client's) ----------------------------------------------------------
     @property
-    def storage(self) -> Storage:
+    def storage(self) -> FileIO:
         """The table's storage (its files under the base path)."""
         return self.meta_client.storage
 
@@ -437,15 +437,15 @@ class HoodieTable:
         wanted = table_properties_for(config)
         if not identity_changes(self.properties, wanted):
             return WriteClient(self.meta_client, config).insert_overwrite_table(df)
-        staging_uri = f"{self.base_uri}.rebuild-{uuid.uuid4().hex[:8]}"
-        staged = HoodieTableMetaClient.create(staging_uri, wanted, self.storage.options)
+        staging = self.storage.sibling(f"rebuild-{uuid.uuid4().hex[:8]}")
+        staged = HoodieTableMetaClient.create(staging, wanted)
         try:
             result = WriteClient(staged, config).upsert(df)
         except BaseException:
             staged.storage.delete_dir()
             raise
-        self.storage.swap_in(staging_uri)
-        self.meta_client = HoodieTableMetaClient.open(self.base_uri, self.storage.options)
+        self.storage.swap_in(staging)
+        self.meta_client = HoodieTableMetaClient.load(self.storage)
         return result
 
     def read(
@@ -485,5 +485,5 @@ class HoodieTable:
         if str(spark.conf.get(PYTHON_FILTER_PUSHDOWN, "false")).lower() == "true":
             given.setdefault(PUSHDOWN_OPTION, "true")  # the data source may prune partitions
         # A fresh meta client: another process may have upgraded or rewritten the table.
-        meta_client = HoodieTableMetaClient.open(self.base_uri, self.storage.options)
+        meta_client = HoodieTableMetaClient.load(self.storage)
         return read_table(spark, meta_client, given, native)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
 
-from .storage import FileInfo, Storage
+from .storage import FileInfo, FileIO
 
 METAFOLDER = ".hoodie"
 TIMELINE_FOLDER_V2 = posixpath.join(METAFOLDER, "timeline")
@@ -122,7 +122,7 @@ class TimelineLayout:
         """The instant's file, relative to the table's base path."""
         return posixpath.join(self.folder, self.file_name(instant))
 
-    def instant_files(self, storage: Storage) -> list[tuple[Instant, FileInfo]]:
+    def instant_files(self, storage: FileIO) -> list[tuple[Instant, FileInfo]]:
         """Every instant file in this layout's folder (each state its own), with its listing."""
         found = []
         for info in storage.list_files(self.folder):
@@ -187,7 +187,7 @@ class Timeline:
         self.layout = layout
 
     @classmethod
-    def load(cls, storage: Storage, layout: TimelineLayout = LAYOUT_V1) -> Timeline:
+    def load(cls, storage: FileIO, layout: TimelineLayout = LAYOUT_V1) -> Timeline:
         # One entry per (time, action): a savepoint shares its commit's time. A completed
         # compaction is `<t>.commit`, so its `.compaction.*` files are older states of it.
         latest: dict[tuple[str, Action], Instant] = {}

@@ -29,7 +29,7 @@ from ..fs_view import (
 )
 from ..logformat import BlockType
 from ..schema import RECORD_KEY
-from ..storage import Storage
+from ..storage import FileIO
 
 _BATCH_ROWS = 65536
 
@@ -57,7 +57,7 @@ class KeySource:
 
 
 def stored_keys(
-    storage: Storage, source: KeySource, committed: CommittedInstants
+    storage: FileIO, source: KeySource, committed: CommittedInstants
 ) -> Iterator[pa.Array]:
     """The keys of `source`, in chunks (a key may appear in a base file and its logs)."""
     if source.base_file is not None:

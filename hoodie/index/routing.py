@@ -38,7 +38,7 @@ from pyspark.sql import functions as F
 
 from ..fs_view import BaseFile, FileSlice, FileSystemView
 from ..schema import MAX_KEY_FOOTER, MIN_KEY_FOOTER, PARTITION_PATH, RECORD_KEY
-from ..storage import Storage
+from ..storage import FileIO
 from .keys import KeySource
 
 UNIT = "__hoodie_unit"  # the routing unit of a record within its partition
@@ -191,7 +191,7 @@ def _split(
 
 
 def read_key_ranges(
-    spark: SparkSession, storage: Storage, base_files: list[BaseFile]
+    spark: SparkSession, storage: FileIO, base_files: list[BaseFile]
 ) -> dict[str, KeyRange]:
     """Key ranges from the footers of `base_files` (relative path -> range), read by Spark
     tasks; files without trustworthy bounds are left out."""
@@ -207,7 +207,7 @@ def read_key_ranges(
 
 @dataclass
 class _FooterReader:
-    storage: Storage
+    storage: FileIO
     paths: list[str]
 
     def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

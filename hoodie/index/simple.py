@@ -38,7 +38,7 @@ from ..meta_client import HoodieTableMetaClient
 from ..metadata import WriteStat
 from ..naming import parse_base_file_name, parse_log_file_name
 from ..schema import PARTITION_PATH, RECORD_KEY, constant_column
-from ..storage import Storage
+from ..storage import FileIO
 from ..timeline import Action, Timeline
 from .base import (
     INDEX_TYPE_KEY,
@@ -64,7 +64,7 @@ class _KeyReader:
 
     def __init__(
         self,
-        storage: Storage,
+        storage: FileIO,
         sources: list[KeySource],
         committed: CommittedInstants,
         wanted: pa.Array | None = None,
@@ -96,7 +96,7 @@ class _KeyReader:
 
 def existing_keys(
     spark: SparkSession,
-    storage: Storage,
+    storage: FileIO,
     sources: list[KeySource],
     committed: CommittedInstants,
     parallelism: int,
@@ -114,7 +114,7 @@ def existing_keys(
 def tag_location(
     spark: SparkSession,
     records: DataFrame,
-    storage: Storage,
+    storage: FileIO,
     sources: list[KeySource],
     committed: CommittedInstants,
     parallelism: int,
@@ -132,7 +132,7 @@ def tag_location(
 def locate_batch_keys(
     spark: SparkSession,
     records: DataFrame,
-    storage: Storage,
+    storage: FileIO,
     sources: list[KeySource],
     committed: CommittedInstants,
     parallelism: int,

@@ -61,5 +61,5 @@ STORAGE_OPTIONS: tuple[ConfigProperty, ...] = (
     EXTERNAL_ID, ACCESS_TOKEN, ANONYMOUS, ACCOUNT_NAME, ACCOUNT_KEY, SAS_TOKEN, CLIENT_ID,
     CLIENT_SECRET, TENANT_ID, BLOB_STORAGE_AUTHORITY, BLOB_STORAGE_SCHEME, TIMEOUTS,
 )  # fmt: skip
-# Credentials: they travel to Spark tasks with the `Storage`, but are never written anywhere.
+# Credentials: they travel to Spark tasks with the `FileIO`, but are never written anywhere.
 SECRETS = frozenset(prop.key for prop in STORAGE_OPTIONS if prop.secret)

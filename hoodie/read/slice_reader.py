@@ -26,7 +26,7 @@ from ..logformat import BlockType, DeleteRecord, LogBlock
 from ..merge import INSTANT, ORDERING, SEQUENCE, merge_slice
 from ..naming import parse_base_file_name
 from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY, as_array, constant_column, row_numbers
-from ..storage import Storage
+from ..storage import FileIO
 from .planner import FileSplit
 
 BATCH_ROWS = 65536
@@ -36,7 +36,7 @@ BATCH_ROWS = 65536
 class SliceReadSpec:
     """What every task of one read needs besides its split (pickled once per task)."""
 
-    storage: Storage
+    storage: FileIO
     schema: pa.Schema  # the output schema: the snapshot's columns, or those a read asked for
     record_key_fields: tuple[str, ...]
     ordering_field: str | None

@@ -46,7 +46,7 @@ from ..schema import (
     to_avro_schema,
     with_meta_columns,
 )
-from ..storage import Storage
+from ..storage import FileIO
 from ..timeline import Action, Instant, State, Timeline
 from ..transaction.failed_writes import FailedWritesPolicy
 from ..transaction.rollback import Rollback
@@ -104,7 +104,7 @@ def _delta_commits_since_compaction(timeline: Timeline) -> tuple[str | None, lis
 class _CompactionTask:
     """Runs in Spark tasks: compacts the operations whose indexes arrive as rows."""
 
-    storage: Storage
+    storage: FileIO
     instant: str
     operations: list[CompactionOperation]
     spec: SliceReadSpec

@@ -48,7 +48,7 @@ from ..exceptions import TimelineError, UnsupportedTableError, malformed
 from ..faults import crash_point
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata
-from ..storage import FileInfo, Storage
+from ..storage import FileInfo, FileIO
 from ..timeline import (
     INSTANT_FORMAT,
     LAYOUT_V1,
@@ -116,7 +116,7 @@ def upgrade_to_version_8(meta_client: HoodieTableMetaClient) -> UpgradeResult:
     return UpgradeResult(version, TARGET_VERSION, len(files), moved, _remove_layout_1(storage))
 
 
-def _layout_1_files(storage: Storage) -> list[tuple[Instant, FileInfo]]:
+def _layout_1_files(storage: FileIO) -> list[tuple[Instant, FileInfo]]:
     found = LAYOUT_V1.instant_files(storage)
     return sorted(found, key=lambda f: (f[0].timestamp, f[0].state, f[1].name))
 
@@ -202,7 +202,7 @@ def _format(moment: datetime) -> str:
     return moment.strftime(INSTANT_FORMAT) + f"{moment.microsecond // 1000:03d}"
 
 
-def _remove_layout_1(storage: Storage) -> int:
+def _remove_layout_1(storage: FileIO) -> int:
     """Remove the layout 1 timeline and archive of an upgraded table, oldest instant first and
     each instant's completed file last (as archival removes instants)."""
     files = _layout_1_files(storage)

@@ -34,7 +34,7 @@ from ..config import OPTIMISTIC, WriteConfig
 from ..exceptions import CommitError, TimelineError
 from ..meta_client import HoodieTableMetaClient
 from ..options.write import default, default_seconds
-from ..storage import Storage
+from ..storage import FileIO
 from ..timeline import WRITE_ACTIONS, Action, Instant, State, Timeline, new_instant_time
 from .heartbeat import Heartbeat, is_expired
 from .lock import LockProvider, table_lock
@@ -42,14 +42,14 @@ from .lock import LockProvider, table_lock
 
 @dataclass(frozen=True)
 class FailedWritesPolicy:
-    storage: Storage
+    storage: FileIO
     heartbeat_interval_seconds: float = default_seconds("heartbeat_interval_ms")
     tolerable_misses: int = cast(int, default("heartbeat_tolerable_misses"))
     lock: LockProvider | None = None  # optimistic concurrency: the table lock
 
     @classmethod
     def of(
-        cls, storage: Storage, config: WriteConfig | None, lock_provider: LockProvider | None = None
+        cls, storage: FileIO, config: WriteConfig | None, lock_provider: LockProvider | None = None
     ) -> FailedWritesPolicy:
         """The policy of a table written with `config` (None: the default options, as table
         services run on demand without a write config)."""

@@ -18,7 +18,7 @@ import threading
 import time
 
 from ..options.write import default_seconds
-from ..storage import Storage
+from ..storage import FileIO
 from ..timeline import METAFOLDER
 
 HEARTBEAT_FOLDER = posixpath.join(METAFOLDER, ".heartbeat")
@@ -31,7 +31,7 @@ def heartbeat_path(instant: str) -> str:
 class Heartbeat:
     def __init__(
         self,
-        storage: Storage,
+        storage: FileIO,
         instant: str,
         interval_seconds: float = default_seconds("heartbeat_interval_ms"),
     ):
@@ -75,12 +75,12 @@ def _now() -> bytes:
     return str(time.time()).encode()
 
 
-def is_expired(storage: Storage, instant: str, interval_seconds: float, misses: int) -> bool:
+def is_expired(storage: FileIO, instant: str, interval_seconds: float, misses: int) -> bool:
     beat = last_beat(storage, instant)
     return beat is None or time.time() - beat > interval_seconds * (misses + 1)
 
 
-def last_beat(storage: Storage, instant: str) -> float | None:
+def last_beat(storage: FileIO, instant: str) -> float | None:
     """When the instant's heartbeat last beat (seconds since the epoch), or None: no
     heartbeat. Our beats hold their time; Apache Hudi's are empty files, known by their
     modification time."""

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from ..config import FILESYSTEM_LOCK, STORAGE_LOCK, WriteConfig
 from ..exceptions import InvalidConfigError, LockLostError, LockTimeoutError
 from ..options.write import default_seconds
-from ..storage import Storage
+from ..storage import FileIO
 from ..timeline import METAFOLDER
 from .storage_lock import StorageLock
 
@@ -47,7 +47,7 @@ class LockProvider(Protocol):
 
 @dataclass
 class FileSystemLock:
-    storage: Storage
+    storage: FileIO
     lease_seconds: float = default_seconds("lock_expire_minutes")
     wait_seconds: float = default_seconds("lock_wait_ms")
     poll_seconds: float = 0.05
@@ -132,7 +132,7 @@ class FileSystemLock:
 
 
 def table_lock(
-    storage: Storage, config: WriteConfig, provider: LockProvider | None = None
+    storage: FileIO, config: WriteConfig, provider: LockProvider | None = None
 ) -> LockProvider:
     """The lock all concurrent writers of a table take: `provider` when the caller has one,
     else the one `hoodie.write.lock.provider` names (by default, by the table's storage)."""

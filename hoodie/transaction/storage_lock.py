@@ -5,7 +5,7 @@ copy and a delete, so two writers can both believe they broke it; and it assumes
 near the files. This lock follows Apache Hudi 1.1's storage-based lock provider (RFC-91):
 the lock is `.hoodie/.locks/table_lock.json`, holding its owner, the time it is valid until
 and whether it was released, and every change is a write that only succeeds if the object is
-still the version this writer last read (`Storage.replace_if`: S3's `If-Match` /
+still the version this writer last read (`FileIO.replace_if`: S3's `If-Match` /
 `If-None-Match`). Of two writers acting on one state, exactly one wins.
 
 - acquire: create the object, or replace one that was released or has expired;
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from ..exceptions import LockLostError, LockTimeoutError
 from ..options.write import default_seconds
-from ..storage import Storage
+from ..storage import FileIO
 from ..timeline import METAFOLDER
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ class LockRecord:
 
 @dataclass
 class StorageLock:
-    storage: Storage
+    storage: FileIO
     validity_seconds: float = default_seconds("lock_validity_seconds")
     renew_seconds: float = default_seconds("lock_renew_seconds")
     wait_seconds: float = default_seconds("lock_wait_ms")

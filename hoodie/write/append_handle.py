@@ -34,7 +34,7 @@ from ..markers import IOType, WriteMarkers
 from ..metadata import WriteStat
 from ..naming import log_file_name
 from ..schema import PARTITION_PATH, RECORD_KEY, data_schema, to_avro_schema
-from ..storage import Storage
+from ..storage import FileIO
 from .merge_handle import (
     deduplicate,
     deleted_mask,
@@ -54,7 +54,7 @@ _CREATE_ATTEMPTS = 5
 class AppendHandle:
     """Picklable, like `CopyOnWriteHandle`; called once per file group with its records."""
 
-    storage: Storage
+    storage: FileIO
     instant: str
     targets: dict[str, FileGroupTarget]
     data_schema: pa.Schema

@@ -29,7 +29,7 @@ from ..index.bucket import BUCKET, BucketIndex
 from ..index.placement import FileGroupTarget, next_version
 from ..naming import new_bucket_file_id
 from ..schema import RECORD_KEY
-from ..storage import Storage
+from ..storage import FileIO
 from ..timeline import Timeline
 from .append_handle import AppendHandle
 from .merge_handle import (
@@ -48,7 +48,7 @@ class BucketWriter:
     Picklable; each task gets its own copy, so the listing cache is per task.
     """
 
-    storage: Storage
+    storage: FileIO
     timeline: Timeline  # the timeline the write started from
     pending_compactions: dict[tuple[str, str], str]
     index: BucketIndex

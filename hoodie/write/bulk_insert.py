@@ -55,7 +55,7 @@ from ..merge import winner_indices
 from ..metadata import WriteStat
 from ..naming import base_file_name
 from ..schema import PARTITION_PATH, RECORD_KEY, as_array, data_schema
-from ..storage import Storage, parquet_size
+from ..storage import FileIO, parquet_size
 from .merge_handle import (
     deleted_mask,
     dictionary_columns,
@@ -131,7 +131,7 @@ class BulkInsertWriter:
     (up to _PROBE_RECORDS, stamped as stored) to memory with the table's codec.
     """
 
-    storage: Storage
+    storage: FileIO
     instant: str
     data_schema: pa.Schema
     precombine_field: str | None

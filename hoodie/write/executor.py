@@ -27,7 +27,7 @@ from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata, WriteStat
 from ..schema import PARTITION_PATH, RECORD_KEY
-from ..storage import Storage
+from ..storage import FileIO
 from ..timeline import Timeline
 from .append_handle import AppendHandle
 from .bucket_writer import BucketWriter
@@ -243,7 +243,7 @@ class WriteExecutor:
 class _HandleFields(TypedDict):
     """What both handles are given alike."""
 
-    storage: Storage
+    storage: FileIO
     instant: str
     targets: dict[str, FileGroupTarget]
     data_schema: pa.Schema

@@ -49,7 +49,7 @@ from ..schema import (
     data_schema,
     row_numbers,
 )
-from ..storage import Dictionary, Storage
+from ..storage import Dictionary, FileIO
 
 TARGET = "__hoodie_target"  # the file id a record is written to
 STAT_SCHEMA = "stat string"
@@ -172,7 +172,7 @@ def _unordered_delete_keys(incoming: pa.Table, ordering_field: str) -> pa.Array:
 class CopyOnWriteHandle:
     """Picklable: Spark ships it to the tasks of `groupBy(TARGET).applyInArrow(...)`."""
 
-    storage: Storage
+    storage: FileIO
     instant: str
     targets: dict[str, FileGroupTarget]
     data_schema: pa.Schema  # user columns of the new version, in order
@@ -335,7 +335,7 @@ def parquet_codec(compression: str) -> str:
     return "none" if compression in ("uncompressed", "none") else compression
 
 
-def write_partition_metadata(storage: Storage, partition: str, instant: str) -> None:
+def write_partition_metadata(storage: FileIO, partition: str, instant: str) -> None:
     """`.hoodie_partition_metadata` of a partition, unless it already has one (first writer
     wins; readers and Hudi find partitions by this file)."""
     path = posixpath.join(partition, PARTITION_METADATA_FILE)
@@ -345,7 +345,7 @@ def write_partition_metadata(storage: Storage, partition: str, instant: str) -> 
 
 
 def write_base_file(
-    storage: Storage,
+    storage: FileIO,
     relative: str,
     rows: pa.Table,
     compression: str,

@@ -29,7 +29,7 @@ from ..index.placement import FileGroupTarget, WorkloadProfile, plan_inserts
 from ..index.routing import UNIT, RoutingPlan, RoutingUnit
 from ..metadata import WriteStat
 from ..schema import RECORD_KEY
-from ..storage import Storage
+from ..storage import FileIO
 from .append_handle import AppendHandle
 from .merge_handle import (
     CopyOnWriteHandle,
@@ -47,7 +47,7 @@ class RoutedWriter:
     Picklable; the tasks get the plan, which lists every unit's slices.
     """
 
-    storage: Storage
+    storage: FileIO
     plan: RoutingPlan
     committed: CommittedInstants  # what counts as stored (log blocks of completed writes)
     pending_compactions: dict[tuple[str, str], str]

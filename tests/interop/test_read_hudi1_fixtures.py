@@ -37,7 +37,7 @@ from hoodie.archived_timeline import HistoryEntry, append_to_history
 from hoodie.exceptions import UnsupportedTableError
 from hoodie.read.datasource import register
 from hoodie.schema import META_COLUMNS
-from hoodie.storage import Storage
+from hoodie.storage import load_file_io
 
 hudi = pytest.importorskip("hudi")
 
@@ -258,7 +258,7 @@ def _archive_to_history(path: Path, instant: str) -> None:
     (completed,) = timeline.glob(f"{instant}_*.commit")
     done = completed.name.split("_")[1].split(".")[0]
     entry = HistoryEntry(instant, done, "commit", completed.read_bytes(), None)
-    append_to_history(Storage(str(path)), [entry])
+    append_to_history(load_file_io(str(path)), [entry])
     for state in timeline.glob(f"{instant}*"):
         state.unlink()
 

@@ -13,7 +13,7 @@ import threading
 from hoodie import WriteConfig
 from hoodie.exceptions import CommitError
 from hoodie.meta_client import HoodieTableMetaClient, table_properties_for
-from hoodie.storage import Storage
+from hoodie.storage import load_file_io
 from hoodie.timeline import Action, Instant, State
 
 RACERS, ROUNDS = 8, 30
@@ -39,7 +39,7 @@ def _race(action, racers: int = RACERS) -> list:
 
 
 def test_one_of_many_racing_creates_wins(bucket):
-    storage = Storage(bucket.uri("t"), bucket.storage_options)
+    storage = load_file_io(bucket.uri("t"), bucket.storage_options)
     for round_ in range(ROUNDS):
         name = f".hoodie/race-{round_}"
         outcomes = _race(lambda i, name=name: storage.create_if_absent(name, f"w{i}".encode()))
@@ -61,6 +61,6 @@ def test_two_writers_never_both_request_one_instant(bucket):
 
 
 def test_completed_instants_are_written_whole_without_a_temporary_object(bucket):
-    storage = Storage(bucket.uri("t"), bucket.storage_options)
+    storage = load_file_io(bucket.uri("t"), bucket.storage_options)
     storage.write_atomic(".hoodie/20261124120000000.commit", b"{}")
     assert [f.name for f in storage.list_files(".hoodie")] == ["20261124120000000.commit"]

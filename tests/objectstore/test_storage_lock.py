@@ -15,7 +15,7 @@ import pytest
 
 from hoodie import WriteConfig
 from hoodie.exceptions import InvalidConfigError, LockLostError, LockTimeoutError
-from hoodie.storage import Storage
+from hoodie.storage import FileIO, load_file_io
 from hoodie.transaction.lock import FileSystemLock, table_lock
 from hoodie.transaction.storage_lock import STORAGE_LOCK_FILE, LockRecord, StorageLock
 
@@ -23,12 +23,12 @@ from hoodie.transaction.storage_lock import STORAGE_LOCK_FILE, LockRecord, Stora
 @pytest.fixture(params=["s3", "azure", "local"])
 def storage(request, tmp_path, bucket_on):
     if request.param == "local":
-        return Storage(str(tmp_path / "table"))
+        return load_file_io(str(tmp_path / "table"))
     bucket = bucket_on(request.param)
-    return Storage(bucket.uri("table"), bucket.storage_options)
+    return load_file_io(bucket.uri("table"), bucket.storage_options)
 
 
-def _record(storage: Storage) -> LockRecord:
+def _record(storage: FileIO) -> LockRecord:
     current = storage.read_versioned(STORAGE_LOCK_FILE)
     assert current is not None
     record = LockRecord.parse(current[0])
@@ -128,8 +128,8 @@ def test_the_lock_gives_mutual_exclusion_between_threads(storage):
 
 
 def test_the_write_config_picks_the_lock(bucket, tmp_path):
-    shared = Storage(bucket.uri("table"), bucket.storage_options)
-    local = Storage(str(tmp_path / "table"))
+    shared = load_file_io(bucket.uri("table"), bucket.storage_options)
+    local = load_file_io(str(tmp_path / "table"))
     occ = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control"}
     default = WriteConfig.build("t", record_key="id", options=occ)
     assert isinstance(table_lock(shared, default), StorageLock)
@@ -144,7 +144,7 @@ def test_the_write_config_picks_the_lock(bucket, tmp_path):
     assert isinstance(lock, StorageLock)
     assert (lock.validity_seconds, lock.renew_seconds) == (120, 10)
     # pyarrow's in-memory file system stands for one without conditional writes (HDFS).
-    without = Storage("mock:///bucket/table")
+    without = load_file_io("mock:///bucket/table")
     assert isinstance(table_lock(without, default), FileSystemLock)
     with pytest.raises(InvalidConfigError, match="hoodie.write.lock.provider=filesystem"):
         table_lock(without, chosen)

@@ -17,6 +17,7 @@ import pytest
 from hoodie import HoodieTable, WriteConfig
 from hoodie.exceptions import InvalidConfigError
 from hoodie.read.datasource import register
+from hoodie.storage import SECRET_OPTIONS, load_file_io
 from hoodie.timeline import WRITE_ACTIONS, Action
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -66,7 +67,7 @@ def test_writes_reads_and_services(spark, bucket, table_type):
     cfg = _config(table_type)
     df = lambda rows: spark.createDataFrame(rows, SCHEMA)  # noqa: E731
     table = HoodieTable.for_write(uri, cfg, options)
-    assert table.base_uri == uri and not table.storage.is_local
+    assert table.base_uri == uri and table.storage.is_object_store
     table.upsert(df([(1, "a", "d1", 1), (2, "b", "d1", 1), (3, "c", "d2", 1)]), cfg)
     first = _last_write(table)
     table.upsert(df([(2, "B", "d1", 2), (4, "d", "d2", 2)]), cfg)
@@ -154,7 +155,7 @@ def test_an_overwrite_that_changes_the_keys_swaps_in_a_new_table(spark, bucket):
     assert reopened.properties.record_key_fields == ("name",)
     assert _rows(reopened.read(spark)) == {7: ("x", "d9", 1)}
     assert _hudi_rs(bucket, uri) == {7: ("x", "d9", 1)}
-    leftovers = [p for p in table.storage.at(bucket.uri("lake")).list_dirs() if p != "rekeyed"]
+    leftovers = [p for p in load_file_io(bucket.uri("lake"), options).list_dirs() if p != "rekeyed"]
     assert leftovers == [], leftovers
 
 
@@ -173,11 +174,9 @@ def test_bad_storage_options_name_the_option():
 
 
 def test_storage_options_are_no_part_of_what_is_printed_or_stored(bucket):
-    from hoodie.storage import SECRET_OPTIONS, Storage
-
     options = bucket.storage_options
     secrets = {name: value for name, value in options.items() if name in SECRET_OPTIONS}
     assert secrets, "the test store takes a credential"
-    storage = Storage(bucket.uri("t"), options)
+    storage = load_file_io(bucket.uri("t"), options)
     assert not any(value in repr(storage) for value in secrets.values())
     assert storage.shareable_options == {k: v for k, v in options.items() if k not in secrets}

@@ -144,7 +144,7 @@ def test_archived_commits_carry_their_commit_metadata(spark, tmp_path):
     (`hoodieCommitMetadata`), as Apache Hudi's archiver writes it: its archived timeline reads
     the instant's details from there (`CALL show_archived_commits` failed without them)."""
     from hoodie.logformat import BlockType, read_log_file
-    from hoodie.storage import Storage
+    from hoodie.storage import load_file_io
 
     register(spark)
     path = str(tmp_path / "t")
@@ -156,7 +156,7 @@ def test_archived_commits_carry_their_commit_metadata(spark, tmp_path):
     for n in range(5):
         df = spark.createDataFrame([(n, f"n{n}", f"2024-01-0{n + 1}", n)], SCHEMA)
         written[table.upsert(df, cfg).instant] = f"2024-01-0{n + 1}"
-    storage = Storage(path)
+    storage = load_file_io(path)
     entries = [
         entry
         for name in os.listdir(os.path.join(path, ".hoodie", "archived"))

@@ -17,7 +17,7 @@ from hoodie.naming import parse_base_file_name, parse_log_file_name
 from hoodie.properties import COPY_ON_WRITE, MERGE_ON_READ
 from hoodie.read.datasource import register
 from hoodie.schema import META_COLUMNS, to_avro_schema
-from hoodie.storage import Storage
+from hoodie.storage import load_file_io
 from hoodie.table_services.compaction import Compactor
 from hoodie.timeline import Action, State
 
@@ -142,7 +142,7 @@ def test_delta_commit_metadata_is_hudis(history):
 def test_log_file_holds_a_parquet_data_block_of_the_instant(history):
     path = history["path"]
     first_log = history["update"].metadata.write_stats()[0].path
-    blocks = list(read_log_file(Storage(path), first_log))
+    blocks = list(read_log_file(load_file_io(path), first_log))
     assert [b.block_type for b in blocks] == [BlockType.PARQUET_DATA]
     assert blocks[0].instant_time == history["update"].instant
     records = blocks[0].records()
@@ -172,7 +172,7 @@ def test_delete_operation_writes_a_delete_block(history):
     delete = history["delete"]
     assert delete.num_deletes == 1
     stat = delete.metadata.write_stats()[0]
-    blocks = list(read_log_file(Storage(history["path"]), stat.path))
+    blocks = list(read_log_file(load_file_io(history["path"]), stat.path))
     assert [b.block_type for b in blocks] == [BlockType.DELETE]
     assert [r.record_key for r in blocks[0].deleted_records()] == ["2"]
     assert history["snapshot_after_delete"] == {1: ("a2", 5), 3: ("c", 1)}
@@ -313,7 +313,7 @@ def test_tagging_finds_keys_that_only_live_in_log_files(spark, tmp_path):
         }
     )
     log_name = f".{file_id}_{first.instant}.log.1_0-0-0"
-    Storage(path).write_bytes(
+    load_file_io(path).write_bytes(
         f"{partition}/{log_name}", parquet_data_block(record, first.instant, avro)
     )
     assert rows(table, spark) == {1: ("a", 1), 7: ("log-only", 1)}

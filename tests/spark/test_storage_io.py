@@ -1,6 +1,6 @@
 """Every file one upsert reads or writes goes through the storage interface (`FileIO`).
 
-The table is written through `TracingStorage`, which records each call in a trace file from
+The table is written through `TracingFileIO`, which records each call in a trace file from
 the driver and from the Spark tasks alike. A file that appeared on disk without a recorded
 write would be I/O around the interface (ruff's banned-api rule stops the imports for it; this
 checks the behaviour)."""
@@ -15,7 +15,7 @@ from _spark_helpers import id_dt_ts_config
 
 from hoodie import HoodieTable
 from hoodie.meta_client import HoodieTableMetaClient, table_properties_for
-from hoodie.storage import TracingStorage
+from hoodie.storage import TracingFileIO, load_file_io
 
 pytestmark = pytest.mark.spark
 
@@ -45,7 +45,7 @@ def test_one_upsert_does_all_its_io_through_storage(spark, tmp_path, table_type)
     config = id_dt_ts_config("traced", table_type, {"hoodie.parquet.small.file.limit": "0"})
     created = HoodieTableMetaClient.create(path, table_properties_for(config))
     traced = HoodieTable(
-        HoodieTableMetaClient(TracingStorage(path, str(trace)), created.properties)
+        HoodieTableMetaClient(TracingFileIO(load_file_io(path), str(trace)), created.properties)
     )
     rows = [(1, "a", "2024-01-01", 1), (2, "b", "2024-01-02", 1)]
     traced.upsert(spark.createDataFrame(rows, SCHEMA), config)

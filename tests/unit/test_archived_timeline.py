@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hoodie.archived_timeline import ArchivedInstant, archived_instants
-from hoodie.storage import Storage
+from hoodie.storage import load_file_io
 from hoodie.timeline import LAYOUT_V1, LAYOUT_V2
 
 HISTORY = ".hoodie/timeline/history"
@@ -53,11 +53,11 @@ def test_the_latest_manifest_names_the_archived_instants(tmp_path):
     _manifest(tmp_path, 2, "20250101000000000_20250101000001000_0.parquet",
               "20250101000002000_20250101000002000_0.parquet")  # fmt: skip
     (tmp_path / HISTORY / "_version_").write_text("2")
-    found = archived_instants(Storage(str(tmp_path)), LAYOUT_V2)
+    found = archived_instants(load_file_io(str(tmp_path)), LAYOUT_V2)
     assert found == [ArchivedInstant(t, a, "COMPLETED", c) for t, c, a in OLD + NEW]
     # Snapshot 1 is what a reader saw before the second archival.
     (tmp_path / HISTORY / "_version_").write_text("1")
-    assert [i.timestamp for i in archived_instants(Storage(str(tmp_path)), LAYOUT_V2)] == [
+    assert [i.timestamp for i in archived_instants(load_file_io(str(tmp_path)), LAYOUT_V2)] == [
         t for t, _, _ in OLD
     ]
 
@@ -67,7 +67,7 @@ def test_without_a_version_file_the_largest_manifest_counts(tmp_path):
     _history_file(tmp_path, "b_0.parquet", NEW)
     _manifest(tmp_path, 1, "a_0.parquet")
     _manifest(tmp_path, 2, "a_0.parquet", "b_0.parquet")
-    assert len(archived_instants(Storage(str(tmp_path)), LAYOUT_V2)) == 3
+    assert len(archived_instants(load_file_io(str(tmp_path)), LAYOUT_V2)) == 3
 
 
 def test_a_file_no_manifest_lists_is_not_the_timeline(tmp_path):
@@ -76,9 +76,9 @@ def test_a_file_no_manifest_lists_is_not_the_timeline(tmp_path):
     _history_file(tmp_path, "a_1.parquet", OLD + NEW)
     _manifest(tmp_path, 1, "a_0.parquet")
     (tmp_path / HISTORY / "_version_").write_text("1")
-    assert len(archived_instants(Storage(str(tmp_path)), LAYOUT_V2)) == 2
+    assert len(archived_instants(load_file_io(str(tmp_path)), LAYOUT_V2)) == 2
 
 
 def test_no_history_no_archived_instants(tmp_path):
-    assert archived_instants(Storage(str(tmp_path)), LAYOUT_V2) == []
-    assert archived_instants(Storage(str(tmp_path)), LAYOUT_V1) == []
+    assert archived_instants(load_file_io(str(tmp_path)), LAYOUT_V2) == []
+    assert archived_instants(load_file_io(str(tmp_path)), LAYOUT_V1) == []

@@ -32,7 +32,7 @@ from hoodie.bloom_filter import (
 )
 from hoodie.exceptions import HoodieError, InvalidConfigError, MalformedMetadataError
 from hoodie.schema import MAX_KEY_FOOTER, MIN_KEY_FOOTER, RECORD_KEY
-from hoodie.storage import Storage
+from hoodie.storage import load_file_io
 from hoodie.write.merge_handle import write_base_file
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hudi-rs"
@@ -139,7 +139,7 @@ def test_a_damaged_filter_is_an_error():
 
 
 def test_a_base_file_carries_the_filter_in_its_footer_only(tmp_path):
-    storage = Storage(str(tmp_path))
+    storage = load_file_io(str(tmp_path))
     rows = pa.table({RECORD_KEY: ["b", "a"], "v": [1, 2]})
     # rows read from an older version of the file carry its (stale) footer as schema metadata
     stale = {BLOOM_FILTER_FOOTER: b"stale", MIN_KEY_FOOTER: b"0", b"other": b"kept"}

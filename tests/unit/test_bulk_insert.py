@@ -22,7 +22,7 @@ from hoodie.bloom_filter import BloomFilterSpec
 from hoodie.exceptions import DuplicateRecordKeyError
 from hoodie.markers import WriteMarkers
 from hoodie.schema import FILE_NAME, IS_DELETED, PARTITION_PATH, RECORD_KEY
-from hoodie.storage import Storage
+from hoodie.storage import load_file_io
 from hoodie.write import bulk_insert
 from hoodie.write.bulk_insert import ARRIVAL, BulkInsertWriter
 from hoodie.write.task_errors import returning_errors_of_batches
@@ -39,7 +39,7 @@ def _writer(
     precombine: str | None = "ts",
     max_memory: int = 1 << 30,
 ):
-    storage = Storage(str(tmp_path))
+    storage = load_file_io(str(tmp_path))
     return BulkInsertWriter(storage=storage, instant=INSTANT, data_schema=DATA,
                             precombine_field=precombine, record_key_fields=("id",),
                             compression="snappy", markers=WriteMarkers(storage, INSTANT),
@@ -96,7 +96,7 @@ def test_one_record_per_key_across_batches_and_no_deletes(tmp_path):
         ("1", "new"), ("2", "x"), ("4", "y"), ("5", "second")]  # fmt: skip
     assert sorted(s["partition_path"] for s in stats) == ["a", "b"]
     assert [s["num_inserts"] for s in sorted(stats, key=lambda s: s["partition_path"])] == [2, 2]
-    markers = WriteMarkers(Storage(str(tmp_path)), INSTANT).all()
+    markers = WriteMarkers(load_file_io(str(tmp_path)), INSTANT).all()
     assert sorted(m.data_file for m in markers) == sorted(files)
     assert (tmp_path / "a" / ".hoodie_partition_metadata").is_file()
 

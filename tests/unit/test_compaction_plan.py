@@ -12,7 +12,7 @@ from hoodie.compaction_plan import (
     CompactionPlan,
     read_plan,
 )
-from hoodie.storage import Storage
+from hoodie.storage import load_file_io
 from hoodie.table_services.compaction import delta_commits_since_compaction
 from hoodie.timeline import LAYOUT_V1, LAYOUT_V2, Action, Instant, State, Timeline
 
@@ -74,7 +74,7 @@ def test_version_1_plans_with_full_paths_are_read_by_file_name():
 def test_plan_lives_in_the_requested_compaction_file(tmp_path):
     plan = CompactionPlan([])
     for layout in (LAYOUT_V1, LAYOUT_V2):
-        storage = Storage(str(tmp_path / str(layout.version)))
+        storage = load_file_io(str(tmp_path / str(layout.version)))
         requested = Instant("20240101000000000", Action.COMPACTION, State.REQUESTED)
         storage.write_bytes(layout.path(requested), plan.to_avro())
         assert read_plan(storage, layout, "20240101000000000").operations == []

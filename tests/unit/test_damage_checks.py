@@ -23,7 +23,7 @@ from hoodie.fs_view import checked_log_blocks, damaged_data_file
 from hoodie.logformat import BlockType
 from hoodie.meta_client import HoodieTableMetaClient
 from hoodie.read.datasource import HoodieDataSource
-from hoodie.storage import Storage
+from hoodie.storage import load_file_io
 
 COW = "sample_table/cow/v6_simplekeygen_nonhivestyle"
 COW_FIRST, COW_SECOND = "20240418172802262", "20240418172804498"
@@ -111,7 +111,7 @@ def test_corrupt_blocks_outside_recorded_bytes_are_skipped_inside_them_are_error
 ):
     """`checked_log_blocks` on its own: the bytes a completed write recorded must be whole
     blocks of that instant; what no completed write recorded is read as Hudi reads it."""
-    storage = Storage(str(tmp_path))
+    storage = load_file_io(str(tmp_path))
     block = (sample_table(MOR) / MOR_LOG).read_bytes()  # one block, of the second commit
     storage.write_bytes("x.log", block + b"\x00garbage")
     span = ((MOR_SECOND, 0, len(block)),)
@@ -173,7 +173,7 @@ def test_an_error_reaching_the_store_is_no_damage(tmp_path, error):
     """pyarrow raises OSError for unparsable bytes and for a store it cannot reach alike; the
     latter passes through as it is (a Spark task retries it), never as a damaged file that
     sends the user to restore a healthy one."""
-    storage = Storage(str(tmp_path))
+    storage = load_file_io(str(tmp_path))
     with pytest.raises(type(error)) as raised, damaged_data_file(storage, "a.parquet", "base"):
         raise error
     assert raised.value is error
@@ -184,7 +184,7 @@ def test_an_error_reaching_the_store_is_no_damage(tmp_path, error):
 
 def test_an_unparsable_file_read_as_oserror_is_damage(tmp_path):
     """The OSErrors of bytes: a parquet footer or page that does not decode."""
-    storage = Storage(str(tmp_path))
+    storage = load_file_io(str(tmp_path))
     for text in ("Couldn't deserialize thrift: TProtocolException: Invalid data",
                  "CRC checksum verification failed"):  # fmt: skip
         with pytest.raises(CorruptDataFileError), damaged_data_file(storage, "a.parquet", "b"):

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from hoodie.fs_view import FileSystemView
-from hoodie.storage import Storage
+from hoodie.storage import load_file_io
 from hoodie.timeline import Timeline
 
 COW_NONHIVE = "sample_table/cow/v6_simplekeygen_nonhivestyle"
@@ -24,7 +24,7 @@ LATEST_FILES = [
 
 
 def _view(root, as_of=None) -> FileSystemView:
-    storage = Storage(str(root))
+    storage = load_file_io(str(root))
     return FileSystemView(storage, Timeline.load(storage), as_of=as_of)
 
 

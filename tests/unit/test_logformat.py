@@ -39,7 +39,7 @@ from hoodie.logformat import (
 )
 from hoodie.naming import parse_base_file_name, parse_log_file_name
 from hoodie.schema import META_COLUMNS, to_avro_schema
-from hoodie.storage import Storage
+from hoodie.storage import load_file_io
 
 NONPARTITIONED = "sample_table/mor/parquet/v6_nonpartitioned"
 SIMPLEKEYGEN = "sample_table/mor/parquet/v6_simplekeygen_nonhivestyle"
@@ -251,7 +251,7 @@ def test_read_log_file_accepts_storage_path_file_and_bytes(sample_table):
     root = sample_table(NONPARTITIONED)
     (log,) = _log_files(root)
     relative = log.relative_to(root).as_posix()
-    via_storage = list(read_log_file(Storage(str(root)), relative))
+    via_storage = list(read_log_file(load_file_io(str(root)), relative))
     with open(log, "rb") as handle:
         via_file = list(read_log_file(handle))
     via_bytes = list(read_log_file(log.read_bytes()))
@@ -259,7 +259,7 @@ def test_read_log_file_accepts_storage_path_file_and_bytes(sample_table):
     assert via_storage == via_file == via_bytes == via_path
     assert len(via_storage) == 1
     with pytest.raises(ValueError):
-        list(read_log_file(Storage(str(root))))
+        list(read_log_file(load_file_io(str(root))))
 
 
 # -- writing ---------------------------------------------------------------------------------------

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from hoodie.markers import IOType, Marker, WriteMarkers
-from hoodie.storage import Storage
+from hoodie.storage import load_file_io
 
 
 def test_markers_name_their_data_files_and_io_types(tmp_path):
-    storage = Storage(str(tmp_path))
+    storage = load_file_io(str(tmp_path))
     markers = WriteMarkers(storage, "20240101000000000")
     assert markers.all() == []
     markers.create("2024/01/01/f1-0_0-1-0_20240101000000000.parquet", IOType.CREATE)

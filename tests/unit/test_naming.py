@@ -147,11 +147,11 @@ def test_partition_depth_is_the_folder_depth(tmp_path, partition, depth):
     """Apache Hudi writes the partition folder's depth below the table (a value `x/0` makes
     two folders) and goes up that many folders from a partition to find the table: the number
     of partition fields instead made it miss the table (TableNotFoundException)."""
-    from hoodie.storage import Storage
+    from hoodie.storage import load_file_io
     from hoodie.write.merge_handle import write_partition_metadata
 
     assert partition_folder_depth(partition) == depth
-    write_partition_metadata(Storage(str(tmp_path)), partition, "20240418172802262")
+    write_partition_metadata(load_file_io(str(tmp_path)), partition, "20240418172802262")
     text = (tmp_path / partition / ".hoodie_partition_metadata").read_text()
     assert P.loads(text)["partitionDepth"] == str(depth)
 

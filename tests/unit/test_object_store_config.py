@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from hoodie import object_store
 from hoodie.exceptions import InvalidConfigError
-from hoodie.object_store import Location, parse_uri
+from hoodie.storage import object_store
+from hoodie.storage.object_store import Location, parse_uri
 
 KEY = "a2V5"  # base64, as Azure account keys are
 

@@ -23,7 +23,7 @@ from hoodie.options.property import (
 )
 from hoodie.read.options import ReadOptions
 from hoodie.read.packing import MAX_PARTITION_BYTES
-from hoodie.storage import SECRET_OPTIONS, Storage
+from hoodie.storage import SECRET_OPTIONS, load_file_io
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "options.md"
 DOMAINS = {
@@ -177,7 +177,8 @@ def test_the_read_defaults_are_the_read_options():
 def test_the_secret_storage_options_are_the_declared_credentials():
     assert SECRET_OPTIONS == {p.key for p in storage.STORAGE_OPTIONS if p.secret}
     assert {"access_key", "secret_key", "account_key", "sas_token"} <= SECRET_OPTIONS
-    store = Storage("s3://bucket/t", {"region": "eu-west-1", "secret_key": "x", "access_key": "y"})
+    options = {"region": "eu-west-1", "secret_key": "x", "access_key": "y"}
+    store = load_file_io("s3://bucket/t", options)
     assert store.shareable_options == {"region": "eu-west-1"}
 
 

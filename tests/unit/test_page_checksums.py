@@ -17,7 +17,7 @@ from hoodie.logformat import BlockType, add_meta_fields, parquet_data_block, rea
 from hoodie.read.planner import FileSplit
 from hoodie.read.slice_reader import SliceReadSpec, read_slice
 from hoodie.schema import to_avro_schema
-from hoodie.storage import Storage
+from hoodie.storage import FileIO, load_file_io
 
 VALUES = pa.table(
     {
@@ -39,8 +39,8 @@ def _flip_in_last_page(data: bytearray, metadata: pq.FileMetaData, column: int) 
     data[end - 12] ^= 0x04
 
 
-def _damaged_base(root: Path, *, checksums: bool = True) -> Storage:
-    storage = Storage(str(root))
+def _damaged_base(root: Path, *, checksums: bool = True) -> FileIO:
+    storage = load_file_io(str(root))
     if checksums:
         storage.write_parquet(BASE, VALUES, "none", dictionary=False)
     else:  # as Apache Hudi writes them: no page checksums
@@ -62,7 +62,7 @@ def test_a_flipped_byte_in_a_base_file_page_is_an_error_naming_it(tmp_path):
 
 
 def test_tagging_verifies_base_file_pages(tmp_path):
-    storage = Storage(str(tmp_path))
+    storage = load_file_io(str(tmp_path))
     storage.write_parquet(BASE, VALUES, "none", dictionary=False)
     path = tmp_path / BASE
     data = bytearray(path.read_bytes())

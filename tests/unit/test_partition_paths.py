@@ -9,7 +9,7 @@ import pytest
 
 from hoodie import partition_paths as paths
 from hoodie.exceptions import UnsafePathError
-from hoodie.storage import Storage
+from hoodie.storage import load_file_io
 
 REFUSED = {
     "..": paths.DOT_SEGMENT,
@@ -115,12 +115,12 @@ def test_refusal_message_is_one_line_and_short():
     "relative", ["../x", "../../x", "a/../../x", "/etc/passwd", "p/..", "..", "a\x00b"]
 )
 def test_storage_refuses_every_path_leaving_the_base_path(tmp_path, relative):
-    """The one choke point: every `Storage` operation on such a path raises, touching
+    """The one choke point: every `FileIO` operation on such a path raises, touching
     nothing outside the base path."""
     base = tmp_path / "lake" / "t"
     base.mkdir(parents=True)
     (tmp_path / "lake" / "x").write_text("keep")
-    storage = Storage(str(base))
+    storage = load_file_io(str(base))
     before = sorted(os.walk(tmp_path))
     operations = [
         lambda: storage.read_bytes(relative),
@@ -143,7 +143,7 @@ def test_storage_refuses_every_path_leaving_the_base_path(tmp_path, relative):
 
 
 def test_storage_relative_refuses_uris_outside_the_base_path(tmp_path):
-    storage = Storage(str(tmp_path / "t"))
+    storage = load_file_io(str(tmp_path / "t"))
     for uri in [f"file:{tmp_path}/x.parquet", f"{tmp_path}/t/../x.parquet", "/etc/passwd"]:
         with pytest.raises(UnsafePathError, match="not under the table's base path"):
             storage.relative(uri)

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 from hoodie.read.planner import FileSplit
 from hoodie.read.slice_reader import SliceReadSpec, read_slice
 from hoodie.schema import COMMIT_TIME, META_SCHEMA, RECORD_KEY
-from hoodie.storage import Storage
+from hoodie.storage import FileIO, load_file_io
 
 
 def _data(rows: int) -> pa.Table:
@@ -30,7 +30,7 @@ def _data(rows: int) -> pa.Table:
     )
 
 
-def _spec(storage: Storage, schema: pa.Schema, full: pa.Schema | None = None, **kw):
+def _spec(storage: FileIO, schema: pa.Schema, full: pa.Schema | None = None, **kw):
     return SliceReadSpec(
         storage=storage,
         schema=schema,
@@ -117,8 +117,8 @@ class _CountingHandler(pafs.FileSystemHandler):
         return self.local.open_append_stream(path, metadata=metadata)
 
 
-def _counting_storage(tmp_path) -> tuple[Storage, _CountingHandler]:
-    storage = Storage(str(tmp_path))
+def _counting_storage(tmp_path) -> tuple[FileIO, _CountingHandler]:
+    storage = load_file_io(str(tmp_path))
     handler = _CountingHandler()
     storage.fs = pafs.PyFileSystem(handler)
     return storage, handler
@@ -146,7 +146,7 @@ def test_a_projection_reads_only_its_columns_from_the_file(tmp_path):
 def test_an_incremental_projection_filters_on_commit_time_it_does_not_return(tmp_path):
     data = _data(100)
     pq.write_table(data, tmp_path / "f.parquet")
-    storage = Storage(str(tmp_path))
+    storage = load_file_io(str(tmp_path))
     wanted = pa.schema([data.schema.field("id")])
     spec = _spec(
         storage,

@@ -6,20 +6,29 @@ import pickle
 
 import pytest
 
-from hoodie.storage import FileInfo, Storage
+from hoodie.exceptions import InvalidConfigError, UnsafePathError
+from hoodie.storage import (
+    FileInfo,
+    FileIO,
+    LocalFileIO,
+    ObjectStoreFileIO,
+    PyArrowFileIO,
+    TracingFileIO,
+    load_file_io,
+)
 
 
 @pytest.fixture
 def storage(tmp_path):
-    return Storage(str(tmp_path))
+    return load_file_io(str(tmp_path))
 
 
 def test_base_uri_forms(tmp_path):
     for uri in (str(tmp_path), f"file://{tmp_path}", f"file:{tmp_path}", f"{tmp_path}/"):
-        storage = Storage(uri)
+        storage = load_file_io(uri)
         assert storage.base_uri == str(tmp_path)
         assert storage.base_path == str(tmp_path)
-        assert storage.is_local
+        assert isinstance(storage, LocalFileIO)
         assert storage.uri("a/b") == f"file://{tmp_path}/a/b"
         assert storage.full_path() == str(tmp_path)
 
@@ -110,14 +119,93 @@ def test_list_files_relative_paths(storage):
 def test_storage_pickles(storage, tmp_path):
     storage.write_bytes("f", b"x")
     clone = pickle.loads(pickle.dumps(storage))
-    assert isinstance(clone, Storage)
+    assert isinstance(clone, FileIO)
     assert clone.base_uri == storage.base_uri == str(tmp_path)
     assert clone.base_path == storage.base_path
     assert clone.read_bytes("f") == b"x"
-    assert repr(clone) == f"Storage({str(tmp_path)!r})"
+    assert type(clone) is LocalFileIO
+    assert repr(clone) == f"LocalFileIO({str(tmp_path)!r})"
 
 
 def test_storage_pickles_from_file_uri(tmp_path):
-    storage = Storage(f"file://{tmp_path}")
+    storage = load_file_io(f"file://{tmp_path}")
     clone = pickle.loads(pickle.dumps(storage))
     assert clone.base_uri == str(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("uri", "kind"),
+    [
+        ("/tmp/t", LocalFileIO),
+        ("file:///tmp/t", LocalFileIO),
+        ("s3://bucket/t", ObjectStoreFileIO),  # (a region: no lookup over the network)
+        ("gs://bucket/t", ObjectStoreFileIO),
+        ("abfss://container@account.dfs.core.windows.net/t", ObjectStoreFileIO),
+        ("mock:///bucket/t", PyArrowFileIO),
+    ],
+)
+def test_the_loader_picks_the_implementation_by_scheme(uri, kind):
+    io = load_file_io(uri, {"region": "us-east-1"} if uri.startswith("s3") else None)
+    assert type(io) is kind
+    assert io.is_object_store is (kind is ObjectStoreFileIO)
+    assert io.has_conditional_writes is (kind is not PyArrowFileIO)
+    assert type(pickle.loads(pickle.dumps(io))) is kind
+
+
+def test_a_file_system_without_conditional_writes_refuses_them_and_creates_by_checking():
+    io = load_file_io("mock:///bucket/t")
+    assert io.create_if_absent("d/a", b"1") and not io.create_if_absent("d/a", b"2")
+    assert io.read_bytes("d/a") == b"1"
+    with pytest.raises(InvalidConfigError, match="no conditional writes.*lock.provider"):
+        io.replace_if("d/a", b"3", None)
+    with pytest.raises(InvalidConfigError, match="no conditional writes"):
+        io.read_versioned("d/a")
+
+
+def test_a_local_replace_if_is_compare_and_swap(storage):
+    first = storage.replace_if("lock", b"one", None)
+    assert first is not None and storage.replace_if("lock", b"x", None) is None
+    second = storage.replace_if("lock", b"two", first)
+    assert second is not None and storage.replace_if("lock", b"x", first) is None
+    assert storage.read_versioned("lock") == (b"two", second)
+
+
+def test_a_table_rebuilt_beside_is_swapped_in_whole(storage, tmp_path):
+    storage.write_bytes("old/data", b"old")
+    beside = storage.sibling("rebuild-1")
+    assert beside.base_uri == f"{tmp_path}.rebuild-1" and type(beside) is LocalFileIO
+    beside.write_bytes("new/data", b"new")
+    storage.swap_in(beside)
+    assert [f.relative_path for f in storage.list_files(recursive=True)] == ["new/data"]
+    assert not beside.exists("") and not any(
+        p.name.startswith(f"{tmp_path.name}.") for p in tmp_path.parent.iterdir()
+    )
+
+
+@pytest.mark.parametrize("suffix", ["", "a/b", "..", ".hidden", "x\x00"])
+def test_a_sibling_stays_beside_the_base_path(storage, suffix):
+    with pytest.raises(InvalidConfigError, match="not a suffix"):
+        storage.sibling(suffix)
+
+
+def test_every_implementation_keeps_paths_inside(tmp_path):
+    for io in (load_file_io(str(tmp_path)), load_file_io("mock:///bucket/t")):
+        for path in ("../x", "/etc/passwd", "a/../../x"):
+            with pytest.raises(UnsafePathError):
+                io.write_bytes(path, b"x")
+            with pytest.raises(UnsafePathError):
+                io.uri(path)
+        with pytest.raises(UnsafePathError):
+            io.relative("file:///etc/passwd" if isinstance(io, LocalFileIO) else "mock:///other/x")
+
+
+def test_tracing_records_each_call_and_is_a_file_io(tmp_path):
+    trace = tmp_path / "io.trace"
+    io = TracingFileIO(load_file_io(str(tmp_path / "t")), str(trace))
+    assert isinstance(io, FileIO)
+    io.write_atomic("d/a", b"1")
+    assert io.read_bytes("d/a") == b"1" and io.base_uri == str(tmp_path / "t")
+    clone = pickle.loads(pickle.dumps(io))
+    clone.list_files(recursive=True)
+    assert trace.read_text().splitlines() == ["write_atomic\td/a", "read_bytes\td/a",
+                                              "list_files,recursive=True\t"]  # fmt: skip

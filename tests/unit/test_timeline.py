@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from hoodie.storage import FileInfo, Storage
+from hoodie.storage import FileInfo, load_file_io
 from hoodie.timeline import (
     LAYOUT_V1,
     LAYOUT_V2,
@@ -213,7 +213,7 @@ def test_with_state():
 
 def test_load_cow_fixture(sample_table):
     root = sample_table("sample_table/cow/v6_simplekeygen_nonhivestyle")
-    timeline = Timeline.load(Storage(str(root)))
+    timeline = Timeline.load(load_file_io(str(root)))
     expected = [
         Instant("20240418172802262", A.COMMIT, C),
         Instant("20240418172804498", A.COMMIT, C),
@@ -231,7 +231,7 @@ def test_load_cow_fixture(sample_table):
 
 def test_load_empty_fixture(sample_table):
     root = sample_table("sample_table/cow/v6_empty")
-    timeline = Timeline.load(Storage(str(root)))
+    timeline = Timeline.load(load_file_io(str(root)))
     assert len(timeline) == 0
     assert timeline.latest() is None
     assert timeline.last_timestamp() is None
@@ -239,7 +239,7 @@ def test_load_empty_fixture(sample_table):
 
 def test_load_mor_rollback_fixture(sample_table):
     root = sample_table("sample_table/mor/parquet/v6_nonpartitioned_rollback")
-    timeline = Timeline.load(Storage(str(root)))
+    timeline = Timeline.load(load_file_io(str(root)))
     assert list(timeline) == [
         Instant("20250126040823628", A.DELTA_COMMIT, C),
         Instant("20250126040936578", A.ROLLBACK, C),
@@ -258,7 +258,7 @@ def _touch(root, *names):
 def test_load_completed_compaction_collapses_to_commit(tmp_path):
     t = "20240101000000001"
     _touch(tmp_path, f"{t}.compaction.requested", f"{t}.compaction.inflight", f"{t}.commit")
-    timeline = Timeline.load(Storage(str(tmp_path)))
+    timeline = Timeline.load(load_file_io(str(tmp_path)))
     assert list(timeline) == [Instant(t, A.COMMIT, C)]
     assert list(timeline.write_timeline) == [Instant(t, A.COMMIT, C)]
 
@@ -268,7 +268,7 @@ def test_load_completed_log_compaction_collapses_to_delta_commit(tmp_path):
     _touch(
         tmp_path, f"{t}.logcompaction.requested", f"{t}.logcompaction.inflight", f"{t}.deltacommit"
     )
-    assert list(Timeline.load(Storage(str(tmp_path)))) == [Instant(t, A.DELTA_COMMIT, C)]
+    assert list(Timeline.load(load_file_io(str(tmp_path)))) == [Instant(t, A.DELTA_COMMIT, C)]
 
 
 class _ListedStorage:
@@ -320,7 +320,7 @@ def test_load_pending_and_completed(tmp_path):
     (tmp_path / ".hoodie" / "archived").mkdir()
     # Files in sub-folders (archive, metadata table) are not on this timeline.
     (tmp_path / ".hoodie" / "archived" / "20230101000000000.commit").write_bytes(b"")
-    timeline = Timeline.load(Storage(str(tmp_path)))
+    timeline = Timeline.load(load_file_io(str(tmp_path)))
     assert list(timeline) == [
         Instant(done, A.DELTA_COMMIT, C),
         Instant(pending, A.DELTA_COMMIT, IN),
@@ -337,7 +337,7 @@ def test_load_pending_and_completed(tmp_path):
 
 
 def test_load_without_metafolder(tmp_path):
-    assert len(Timeline.load(Storage(str(tmp_path)))) == 0
+    assert len(Timeline.load(load_file_io(str(tmp_path)))) == 0
 
 
 def test_timeline_is_sorted():

@@ -24,7 +24,7 @@ from hoodie.fs_view import listed_log_blocks
 from hoodie.meta_client import HoodieTableMetaClient
 from hoodie.metadata import CommitMetadata, WriteStat
 from hoodie.properties import TableProperties
-from hoodie.storage import Storage
+from hoodie.storage import load_file_io
 from hoodie.timeline import Action, Instant, State
 from hoodie.transaction.conflicts import check_conflicts
 from hoodie.transaction.failed_writes import FailedWritesPolicy
@@ -35,7 +35,7 @@ from hoodie.transaction.transaction import Transaction
 
 
 def test_lock_is_exclusive_and_names_its_holder(tmp_path):
-    storage = Storage(str(tmp_path))
+    storage = load_file_io(str(tmp_path))
     first = FileSystemLock(storage, holder="first")
     second = FileSystemLock(storage, holder="second", wait_seconds=0.2)
     first.acquire()
@@ -51,7 +51,7 @@ def test_lock_is_exclusive_and_names_its_holder(tmp_path):
 
 
 def test_a_dead_holders_lock_expires(tmp_path):
-    storage = Storage(str(tmp_path))
+    storage = load_file_io(str(tmp_path))
     FileSystemLock(storage, holder="dead", lease_seconds=0.1).acquire()  # never released
     time.sleep(0.2)
     survivor = FileSystemLock(storage, holder="alive", wait_seconds=2)
@@ -61,7 +61,7 @@ def test_a_dead_holders_lock_expires(tmp_path):
 
 
 def test_lock_gives_mutual_exclusion_between_threads(tmp_path):
-    storage = Storage(str(tmp_path))
+    storage = load_file_io(str(tmp_path))
     inside, overlaps = [], []
 
     def work(n):
@@ -82,7 +82,7 @@ def test_lock_gives_mutual_exclusion_between_threads(tmp_path):
 
 
 def test_heartbeat_keeps_an_instant_alive_until_stopped(tmp_path):
-    storage = Storage(str(tmp_path))
+    storage = load_file_io(str(tmp_path))
     beat = Heartbeat(storage, "20240101000000000", interval_seconds=0.05).start()
     time.sleep(0.2)
     assert not is_expired(storage, "20240101000000000", interval_seconds=0.05, misses=2)
@@ -92,7 +92,7 @@ def test_heartbeat_keeps_an_instant_alive_until_stopped(tmp_path):
 
 
 def test_a_stale_heartbeat_counts_as_failed(tmp_path):
-    storage = Storage(str(tmp_path))
+    storage = load_file_io(str(tmp_path))
     storage.write_atomic(heartbeat_path("1"), str(time.time() - 10).encode())
     assert is_expired(storage, "1", interval_seconds=1, misses=2)
     assert not is_expired(storage, "1", interval_seconds=5, misses=2)
@@ -159,7 +159,7 @@ def test_every_mode_keeps_heartbeats_and_fails_only_writes_without_a_live_one(tm
 def test_an_apache_hudi_heartbeat_is_read_by_its_modification_time(tmp_path):
     """Apache Hudi writes its heartbeat files empty and reads their modification time: a live
     Hudi writer's heartbeat must not read as failed (it did: an empty file read as time 0)."""
-    storage = Storage(str(tmp_path))
+    storage = load_file_io(str(tmp_path))
     storage.write_atomic(heartbeat_path("1"), b"")
     assert not is_expired(storage, "1", interval_seconds=60, misses=2)
     old = time.time() - 600
@@ -255,13 +255,13 @@ def test_a_listed_log_file_of_a_rolled_back_write_reads_as_empty(tmp_path):
     """A reader (or tagger) listed the log file of a running write, which then failed and was
     rolled back before the task opened it: the file's blocks never counted, so it reads as no
     blocks. Any other missing log file is still an error."""
-    storage = Storage(str(tmp_path))
+    storage = load_file_io(str(tmp_path))
     log = "p/.f1_001.log.2_0-1-0"
     plan = RollbackPlan(
         InstantInfo("005", "deltacommit"),
         [RollbackRequest("p", "", "", files_to_be_deleted=[storage.uri(log)])],
     )
-    Storage(str(tmp_path)).write_bytes(".hoodie/006.rollback.requested", plan.to_avro())
+    load_file_io(str(tmp_path)).write_bytes(".hoodie/006.rollback.requested", plan.to_avro())
     assert listed_log_blocks(storage, log, frozenset({"001"})) == []
     with pytest.raises(FileNotFoundError):  # the reader counts 005: its data is gone
         listed_log_blocks(storage, log, frozenset({"001", "005"}))

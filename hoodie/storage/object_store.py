@@ -29,8 +29,8 @@ import obstore
 from obstore.exceptions import AlreadyExistsError, NotFoundError, PreconditionError
 from obstore.store import AzureStore, GCSStore, S3Store
 
-from .exceptions import InvalidConfigError
-from .options import storage as opt
+from ..exceptions import InvalidConfigError
+from ..options import storage as opt
 
 if TYPE_CHECKING:  # typed dicts of the stubs only
     from obstore.store import ClientConfig

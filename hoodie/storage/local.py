@@ -1,0 +1,103 @@
+"""`LocalFileIO`: a table on a local disk (or a shared file system mounted as one).
+
+A local disk has what an object store gives by conditional writes: an exclusive create (a
+hard link fails when the name exists) and an advisory lock (`flock`) for compare-and-swap
+among one machine's processes. It also carries Hadoop's checksum files beside the files
+Apache Hudi wrote, which must go when we replace or delete a file.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import posixpath
+import uuid
+
+from ..faults import crash_point
+from .pyarrow_io import PyArrowFileIO
+
+
+def _create_exclusive(path: str, data: bytes) -> bool:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    return True
+
+
+def _version(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class LocalFileIO(PyArrowFileIO):
+    """A base path on the local file system."""
+
+    has_conditional_writes = True
+
+    def uri(self, relative: str = "") -> str:
+        return "file://" + self.full_path(relative)
+
+    def create_if_absent(self, relative: str, data: bytes) -> bool:
+        """The bytes are first written under a temporary name, then hard-linked under their
+        own (`link` fails when the name exists, as `O_EXCL` does). So a crash never leaves the
+        file empty or half-written: a requested compaction, clean or rollback always holds its
+        whole plan, and a torn one would stop every later write that reads the plans."""
+        path = self.full_path(relative)
+        folder = os.path.dirname(path)
+        os.makedirs(folder, exist_ok=True)
+        if not data:
+            return _create_exclusive(path, data)  # nothing that could be torn
+        # A name that no Hudi reader takes for a timeline, base or log file.
+        staged = os.path.join(folder, f".staged-{uuid.uuid4().hex}.tmp")
+        with open(staged, "wb") as handle:
+            handle.write(data)
+        try:
+            crash_point("create.staged")
+            os.link(staged, path)
+        except FileExistsError:
+            return False
+        except OSError:  # a file system without hard links
+            return _create_exclusive(path, data)
+        finally:
+            os.unlink(staged)
+        return True
+
+    def read_versioned(self, relative: str) -> tuple[bytes, str] | None:
+        """A version is a digest of the bytes (the lock's records differ in holder and time,
+        so a version never comes back)."""
+        try:
+            data = self.read_bytes(relative)
+        except FileNotFoundError:
+            return None
+        return data, _version(data)
+
+    def replace_if(self, relative: str, data: bytes, version: str | None) -> str | None:
+        """The check and the write happen under an exclusive `flock` of a guard file beside
+        it, which every process of the machine takes for this file."""
+        path = self.full_path(relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(f"{path}.guard", "ab") as guard:
+            fcntl.flock(guard, fcntl.LOCK_EX)  # released when the guard closes
+            current = self.read_versioned(relative)
+            if (current[1] if current is not None else None) != version:
+                return None
+            self.write_atomic(relative, data)
+        return _version(data)
+
+    def _written(self, relative: str) -> None:
+        """Delete Hadoop's checksum file of `relative` (`.name.crc` beside it).
+
+        Apache Hudi writes local tables through Hadoop's checksummed local file system, which
+        leaves one such file per file it writes and verifies it on every read: a file we
+        replace (`hoodie.properties` above all) with its old checksum beside it is a file
+        Apache Hudi can no longer read ("Could not load Hoodie properties"). Hadoop itself
+        replaces or deletes the checksum with its file; so do we.
+        """
+        folder, name = posixpath.split(self.inside(relative))
+        try:
+            os.unlink(self.full_path(posixpath.join(folder, f".{name}.crc")))
+        except FileNotFoundError:
+            pass
