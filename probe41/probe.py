@@ -11,6 +11,7 @@ meta client (a read-only use of it).
       SCENARIO: a name in SCENARIOS; VERSION 0.15.0 | 1.2.0; KIND cow | mor;
       INDEX GLOBAL_SIMPLE | GLOBAL_BLOOM | ...; FLAG true | false | default (the
       update.partition.path option of the index, or unset); MD on | off (metadata table)
+    python probe41/probe.py many SCENARIO VERSION KIND:INDEX:FLAG:MD ...   # a list, one process
     python probe41/probe.py matrix SCENARIO[,SCENARIO...] [VERSION ...]   # every combination
 
 Logs go to probe41/out/<scenario>/<version>-<kind>-<index>-<flag>-<md>.txt.
@@ -54,6 +55,12 @@ SCENARIOS: dict[str, list[tuple[str, list[Row], dict[str, str]]]] = {
     "move": [
         up(("k1", "A", 10, "k1v1", False), ("k2", "A", 10, "k2v1", False)),
         up(("k1", "B", 20, "k1v2", False)),
+    ],
+    # an update (k1) and a stale update (k2) in the key's own partition (no move), to compare the global indexes' file
+    # layout with SIMPLE's
+    "inplace": [
+        up(("k1", "A", 10, "k1v1", False), ("k2", "A", 10, "k2v1", False)),
+        up(("k1", "A", 20, "k1v2", False), ("k2", "A", 5, "k2stale", False)),
     ],
     # 2. moves with a lower / equal ts than the stored row
     "stale": [
@@ -249,6 +256,10 @@ def main(argv: list[str]) -> None:
         scenarios = argv[1].split(",")
         versions = argv[2:] or ["0.15.0", "1.2.0"]
         todo = [(s, *c) for s in scenarios for c in combos(versions)]
+        payload = "default-payload"
+    elif argv[0] == "many":  # many SCENARIO VERSION kind:index:flag:md ...
+        scenario, version = argv[1], argv[2]
+        todo = [(scenario, version, *spec.split(":")) for spec in argv[3:]]
         payload = "default-payload"
     else:
         scenario, version, kind, index, flag = argv[:5]
