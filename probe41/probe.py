@@ -109,6 +109,22 @@ SCENARIOS: dict[str, list[tuple[str, list[Row], dict[str, str]]]] = {
 }
 
 
+def sql(*statements: str) -> tuple[str, list[Row], dict[str, str]]:
+    """A step of Spark SQL statements ('{path}' stands for the table's path)."""
+    return ("sql", [], {"statements": "\n".join(statements)})
+
+
+COMPACT_ONE = "options => 'hoodie.compact.inline.max.delta.commits=1'"
+SCENARIOS["compaction"] = [
+    # 7. a move out of a file group under a pending compaction (merge-on-read only)
+    up(("k1", "A", 10, "k1v1", False), ("k2", "A", 10, "k2v1", False)),
+    up(("k2", "A", 20, "k2v2", False)),
+    sql(f"CALL run_compaction(op => 'schedule', path => '{{path}}', {COMPACT_ONE})"),
+    up(("k1", "B", 30, "k1toB", False)),
+    sql(f"CALL run_compaction(op => 'run', path => '{{path}}', {COMPACT_ONE})"),
+]
+
+
 def batch(rows: list[Row]) -> pa.Table:
     cols = list(zip(*rows))
     return pa.table(
@@ -202,9 +218,40 @@ def timeline_text(path: str) -> list[str]:
         for n in sorted(names):
             if not n.startswith("."):
                 files.append(f"    {rel}/{n}")
-            elif ".log." in n:
+            elif ".log." in n and not n.endswith(".crc"):
                 files.append(f"    {rel}/{n}")
-    return lines + ["  files:"] + sorted(files)
+                files.extend(log_text(os.path.join(dirpath, n)))
+    return lines + ["  files:"] + files
+
+
+def log_text(local_path: str) -> list[str]:
+    """The blocks of one log file: type, instant, and each record's key, partition, ts, name
+    and commit time (data blocks) or key, partition and ordering value (delete blocks)."""
+    from hoodie.logformat import read_log_file
+
+    out = []
+    for block in read_log_file(local_path):
+        head = f"      block {block.block_type.name} instant={block.instant_time}"
+        try:
+            if block.is_data_block:
+                t = block.records().to_pydict()
+                recs = [
+                    f"{t['_hoodie_record_key'][i]}/{t['_hoodie_partition_path'][i]} dt={t['dt'][i]} "
+                    f"ts={t['ts'][i]} {t['name'][i]} c={t['_hoodie_commit_time'][i]}"
+                    for i in range(len(t["_hoodie_record_key"]))
+                ]
+                out.append(f"{head}: {recs}")
+            elif block.block_type.name == "DELETE_BLOCK":
+                recs = [
+                    f"{d.record_key}/{d.partition_path} ord={d.ordering_value}"
+                    for d in block.deleted_records()
+                ]
+                out.append(f"{head}: deletes {recs}")
+            else:
+                out.append(head)
+        except Exception as error:  # noqa: BLE001 - a probe prints what it cannot decode
+            out.append(f"{head}: (not decoded: {error})")
+    return out
 
 
 def run_one(judge: ApacheHudi, scenario: str, kind: str, index: str, flag: str, md: str,
@@ -217,12 +264,22 @@ def run_one(judge: ApacheHudi, scenario: str, kind: str, index: str, flag: str, 
     log(f"# options: {json.dumps(opts, sort_keys=True)}")
     for number, (operation, rows, extra) in enumerate(SCENARIOS[scenario], 1):
         log(f"\n## step {number}: {operation} {rows} {extra or ''}")
+        if operation == "sql":
+            try:
+                for statement in extra["statements"].split("\n"):
+                    result = judge.sql(statement.replace("{path}", table_path))
+                    log(f"  sql result: {result.to_pylist() if result is not None else None}")
+            except ApacheHudiError as error:
+                log(f"  SQL FAILED: {error.kind}: {error.message[:1500]}")
         try:
-            judge.write(
-                table_path,
-                batch(rows),
-                {**opts, "hoodie.datasource.write.operation": operation, **extra},
-            )
+            if operation == "sql":
+                pass
+            else:
+                judge.write(
+                    table_path,
+                    batch(rows),
+                    {**opts, "hoodie.datasource.write.operation": operation, **extra},
+                )
         except ApacheHudiError as error:
             log(f"  REFUSED/FAILED: {error.kind}: {error.message[:1500]}")
             continue
