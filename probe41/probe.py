@@ -241,7 +241,7 @@ def log_text(local_path: str) -> list[str]:
                     for i in range(len(t["_hoodie_record_key"]))
                 ]
                 out.append(f"{head}: {recs}")
-            elif block.block_type.name == "DELETE_BLOCK":
+            elif block.block_type.name == "DELETE":
                 recs = [
                     f"{d.record_key}/{d.partition_path} ord={d.ordering_value}"
                     for d in block.deleted_records()
