@@ -114,6 +114,14 @@ def sql(*statements: str) -> tuple[str, list[Row], dict[str, str]]:
     return ("sql", [], {"statements": "\n".join(statements)})
 
 
+SCENARIOS["dupthen"] = [
+    # 7. a key already in two partitions (an insert made the duplicate), then upserted
+    up(("k1", "A", 10, "k1v1", False), ("k2", "A", 10, "k2v1", False)),
+    up(("k1", "B", 20, "k1insB", False), op="insert"),
+    up(("k1", "C", 30, "k1toC", False)),
+    up(("k1", "C", 25, "k1staleC", False), ("k2", "A", 5, "k2stale", True)),
+]
+
 COMPACT_ONE = "options => 'hoodie.compact.inline.max.delta.commits=1'"
 SCENARIOS["compaction"] = [
     # 7. a move out of a file group under a pending compaction (merge-on-read only)
