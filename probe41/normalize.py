@@ -23,7 +23,8 @@ def normalize(text: str) -> list[str]:
         if line.startswith("# options") or line.startswith("# ") or "sql result" in line:
             continue
         line = re.sub(r"(?<!\d)20\d{15}(?!\d)", time, line)
-        line = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(-0)?", fid, line)
+        uuid = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(-0)?"
+        line = re.sub(uuid, fid, line)
         line = re.sub(r"\b[0-9a-f]{8}-[0-9a-f]{3}\b", fid, line)
         line = re.sub(r"_\d+-\d+-\d+_", "_", line)
         line = re.sub(r"_\d+-\d+-\d+$", "", line)

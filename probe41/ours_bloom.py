@@ -85,12 +85,18 @@ def main() -> None:
             log(f"## our writes: {FIRST} then {SECOND}")
             show(judge, path, kind)
             steps = [
-                ("BLOOM", "default", [("k1", "A", 20, "k1upd", False), ("k9", "A", 20, "k9new", False)]),
-                ("GLOBAL_BLOOM", "default", [("k2", "B", 20, "k2toB", False), ("k4", "C", 20, "k4toC", False)]),
-                ("GLOBAL_BLOOM", "default", [("k7", "B", 5, "k7stale", False), ("k10", "D", 20, "k10new", False)]),
-            ]  # fmt: skip
-            for index, flag, rows in steps:
-                opts = options("p_ours", version, kind, index, flag, "off", "default-payload")
+                ("BLOOM", [("k1", "A", 20, "k1upd", False), ("k9", "A", 20, "k9new", False)]),
+                (
+                    "GLOBAL_BLOOM",
+                    [("k2", "B", 20, "k2toB", False), ("k4", "C", 20, "k4toC", False)],
+                ),
+                (
+                    "GLOBAL_BLOOM",
+                    [("k7", "B", 5, "k7stale", False), ("k10", "D", 20, "k10new", False)],
+                ),
+            ]
+            for index, rows in steps:
+                opts = options("p_ours", version, kind, index, "default", "off", "default-payload")
                 opts["hoodie.datasource.write.operation"] = "upsert"
                 log(f"\n## Apache Hudi {version} upsert, {index}: {rows}")
                 try:

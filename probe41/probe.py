@@ -56,8 +56,8 @@ SCENARIOS: dict[str, list[tuple[str, list[Row], dict[str, str]]]] = {
         up(("k1", "A", 10, "k1v1", False), ("k2", "A", 10, "k2v1", False)),
         up(("k1", "B", 20, "k1v2", False)),
     ],
-    # an update (k1) and a stale update (k2) in the key's own partition (no move), to compare the global indexes' file
-    # layout with SIMPLE's
+    # an update (k1) and a stale update (k2) in the key's own partition (no move), to compare
+    # the global indexes' file layout with SIMPLE's
     "inplace": [
         up(("k1", "A", 10, "k1v1", False), ("k2", "A", 10, "k2v1", False)),
         up(("k1", "A", 20, "k1v2", False), ("k2", "A", 5, "k2stale", False)),
@@ -120,6 +120,13 @@ SCENARIOS["dupthen"] = [
     up(("k1", "B", 20, "k1insB", False), op="insert"),
     up(("k1", "C", 30, "k1toC", False)),
     up(("k1", "C", 25, "k1staleC", False), ("k2", "A", 5, "k2stale", True)),
+]
+
+SCENARIOS["delnew"] = [
+    # deletes of keys the table does not hold: an _hoodie_is_deleted row and the delete operation
+    up(("k1", "A", 10, "k1v1", False), ("k2", "A", 10, "k2v1", False)),
+    up(("k1", "A", 20, "k1v2", False), ("x1", "B", 20, "x1del", True)),
+    up(("x2", "B", 20, "x2delop", False), op="delete"),
 ]
 
 COMPACT_ONE = "options => 'hoodie.compact.inline.max.delta.commits=1'"
@@ -243,10 +250,11 @@ def log_text(local_path: str) -> list[str]:
         try:
             if block.is_data_block:
                 t = block.records().to_pydict()
+                keys, parts = t["_hoodie_record_key"], t["_hoodie_partition_path"]
                 recs = [
-                    f"{t['_hoodie_record_key'][i]}/{t['_hoodie_partition_path'][i]} dt={t['dt'][i]} "
-                    f"ts={t['ts'][i]} {t['name'][i]} c={t['_hoodie_commit_time'][i]}"
-                    for i in range(len(t["_hoodie_record_key"]))
+                    f"{keys[i]}/{parts[i]} dt={t['dt'][i]} ts={t['ts'][i]} {t['name'][i]} "
+                    f"c={t['_hoodie_commit_time'][i]}"
+                    for i in range(len(keys))
                 ]
                 out.append(f"{head}: {recs}")
             elif block.block_type.name == "DELETE":
