@@ -8,6 +8,8 @@ indexes: an update of a key in its own partition (BLOOM), a key moved to another
 Hudi's read and ours are printed; every key must appear once, in the partition expected.
 
     PYTHONPATH=$PWD python probe41/ours_bloom.py   # the log: probe41/out/ours_bloom.txt
+    PYTHONPATH=$PWD python probe41/ours_bloom.py mor:6:0.15.0 cow:8:1.2.0   # other combinations
+      (log: probe41/out/ours_bloom-mor-6-0.15.0-cow-8-1.2.0.txt)
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ FIRST = [(f"k{i}", "A" if i <= 3 else "B", 10, f"k{i}v1", False) for i in range(
 SECOND = [("k7", "A", 10, "k7v1", False), ("k8", "C", 10, "k8v1", False)]
 
 
-def main() -> None:
+def main(combos: list[str]) -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
@@ -46,7 +48,12 @@ def main() -> None:
         .config("spark.log.level", "WARN")
         .getOrCreate()
     )
-    out = open(HERE / "out" / "ours_bloom.txt", "w")
+    runs = [(k, int(t), v) for k, t, v in (c.split(":") for c in combos)] or [
+        ("cow", 6, "0.15.0"),
+        ("mor", 8, "1.2.0"),
+    ]
+    name = "ours_bloom" + "".join(f"-{c.replace(':', '-')}" for c in combos)
+    out = open(HERE / "out" / f"{name}.txt", "w")
 
     def log(text: str) -> None:
         out.write(text + "\n")
@@ -68,7 +75,7 @@ def main() -> None:
         for line in timeline_text(path):
             log(line)
 
-    for kind, table_version, version in (("cow", 6, "0.15.0"), ("mor", 8, "1.2.0")):
+    for kind, table_version, version in runs:
         judge = ApacheHudi(version)
         try:
             path = os.path.join(tempfile.mkdtemp(prefix="probe-ours-bloom-"), "t")
@@ -117,4 +124,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
