@@ -130,6 +130,12 @@ SCENARIOS["delnew"] = [
 ]
 
 COMPACT_ONE = "options => 'hoodie.compact.inline.max.delta.commits=1'"
+SCENARIOS["movecompact"] = [
+    # a move, then a compaction of the old group (merge-on-read only)
+    up(("k1", "A", 10, "k1v1", False), ("k2", "A", 10, "k2v1", False)),
+    up(("k1", "B", 20, "k1toB", False), ("k2", "A", 5, "k2stale", False)),
+    sql(f"CALL run_compaction(op => 'scheduleAndExecute', path => '{{path}}', {COMPACT_ONE})"),
+]
 SCENARIOS["compaction"] = [
     # 7. a move out of a file group under a pending compaction (merge-on-read only)
     up(("k1", "A", 10, "k1v1", False), ("k2", "A", 10, "k2v1", False)),
