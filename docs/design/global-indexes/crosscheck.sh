@@ -1,7 +1,7 @@
 #!/bin/sh
 # Which runs read the same rows after every step (instant times and file ids normalized): one
 # line per scenario, version, table type and flag, with a hash of the rows per index / metadata
-# setting. Equal hashes = the same rows at every step. Run from the worktree: sh probe41/crosscheck.sh
+# setting. Equal hashes = the same rows at every step. Run from the worktree: sh docs/design/global-indexes/crosscheck.sh
 cd "$(dirname "$0")/out" || exit 1
 for sc in move stale edge delright insert; do for v in 0.15.0 1.2.0; do for k in cow mor; do
   for fl in default false; do

@@ -7,9 +7,9 @@ indexes: an update of a key in its own partition (BLOOM), a key moved to another
 (GLOBAL_BLOOM, update.partition.path default = true), a new key. After each step, Apache
 Hudi's read and ours are printed; every key must appear once, in the partition expected.
 
-    PYTHONPATH=$PWD python probe41/ours_bloom.py   # the log: probe41/out/ours_bloom.txt
-    PYTHONPATH=$PWD python probe41/ours_bloom.py mor:6:0.15.0 cow:8:1.2.0   # other combinations
-      (log: probe41/out/ours_bloom-mor-6-0.15.0-cow-8-1.2.0.txt)
+    PYTHONPATH=$PWD python docs/design/global-indexes/ours_bloom.py   # the log: docs/design/global-indexes/out/ours_bloom.txt
+    PYTHONPATH=$PWD python docs/design/global-indexes/ours_bloom.py mor:6:0.15.0 cow:8:1.2.0   # other combinations
+      (log: docs/design/global-indexes/out/ours_bloom-mor-6-0.15.0-cow-8-1.2.0.txt)
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = HERE.parents[2]  # the repository (this folder is docs/design/global-indexes)
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))

@@ -7,14 +7,14 @@ field `dt`, ordering field `ts`, and prints, after every step, the rows Apache H
 (per partition: file id, file, writes / deletes / update writes / inserts), read with our own
 meta client (a read-only use of it).
 
-    python probe41/probe.py SCENARIO VERSION KIND INDEX FLAG [MD]
+    python docs/design/global-indexes/probe.py SCENARIO VERSION KIND INDEX FLAG [MD]
       SCENARIO: a name in SCENARIOS; VERSION 0.15.0 | 1.2.0; KIND cow | mor;
       INDEX GLOBAL_SIMPLE | GLOBAL_BLOOM | ...; FLAG true | false | default (the
       update.partition.path option of the index, or unset); MD on | off (metadata table)
-    python probe41/probe.py many SCENARIO VERSION KIND:INDEX:FLAG:MD ...   # a list, one process
-    python probe41/probe.py matrix SCENARIO[,SCENARIO...] [VERSION ...]   # every combination
+    python docs/design/global-indexes/probe.py many SCENARIO VERSION KIND:INDEX:FLAG:MD ...   # a list, one process
+    python docs/design/global-indexes/probe.py matrix SCENARIO[,SCENARIO...] [VERSION ...]   # every combination
 
-Logs go to probe41/out/<scenario>/<version>-<kind>-<index>-<flag>-<md>.txt.
+Logs go to docs/design/global-indexes/out/<scenario>/<version>-<kind>-<index>-<flag>-<md>.txt.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = HERE.parents[2]  # the repository (this folder is docs/design/global-indexes)
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 

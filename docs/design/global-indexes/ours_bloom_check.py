@@ -1,5 +1,5 @@
 """Checks an ours_bloom log: after every step, Apache Hudi's read equals ours (snapshot and
-read-optimized), and the snapshot holds each key once. `python probe41/ours_bloom_check.py LOG`"""
+read-optimized), and the snapshot holds each key once. `python docs/design/global-indexes/ours_bloom_check.py LOG`"""
 
 import re
 import sys

@@ -1,6 +1,6 @@
 """Normalizes a probe log for comparison across runs: instant times become s1, s2, ... (in the
 order they appear), file ids f1, f2, ..., and the write token / log file names are cut, so two
-logs that differ only in names diff clean. `python probe41/normalize.py LOG [LOG2]` prints the
+logs that differ only in names diff clean. `python docs/design/global-indexes/normalize.py LOG [LOG2]` prints the
 normalized log (or a unified diff of the two)."""
 
 import difflib

@@ -1,11 +1,11 @@
 """Probe (issue 41): does hudi-rs read Apache Hudi's global-index tables as Apache Hudi does?
 
 For every table the probe runs left in /tmp (`/tmp/probe-<scenario>-*/t`), finds the run's log
-in probe41/out (by the table's first instant time), takes the last snapshot Apache Hudi read
+in docs/design/global-indexes/out (by the table's first instant time), takes the last snapshot Apache Hudi read
 there, and compares it with hudi-rs's snapshot of the table (key, `_hoodie_partition_path`, ts,
 name, commit time; `dt` left out, see FINDINGS.md F1). Prints one line per table.
 
-    PYTHONPATH=$PWD python probe41/rs_reads.py [SCENARIO ...]
+    PYTHONPATH=$PWD python docs/design/global-indexes/rs_reads.py [SCENARIO ...]
 """
 
 from __future__ import annotations
