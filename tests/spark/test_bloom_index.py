@@ -10,8 +10,7 @@ from _spark_helpers import id_dt_ts_config, snapshot
 
 from hoodie import HoodieTable
 from hoodie.exceptions import RecordKeyExistsError
-from hoodie.index.bloom import BloomIndex
-from hoodie.index.keys import KeySource
+from hoodie.index import simple
 from hoodie.meta_client import HoodieTableMetaClient, table_properties_for
 from hoodie.storage import TracingFileIO, load_file_io
 
@@ -172,9 +171,18 @@ def test_inserts_check_existing_keys_under_bloom(spark, tmp_path):
     assert len(snapshot(table, spark)) == 3
 
 
-def test_the_bloom_index_tags_in_a_job_of_its_own():
-    """BLOOM never tags inside routing units' write tasks (they read every key of a unit)."""
-    index = BloomIndex()
-    assert not index.tags_in_write_tasks()
-    assert index.name == "BLOOM"
-    assert KeySource("p", "f", "p/f.parquet").log_files == ()
+def test_batches_too_large_for_the_driver_join_the_bloom_lookup(spark, tmp_path, monkeypatch):
+    """Above KEY_FILTER_MAX_ROWS the batch joins the lookup's result in Spark (no keys on the
+    driver): updates, deletes of stored and unknown keys, inserts, on merge-on-read."""
+    monkeypatch.setattr(simple, "KEY_FILTER_MAX_ROWS", 0)
+    path = str(tmp_path / "t")
+    cfg = _config("MERGE_ON_READ", **{"hoodie.parquet.small.file.limit": "0"})
+    table = HoodieTable.for_write(path, cfg)
+    table.upsert(spark.createDataFrame(_rows([str(i) for i in range(10)], A, 1), SCHEMA), cfg)
+    table.upsert(spark.createDataFrame(_rows([str(i) for i in range(10, 20)], B, 1), SCHEMA), cfg)
+    batch = _rows(["3"], A, 2, "u") + _rows(["15"], B, 2, "u") + _rows(["4"], A, 2, "", True)
+    table.upsert(spark.createDataFrame(batch + _rows(["99"], B, 2, "n"), SCHEMA), cfg)
+    table.delete(spark.createDataFrame([("5", A), ("77", A)], "id string, dt string"), cfg)
+    expected = {str(i): f"v{i}" for i in range(20) if i not in (4, 5)}
+    expected |= {"3": "u3", "15": "u15", "99": "n99"}
+    assert {k: v["name"] for k, v in snapshot(table, spark).items()} == expected

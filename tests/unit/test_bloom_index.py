@@ -10,15 +10,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from hoodie import WriteConfig
 from hoodie.bloom_filter import (
     BLOOM_FILTER_FOOTER,
     BloomFilterSpec,
     StoredFilter,
     bloom_filter_footer,
 )
-from hoodie.exceptions import CorruptDataFileError, MalformedMetadataError
+from hoodie.exceptions import CorruptDataFileError, InvalidConfigError, MalformedMetadataError
 from hoodie.fs_view import CommittedInstants
+from hoodie.index import index_for
 from hoodie.index.bloom import (
+    BloomIndex,
     bloom_candidates,
     candidate_files,
     confirmed_keys,
@@ -148,3 +151,32 @@ def test_a_slice_whose_keys_may_live_in_logs_is_read_whole(tmp_path):
     # The same base file alone: its footer speaks for it, and its filter rules the keys out.
     alone = KeySource("p", "f", "p/f.parquet")
     assert confirmed_keys(storage, alone, asked, NO_INSTANTS).to_pylist() == []
+
+
+def test_the_bloom_index_is_picked_and_its_options_honoured_or_refused():
+    """hoodie.index.type=BLOOM (any case) picks BloomIndex, which tags in a job of its own and
+    can check inserts; its two options parse; Apache Hudi's bloom index options we do not
+    honour are unknown options, refused by name."""
+    cfg = WriteConfig.build(
+        "t",
+        record_key="id",
+        options={
+            "hoodie.index.type": "bloom",
+            "hoodie.bloom.index.prune.by.ranges": "false",
+            "hoodie.bloom.index.parallelism": "7",
+            "hoodie.datasource.write.operation": "insert",
+        },
+    )
+    index = index_for(cfg)
+    assert isinstance(index, BloomIndex) and index.name == "BLOOM"
+    assert (cfg.bloom_prune_by_ranges, cfg.bloom_parallelism) == (False, 7)
+    assert not index.tags_in_write_tasks()
+    index.check_insert("t", "insert")  # no refusal: BLOOM looks keys up
+    assert index.commit_metadata() == {"hoodie.index.type": "BLOOM"}
+    for key in ("hoodie.bloom.index.use.caching", "hoodie.bloom.index.bucketized.checking",
+                "hoodie.bloom.index.use.metadata"):  # fmt: skip
+        with pytest.raises(InvalidConfigError, match=f"unknown option '{key}'"):
+            WriteConfig.build("t", record_key="id", options={key: "true"})
+    with pytest.raises(InvalidConfigError, match="prune.by.ranges"):
+        WriteConfig.build("t", record_key="id",
+                          options={"hoodie.bloom.index.prune.by.ranges": "maybe"})  # fmt: skip
