@@ -11,6 +11,8 @@ from _spark_helpers import id_dt_ts_config, snapshot
 from hoodie import HoodieTable
 from hoodie.exceptions import RecordKeyExistsError
 from hoodie.index import simple
+from hoodie.index.bloom import locate_by_bloom
+from hoodie.index.keys import KeySource
 from hoodie.meta_client import HoodieTableMetaClient, table_properties_for
 from hoodie.storage import TracingFileIO, load_file_io
 
@@ -186,3 +188,33 @@ def test_batches_too_large_for_the_driver_join_the_bloom_lookup(spark, tmp_path,
     expected = {str(i): f"v{i}" for i in range(20) if i not in (4, 5)}
     expected |= {"3": "u3", "15": "u15", "99": "n99"}
     assert {k: v["name"] for k, v in snapshot(table, spark).items()} == expected
+
+
+def test_a_global_lookup_finds_keys_in_every_partition(spark, tmp_path):
+    """locate_by_bloom with global_lookup: a key is found in whichever partition stores it,
+    reported with that (stored) partition; without it only in the key's own partition."""
+    path = str(tmp_path / "t")
+    cfg = _config("MERGE_ON_READ")
+    table = HoodieTable.for_write(path, cfg)
+    table.upsert(
+        spark.createDataFrame(_rows(["a1", "a2"], A, 1) + _rows(["b1"], B, 1), SCHEMA), cfg
+    )
+    view = table.file_system_view()
+    sources = [
+        KeySource.of(g.latest_slice, with_logs=False)
+        for g in view.file_groups()
+        if g.latest_slice is not None
+    ]
+    file_of = {s.partition_path: s.file_id for s in sources}
+    keys = spark.createDataFrame(
+        [("a1", B), ("b1", B), ("zz", A), ("a2", "elsewhere")],
+        "_hoodie_record_key string, _hoodie_partition_path string",
+    )
+
+    def located(global_lookup: bool) -> set[tuple[str, str, str]]:
+        frame = locate_by_bloom(spark, keys, table.storage, sources, view.committed, 2,
+                                global_lookup=global_lookup)  # fmt: skip
+        return {tuple(r) for r in frame.collect()}
+
+    assert located(True) == {("a1", A, file_of[A]), ("a2", A, file_of[A]), ("b1", B, file_of[B])}
+    assert located(False) == {("b1", B, file_of[B])}
