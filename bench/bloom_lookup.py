@@ -49,7 +49,10 @@ def _reads(trace: str, since: int) -> tuple[int, Counter[str]]:
 def _files(trace: str, since: int, op: str) -> int:
     with open(trace) as handle:
         lines = handle.read().splitlines()[since:]
-    return len({line.split("\t", 1)[1] for line in lines if line.split("\t", 1)[0] == op})
+    # (a call's keyword arguments follow its name: "read_parquet,columns=[...]")
+    return len(
+        {line.split("\t", 1)[1] for line in lines if line.split("\t", 1)[0].split(",")[0] == op}
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -243,7 +243,8 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    attribute="bloom_prune_by_ranges", parse=boolean),
     ConfigProperty("hoodie.bloom.index.parallelism", 0,
                    "BLOOM index: Spark tasks that check bloom filters and read candidate keys; "
-                   "0: one per candidate file, up to hoodie.upsert.shuffle.parallelism",
+                   "0: one per file slice of the batch's partitions, up to "
+                   "hoodie.upsert.shuffle.parallelism (or Spark's shuffle partitions)",
                    attribute="bloom_parallelism", parse=non_negative_int),
     ConfigProperty("hoodie.index.bloom.num_entries", 60_000,
                    "keys a base file's bloom filter (in its footer, which Apache Hudi's BLOOM "
