@@ -11,8 +11,11 @@ two shapes:
 
 For each shape, the stored-key lookup of each index over the table's latest slices, as its
 tagging job runs it: SIMPLE's `existing_keys` (the key column of every slice, filtered in the
-tasks to the batch's keys) and BLOOM's `locate_by_bloom` (ranges, bloom filters, then the key
-column of the files left). Files are counted through `TracingFileIO` (footers: `parquet_file`;
+tasks to the batch's keys), BLOOM's `locate_keys_by_bloom` (what a batch whose keys the driver
+holds takes: one job, each task checking a footer's range and filter, then reading the key
+column of the files left) and `locate_by_bloom` (`BLOOM (join)`: larger batches; ranges in a
+job, keys paired with files by a broadcast join, then filters and key columns by file).
+Files are counted through `TracingFileIO` (footers: `parquet_file`;
 key columns: SIMPLE's `parquet_file` reads, BLOOM's `read_parquet` of the key column); seconds
 are the best of `--repeats`. Both must find the same keys.
 
@@ -69,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from hoodie import HoodieTable, WriteConfig
     from hoodie.fs_view import FileSystemView
-    from hoodie.index.bloom import locate_by_bloom
+    from hoodie.index.bloom import locate_by_bloom, locate_keys_by_bloom
     from hoodie.index.keys import KeySource
     from hoodie.index.simple import existing_keys
     from hoodie.meta_client import HoodieTableMetaClient
@@ -130,13 +133,20 @@ def main(argv: list[str] | None = None) -> int:
         frame = frame.cache()
         frame.count()
         results = {}
-        for index in ("SIMPLE", "BLOOM"):
+        batch_keys = pa.table({"_hoodie_record_key": wanted,
+                               "_hoodie_partition_path": [""] * len(keys)})  # fmt: skip
+        for index in ("SIMPLE", "BLOOM", "BLOOM (join)"):
             best, found, files = float("inf"), -1, {}
             for _ in range(args.repeats):
                 since, _ = _reads(trace, 0)
                 t0 = time.perf_counter()
                 if index == "SIMPLE":
                     located = existing_keys(spark, storage, sources, view.committed, 200, wanted)
+                elif index == "BLOOM":
+                    located = locate_keys_by_bloom(
+                        spark, batch_keys, storage, sources, view.committed, 200,
+                        global_lookup=False,
+                    )  # fmt: skip
                 else:
                     located = locate_by_bloom(spark, frame, storage, sources, view.committed,
                                               200, global_lookup=False)  # fmt: skip
@@ -150,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
                     "key_columns_read": _files(trace, since, key_op),
                 }
             results[index] = {"seconds": round(best, 2), "found": found, **files}
-        assert results["SIMPLE"]["found"] == results["BLOOM"]["found"] == len(keys), results
+        assert all(r["found"] == len(keys) for r in results.values()), results
         report[shape] = results
         frame.unpersist()
     print(json.dumps(report, indent=2))

@@ -3,15 +3,20 @@
 Apache Hudi's `HoodieBloomIndex`: every base file carries, in its parquet footer, its least and
 greatest record key and a bloom filter of its keys (`bloom_filter.py`). Tagging a batch:
 
-1. *ranges*: the footers' key ranges are read in Spark tasks (a few KB each, `routing.py`'s
-   footer reader) and each incoming key is paired, by a broadcast join, with the base files of
-   its partition (of every partition for a global lookup) whose range holds it
-   (`hoodie.bloom.index.prune.by.ranges`; off, or a range that is absent or not ASCII, makes
-   the file a candidate for every key);
+1. *ranges*: the footers' key ranges are read in Spark tasks (`routing.py`'s footer reader;
+   a footer holds the filter too, 431 KB per 60,000 keys at the defaults) and each incoming
+   key is paired, by a broadcast join, with the base files of its partition (of every
+   partition for a global lookup) whose range holds it (`hoodie.bloom.index.prune.by.ranges`;
+   off, or a range that is absent or not ASCII, makes the file a candidate for every key);
 2. *bloom*: the pairs are shuffled by file, and each task reads its files' footers again for
    their bloom filters and keeps the keys a filter may hold;
 3. *confirm*: for the keys left, and only where some are left, the task reads the file's key
    column and keeps the keys it really holds; bloom false positives drop out here.
+
+That is `locate_by_bloom`, for a batch of any size. A batch whose keys the driver holds (up to
+`KEY_FILTER_MAX_ROWS`, as SIMPLE's tagging does) takes `locate_keys_by_bloom`, the same three
+checks in one job: the keys go to the tasks once, and each task reads a file's footer once,
+for its range and filter, before the key column of the files left.
 
 A file slice whose keys may live in log files alone (a merge-on-read slice without a base file,
 or a file group some delta commit sent inserts to, `groups_with_inserts_in_logs`) has no footer
@@ -20,10 +25,10 @@ are read as the SIMPLE index reads them (`keys.stored_keys`). Stored keys never 
 driver; only the footers' ranges do.
 
 Placement (small files, next versions, the merge-on-read rules) is SIMPLE's: `BloomIndex` is a
-`SimpleIndex` whose stored-key lookup is `locate_by_bloom`. It always tags in a job of its own:
+`SimpleIndex` whose stored-key lookup is one of these two. It always tags in a job of its own:
 a routing unit's write task (SIMPLE's tagging inside the write) reads every key of its unit,
-which is the read this index exists to avoid. `locate_by_bloom` is also the lookup a global
-bloom index builds on (`global_lookup`).
+which is the read this index exists to avoid. Both lookups are also what a global bloom index
+builds on (`global_lookup`).
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from ..config import BLOOM_INDEX, WriteConfig
 from ..exceptions import MalformedMetadataError
 from ..fs_view import CommittedInstants, FileSystemView, damaged_data_file
 from ..meta_client import HoodieTableMetaClient
-from ..schema import PARTITION_PATH, RECORD_KEY, constant_column
+from ..schema import MAX_KEY_FOOTER, MIN_KEY_FOOTER, PARTITION_PATH, RECORD_KEY, constant_column
 from ..storage import FileIO
 from .base import LOCATION, InTaskTagging, TaggingContext
 from .keys import KeySource, stored_keys
@@ -93,12 +98,30 @@ def bloom_candidates(
     return keys.filter(pa.array(stored_filter.might_contain(keys.to_pylist()), pa.bool_()))
 
 
+def in_key_range(footer: dict[bytes, bytes], keys: pa.Array) -> pa.Array:
+    """Those of `keys` between the least and greatest key in a base file's `footer`; all of
+    them where it has no range, or one outside ASCII (Java, which orders Apache Hudi's bounds,
+    and Arrow and Spark, which compare UTF-8 bytes, agree only around ASCII bounds)."""
+    low, high = footer.get(MIN_KEY_FOOTER), footer.get(MAX_KEY_FOOTER)
+    if low is None or high is None or not (low.isascii() and high.isascii()) or not len(keys):
+        return keys
+    above = pc.greater_equal(keys, pa.scalar(low.decode(), pa.string()))
+    below = pc.less_equal(keys, pa.scalar(high.decode(), pa.string()))
+    return keys.filter(pc.and_(above, below))
+
+
 def confirmed_keys(
-    storage: FileIO, source: KeySource, keys: pa.Array, committed: CommittedInstants
+    storage: FileIO,
+    source: KeySource,
+    keys: pa.Array,
+    committed: CommittedInstants,
+    *,
+    prune_by_ranges: bool = False,
 ) -> pa.Array:
-    """Which of `keys` (distinct candidates of the source's partition and range) the slice
-    really holds: a base file whose footer speaks for the slice is checked by its bloom filter
-    and its key column read only for the keys the filter may hold; any other slice's keys are
+    """Which of `keys` (distinct candidates of the source's partition) the slice really holds:
+    a base file whose footer speaks for the slice is checked by its footer's key range (with
+    `prune_by_ranges`: a caller that paired keys with files by range already has not) and its
+    bloom filter, and its key column read only for the keys left; any other slice's keys are
     read as the SIMPLE index reads them. A key in a base file and a log file may come twice."""
     wanted = keys.cast(pa.string())
     if not footer_speaks_for(source) or source.base_file is None:
@@ -108,6 +131,8 @@ def confirmed_keys(
     base = source.base_file
     with damaged_data_file(storage, base, _BASE_FILE):
         footer = storage.parquet_file(base).metadata.metadata or {}
+    if prune_by_ranges:
+        wanted = in_key_range(footer, wanted)
     wanted = bloom_candidates(storage, base, footer, wanted)
     if len(wanted) == 0:
         return wanted
@@ -150,6 +175,81 @@ class _BloomChecker:
                     ],
                     names=[RECORD_KEY, PARTITION_PATH, LOCATION],
                 )
+
+
+@dataclass
+class _DriverKeysChecker:
+    """Runs in Spark tasks: the confirmed (key, stored partition, file id) rows of the sources
+    whose indexes come in, for the keys the driver sent (per partition, or one set for all)."""
+
+    storage: FileIO
+    sources: list[KeySource]
+    committed: CommittedInstants
+    wanted: dict[str, pa.Array]  # partition -> distinct keys
+    every_partition: pa.Array | None  # a global lookup's keys, whatever their partition
+    prune_by_ranges: bool
+
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                source = self.sources[index]
+                keys = self.every_partition
+                if keys is None:
+                    keys = self.wanted[source.partition_path]
+                found = confirmed_keys(self.storage, source, keys, self.committed,
+                                       prune_by_ranges=self.prune_by_ranges)  # fmt: skip
+                n = len(found)
+                if n:
+                    yield pa.RecordBatch.from_arrays(
+                        [
+                            found,
+                            constant_column(source.partition_path, n),
+                            constant_column(source.file_id, n),
+                        ],
+                        names=[RECORD_KEY, PARTITION_PATH, LOCATION],
+                    )
+
+
+def locate_keys_by_bloom(
+    spark: SparkSession,
+    batch_keys: pa.Table,
+    storage: FileIO,
+    sources: list[KeySource],
+    committed: CommittedInstants,
+    parallelism: int,
+    *,
+    global_lookup: bool,
+    prune_by_ranges: bool = True,
+) -> DataFrame:
+    """`locate_by_bloom` for keys held on the driver (`batch_keys`: a table with the same two
+    columns), in one Spark job: the keys travel to the tasks once, per partition, and each
+    task reads a file's footer once for its key range and bloom filter, then its key column
+    for the keys left; slices of partitions without keys get no task. A batch small enough
+    to tag on the driver (`KEY_FILTER_MAX_ROWS`) takes this way: no broadcast join, no
+    shuffle of (key, file) pairs, no job of its own for the ranges."""
+    if global_lookup:
+        every = pc.unique(batch_keys.column(RECORD_KEY)).cast(pa.string())
+        wanted: dict[str, pa.Array] = {}
+        chosen = list(range(len(sources)))
+    else:
+        every = None
+        grouped = batch_keys.group_by(PARTITION_PATH).aggregate([(RECORD_KEY, "distinct")])
+        wanted = {
+            partition: pa.array(keys, pa.string())
+            for partition, keys in zip(
+                grouped.column(PARTITION_PATH).to_pylist(),
+                grouped.column(f"{RECORD_KEY}_distinct").to_pylist(),
+                strict=True,
+            )
+        }
+        chosen = [i for i, s in enumerate(sources) if s.partition_path in wanted]
+    if not chosen:
+        return spark.createDataFrame([], _LOCATED_SCHEMA)
+    picked = [sources[i] for i in chosen]
+    checker = _DriverKeysChecker(storage, picked, committed, wanted, every, prune_by_ranges)
+    slots = max(1, min(len(picked), parallelism))
+    indexes = spark.range(0, len(picked), 1, slots).select(F.col("id").cast("int"))
+    return indexes.mapInArrow(checker, _LOCATED_SCHEMA)
 
 
 def locate_by_bloom(
@@ -219,16 +319,22 @@ class BloomIndex(SimpleIndex):
         context: TaggingContext,
         sources: list[KeySource],
         parallelism: int,
-        wanted: pa.Array | None,
+        batch_keys: pa.Table | None,
     ) -> DataFrame:
         config = context.config
+        storage, committed = context.meta_client.storage, context.view.committed
+        parallelism = config.bloom_parallelism or parallelism
+        if batch_keys is not None:
+            return locate_keys_by_bloom(batch.sparkSession, batch_keys, storage, sources,
+                                        committed, parallelism, global_lookup=False,
+                                        prune_by_ranges=config.bloom_prune_by_ranges)  # fmt: skip
         return locate_by_bloom(
             batch.sparkSession,
             batch,
-            context.meta_client.storage,
+            storage,
             sources,
-            context.view.committed,
-            config.bloom_parallelism or parallelism,
+            committed,
+            parallelism,
             global_lookup=False,
             prune_by_ranges=config.bloom_prune_by_ranges,
         )

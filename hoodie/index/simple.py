@@ -113,8 +113,8 @@ def existing_keys(
 
 
 # The stored keys a batch may name, as (key, partition, LOCATION) rows: given the batch's
-# distinct keys where it holds them on the driver (`wanted`), None for a batch too large to.
-StoredLookup = Callable[[pa.Array | None], DataFrame]
+# (key, partition) pairs where it holds them on the driver, None for a batch too large to.
+StoredLookup = Callable[[pa.Table | None], DataFrame]
 
 
 def tag_location(records: DataFrame, stored: DataFrame, sources: list[KeySource]) -> DataFrame:
@@ -138,8 +138,7 @@ def locate_batch_keys(records: DataFrame, lookup: StoredLookup) -> tuple[pa.Tabl
     join.
     """
     batch_keys = records.groupBy(RECORD_KEY, PARTITION_PATH).count().toArrow()
-    wanted = pc.unique(batch_keys.column(RECORD_KEY)).cast(pa.string())
-    stored = lookup(wanted).toArrow()
+    stored = lookup(batch_keys).toArrow()
     # A key may be in a base file and in log files of its slice: one row per key.
     stored = stored.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([(LOCATION, "min")])
     stored = stored.select([RECORD_KEY, PARTITION_PATH, f"{LOCATION}_min"])
@@ -235,11 +234,15 @@ class SimpleIndex(HoodieIndex):
         context: TaggingContext,
         sources: list[KeySource],
         parallelism: int,
-        wanted: pa.Array | None,
+        batch_keys: pa.Table | None,
     ) -> DataFrame:
         """The stored keys of `sources` that `batch` may name, with their file ids (only
-        those in `wanted`, if given): SIMPLE reads the key column of every source. The one
-        step another index that confirms keys against stored ones (BLOOM) does its own way."""
+        those `batch_keys` names, where the batch's keys and partitions are on the driver):
+        SIMPLE reads the key column of every source. The one step another index that
+        confirms keys against stored ones (BLOOM) does its own way."""
+        wanted = None
+        if batch_keys is not None:
+            wanted = pc.unique(batch_keys.column(RECORD_KEY)).cast(pa.string())
         return existing_keys(batch.sparkSession, context.meta_client.storage, sources,
                              context.view.committed, parallelism, wanted)  # fmt: skip
 

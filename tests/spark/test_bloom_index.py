@@ -94,13 +94,20 @@ def _trace_length(trace) -> int:
     return len(trace.read_text().splitlines()) if trace.exists() else 0
 
 
-@pytest.mark.parametrize("prune_by_ranges", [True, False])
-def test_an_upsert_reads_the_keys_of_only_its_candidate_files(spark, tmp_path, prune_by_ranges):
+@pytest.mark.parametrize(
+    "prune_by_ranges, lookup", [(True, "driver"), (False, "driver"), (True, "join")]
+)
+def test_an_upsert_reads_the_keys_of_only_its_candidate_files(
+    spark, tmp_path, monkeypatch, prune_by_ranges, lookup
+):
     """Ten file groups in one partition: five of disjoint key ranges, five whose ranges all
     overlap (interleaved keys). An upsert of keys of one file of each kind reads the key column
     of those two files only: range pruning rules out the disjoint ones (or, with
     hoodie.bloom.index.prune.by.ranges=false, their bloom filters do), bloom filters rule out
-    the overlapping ones. A batch of new keys reads no key column at all."""
+    the overlapping ones. A batch of new keys reads no key column at all. The same whether the
+    batch's keys go to the tasks from the driver or are joined with the files in Spark."""
+    if lookup == "join":
+        monkeypatch.setattr(simple, "KEY_FILTER_MAX_ROWS", 0)
     path, trace = str(tmp_path / "t"), tmp_path / "trace"
     cfg = _config("MERGE_ON_READ", **{
         "hoodie.parquet.small.file.limit": "0",

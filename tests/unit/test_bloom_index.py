@@ -26,11 +26,12 @@ from hoodie.index.bloom import (
     candidate_files,
     confirmed_keys,
     footer_speaks_for,
+    in_key_range,
 )
 from hoodie.index.keys import KeySource
 from hoodie.index.routing import KeyRange
 from hoodie.logformat import add_meta_fields, parquet_data_block
-from hoodie.schema import META_COLUMNS, RECORD_KEY, to_avro_schema
+from hoodie.schema import MAX_KEY_FOOTER, META_COLUMNS, MIN_KEY_FOOTER, RECORD_KEY, to_avro_schema
 from hoodie.storage import TracingFileIO, load_file_io
 
 STORED = [f"key-{i:04d}" for i in range(0, 400, 2)]  # even numbers only
@@ -180,3 +181,28 @@ def test_the_bloom_index_is_picked_and_its_options_honoured_or_refused():
     with pytest.raises(InvalidConfigError, match="prune.by.ranges"):
         WriteConfig.build("t", record_key="id",
                           options={"hoodie.bloom.index.prune.by.ranges": "maybe"})  # fmt: skip
+
+
+def test_a_footer_range_rules_keys_out_before_its_filter(tmp_path):
+    """With prune_by_ranges the task checks the footer's key range first (a key outside it is
+    not looked up, even where the filter would let it through); bounds outside ASCII prune
+    nothing (Java orders them otherwise than Arrow)."""
+    loose = BloomFilterSpec(num_entries=1, fpp=0.5, filter_type="SIMPLE")
+    keys = ["m1", "m2", "m3"]
+    footer = {**_footer(keys, loose), MIN_KEY_FOOTER: b"m1", MAX_KEY_FOOTER: b"m3"}
+    asked = pa.array(["a", "m0", "m2", "m4", "z"])
+    assert in_key_range(footer, asked).to_pylist() == ["m2"]
+    odd = {**footer, MAX_KEY_FOOTER: "m\u00e9".encode()}
+    assert in_key_range(odd, asked).to_pylist() == asked.to_pylist()
+    assert in_key_range({}, asked).to_pylist() == asked.to_pylist()
+    _base_file(tmp_path, "p/f.parquet", keys, footer)
+    trace = tmp_path / "trace"
+    storage = TracingFileIO(load_file_io(str(tmp_path)), str(trace))
+    source = KeySource("p", "f", "p/f.parquet")
+    outside = pa.array(["a", "b", "z"])
+    assert confirmed_keys(storage, source, outside, NO_INSTANTS, prune_by_ranges=True) == pa.array(
+        [], pa.string()
+    )
+    assert "read_parquet" not in trace.read_text()  # nothing in range: no key column
+    found = confirmed_keys(storage, source, asked, NO_INSTANTS, prune_by_ranges=True)
+    assert found.to_pylist() == ["m2"]
