@@ -33,7 +33,10 @@ from .schema_evolution import SchemaChange
 _MAX_BLOOM_BITS = 2**31 - 1
 # The option values the core decides by (declared with their options in `hoodie.options.write`).
 SIMPLE_INDEX, BUCKET_INDEX = IndexType.SIMPLE.value, IndexType.BUCKET.value
-INDEX_TYPES = (SIMPLE_INDEX, BUCKET_INDEX)
+BLOOM_INDEX = IndexType.BLOOM.value
+INDEX_TYPES = (SIMPLE_INDEX, BUCKET_INDEX, BLOOM_INDEX)
+# The indexes that look up which keys the table holds: an insert's dup policy needs them.
+KEY_LOOKUP_INDEXES = (SIMPLE_INDEX, BLOOM_INDEX)
 # hoodie.datasource.write.operation: what a write does with keys the table already holds.
 UPSERT, INSERT, BULK_INSERT = (
     Operation.UPSERT.value, Operation.INSERT.value, Operation.BULK_INSERT.value
@@ -100,6 +103,8 @@ class WriteConfig:
     bloom_fpp: float = _default("bloom_fpp")
     bloom_filter_type: str = _default("bloom_filter_type")
     bloom_dynamic_max_entries: int = _default("bloom_dynamic_max_entries")
+    bloom_prune_by_ranges: bool = _default("bloom_prune_by_ranges")
+    bloom_parallelism: int = _default("bloom_parallelism")
     bucket_count: int = _default("bucket_count")
     bucket_hash_fields: tuple[str, ...] = _default("bucket_hash_fields")  # (): the key
     concurrency_mode: str = _default("concurrency_mode")
@@ -149,11 +154,12 @@ class WriteConfig:
                 f"field(s) ({', '.join(self.record_key_fields)}): the bucket must follow from "
                 "the key"
             )
-        if self.operation != UPSERT and self.index_type != SIMPLE_INDEX:
+        if self.operation != UPSERT and self.index_type not in KEY_LOOKUP_INDEXES:
             raise InvalidConfigError(
                 f"table '{self.table_name}': hoodie.datasource.write.operation={self.operation} "
-                f"needs the SIMPLE index (hoodie.index.type={self.index_type} places records "
-                "without looking up which keys exist); use operation upsert, or the SIMPLE index"
+                f"needs the SIMPLE index or the BLOOM index (hoodie.index.type={self.index_type} "
+                "places records without looking up which keys exist); use operation upsert, or "
+                "the SIMPLE or BLOOM index"
             )
         if self.keep_min_commits >= self.keep_max_commits:
             raise InvalidConfigError(

@@ -1,7 +1,8 @@
 """Indexes: tagging records with their file groups, and placing their new versions."""
 
-from ..config import BUCKET_INDEX, WriteConfig
+from ..config import BLOOM_INDEX, BUCKET_INDEX, WriteConfig
 from .base import HoodieIndex
+from .bloom import BloomIndex
 from .bucket import BucketIndex
 from .simple import SimpleIndex
 
@@ -10,7 +11,9 @@ def index_for(config: WriteConfig) -> HoodieIndex:
     """The index `hoodie.index.type` names."""
     if config.index_type == BUCKET_INDEX:
         return BucketIndex.of(config)
+    if config.index_type == BLOOM_INDEX:
+        return BloomIndex()
     return SimpleIndex()
 
 
-__all__ = ["BucketIndex", "HoodieIndex", "SimpleIndex", "index_for"]
+__all__ = ["BloomIndex", "BucketIndex", "HoodieIndex", "SimpleIndex", "index_for"]

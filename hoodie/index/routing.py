@@ -195,9 +195,15 @@ def read_key_ranges(
 ) -> dict[str, KeyRange]:
     """Key ranges from the footers of `base_files` (relative path -> range), read by Spark
     tasks; files without trustworthy bounds are left out."""
-    if not base_files:
+    return read_footer_ranges(spark, storage, [f.relative_path for f in base_files])
+
+
+def read_footer_ranges(
+    spark: SparkSession, storage: FileIO, paths: list[str]
+) -> dict[str, KeyRange]:
+    """`read_key_ranges` by the base files' relative paths."""
+    if not paths:
         return {}
-    paths = [f.relative_path for f in base_files]
     slots = min(len(paths), _FOOTER_TASKS)
     reader = _FooterReader(storage, paths)
     indexes = spark.range(0, len(paths), 1, slots).select(F.col("id").cast("int"))

@@ -22,8 +22,9 @@ overlapping key ranges would make a routing unit too big for one task.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import pyarrow as pa
@@ -111,32 +112,22 @@ def existing_keys(
     return indexes.mapInArrow(reader, _KEYS_SCHEMA)
 
 
-def tag_location(
-    spark: SparkSession,
-    records: DataFrame,
-    storage: FileIO,
-    sources: list[KeySource],
-    committed: CommittedInstants,
-    parallelism: int,
-) -> DataFrame:
+# The stored keys a batch may name, as (key, partition, LOCATION) rows: given the batch's
+# (key, partition) pairs where it holds them on the driver, None for a batch too large to.
+StoredLookup = Callable[[pa.Table | None], DataFrame]
+
+
+def tag_location(records: DataFrame, stored: DataFrame, sources: list[KeySource]) -> DataFrame:
     """`records` plus a LOCATION column: the file id already holding each key, or null, by a
-    join of the batch with every stored key of `sources` (for batches too large to hold
+    join of the batch with the `stored` keys of `sources` (for batches too large to hold
     their keys on the driver)."""
-    keys = existing_keys(spark, storage, sources, committed, parallelism)
     if any(s.log_files for s in sources):
         # A key may be in a base file and in log files of its slice: one row per key.
-        keys = keys.dropDuplicates([RECORD_KEY, PARTITION_PATH])
-    return records.join(keys, on=[RECORD_KEY, PARTITION_PATH], how="left")
+        stored = stored.dropDuplicates([RECORD_KEY, PARTITION_PATH])
+    return records.join(stored, on=[RECORD_KEY, PARTITION_PATH], how="left")
 
 
-def locate_batch_keys(
-    spark: SparkSession,
-    records: DataFrame,
-    storage: FileIO,
-    sources: list[KeySource],
-    committed: CommittedInstants,
-    parallelism: int,
-) -> tuple[pa.Table, pa.Table]:
+def locate_batch_keys(records: DataFrame, lookup: StoredLookup) -> tuple[pa.Table, pa.Table]:
     """Tagging of a batch small enough (up to `KEY_FILTER_MAX_ROWS`) to hold its keys on the
     driver: (each key and partition of the batch with its record count and location; the
     stored keys the batch names, one row per key and partition, with their location).
@@ -147,8 +138,7 @@ def locate_batch_keys(
     join.
     """
     batch_keys = records.groupBy(RECORD_KEY, PARTITION_PATH).count().toArrow()
-    wanted = pc.unique(batch_keys.column(RECORD_KEY)).cast(pa.string())
-    stored = existing_keys(spark, storage, sources, committed, parallelism, wanted).toArrow()
+    stored = lookup(batch_keys).toArrow()
     # A key may be in a base file and in log files of its slice: one row per key.
     stored = stored.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([(LOCATION, "min")])
     stored = stored.select([RECORD_KEY, PARTITION_PATH, f"{LOCATION}_min"])
@@ -238,6 +228,24 @@ class SimpleIndex(HoodieIndex):
         buckets, targets = self._place(profile, context)
         return Placement(tagged, profile, buckets, targets, cached=cached)
 
+    def stored_locations(
+        self,
+        batch: DataFrame,
+        context: TaggingContext,
+        sources: list[KeySource],
+        parallelism: int,
+        batch_keys: pa.Table | None,
+    ) -> DataFrame:
+        """The stored keys of `sources` that `batch` may name, with their file ids (only
+        those `batch_keys` names, where the batch's keys and partitions are on the driver):
+        SIMPLE reads the key column of every source. The one step another index that
+        confirms keys against stored ones (BLOOM) does its own way."""
+        wanted = None
+        if batch_keys is not None:
+            wanted = pc.unique(batch_keys.column(RECORD_KEY)).cast(pa.string())
+        return existing_keys(batch.sparkSession, context.meta_client.storage, sources,
+                             context.view.committed, parallelism, wanted)  # fmt: skip
+
     def _tag(
         self,
         batch: DataFrame,
@@ -253,14 +261,13 @@ class SimpleIndex(HoodieIndex):
         and joins them as a local relation. A larger one joins every stored key in Spark, and
         caches the join, which the profile and the write both read.
         """
-        spark, storage = batch.sparkSession, context.meta_client.storage
-        committed = context.view.committed
+        spark = batch.sparkSession
+        lookup: StoredLookup = partial(self.stored_locations, batch, context, sources, parallelism)
         if not sources:
             tagged = batch.withColumn(LOCATION, F.lit(None).cast("string"))
             return _drop_unknown_deletes(tagged, context), summary_profile(context), False
         if context.incoming_rows <= KEY_FILTER_MAX_ROWS:
-            located, stored = locate_batch_keys(spark, batch, storage, sources, committed,
-                                                parallelism)  # fmt: skip
+            located, stored = locate_batch_keys(batch, lookup)
             if context.delete_operation:
                 located = located.filter(pc.is_valid(located.column(LOCATION)))
             stored_keys = spark.createDataFrame(stored)
@@ -275,7 +282,7 @@ class SimpleIndex(HoodieIndex):
             tagged = batch.join(stored_keys, on=[RECORD_KEY, PARTITION_PATH], how="left_anti")
             tagged = tagged.withColumn(LOCATION, F.lit(None).cast("string"))
             return tagged, located_profile(located), False
-        tagged = tag_location(spark, batch, storage, sources, committed, parallelism)
+        tagged = tag_location(batch, lookup(None), sources)
         if context.on_existing == DROP_EXISTING:
             tagged = tagged.filter(F.col(LOCATION).isNull())
         tagged = _drop_unknown_deletes(tagged, context).persist()

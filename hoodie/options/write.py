@@ -60,6 +60,7 @@ class Compression(Enum):
 class IndexType(Enum):
     SIMPLE = "SIMPLE"
     BUCKET = "BUCKET"
+    BLOOM = "BLOOM"
 
 
 class BloomFilterType(Enum):
@@ -202,8 +203,8 @@ OPTIONS: tuple[ConfigProperty, ...] = (
     ConfigProperty("hoodie.datasource.write.operation", Operation.UPSERT.value,
                    "upsert (update stored keys, insert new ones), insert (only new keys, filling "
                    "small file groups) or bulk_insert (only new keys, into new file groups, "
-                   "sorted by partition and key, no small-file rewrites); SIMPLE index only for "
-                   "insert and bulk_insert",
+                   "sorted by partition and key, no small-file rewrites); SIMPLE or BLOOM index "
+                   "only for insert and bulk_insert",
                    attribute="operation", parse=choice(Operation), choices=Operation),
     ConfigProperty("hoodie.datasource.insert.dup.policy", InsertDupPolicy.FAIL.value,
                    "insert and bulk_insert: rows whose key the table already holds stop the "
@@ -231,8 +232,20 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    attribute="parallelism", parse=non_negative_int),
     # Indexes.
     ConfigProperty("hoodie.index.type", IndexType.SIMPLE.value,
-                   "SIMPLE (join with stored keys) or BUCKET (hash of the key, no key scan)",
+                   "SIMPLE (join with stored keys), BUCKET (hash of the key, no key scan) or "
+                   "BLOOM (stored keys read only from the files whose footer key range and bloom "
+                   "filter may hold an incoming key)",
                    attribute="index_type", parse=_index_type, choices=IndexType),
+    ConfigProperty("hoodie.bloom.index.prune.by.ranges", True,
+                   "BLOOM index: skip the files whose footer key range (hoodie_min_record_key, "
+                   "hoodie_max_record_key) cannot hold a key before checking bloom filters; "
+                   "false: check every file's bloom filter (keys that are random strings)",
+                   attribute="bloom_prune_by_ranges", parse=boolean),
+    ConfigProperty("hoodie.bloom.index.parallelism", 0,
+                   "BLOOM index: Spark tasks that check bloom filters and read candidate keys; "
+                   "0: one per file slice of the batch's partitions, up to "
+                   "hoodie.upsert.shuffle.parallelism (or Spark's shuffle partitions)",
+                   attribute="bloom_parallelism", parse=non_negative_int),
     ConfigProperty("hoodie.index.bloom.num_entries", 60_000,
                    "keys a base file's bloom filter (in its footer, which Apache Hudi's BLOOM "
                    "index reads; written whatever our index) is sized for",

@@ -77,8 +77,8 @@ class Turns:
             options["hoodie.write.table.version"] = str(self.table_version)
         return {**options, **more}
 
-    def our_config(self) -> WriteConfig:
-        options = {"hoodie.write.table.version": str(self.table_version)}
+    def our_config(self, **more: str) -> WriteConfig:
+        options = {"hoodie.write.table.version": str(self.table_version), **more}
         return WriteConfig.build(
             self.name, record_key="id", partition_path="dt", precombine_field="ts",
             table_type=TABLE_TYPES[self.kind], options=options,
@@ -91,11 +91,11 @@ class Turns:
             else:
                 self.expected[record[0]] = record[:4]
 
-    def we_upsert(self, rows) -> None:
-        cfg = self.our_config()
+    def we_upsert(self, rows, index: dict[str, str] | None = None) -> None:
+        cfg = self.our_config(**(index or {}))
         HoodieTable.for_write(self.path, cfg).upsert(self.spark.createDataFrame(rows, SCHEMA), cfg)
         self.remember(rows)
-        self.check("we upserted")
+        self.check(f"we upserted ({index or 'SIMPLE'})")
         assert not self.metadata_partitions(), "our write leaves the metadata table announced"
 
     def they_write(self, rows, index: dict[str, str], operation: str = "upsert", **more) -> None:
@@ -199,6 +199,27 @@ def test_we_start(spark, apache_hudi, tmp_path, kind, setup):
     turns.they_write([row(14, "e14", 5), row(4, "e4", 5), row(15, "e15", 5), row(6, "e6", 5),
                       row(8, "e8", 5, True)], BLOOM)  # fmt: skip
     turns.we_upsert([row(15, "f15", 6), row(9, "f9", 6)])
+
+
+@pytest.mark.parametrize("kind", sorted(TABLE_TYPES))
+@pytest.mark.parametrize("setup", ["v6-hudi0.15", "v8-hudi1.2"])
+def test_both_tag_with_bloom(spark, apache_hudi, tmp_path, kind, setup):
+    """Apache Hudi bulk-inserts and upserts with its BLOOM index (several file groups per
+    partition); we upsert with our BLOOM index, updating and deleting keys of its files and
+    adding new ones; it upserts with BLOOM over our files; we upsert again: both read alike
+    after each turn, and no key is duplicated (an update our lookup missed would be)."""
+    turns = start(spark, apache_hudi, tmp_path, kind, setup)
+    many = {"hoodie.bulkinsert.shuffle.parallelism": "2"}
+    turns.they_write([row(k, f"a{k}", 1) for k in range(1, 31)], BLOOM, "bulk_insert", **many)
+    turns.they_write([row(k, f"b{k}", 2) for k in (2, 5, 31, 32)], BLOOM)
+    turns.we_upsert([row(1, "c1", 3), row(5, "c5", 3), row(9, "c9", 3, True), row(31, "c31", 3),
+                     row(33, "c33", 3), row(34, "c34", 3, True)], BLOOM)  # fmt: skip
+    if kind == "mor":
+        turns.they_compact()
+    turns.they_write([row(33, "d33", 4), row(1, "d1", 4), row(10, "d10", 4, True),
+                      row(35, "d35", 4)], BLOOM)  # fmt: skip
+    turns.we_upsert([row(33, "e33", 5), row(35, "e35", 5), row(2, "e2", 5, True),
+                     row(36, "e36", 5)], BLOOM)  # fmt: skip
 
 
 # Keys of every UTF-8 length and tail (1 to 3 bytes past a 4-byte block, bytes above 0x7f that

@@ -27,6 +27,7 @@ from unittest import mock
 import pyarrow as pa
 import pyarrow.parquet as pq
 from diff_model import (
+    BLOOM,
     BUCKET,
     EXTRA_COLUMNS,
     MOR,
@@ -75,6 +76,11 @@ def options_of(p: Params) -> dict[str, str]:
     }
     if p.index == BUCKET:
         options["hoodie.bucket.index.num.buckets"] = str(p.bucket_count)
+    if p.index == BLOOM:
+        # Filters of four bits: most absent keys pass them, and confirming against the key
+        # column must drop every such false positive.
+        options["hoodie.index.bloom.num_entries"] = "2"
+        options["hoodie.index.bloom.fpp"] = "0.4"
     if p.table_type == MOR:
         options["hoodie.compact.inline.max.delta.commits"] = str(p.compact_every)
     if p.max_file_size is not None:

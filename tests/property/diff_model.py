@@ -30,8 +30,9 @@ R6  Merge-on-read writes. Updates and deletes of a stored key go to a log file o
     takes it from the new base files' keys, and checks that inserts only ever land in new
     groups or log-free groups.
     Tagging decides whether a delete leaves a tombstone:
-    - SIMPLE index: a key is stored when it is in its group's base file (merge-on-read base
-      files hold every key the SIMPLE index placed); a delete of a key that is not stored is
+    - SIMPLE and BLOOM indexes (BLOOM finds the same keys, reading fewer files): a key is
+      stored when it is in its group's base file (merge-on-read base files hold every key
+      the SIMPLE index placed); a delete of a key that is not stored is
       dropped before writing (after the batch's precombine, R2). A key deleted in a log but
       still in the base file *is* stored: a later delete or insert of it goes to that log.
     - BUCKET index: a record's file group is its bucket (Java `List.hashCode` of the key,
@@ -75,7 +76,7 @@ R10 Reads. Time travel to instant t returns the snapshot after t. An incremental
     `hoodie.keep.min.commits`) writes and savepointed ones stay readable.
 R11 Schema. With `on_schema_change = append_new_columns` a batch may add a column; rows written
     before read it as null, and a known column a batch omits is null in the rows it writes.
-R12 Inserts (`hoodie.datasource.write.operation` insert or bulk_insert; SIMPLE index only). A
+R12 Inserts (`hoodie.datasource.write.operation` insert or bulk_insert; SIMPLE or BLOOM). A
     key the table stores as SIMPLE tagging sees it (R6: on copy-on-write, a key in the table;
     on merge-on-read, a key in its group's base file, even if a log deleted it since) is never
     changed: with dup policy `fail` any row of it makes the write raise `RecordKeyExistsError`
@@ -97,7 +98,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
-SIMPLE, BUCKET = "SIMPLE", "BUCKET"
+SIMPLE, BUCKET, BLOOM = "SIMPLE", "BUCKET", "BLOOM"
+# Indexes that tag by looking up stored keys: BLOOM tags as SIMPLE does (R6, R12).
+KEY_LOOKUP = (SIMPLE, BLOOM)
 NATURAL = "natural"  # a delete's ordering value meaning "no ordering": arrival decides (R7)
 VALUE_COLUMNS = ("v",)  # data columns every batch carries besides key, partition and ts
 EXTRA_COLUMNS = ("e1", "e2")  # columns a batch may add (R11)

@@ -9,9 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from diff_model import (
+    BLOOM,
     BUCKET,
     COW,
     EXTRA_COLUMNS,
+    KEY_LOOKUP,
     MOR,
     SIMPLE,
     Archive,
@@ -31,6 +33,7 @@ from diff_model import (
 from hypothesis import strategies as st
 
 KEYS = ("k0", "k1", "k2", "k3")
+INDEXES = (SIMPLE, BUCKET, BLOOM)
 PARTITIONS = ("p0", "p1")
 TS = (None, 0, 1, 2, 3, 5)
 VALUES = (None, "a", "b", "c")
@@ -54,11 +57,11 @@ class Scenario:
 
 
 @st.composite
-def table_params(draw) -> Params:
+def table_params(draw, indexes: tuple[str, ...] = INDEXES) -> Params:
     keep_min, keep_max = draw(st.sampled_from(((2, 3), (3, 5), (20, 30))))
     return Params(
         table_type=draw(st.sampled_from((COW, MOR))),
-        index=draw(st.sampled_from((SIMPLE, BUCKET))),
+        index=draw(st.sampled_from(indexes)),
         partitioned=draw(st.booleans()),
         precombine=draw(st.sampled_from((True, True, True, False))),
         compact_every=draw(st.sampled_from((2, 3, 4))),
@@ -137,15 +140,17 @@ def operations(p: Params) -> st.SearchStrategy:
         choices.insert(2, (2, st.just(Compact())))
     if p.table_version == 6:
         choices.append((1, st.just(Upgrade())))
-    if p.index == SIMPLE:  # insert and bulk_insert need the SIMPLE index
+    if p.index in KEY_LOOKUP:  # insert and bulk_insert need an index that looks keys up
         choices.insert(1, (3, inserts(p)))
     weighted = [strategy for weight, strategy in choices for _ in range(weight)]
     return st.one_of(*weighted)
 
 
 @st.composite
-def scenarios(draw, max_ops: int = 10, min_ops: int = 1) -> Scenario:
-    p = draw(table_params())
+def scenarios(
+    draw, max_ops: int = 10, min_ops: int = 1, indexes: tuple[str, ...] = INDEXES
+) -> Scenario:
+    p = draw(table_params(indexes))
     first = draw(upserts(p))  # a table starts with a write
     rest = draw(st.lists(operations(p), min_size=min_ops - 1, max_size=max_ops - 1))
     return Scenario(p, (first, *rest))

@@ -18,7 +18,7 @@ from collections import Counter
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from diff_harness import Disagreement, run_scenario  # noqa: E402
-from diff_strategies import scenarios  # noqa: E402
+from diff_strategies import INDEXES, scenarios  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 
 
@@ -82,6 +82,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-ops", type=int, default=12, help="operations per sequence, at most")
     parser.add_argument("--min-ops", type=int, default=4, help="operations per sequence, at least")
+    parser.add_argument("--index", choices=INDEXES, help="only tables of this index (default: all)")
     args = parser.parse_args(argv)
 
     root = tempfile.mkdtemp(prefix="hoodie-soak-")
@@ -90,9 +91,11 @@ def main(argv=None) -> int:
     examples: list[str] = []
     started = time.monotonic()
 
+    indexes = (args.index,) if args.index else INDEXES
+
     @soak_settings(args.sequences)
     @seed(args.seed)
-    @given(scenario=scenarios(max_ops=args.max_ops, min_ops=args.min_ops))
+    @given(scenario=scenarios(max_ops=args.max_ops, min_ops=args.min_ops, indexes=indexes))
     def sequence(scenario):
         if tally["failed"]:
             tally["shrink_runs"] += 1

@@ -1,9 +1,9 @@
 """A randomized differential test of the core's write and read semantics (issue 14, item 1).
 
-Hypothesis draws a table (copy-on-write or merge-on-read, SIMPLE or BUCKET index, partitioned
-or not, with or without an ordering field) and a sequence of operations on it (upserts with
-duplicate keys, ties, stale rows, deletes and nulls; the delete operation; schema additions;
-compaction; clean; archive; savepoint and restore; rollback; writes that fail), runs it
+Hypothesis draws a table (copy-on-write or merge-on-read, SIMPLE, BUCKET or BLOOM index,
+partitioned or not, with or without an ordering field) and a sequence of operations on it
+(upserts with duplicate keys, ties, stale rows, deletes and nulls; the delete operation; schema
+additions; compaction; clean; archive; savepoint and restore; rollback; writes that fail), runs it
 against the core and, after every step, holds every reader to the model of README's rules
 (`diff_model.py`). A failure shrinks to the shortest sequence and prints it as core API calls.
 
@@ -17,6 +17,7 @@ import dataclasses
 import pytest
 from diff_harness import run_scenario
 from diff_model import (
+    BLOOM,
     BUCKET,
     COW,
     MOR,
@@ -91,7 +92,15 @@ def _lead_cases(table_type: str, index: str, table_version: int = 6) -> Scenario
 
 @pytest.mark.parametrize(
     "table_type,index,version",
-    [(COW, SIMPLE, 6), (MOR, SIMPLE, 6), (MOR, BUCKET, 6), (COW, SIMPLE, 8), (MOR, SIMPLE, 8)],
+    [
+        (COW, SIMPLE, 6),
+        (MOR, SIMPLE, 6),
+        (MOR, BUCKET, 6),
+        (COW, SIMPLE, 8),
+        (MOR, SIMPLE, 8),
+        (COW, BLOOM, 6),
+        (MOR, BLOOM, 8),
+    ],
     ids=lambda v: str(v).lower(),
 )
 def test_the_lead_regression_cases(spark, tmp_path, table_type, index, version):

@@ -69,8 +69,8 @@ def test_bucket_options_are_checked():
         WriteConfig.build("t", record_key="id", options={"hoodie.bucket.index.num.buckets": "0"})
     with pytest.raises(InvalidConfigError, match="hash.field names name, which is not record key"):
         WriteConfig.build("t", record_key="id", options={"hoodie.bucket.index.hash.field": "name"})
-    with pytest.raises(InvalidConfigError, match="supported: SIMPLE, BUCKET"):
-        WriteConfig.build("t", record_key="id", options={"hoodie.index.type": "BLOOM"})
+    with pytest.raises(InvalidConfigError, match="'HBASE' is not supported; supported: SIMPLE"):
+        WriteConfig.build("t", record_key="id", options={"hoodie.index.type": "HBASE"})
 
 
 def test_two_writers_creating_one_bucket_conflict():

@@ -110,7 +110,7 @@ def test_malformed_int_option(key, value):
         ("hoodie.datasource.write.hive_style_partitioning", "yes"),
         ("hoodie.datasource.write.partitionpath.urlencode", "1"),
         ("hoodie.parquet.compression.codec", "lzo"),
-        ("hoodie.index.type", "BLOOM"),
+        ("hoodie.index.type", "HBASE"),
     ],
 )
 def test_malformed_other_options(key, value):
