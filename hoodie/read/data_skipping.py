@@ -357,6 +357,18 @@ class SkippingReport:
         )
 
 
+def may_skip(predicate: Predicate, table: pa.Schema) -> bool:
+    """Whether `predicate` can rule any file out (a condition on a column the table has, on
+    every branch of an OR): where it cannot, reading footers would be for nothing."""
+    if isinstance(predicate, AllOf):
+        return any(may_skip(part, table) for part in predicate.parts)
+    if isinstance(predicate, AnyOf):
+        return bool(predicate.parts) and all(may_skip(part, table) for part in predicate.parts)
+    if isinstance(predicate, KeyIn):
+        return True
+    return predicate.column in table.names
+
+
 def skip_slices(
     storage: FileIO,
     splits: list[FileSplit],
@@ -369,6 +381,8 @@ def skip_slices(
 
     `footers` holds footers already read (path -> footer) and gets those read here."""
     report = SkippingReport(considered=len(splits))
+    if not may_skip(predicate, table_schema):
+        return splits, report  # no footer could rule a row out: none is read
     checkable = []
     for split in splits:
         if split.base_file is None:

@@ -275,8 +275,9 @@ class PartitionPruningReader(HoodieReader):
     def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
         for item in filters:
             if PartitionMatcher.usable(item, self.meta_client.properties.partition_fields):
-                self.partition_filters.append(item)
-            self.skipping_filters.append(item)
+                self.partition_filters.append(item)  # (partition pruning decides these)
+            else:
+                self.skipping_filters.append(item)
             yield item  # Spark still evaluates every filter on the rows we return
 
 

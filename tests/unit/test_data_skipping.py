@@ -350,3 +350,15 @@ def test_a_damaged_footer_is_an_error(tmp_path):
     split = FileSplit("", "bad", "bad.parquet")
     with pytest.raises(CorruptDataFileError, match="bad.parquet"):
         skip_slices(storage, [split], True, Compare("n", "=", 1), pa.schema([("n", pa.int64())]))
+
+
+def test_no_footer_is_read_for_a_filter_that_cannot_rule_a_file_out(tmp_path):
+    storage = load_file_io(str(tmp_path))  # the split's file does not exist: never opened
+    split = FileSplit("", "f", "absent.parquet")
+    schema = pa.schema([("n", pa.int64())])
+    for predicate in (ANYTHING, AllOf((Compare("gone", "=", 1),)), AnyOf(()),
+                      AnyOf((Compare("n", "=", 1), ANYTHING))):  # fmt: skip
+        kept, report = skip_slices(storage, [split], True, predicate, schema)
+        assert kept == [split] and report.footers_read == 0
+    with pytest.raises(CorruptDataFileError, match="absent.parquet"):
+        skip_slices(storage, [split], True, Compare("n", "=", 1), schema)
