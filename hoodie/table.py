@@ -15,7 +15,7 @@ import logging
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -454,6 +454,7 @@ class HoodieTable:
         options: Mapping[str, str] | None = None,
         *,
         native: bool | None = None,
+        filters: list[Any] | None = None,
     ) -> DataFrame:
         """The table as a Spark DataFrame: the latest snapshot, or what `options` ask (the read
         options of `spark.read.format("hoodie")`: time travel, read-optimized, incremental).
@@ -470,6 +471,10 @@ class HoodieTable:
             spark: the session to read in.
             options: read options (`hoodie.datasource.query.type`, `as.of.instant`, ...).
             native: whether slices with nothing to merge are Spark's parquet scan (see above).
+            filters: only the rows these match, as hudi-rs and delta-rs take them:
+                `[("id", "=", 5), ("ts", ">", 10)]` (AND) or a list of such lists (OR of
+                ANDs); ops = != < <= > >= in, not in. File slices no row of which can match
+                are not read (`hoodie.enable.data.skipping`, default true).
 
         Returns:
             The rows, with Hudi's meta columns.
@@ -486,4 +491,4 @@ class HoodieTable:
             given.setdefault(PUSHDOWN_OPTION, "true")  # the data source may prune partitions
         # A fresh meta client: another process may have upgraded or rewritten the table.
         meta_client = HoodieTableMetaClient.load(self.storage)
-        return read_table(spark, meta_client, given, native)
+        return read_table(spark, meta_client, given, native, filters)

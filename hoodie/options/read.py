@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from .property import ConfigProperty
+from .property import ConfigProperty, boolean
 
 
 class QueryType(Enum):
@@ -60,6 +60,15 @@ METADATA_ENABLE = ConfigProperty(
     "hoodie.metadata.enable", False,
     "false only: files are listed from storage, never from a metadata table",
 )  # fmt: skip
+# Apache Hudi 1.x turns data skipping on by default (`DataSourceReadOptions.ENABLE_DATA_SKIPPING`,
+# true in 1.2.0; false in 0.15), and so do we: a skipped file slice is one no row of which can
+# match the read's filters, so the switch changes what a read costs, never what it returns.
+DATA_SKIPPING = ConfigProperty(
+    "hoodie.enable.data.skipping", True,
+    "skip file slices no row of which can match the read's filters, by their base files' "
+    "column statistics, record key range and bloom filter (footers)",
+    attribute="data_skipping", parse=boolean,
+)  # fmt: skip
 STORAGE = ConfigProperty(
     STORAGE_PREFIX + "<name>", None,
     "an option of the object store's pyarrow file system (endpoint_override, region, "
@@ -68,7 +77,7 @@ STORAGE = ConfigProperty(
 
 READ_OPTIONS: tuple[ConfigProperty, ...] = (
     QUERY_TYPE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT, MAX_PARTITION_BYTES, PARALLELISM,
-    METADATA_ENABLE, STORAGE,
+    METADATA_ENABLE, DATA_SKIPPING, STORAGE,
 )  # fmt: skip
 
 # A read plan `HoodieTable.read` made (`ReadPlan.to_json`): the data source reads exactly its

@@ -36,10 +36,13 @@ from ..meta_client import HoodieTableMetaClient
 from ..options.read import FILTER_PUSHDOWN
 from ..schema import META_SCHEMA, normalize_schema
 from ..timeline import Timeline
+from .data_skipping import log as skipping_log
+from .data_skipping import skip_slices
 from .options import INCREMENTAL, PLANNED, ReadOptions
 from .packing import MAX_PARTITION_BYTES, default_parallelism, pack_splits
 from .partition_filter import PartitionMatcher
 from .planner import FileSplit, ReadPlan, plan_read
+from .predicates import KeyRule, from_spark
 from .slice_reader import SliceReadSpec, read_slice
 
 SOURCE_NAME = "hoodie"
@@ -164,6 +167,7 @@ class HoodieReader(DataSourceReader):
         first = schema.fields[0].metadata if schema.fields else None
         self.schema_instant: str | None = (first or {}).get(SNAPSHOT_METADATA)
         self.partition_filters: list[Filter] = []
+        self.skipping_filters: list[Filter] = []  # every pushed filter, for data skipping
         arrow_schema = to_arrow_schema(schema, timezone="UTC")
         snapshot = snapshot_arrow_schema(meta_client, options.as_of_instant)
         unknown = [name for name in arrow_schema.names if name not in snapshot.names]
@@ -200,6 +204,8 @@ class HoodieReader(DataSourceReader):
                 plan.splits = [s for s in plan.splits if matcher(s.partition_path)]
         else:
             plan = self._plan(matcher)
+        if self.options.data_skipping and self.skipping_filters:
+            self._skip(plan)
         # The plan's own instants: a write that completed after the slices were listed may
         # have written log files the listing missed, so counting its blocks in the files
         # that were listed would show part of it (a torn read; seen with concurrent writers).
@@ -234,6 +240,18 @@ class HoodieReader(DataSourceReader):
             return ReadPlan([], None)  # the schema is of the table before its first commit
         return plan_read(self.meta_client, replace(self.options, as_of_instant=taken), matcher)
 
+    def _skip(self, plan: ReadPlan) -> None:
+        """Drop the plan's slices no row of which can match the pushed filters
+        (`hoodie.read.data_skipping`), logging what was skipped."""
+        props = self.meta_client.properties
+        table_schema = self.spec.full_schema
+        rule = KeyRule.of(props.record_key_fields, props.key_generator_class, table_schema)
+        predicate = rule.with_keys(from_spark(self.skipping_filters))
+        plan.splits, report = skip_slices(
+            self.meta_client.storage, plan.splits, plan.merge_logs, predicate, table_schema
+        )
+        skipping_log.info(report.describe(self.meta_client.name))
+
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, SliceSplit):
             raise HoodieError(f"the hoodie reader reads SliceSplits, got {partition!r}")
@@ -251,12 +269,15 @@ class HoodieReader(DataSourceReader):
 
 
 class PartitionPruningReader(HoodieReader):
-    """Also takes Spark's filters to skip partitions (needs spark.sql.python.filterPushdown)."""
+    """Also takes Spark's filters to skip partitions, and file slices by their base files'
+    statistics (`hoodie.read.data_skipping`; needs spark.sql.python.filterPushdown)."""
 
     def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
         for item in filters:
             if PartitionMatcher.usable(item, self.meta_client.properties.partition_fields):
-                self.partition_filters.append(item)
+                self.partition_filters.append(item)  # (partition pruning decides these)
+            else:
+                self.skipping_filters.append(item)
             yield item  # Spark still evaluates every filter on the rows we return
 
 

@@ -26,28 +26,34 @@ A slice stays with the data source when:
 
 Incremental reads of base files keep the rows whose `_hoodie_commit_time` the range holds, as
 the data source does (a Spark filter, pushed into the scan).
+
+Filters given to the read (`filters`, see `hoodie.read.predicates.RowFilter`) skip, before
+anything is handed to Spark, the slices no row of which can match (`hoodie.read.data_skipping`:
+the footers read for that serve the type check too), and then filter the rows of both halves;
+Spark's own row group skipping works inside the base files it scans.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import reduce
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
-from ..fs_view import damaged_data_file
 from ..meta_client import HoodieTableMetaClient
 from ..schema import COMMIT_TIME, normalize_type
 from ..schema_evolution import sql_type
+from .data_skipping import Footer, log, read_footers, skip_slices
 from .datasource import SOURCE_NAME, encode_plan, snapshot_arrow_schema
 from .options import INCREMENTAL, PLANNED, ReadOptions
 from .planner import FileSplit, ReadPlan, plan_read
+from .predicates import KeyRule, RowFilter
 
 # (type in the file, type read) pairs Spark's parquet reader converts, besides equal types.
 _SPARK_PROMOTIONS = {
@@ -57,8 +63,6 @@ _SPARK_PROMOTIONS = {
 }
 # What Spark's `DataFrameReader` expands as a pattern in the paths it is given.
 _GLOB = re.compile(r"[*?\[\]{}\\]")
-# Footers are small reads; a thread per file up to this many at once.
-_FOOTER_THREADS = 16
 
 
 def read_table(
@@ -66,10 +70,11 @@ def read_table(
     meta_client: HoodieTableMetaClient,
     given: Mapping[str, str],
     native: bool | None = None,
+    filters: list[Any] | None = None,
 ) -> DataFrame:
     """The read `given` asks for (the `hoodie` data source's options), planned once on the
     driver: Spark's parquet scan of the slices that need no merging, the data source for the
-    rest (see the module's docstring).
+    rest (see the module's docstring); only the rows `filters` match, if given.
 
     `native`: None scans natively where the table is on a file system (not an object store),
     True also on object stores (a cluster whose Hadoop reads the table's URIs), False never.
@@ -80,10 +85,25 @@ def read_table(
     # incremental read has the table's latest columns, whatever its range (as the data source
     # and Apache Hudi give it): a column added after `end` reads as null.
     at = None if options.query_type == INCREMENTAL else plan.as_of
-    schema = from_arrow_schema(snapshot_arrow_schema(meta_client, at))
+    arrow_schema = snapshot_arrow_schema(meta_client, at)
+    schema = from_arrow_schema(arrow_schema)
+    row_filter = RowFilter.parse(filters, arrow_schema.names) if filters is not None else None
+    footers: dict[str, Footer] = {}
+    if row_filter is not None and options.data_skipping and plan.splits:
+        props = meta_client.properties
+        rule = KeyRule.of(props.record_key_fields, props.key_generator_class, arrow_schema)
+        plan.splits, report = skip_slices(
+            meta_client.storage,
+            plan.splits,
+            plan.merge_logs,
+            rule.with_keys(row_filter.predicate),
+            arrow_schema,
+            footers,
+        )
+        log.info(report.describe(meta_client.name))
     if not plan.splits:
         return spark.createDataFrame([], schema)
-    scanned, merged = _route(meta_client, plan, schema, native)
+    scanned, merged = _route(meta_client, plan, schema, native, footers)
     frames = []
     if scanned:
         frames.append(_scan(spark, meta_client, plan, scanned, schema))
@@ -91,11 +111,16 @@ def read_table(
         planned = {**given, PLANNED: encode_plan(replace(plan, splits=merged))}
         source = spark.read.format(SOURCE_NAME).schema(schema).options(**planned)
         frames.append(source.load(meta_client.storage.uri()))
-    return reduce(lambda left, right: left.unionByName(right), frames)  # (Connect's too)
+    frame = reduce(lambda left, right: left.unionByName(right), frames)  # (Connect's too)
+    return frame.where(row_filter.column()) if row_filter is not None else frame
 
 
 def _route(
-    meta_client: HoodieTableMetaClient, plan: ReadPlan, schema: StructType, native: bool | None
+    meta_client: HoodieTableMetaClient,
+    plan: ReadPlan,
+    schema: StructType,
+    native: bool | None,
+    footers: dict[str, Footer],
 ) -> tuple[list[FileSplit], list[FileSplit]]:
     """The plan's slices Spark scans, and those the data source reads."""
     if native is False or (native is None and meta_client.storage.is_object_store):
@@ -105,7 +130,8 @@ def _route(
         for split in plan.splits
         if split.base_file is not None and not (plan.merge_logs and split.log_files)
     ]
-    readable = _spark_reads(meta_client, [s.base_file for s in unmerged if s.base_file], schema)
+    files = [s.base_file for s in unmerged if s.base_file]
+    readable = _spark_reads(meta_client, files, schema, footers)
     scanned = [split for split in unmerged if split.base_file in readable]
     chosen = set(scanned)
     return scanned, [split for split in plan.splits if split not in chosen]
@@ -141,19 +167,21 @@ def _in_range(plan: ReadPlan) -> Column:
 
 
 def _spark_reads(
-    meta_client: HoodieTableMetaClient, files: list[str], schema: StructType
+    meta_client: HoodieTableMetaClient,
+    files: list[str],
+    schema: StructType,
+    footers: dict[str, Footer],
 ) -> set[str]:
     """The files Spark's parquet reader reads as they are: paths without glob characters, and
-    every column in a type Spark gives the type of `schema`."""
+    every column in a type Spark gives the type of `schema`. Footers not in `footers` (those
+    data skipping read) are read here, by threads."""
     wanted = {f.name: f.dataType.simpleString() for f in schema.fields}
     storage = meta_client.storage
+    candidates = [f for f in files if not _GLOB.search(storage.uri(f))]
+    footers.update(read_footers(storage, [f for f in candidates if f not in footers]))
 
     def agrees(relative: str) -> bool:
-        if _GLOB.search(storage.uri(relative)):
-            return False
-        with damaged_data_file(storage, relative, "a parquet base file"):
-            footer = storage.parquet_file(relative).schema_arrow
-        for field in footer:
+        for field in footers[relative].schema:
             if field.name not in wanted:
                 continue  # a column the table dropped: not read
             # (a type Spark has no name for keeps its Arrow name, which matches nothing)
@@ -162,7 +190,4 @@ def _spark_reads(
                 return False
         return True
 
-    if not files:
-        return set()
-    with ThreadPoolExecutor(max_workers=min(_FOOTER_THREADS, len(files))) as pool:
-        return {f for f, ok in zip(files, pool.map(agrees, files)) if ok}
+    return {f for f in candidates if agrees(f)}

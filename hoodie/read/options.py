@@ -27,6 +27,7 @@ END_INSTANT = read.END_INSTANT.key
 MAX_PARTITION_BYTES = read.MAX_PARTITION_BYTES.key
 PARALLELISM = read.PARALLELISM.key
 METADATA_ENABLE = read.METADATA_ENABLE.key
+DATA_SKIPPING = read.DATA_SKIPPING.key
 STORAGE_PREFIX = read.STORAGE_PREFIX
 
 SNAPSHOT = read.QueryType.SNAPSHOT.value
@@ -76,6 +77,7 @@ class ReadOptions:
     end_instant: str | None = None
     max_partition_bytes: int | None = None  # None: the packing module's default
     parallelism: int | None = None  # None: the cores of the planning process
+    data_skipping: bool = cast(bool, read.DATA_SKIPPING.default)  # see `read.data_skipping`
     storage_options: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -137,6 +139,12 @@ class ReadOptions:
             end_instant=normalize_instant(end, END_INSTANT) if end is not None else None,
             max_partition_bytes=_positive(given, MAX_PARTITION_BYTES),
             parallelism=_positive(given, PARALLELISM),
+            data_skipping=cast(
+                bool,
+                read.DATA_SKIPPING.value(DATA_SKIPPING, given[DATA_SKIPPING])
+                if DATA_SKIPPING in given
+                else read.DATA_SKIPPING.default,
+            ),
             storage_options=storage,
         )
         if (
