@@ -33,7 +33,10 @@ from .schema_evolution import SchemaChange
 _MAX_BLOOM_BITS = 2**31 - 1
 # The option values the core decides by (declared with their options in `hoodie.options.write`).
 SIMPLE_INDEX, BUCKET_INDEX = IndexType.SIMPLE.value, IndexType.BUCKET.value
-INDEX_TYPES = (SIMPLE_INDEX, BUCKET_INDEX)
+GLOBAL_SIMPLE_INDEX = IndexType.GLOBAL_SIMPLE.value
+INDEX_TYPES = (SIMPLE_INDEX, BUCKET_INDEX, GLOBAL_SIMPLE_INDEX)
+# The indexes that look keys up, so they can tell an insert which keys the table holds.
+_LOOKUP_INDEXES = (SIMPLE_INDEX, GLOBAL_SIMPLE_INDEX)
 # hoodie.datasource.write.operation: what a write does with keys the table already holds.
 UPSERT, INSERT, BULK_INSERT = (
     Operation.UPSERT.value, Operation.INSERT.value, Operation.BULK_INSERT.value
@@ -96,6 +99,7 @@ class WriteConfig:
     merge_max_memory: int = _default("merge_max_memory")
     parallelism: int = _default("parallelism")
     index_type: str = _default("index_type")
+    simple_index_update_partition_path: bool = _default("simple_index_update_partition_path")
     bloom_num_entries: int = _default("bloom_num_entries")
     bloom_fpp: float = _default("bloom_fpp")
     bloom_filter_type: str = _default("bloom_filter_type")
@@ -149,7 +153,7 @@ class WriteConfig:
                 f"field(s) ({', '.join(self.record_key_fields)}): the bucket must follow from "
                 "the key"
             )
-        if self.operation != UPSERT and self.index_type != SIMPLE_INDEX:
+        if self.operation != UPSERT and self.index_type not in _LOOKUP_INDEXES:
             raise InvalidConfigError(
                 f"table '{self.table_name}': hoodie.datasource.write.operation={self.operation} "
                 f"needs the SIMPLE index (hoodie.index.type={self.index_type} places records "

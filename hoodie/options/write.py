@@ -58,8 +58,11 @@ class Compression(Enum):
 
 
 class IndexType(Enum):
+    """hoodie.index.type: how a write finds the file group holding each key."""
+
     SIMPLE = "SIMPLE"
     BUCKET = "BUCKET"
+    GLOBAL_SIMPLE = "GLOBAL_SIMPLE"
 
 
 class BloomFilterType(Enum):
@@ -202,8 +205,8 @@ OPTIONS: tuple[ConfigProperty, ...] = (
     ConfigProperty("hoodie.datasource.write.operation", Operation.UPSERT.value,
                    "upsert (update stored keys, insert new ones), insert (only new keys, filling "
                    "small file groups) or bulk_insert (only new keys, into new file groups, "
-                   "sorted by partition and key, no small-file rewrites); SIMPLE index only for "
-                   "insert and bulk_insert",
+                   "sorted by partition and key, no small-file rewrites); SIMPLE and "
+                   "GLOBAL_SIMPLE indexes only for insert and bulk_insert",
                    attribute="operation", parse=choice(Operation), choices=Operation),
     ConfigProperty("hoodie.datasource.insert.dup.policy", InsertDupPolicy.FAIL.value,
                    "insert and bulk_insert: rows whose key the table already holds stop the "
@@ -231,8 +234,15 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    attribute="parallelism", parse=non_negative_int),
     # Indexes.
     ConfigProperty("hoodie.index.type", IndexType.SIMPLE.value,
-                   "SIMPLE (join with stored keys) or BUCKET (hash of the key, no key scan)",
+                   "SIMPLE (join with the stored keys of the batch's partitions), BUCKET (hash "
+                   "of the key, no key scan) or GLOBAL_SIMPLE (join with every partition's "
+                   "stored keys: a key is unique across the table)",
                    attribute="index_type", parse=_index_type, choices=IndexType),
+    ConfigProperty("hoodie.simple.index.update.partition.path", True,
+                   "GLOBAL_SIMPLE: a record whose partition value changed is deleted from its "
+                   "old partition and inserted in the new one, in one commit (true), or updated "
+                   "where it is, keeping its old partition path (false)",
+                   attribute="simple_index_update_partition_path", parse=boolean),
     ConfigProperty("hoodie.index.bloom.num_entries", 60_000,
                    "keys a base file's bloom filter (in its footer, which Apache Hudi's BLOOM "
                    "index reads; written whatever our index) is sized for",
