@@ -12,6 +12,7 @@ from diff_model import (
     BUCKET,
     COW,
     EXTRA_COLUMNS,
+    GLOBAL_SIMPLE,
     MOR,
     SIMPLE,
     Archive,
@@ -54,11 +55,12 @@ class Scenario:
 
 
 @st.composite
-def table_params(draw) -> Params:
+def table_params(draw, index: str | None = None) -> Params:
+    """A table's parameters (`index`: only that index, e.g. a soak of GLOBAL_SIMPLE alone)."""
     keep_min, keep_max = draw(st.sampled_from(((2, 3), (3, 5), (20, 30))))
     return Params(
         table_type=draw(st.sampled_from((COW, MOR))),
-        index=draw(st.sampled_from((SIMPLE, BUCKET))),
+        index=index or draw(st.sampled_from((SIMPLE, BUCKET, GLOBAL_SIMPLE))),
         partitioned=draw(st.booleans()),
         precombine=draw(st.sampled_from((True, True, True, False))),
         compact_every=draw(st.sampled_from((2, 3, 4))),
@@ -69,6 +71,7 @@ def table_params(draw) -> Params:
         max_file_size=draw(st.sampled_from((None, None, 6000))),
         write_memory=draw(st.sampled_from((None, None, 2000))),
         table_version=draw(st.sampled_from((6, 8))),
+        update_partition_path=draw(st.booleans()),
     )
 
 
@@ -144,8 +147,8 @@ def operations(p: Params) -> st.SearchStrategy:
 
 
 @st.composite
-def scenarios(draw, max_ops: int = 10, min_ops: int = 1) -> Scenario:
-    p = draw(table_params())
+def scenarios(draw, max_ops: int = 10, min_ops: int = 1, index: str | None = None) -> Scenario:
+    p = draw(table_params(index))
     first = draw(upserts(p))  # a table starts with a write
     rest = draw(st.lists(operations(p), min_size=min_ops - 1, max_size=max_ops - 1))
     return Scenario(p, (first, *rest))

@@ -82,6 +82,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-ops", type=int, default=12, help="operations per sequence, at most")
     parser.add_argument("--min-ops", type=int, default=4, help="operations per sequence, at least")
+    parser.add_argument("--index", default=None, help="only tables of this index (GLOBAL_SIMPLE)")
     args = parser.parse_args(argv)
 
     root = tempfile.mkdtemp(prefix="hoodie-soak-")
@@ -92,7 +93,7 @@ def main(argv=None) -> int:
 
     @soak_settings(args.sequences)
     @seed(args.seed)
-    @given(scenario=scenarios(max_ops=args.max_ops, min_ops=args.min_ops))
+    @given(scenario=scenarios(max_ops=args.max_ops, min_ops=args.min_ops, index=args.index))
     def sequence(scenario):
         if tally["failed"]:
             tally["shrink_runs"] += 1
@@ -115,6 +116,7 @@ def main(argv=None) -> int:
         p = scenario.params
         kinds = Counter(type(op).__name__ for op in scenario.ops)
         ops = " ".join(f"{name}x{count}" for name, count in sorted(kinds.items()))
+        moving = p.index == "GLOBAL_SIMPLE"
         print(
             f"sequence {tally['agreed']}: agreed, {stats.steps} steps, {stats.reads} reads "
             f"({stats.refused} refused), {time.monotonic() - t0:.1f} s (operations "
@@ -122,6 +124,7 @@ def main(argv=None) -> int:
             f"[table version {p.table_version} {p.table_type} {p.index} "
             f"partitioned={p.partitioned} "
             f"precombine={p.precombine}"
+            f"{f' update_partition_path={p.update_partition_path}' if moving else ''}"
             f"{f' max_file_size={p.max_file_size}' if p.max_file_size else ''}"
             f"{f' write_memory={p.write_memory}' if p.write_memory else ''}] {ops}",
             flush=True,
