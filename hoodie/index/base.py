@@ -3,15 +3,18 @@
 Hudi's `HoodieIndex` with its partitioner: an index tags each record with the file group that
 holds its key (or none: an insert), and places every record: updates to their file group's
 next version, inserts into small or new file groups. SIMPLE (`simple.py`) joins the batch
-with stored keys; BUCKET (`bucket.py`) computes the file group from a hash of the key. The
-coming BLOOM, global and record-level indexes implement the same two steps.
+with stored keys; BLOOM (`bloom.py`) reads stored keys only where footer key ranges and bloom
+filters allow; BUCKET (`bucket.py`) computes the file group from a hash of the key;
+GLOBAL_SIMPLE and GLOBAL_BLOOM (`global_index.py`) look keys up in every partition. The coming
+record-level index implements the same two steps.
 
 An index may also tag inside the write tasks themselves (`tags_in_write_tasks`): then an
 upsert or delete needs no tagging job, and each task finds its records' file slice as it
 writes; the index plans that job (`in_task_tagging`) and has the write floor's executor run
 it (`InTaskWriter`). What else differs by index is asked here too, never by the index's
 class: whether inserts can be checked against stored keys (`check_insert`), and whether a batch
-with nothing to look up may go untagged into new file groups (`bulk_inserts`).
+with nothing to look up may go untagged into new file groups (`bulk_inserts`), and whether
+a key is unique across partitions (`is_global`: `global_index.py`).
 """
 
 from __future__ import annotations
@@ -48,7 +51,9 @@ class TaggingContext:
     config: WriteConfig
     timeline: Timeline  # the timeline the write started from
     view: FileSystemView
-    slices: list[FileSlice]  # latest slices of the table's partitions the batch touches
+    # Latest slices of the table's partitions the batch touches (a global index: of every
+    # partition).
+    slices: list[FileSlice]
     partitions: list[str]  # the batch's partitions
     summary: list[Row]  # the batch per `summary_keys`: rows (and the index's aggregates)
     pending_compactions: dict[tuple[str, str], str]  # (partition, file id) -> compaction
@@ -101,6 +106,12 @@ class HoodieIndex(ABC):
         """Refuse an insert or bulk insert if this index cannot tell which keys the table
         holds (the dup policy needs that verdict before anything is written)."""
         return None
+
+    def is_global(self) -> bool:
+        """Whether a key is unique across the table (Hudi's `isGlobal`): tagging then looks a
+        key up in every partition, by the key alone, and the batch keeps one record per key
+        whatever its partition values (`write/prepare.py`)."""
+        return False
 
     def bulk_inserts(self) -> bool:
         """Whether a batch with nothing to look up (a first write, an overwrite) may go

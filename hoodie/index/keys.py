@@ -13,11 +13,13 @@ recorded (the torn tail of a failed append) are skipped, as Apache Hudi skips th
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..fs_view import (
     BlockSpan,
@@ -28,7 +30,9 @@ from ..fs_view import (
     damaged_data_file,
 )
 from ..logformat import BlockType
-from ..schema import RECORD_KEY
+from ..merge import INSTANT, ORDERING, SEQUENCE, merge_slice
+from ..naming import parse_base_file_name
+from ..schema import COMMIT_TIME, RECORD_KEY, constant_column, row_numbers
 from ..storage import FileIO
 
 _BATCH_ROWS = 65536
@@ -84,3 +88,76 @@ def stored_keys(
             with damaged_data_file(storage, relative, what):
                 keys = block.records(columns=[RECORD_KEY]).column(0).combine_chunks()
             yield keys
+
+
+def live_versions(
+    storage: FileIO,
+    source: KeySource,
+    committed: CommittedInstants,
+    keys: pa.Array,
+    ordering_field: str | None,
+) -> pa.Table:
+    """The versions of `keys` the slice of `source` (read with its logs) holds after merging,
+    as a snapshot read merges it (`merge.merge_slice`): (key[, ordering value]), one row per key
+    still there. A key of the base file that a log's delete removed is not: a global index
+    asks this of the keys it found, since on merge-on-read a record moved out of a file group
+    stays in its base file until compaction, and a move compares the stored ordering value."""
+    columns = [RECORD_KEY, COMMIT_TIME] + ([ordering_field] if ordering_field else [])
+    versions: list[pa.Table] = []
+    deletes: list[pa.Table] = []
+    sequence = 0
+    names = set(keys.to_pylist())
+
+    def wanted(rows: pa.Table, instant: str) -> None:
+        nonlocal sequence
+        rows = rows.select([c for c in columns if c in rows.column_names])
+        rows = rows.filter(pc.is_in(rows.column(RECORD_KEY).cast(pa.string()), value_set=keys))
+        n = rows.num_rows
+        if n == 0:
+            return
+        written = pc.coalesce(rows.column(COMMIT_TIME).cast(pa.string()), instant)
+        table = pa.table({RECORD_KEY: rows.column(RECORD_KEY).cast(pa.string()),
+                          SEQUENCE: row_numbers(sequence, n), INSTANT: written})  # fmt: skip
+        if ordering_field:
+            table = table.append_column(ordering_field, rows.column(ordering_field))
+        versions.append(table)
+        sequence += n
+
+    if source.base_file is not None:
+        with damaged_data_file(storage, source.base_file, "a parquet base file"):
+            base = storage.read_parquet(source.base_file, columns=columns)
+        parsed = parse_base_file_name(posixpath.basename(source.base_file))
+        wanted(base, parsed.instant if parsed else "")
+    for index, relative in enumerate(source.log_files):
+        written = source.log_writes[index] if index < len(source.log_writes) else ()
+        for block in checked_log_blocks(storage, relative, committed, written):
+            instant = block.instant_time
+            if instant is None or instant not in committed:
+                continue
+            what = f"a log block of instant {instant}"
+            if block.block_type in (BlockType.PARQUET_DATA, BlockType.AVRO_DATA):
+                with damaged_data_file(storage, relative, what):
+                    wanted(block.records(columns=columns), instant)
+            elif block.block_type is BlockType.DELETE:
+                with damaged_data_file(storage, relative, what):
+                    named = [r for r in block.deleted_records() if r.record_key in names]
+                n = len(named)
+                deletes.append(pa.table({
+                    RECORD_KEY: pa.array([r.record_key for r in named], pa.string()),
+                    SEQUENCE: row_numbers(sequence, n),
+                    INSTANT: constant_column(instant, n),
+                    ORDERING: pa.array([None if r.natural_order else r.ordering_value
+                                        for r in named]),
+                }))  # fmt: skip
+                sequence += n
+    if not versions:
+        empty = {RECORD_KEY: pa.array([], pa.string())}
+        return pa.table(empty)
+    rows = pa.concat_tables(versions, promote_options="permissive")
+    removed = (
+        pa.concat_tables(deletes, promote_options="permissive")
+        if deletes
+        else pa.table({RECORD_KEY: pa.array([], pa.string())})
+    )
+    merged = merge_slice(rows, RECORD_KEY, removed, ordering_field)
+    return merged.select([RECORD_KEY] + ([ordering_field] if ordering_field else []))

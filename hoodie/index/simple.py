@@ -206,26 +206,10 @@ class SimpleIndex(HoodieIndex):
         )
 
     def tag_and_place(self, batch: DataFrame, context: TaggingContext) -> Placement:
-        meta_client, spark = context.meta_client, batch.sparkSession
-        merge_on_read = meta_client.merge_on_read
-        parallelism = context.config.parallelism or int(
-            # pyspark types get() as Optional even when given a default
-            spark.conf.get("spark.sql.shuffle.partitions", "200")  # type: ignore[arg-type]
-        )
-        logged_inserts = (
-            groups_with_inserts_in_logs(meta_client, context.timeline) if context.slices else set()
-        )
-        sources = [
-            KeySource.of(
-                s,
-                with_logs=merge_on_read
-                and (s.base_file is None or (s.partition_path, s.file_id) in logged_inserts),
-                view=context.view,
-            )
-            for s in context.slices
-        ]
+        parallelism = tagging_parallelism(batch.sparkSession, context.config)
+        sources = key_sources(context)
         tagged, profile, cached = self._tag(batch, context, sources, parallelism)
-        buckets, targets = self._place(profile, context)
+        buckets, targets = place(profile, context)
         return Placement(tagged, profile, buckets, targets, cached=cached)
 
     def stored_locations(
@@ -265,7 +249,7 @@ class SimpleIndex(HoodieIndex):
         lookup: StoredLookup = partial(self.stored_locations, batch, context, sources, parallelism)
         if not sources:
             tagged = batch.withColumn(LOCATION, F.lit(None).cast("string"))
-            return _drop_unknown_deletes(tagged, context), summary_profile(context), False
+            return drop_unknown_deletes(tagged, context), summary_profile(context), False
         if context.incoming_rows <= KEY_FILTER_MAX_ROWS:
             located, stored = locate_batch_keys(batch, lookup)
             if context.delete_operation:
@@ -273,11 +257,11 @@ class SimpleIndex(HoodieIndex):
             stored_keys = spark.createDataFrame(stored)
             if context.on_existing is None:
                 tagged = batch.join(stored_keys, on=[RECORD_KEY, PARTITION_PATH], how="left")
-                return _drop_unknown_deletes(tagged, context), located_profile(located), False
+                return drop_unknown_deletes(tagged, context), located_profile(located), False
             existing = located.filter(pc.is_valid(located.column(LOCATION)))
             if context.on_existing == FAIL_ON_EXISTING and existing.num_rows:
-                raise _keys_exist(context, pc.sum(existing.column("count")).as_py(),
-                                  existing.slice(0, 3).to_pylist())  # fmt: skip
+                raise keys_exist_error(context, pc.sum(existing.column("count")).as_py(),
+                                       existing.slice(0, 3).to_pylist())  # fmt: skip
             located = located.filter(pc.is_null(located.column(LOCATION)))
             tagged = batch.join(stored_keys, on=[RECORD_KEY, PARTITION_PATH], how="left_anti")
             tagged = tagged.withColumn(LOCATION, F.lit(None).cast("string"))
@@ -285,56 +269,85 @@ class SimpleIndex(HoodieIndex):
         tagged = tag_location(batch, lookup(None), sources)
         if context.on_existing == DROP_EXISTING:
             tagged = tagged.filter(F.col(LOCATION).isNull())
-        tagged = _drop_unknown_deletes(tagged, context).persist()
+        tagged = drop_unknown_deletes(tagged, context).persist()
         profile = profile_of(tagged)
         if context.on_existing == FAIL_ON_EXISTING and profile.updates:
             rows = sum(n for groups in profile.updates.values() for n in groups.values())
             examples = tagged.filter(F.col(LOCATION).isNotNull()).limit(3).collect()
             tagged.unpersist()
-            raise _keys_exist(context, rows, [r.asDict() for r in examples])
+            raise keys_exist_error(context, rows, [r.asDict() for r in examples])
         return tagged, profile, True
 
-    def _place(
-        self, profile: WorkloadProfile, context: TaggingContext
-    ) -> tuple[list[InsertBucket], dict[str, FileGroupTarget]]:
-        """Insert buckets, and where every record's file group gets its new version.
 
-        Inserts fill small file groups first. In a merge-on-read table only slices without log
-        files and outside pending compactions count as small (Hudi's rule when the index cannot
-        see log files): such a group is rewritten with its inserts and updates as a new base
-        file. Updates and deletes of every other existing group go to a new log file (merge-on-
-        read) or a new base file version (copy-on-write).
-        """
-        config, pending = context.config, context.pending_compactions
-        merge_on_read = context.meta_client.merge_on_read
-        small = [
-            s.base_file
-            for s in context.slices
-            if s.base_file is not None
-            and not (merge_on_read and (s.log_files or (s.partition_path, s.file_id) in pending))
-        ]
-        buckets = plan_inserts(
-            profile,
-            {p: [f for f in small if f.partition_path == p] for p in context.partitions},
-            max_file_size=config.max_file_size,
-            small_file_limit=config.small_file_limit,
-            average_record_size=average_record_size(context.meta_client, config),
+def tagging_parallelism(spark: SparkSession, config: WriteConfig) -> int:
+    """Spark tasks for reading stored keys: the write's parallelism, or Spark's shuffle
+    partitions."""
+    return config.parallelism or int(
+        # pyspark types get() as Optional even when given a default
+        spark.conf.get("spark.sql.shuffle.partitions", "200")  # type: ignore[arg-type]
+    )
+
+
+def key_sources(context: TaggingContext) -> list[KeySource]:
+    """The files of `context.slices` whose keys tagging reads: base files, and on merge-on-read
+    the logs where keys may live alone (`groups_with_inserts_in_logs`)."""
+    meta_client = context.meta_client
+    merge_on_read = meta_client.merge_on_read
+    logged_inserts = (
+        groups_with_inserts_in_logs(meta_client, context.timeline) if context.slices else set()
+    )
+    return [
+        KeySource.of(
+            s,
+            with_logs=merge_on_read
+            and (s.base_file is None or (s.partition_path, s.file_id) in logged_inserts),
+            view=context.view,
         )
-        targets: dict[str, FileGroupTarget] = {}
-        for bucket in buckets:
-            base = bucket.base_file
-            targets[bucket.file_id] = FileGroupTarget(
-                bucket.partition_path,
-                bucket.file_id,
-                base.relative_path if base else None,
-                base.instant if base else None,
-            )
-        # A small file group taking inserts is rewritten, its updates included.
-        targets.update(next_versions(profile, context.slices, pending, merge_on_read, targets))
-        return buckets, targets
+        for s in context.slices
+    ]
 
 
-def _keys_exist(
+def place(
+    profile: WorkloadProfile, context: TaggingContext
+) -> tuple[list[InsertBucket], dict[str, FileGroupTarget]]:
+    """Insert buckets, and where every record's file group gets its new version.
+
+    Inserts fill small file groups first. In a merge-on-read table only slices without log
+    files and outside pending compactions count as small (Hudi's rule when the index cannot
+    see log files): such a group is rewritten with its inserts and updates as a new base
+    file. Updates and deletes of every other existing group go to a new log file (merge-on-
+    read) or a new base file version (copy-on-write).
+    """
+    config, pending = context.config, context.pending_compactions
+    merge_on_read = context.meta_client.merge_on_read
+    small = [
+        s.base_file
+        for s in context.slices
+        if s.base_file is not None
+        and not (merge_on_read and (s.log_files or (s.partition_path, s.file_id) in pending))
+    ]
+    buckets = plan_inserts(
+        profile,
+        {p: [f for f in small if f.partition_path == p] for p in context.partitions},
+        max_file_size=config.max_file_size,
+        small_file_limit=config.small_file_limit,
+        average_record_size=average_record_size(context.meta_client, config),
+    )
+    targets: dict[str, FileGroupTarget] = {}
+    for bucket in buckets:
+        base = bucket.base_file
+        targets[bucket.file_id] = FileGroupTarget(
+            bucket.partition_path,
+            bucket.file_id,
+            base.relative_path if base else None,
+            base.instant if base else None,
+        )
+    # A small file group taking inserts is rewritten, its updates included.
+    targets.update(next_versions(profile, context.slices, pending, merge_on_read, targets))
+    return buckets, targets
+
+
+def keys_exist_error(
     context: TaggingContext, rows: int, examples: list[dict[str, Any]]
 ) -> RecordKeyExistsError:
     """The error of an insert (dup policy fail) that brings keys the table holds."""
@@ -351,7 +364,7 @@ def _keys_exist(
     )
 
 
-def _drop_unknown_deletes(tagged: DataFrame, context: TaggingContext) -> DataFrame:
+def drop_unknown_deletes(tagged: DataFrame, context: TaggingContext) -> DataFrame:
     """A delete of a key the table does not hold has nothing to do. (In an upsert such a
     delete stays: it may be the batch's latest version of a key that another of its rows
     would insert; the write task combines them and writes neither.)"""

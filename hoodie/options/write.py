@@ -58,9 +58,13 @@ class Compression(Enum):
 
 
 class IndexType(Enum):
+    """hoodie.index.type: how a write finds the file group holding each key."""
+
     SIMPLE = "SIMPLE"
     BUCKET = "BUCKET"
     BLOOM = "BLOOM"
+    GLOBAL_SIMPLE = "GLOBAL_SIMPLE"
+    GLOBAL_BLOOM = "GLOBAL_BLOOM"
 
 
 class BloomFilterType(Enum):
@@ -203,8 +207,9 @@ OPTIONS: tuple[ConfigProperty, ...] = (
     ConfigProperty("hoodie.datasource.write.operation", Operation.UPSERT.value,
                    "upsert (update stored keys, insert new ones), insert (only new keys, filling "
                    "small file groups) or bulk_insert (only new keys, into new file groups, "
-                   "sorted by partition and key, no small-file rewrites); SIMPLE or BLOOM index "
-                   "only for insert and bulk_insert",
+                   "sorted by partition and key, no small-file rewrites); an index that looks "
+                   "keys up (SIMPLE, BLOOM, GLOBAL_SIMPLE, GLOBAL_BLOOM) for insert and "
+                   "bulk_insert",
                    attribute="operation", parse=choice(Operation), choices=Operation),
     ConfigProperty("hoodie.datasource.insert.dup.policy", InsertDupPolicy.FAIL.value,
                    "insert and bulk_insert: rows whose key the table already holds stop the "
@@ -232,9 +237,11 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    attribute="parallelism", parse=non_negative_int),
     # Indexes.
     ConfigProperty("hoodie.index.type", IndexType.SIMPLE.value,
-                   "SIMPLE (join with stored keys), BUCKET (hash of the key, no key scan) or "
-                   "BLOOM (stored keys read only from the files whose footer key range and bloom "
-                   "filter may hold an incoming key)",
+                   "SIMPLE (join with the stored keys of the batch's partitions), BUCKET (hash "
+                   "of the key, no key scan), BLOOM (stored keys read only from the files whose "
+                   "footer key range and bloom filter may hold an incoming key), GLOBAL_SIMPLE "
+                   "and GLOBAL_BLOOM (the same lookups in every partition: a key is unique "
+                   "across the table)",
                    attribute="index_type", parse=_index_type, choices=IndexType),
     ConfigProperty("hoodie.bloom.index.prune.by.ranges", True,
                    "BLOOM index: skip the files whose footer key range (hoodie_min_record_key, "
@@ -246,6 +253,14 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "0: one per file slice of the batch's partitions, up to "
                    "hoodie.upsert.shuffle.parallelism (or Spark's shuffle partitions)",
                    attribute="bloom_parallelism", parse=non_negative_int),
+    ConfigProperty("hoodie.simple.index.update.partition.path", True,
+                   "GLOBAL_SIMPLE: a record whose partition value changed is deleted from its "
+                   "old partition and inserted in the new one, in one commit (true), or updated "
+                   "where it is, keeping its old partition path (false)",
+                   attribute="simple_index_update_partition_path", parse=boolean),
+    ConfigProperty("hoodie.bloom.index.update.partition.path", True,
+                   "GLOBAL_BLOOM: as hoodie.simple.index.update.partition.path for GLOBAL_SIMPLE",
+                   attribute="bloom_index_update_partition_path", parse=boolean),
     ConfigProperty("hoodie.index.bloom.num_entries", 60_000,
                    "keys a base file's bloom filter (in its footer, which Apache Hudi's BLOOM "
                    "index reads; written whatever our index) is sized for",

@@ -115,7 +115,7 @@ class AppendHandle:
                 )
             )
         if deletes.num_rows:
-            blocks.append(self._delete_block(deletes, avro))
+            blocks.extend(self._delete_blocks(deletes, avro))
         self.markers.create(relative, IOType.APPEND)
         crash_point("task.log_file.marked")
         if target.partition_path:
@@ -178,22 +178,30 @@ class AppendHandle:
         named = sorted(i for i in instants if i is not None)
         return " ".join(f"{i} (deltacommit)" for i in named) or "a write"
 
-    def _delete_block(self, deletes: pa.Table, avro_schema: str) -> bytes:
+    def _delete_blocks(self, deletes: pa.Table, avro_schema: str) -> list[bytes]:
         keys = deletes.column(RECORD_KEY).to_pylist()
         partitions = deletes.column(PARTITION_PATH).to_pylist()
         if self.unconditional_deletes or self.precombine_field is None:
             ordering = [0] * len(keys)
-            return delete_block(
+            return [delete_block(
                 [DeleteRecord(k, p, o) for k, p, o in zip(keys, partitions, ordering)],
                 self.instant,
                 avro_schema,
-            )
+            )]  # fmt: skip
         # Soft deletes (`_hoodie_is_deleted`) keep their ordering value: a stored version with
         # a larger one survives them, as in copy-on-write.
         ordering = deletes.column(self.precombine_field).to_pylist()
-        return delete_block(
-            [DeleteRecord(k, p, o) for k, p, o in zip(keys, partitions, ordering)],
-            self.instant,
-            avro_schema,
-            ordering_field=self.precombine_field,
-        )
+        records = list(zip(keys, partitions, ordering))
+        ordered = [DeleteRecord(k, p, o) for k, p, o in records if o is not None]
+        blocks = []
+        unordered = [DeleteRecord(k, p, 0) for k, p, o in records if o is None]
+        if unordered:
+            # Deletes without an ordering value (a global index's delete of a moved record's
+            # old copy, a null one): Hudi's Integer 0, as Apache Hudi writes them (its reader
+            # fails on a null one), in a block of their own (hudi-rs refuses a block mixing it
+            # with the field's own type).
+            blocks.append(delete_block(unordered, self.instant, avro_schema))
+        if ordered:
+            blocks.append(delete_block(ordered, self.instant, avro_schema,
+                                       ordering_field=self.precombine_field))  # fmt: skip
+        return blocks

@@ -2,6 +2,7 @@
 
 Each record gets its key and partition path (Spark columns of the key generator), and the
 index's own columns (the BUCKET index's bucket); meta columns the caller brought are dropped.
+Under a global index the batch keeps one record per key (`one_per_key`), across partitions.
 A one-job summary per partition (and index key) counts the rows and finds null keys and
 partition paths that could leave the table (`partition_paths`), which stop the write before
 anything is written. Writes without that summary (their tasks tag and write in one job) check
@@ -11,13 +12,13 @@ both in SQL, in the stage before the shuffle, which completes before any task wr
 from __future__ import annotations
 
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame, Row
+from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from .. import partition_paths
 from ..config import WriteConfig
-from ..exceptions import NullRecordKeyError, PartitionPathError
+from ..exceptions import DuplicateRecordKeyError, NullRecordKeyError, PartitionPathError
 from ..index.base import HoodieIndex
 from ..keygen import KeyGenerator, partition_path_problem, shown
 from ..schema import (
@@ -37,6 +38,7 @@ from .validation import check_batch, missing_key_text
 UPSERT, INSERT, BULK_INSERT = "UPSERT", "INSERT", "BULK_INSERT"
 DELETE = "DELETE"
 INSERT_OVERWRITE_TABLE = "INSERT_OVERWRITE_TABLE"
+_ARRIVAL, _RANK = "__hoodie_batch_arrival", "__hoodie_batch_rank"  # a global index's dedup
 
 
 def batch_writer_schema(
@@ -78,8 +80,40 @@ class BatchPreparer:
             batch = batch.withColumn(IS_DELETED, F.lit(False))
         key = F.when(~self.keygen.record_key_is_missing(), self.keygen.record_key())
         batch = batch.withColumns({RECORD_KEY: key, PARTITION_PATH: self.keygen.partition_path()})
+        if self.index.is_global():
+            batch = self.one_per_key(batch, operation)
         columns = self.index.columns()
         return batch.withColumns(columns) if columns else batch
+
+    def one_per_key(self, batch: DataFrame, operation: str) -> DataFrame:
+        """Under a global index, one record per key whatever its partition values, as Hudi
+        deduplicates by the key alone there: the largest precombine value wins (a null loses
+        to any value), then the later row of the batch. Decided here, before any plan, so a
+        first write's bulk insert (which only deduplicates per partition) gets one record per
+        key too. A key twice in an upsert without a precombine field fails the write, as the
+        write tasks refuse it; Hudi's delete keeps any one (it needs only the key)."""
+        arrival = F.monotonically_increasing_id()
+        batch = batch.withColumn(_ARRIVAL, arrival)
+        by_key = Window.partitionBy(RECORD_KEY)
+        precombine = self.config.precombine_field
+        if precombine is None and operation != DELETE:
+            message = F.concat(
+                F.lit("record key "), F.col(RECORD_KEY),
+                F.lit(f" appears more than once in the batch (record key: "
+                      f"{', '.join(self.config.record_key_fields)}). Set precombine_field to "
+                      "choose the latest row per key, or deduplicate in the model"),
+            )  # fmt: skip
+            twice = F.col(RECORD_KEY).isNotNull() & (F.count(F.lit(1)).over(by_key) > 1)
+            failed = raise_in_sql(DuplicateRecordKeyError, message)
+            batch = batch.withColumn(_ARRIVAL, F.when(twice, failed.cast("long"))
+                                     .otherwise(F.col(_ARRIVAL)))  # fmt: skip
+        order = [F.col(_ARRIVAL).desc()]
+        if precombine is not None and operation != DELETE:
+            order = [F.col(precombine).desc_nulls_last(), *order]
+        ranked = batch.withColumn(_RANK, F.row_number().over(by_key.orderBy(*order)))
+        # (rows without a key all stay, for the summary to count and refuse)
+        kept = (F.col(_RANK) == 1) | F.col(RECORD_KEY).isNull()
+        return ranked.filter(kept).drop(_RANK, _ARRIVAL)
 
     def summarize(self, prepared: DataFrame) -> list[Row]:
         """The batch per partition (and index key): rows and the index's aggregates, in one

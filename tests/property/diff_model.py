@@ -88,6 +88,19 @@ R13 Upgrade (table version 6 to 8). The rows at every instant stay what they wer
     writes are rolled back and, on merge-on-read, every slice with log files is compacted
     first (R8, one commit). From then on the table is version 8 (incremental ranges by
     completion time, R10); upgrading it again changes nothing.
+G1-G9 GLOBAL_SIMPLE (`hoodie.index.type`; Apache Hudi's rules as run against 0.15 and 1.2, in
+    the order of its findings). A record is its key alone (G1): the batch reduces to one row
+    per key (G2, R2 over the key alone; R3 for two rows of a key in any partitions). Tagging
+    finds the key in any partition (G3: on merge-on-read, where its group's base file holds it;
+    of two such places, the one the merge still holds). A winner whose key is stored in P and
+    whose partition is Q != P: a delete (`_hoodie_is_deleted`, or the delete operation) goes to
+    P (G7); with `update_partition_path` (G4) the key moves (a delete without ordering value in
+    P's group, the winner inserted in Q, where R6 puts inserts) unless the stored version's
+    `ts` is larger (then the winner goes to P as an update, which loses: stored row and commit
+    time kept, a listed deliberate difference from Apache Hudi's new commit time), and unless
+    a merge-on-read log already removed the stored copy (only the insert); without it (G6) the
+    winner is an update in P (its `_hoodie_partition_path` stays P). No inserts are drawn
+    (Apache Hudi's skip the index, G9; ours refuse or drop keys stored anywhere).
 Instants are the model's own integers (1, 2, ...), in timeline order; the test maps them to the
 table's instant times.
 """
@@ -99,8 +112,12 @@ from dataclasses import dataclass, field, replace
 
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 SIMPLE, BUCKET, BLOOM = "SIMPLE", "BUCKET", "BLOOM"
+GLOBAL_SIMPLE, GLOBAL_BLOOM = "GLOBAL_SIMPLE", "GLOBAL_BLOOM"
 # Indexes that tag by looking up stored keys: BLOOM tags as SIMPLE does (R6, R12).
 KEY_LOOKUP = (SIMPLE, BLOOM)
+# Global indexes: a key is unique across the table (G1-G9); GLOBAL_BLOOM finds what
+# GLOBAL_SIMPLE finds.
+GLOBAL = (GLOBAL_SIMPLE, GLOBAL_BLOOM)
 NATURAL = "natural"  # a delete's ordering value meaning "no ordering": arrival decides (R7)
 VALUE_COLUMNS = ("v",)  # data columns every batch carries besides key, partition and ts
 EXTRA_COLUMNS = ("e1", "e2")  # columns a batch may add (R11)
@@ -126,6 +143,8 @@ class Params:
     # records aside on local disk after nearly every batch
     write_memory: int | None = None
     table_version: int = 6  # hoodie.write.table.version
+    # GLOBAL_SIMPLE: hoodie.simple.index.update.partition.path (G4, G6)
+    update_partition_path: bool = True
 
     @property
     def mor(self) -> bool:
@@ -268,6 +287,10 @@ class State:
     groups: dict  # group id -> Group (merge-on-read; BUCKET ids are (partition, bucket))
     columns: tuple[str, ...] = ()  # extra columns the table has, in order of addition
     delta_commits: int = 0  # completed delta commits since the last compaction
+    # A global index's move put a key back into a partition whose file group still holds a
+    # removed copy of it (G8): read-optimized queries show both until compaction, which one
+    # slot per (partition, key) does not hold, so they are not compared meanwhile.
+    ro_blind: bool = False
 
 
 @dataclass(frozen=True)
@@ -435,7 +458,7 @@ class TableModel:
         """What `op` must do, before it runs (no state change)."""
         p = self.params
         if isinstance(op, Upsert):
-            if not p.precombine and _has_duplicates(op.rows):
+            if not p.precombine and _has_duplicates(op.rows, by_key=p.index in GLOBAL):
                 return Expected(error=("DuplicateRecordKeyError",))
             return Expected(actions=self._write_actions())
         if isinstance(op, Insert):
@@ -556,7 +579,7 @@ class TableModel:
         self._complete(
             self._instant(),
             "commit",
-            replace(state, slots=slots, groups=groups, delta_commits=0),
+            replace(state, slots=slots, groups=groups, delta_commits=0, ro_blind=False),
             compaction=True,
         )
 
@@ -586,6 +609,9 @@ class TableModel:
         state = self.state
         columns = state.columns + tuple(c for c in op.columns if c not in state.columns)
         state = replace(state, columns=columns)
+        if self.params.index in GLOBAL:
+            entries, fresh = self._global_entries(op, instant)
+            return self._write(state, entries, instant, placement, fresh=fresh)
         winners = self._winners(op.rows)
         entries = {
             ident: (
@@ -617,16 +643,68 @@ class TableModel:
                 raise ModelMismatch(f"R12: a bulk insert rewrote stored file groups {rewritten}")
         return self._write(state, entries, instant, placement)
 
+    # -- GLOBAL_SIMPLE (G1-G9) -------------------------------------------------------------------
+    def _global_location(self, key: str):
+        """G3: the (partition, key) of the stored record of `key`, or None."""
+        slots = self.state.slots
+        found = [i for i, slot in slots.items() if i[1] == key
+                 and (slot.base is not None or not self.params.mor)]  # fmt: skip
+        if len(found) > 1:
+            found = [i for i in found if self.merged(slots[i]) is not None]
+        if len(found) > 1:
+            raise ModelMismatch(f"model: key {key} is stored in {found}")
+        return found[0] if found else None
+
+    def _global_entries(self, op: Upsert, instant: int) -> tuple[dict, set]:
+        """G2-G7: the entries of an upsert, and the (partition, key)s inserted afresh."""
+        winners: dict = {}
+        for rec in op.rows:  # G2: one row per key
+            held = winners.get(rec.key)
+            if held is None or not self.params.precombine or _order(rec.ts) >= _order(held.ts):
+                winners[rec.key] = rec
+        entries: dict = {}
+        fresh: set = set()
+        for key, rec in winners.items():
+            target = (rec.partition, key)
+            entry = (
+                Tomb(rec.ts if self.params.precombine else NATURAL, instant)
+                if rec.deleted
+                else self._version(rec, instant, op.columns)
+            )
+            stored = self._global_location(key)
+            if stored is None or stored == target:
+                entries[target] = entry
+                continue
+            if rec.deleted or not self.params.update_partition_path:
+                entries[stored] = entry  # G6, G7: where the key is stored
+                continue
+            slot = self.state.slots[stored]
+            current = self.merged(slot) if self.params.mor else slot.base
+            if current is not None and not self._incoming_wins(rec.ts, current):
+                entries[stored] = entry  # the stored version wins: no move
+                continue
+            if current is not None:
+                entries[stored] = Tomb(NATURAL, instant)  # G4: deleted where it was
+            entries[target] = entry
+            fresh.add(target)
+        return entries, fresh
+
     def _delete(self, op: Delete, instant: int, placement: Placement | None) -> State:
+        if self.params.index in GLOBAL:  # G7: wherever the key is stored
+            located = [self._global_location(k) for k, _p in op.keys]
+            entries = {i: Tomb(NATURAL, instant) for i in located if i is not None}
+            return self._write(self.state, entries, instant, placement, delete_operation=True)
         entries = {(p, k): Tomb(NATURAL, instant) for k, p in op.keys}
         return self._write(self.state, entries, instant, placement, delete_operation=True)
 
-    def _write(self, state, entries, instant, placement, delete_operation=False) -> State:
+    def _write(self, state, entries, instant, placement, delete_operation=False,
+               fresh=frozenset()) -> State:  # fmt: skip
         if not self.params.mor:
             return self._write_cow(state, entries, delete_operation)
         if self.params.index == BUCKET:
             return self._write_mor_bucket(state, entries)
-        return self._write_mor_simple(state, entries, placement or Placement(), delete_operation)
+        return self._write_mor_simple(state, entries, placement or Placement(), delete_operation,
+                                      fresh)  # fmt: skip
 
     def _merge_into(self, stored: Version | None, entry, delete_operation: bool):
         """R4 at write time: the stored row after the incoming entry (a base-file rewrite)."""
@@ -668,7 +746,11 @@ class TableModel:
                 slots[ident] = Slot(base=version, group=gid)
         return replace(state, slots=slots, groups=groups)
 
-    def _write_mor_simple(self, state, entries, placement: Placement, delete_operation) -> State:
+    def _write_mor_simple(
+        self, state, entries, placement: Placement, delete_operation, fresh=frozenset()
+    ) -> State:
+        """`fresh`: records inserted whatever the slot holds (a global index's move into a
+        partition whose file group still holds a removed copy of the key: G8)."""
         slots, groups = dict(state.slots), dict(state.groups)
         rewritten = set(placement.base_files)
         for gid in rewritten & set(state.groups):
@@ -683,14 +765,16 @@ class TableModel:
         for ident, entry in entries.items():
             slot = slots.get(ident)
             stored = slot is not None and slot.base is not None  # SIMPLE tagging (R6)
-            if not stored:
+            if not stored or ident in fresh:
                 if isinstance(entry, Tomb):
                     continue  # a delete of a key the table does not hold
                 gid = located.get(ident)
                 if gid is None:
                     raise ModelMismatch(f"R6: inserted record {ident} is in no new base file")
-                if slot is not None and slot.logs:
+                if slot is not None and slot.logs and ident not in fresh:
                     raise ModelMismatch(f"model: {ident} has log entries but no base version")
+                if slot is not None and slot.base is not None:
+                    state = replace(state, ro_blind=True)
                 slots[ident] = Slot(base=entry, group=gid)
                 groups.setdefault(gid, Group(ident[0]))
                 continue
@@ -716,10 +800,10 @@ def _ident(rec: Rec) -> tuple:
     return (rec.partition, rec.key)
 
 
-def _has_duplicates(rows: Iterable[Rec]) -> bool:
+def _has_duplicates(rows: Iterable[Rec], by_key: bool = False) -> bool:
     seen = set()
     for rec in rows:
-        ident = (rec.partition, rec.key)
+        ident = rec.key if by_key else (rec.partition, rec.key)
         if ident in seen:
             return True
         seen.add(ident)

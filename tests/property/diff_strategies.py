@@ -13,6 +13,8 @@ from diff_model import (
     BUCKET,
     COW,
     EXTRA_COLUMNS,
+    GLOBAL_BLOOM,
+    GLOBAL_SIMPLE,
     KEY_LOOKUP,
     MOR,
     SIMPLE,
@@ -33,7 +35,7 @@ from diff_model import (
 from hypothesis import strategies as st
 
 KEYS = ("k0", "k1", "k2", "k3")
-INDEXES = (SIMPLE, BUCKET, BLOOM)
+INDEXES = (SIMPLE, BUCKET, BLOOM, GLOBAL_SIMPLE, GLOBAL_BLOOM)
 PARTITIONS = ("p0", "p1")
 TS = (None, 0, 1, 2, 3, 5)
 VALUES = (None, "a", "b", "c")
@@ -58,6 +60,7 @@ class Scenario:
 
 @st.composite
 def table_params(draw, indexes: tuple[str, ...] = INDEXES) -> Params:
+    """A table's parameters (`indexes`: drawn from these, e.g. one index for a soak)."""
     keep_min, keep_max = draw(st.sampled_from(((2, 3), (3, 5), (20, 30))))
     return Params(
         table_type=draw(st.sampled_from((COW, MOR))),
@@ -72,6 +75,7 @@ def table_params(draw, indexes: tuple[str, ...] = INDEXES) -> Params:
         max_file_size=draw(st.sampled_from((None, None, 6000))),
         write_memory=draw(st.sampled_from((None, None, 2000))),
         table_version=draw(st.sampled_from((6, 8))),
+        update_partition_path=draw(st.booleans()),
     )
 
 

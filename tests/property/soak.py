@@ -118,6 +118,7 @@ def main(argv=None) -> int:
         p = scenario.params
         kinds = Counter(type(op).__name__ for op in scenario.ops)
         ops = " ".join(f"{name}x{count}" for name, count in sorted(kinds.items()))
+        moving = p.index in ("GLOBAL_SIMPLE", "GLOBAL_BLOOM")
         print(
             f"sequence {tally['agreed']}: agreed, {stats.steps} steps, {stats.reads} reads "
             f"({stats.refused} refused), {time.monotonic() - t0:.1f} s (operations "
@@ -125,6 +126,7 @@ def main(argv=None) -> int:
             f"[table version {p.table_version} {p.table_type} {p.index} "
             f"partitioned={p.partitioned} "
             f"precombine={p.precombine}"
+            f"{f' update_partition_path={p.update_partition_path}' if moving else ''}"
             f"{f' max_file_size={p.max_file_size}' if p.max_file_size else ''}"
             f"{f' write_memory={p.write_memory}' if p.write_memory else ''}] {ops}",
             flush=True,

@@ -20,6 +20,7 @@ from diff_model import (
     BLOOM,
     BUCKET,
     COW,
+    GLOBAL_SIMPLE,
     MOR,
     SIMPLE,
     Archive,
@@ -264,3 +265,31 @@ def test_an_upgrade_to_version_8_midway(spark, tmp_path, table_type):
     # Every step's Spark reads on merge-on-read (slices across the upgrade); the last on COW.
     reads = "every" if table_type == MOR else "last"
     run_scenario(spark, Scenario(params, ops), str(tmp_path), spark_reads=reads)
+
+
+@pytest.mark.parametrize(
+    "table_type, update_partition_path, version",
+    [(COW, True, 6), (MOR, True, 8), (MOR, False, 6), (COW, False, 8)],
+    ids=["cow-move-v6", "mor-move-v8", "mor-in-place-v6", "cow-in-place-v8"],
+)
+def test_global_index_keys_change_partitions(
+    spark, tmp_path, table_type, update_partition_path, version
+):
+    """G1-G8 in one sequence: keys change partitions (there and back before a compaction, a
+    stale row, one key in both partitions of a batch, deletes naming the wrong partition, the
+    delete operation), on both table types, moving or updated in place."""
+    ops = (
+        Upsert((Rec("k0", "p0", ts=1, v="a"), Rec("k1", "p0", ts=1, v="b"),
+                Rec("k2", "p1", ts=1, v="c"), Rec("k2", "p0", ts=0, v="c-old"))),  # fmt: skip
+        Upsert((Rec("k0", "p1", ts=2, v="a2"), Rec("k1", "p1", ts=0, v="stale"))),
+        Upsert((Rec("k0", "p0", ts=3, v="a3"), Rec("k2", "p0", ts=2, deleted=True),
+                Rec("k3", "p1", ts=1, v="d"), Rec("k3", "p0", ts=2, v="d2"))),  # fmt: skip
+        Delete((("k1", "p1"),)),
+        Upsert((Rec("k0", "p1", ts=4, v="a4"), Rec("k1", "p1", ts=5, v="b5"))),
+        *([Compact()] if table_type == MOR else []),
+        Upsert((Rec("k3", "p1", ts=3, v="d3"), Rec("k0", "p0", ts=5, v="a5"))),
+    )
+    params = Params(table_type=table_type, index=GLOBAL_SIMPLE, compact_every=10,
+                    update_partition_path=update_partition_path,
+                    table_version=version)  # fmt: skip
+    run_scenario(spark, Scenario(params, ops), str(tmp_path), spark_reads="last")

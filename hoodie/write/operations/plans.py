@@ -176,8 +176,9 @@ def tag_and_place(
     tagging: Tagging,
 ) -> tuple[Placement, dict[str, list[str]], list[str]]:
     """Summarize the batch (null keys stop it here), then let the index tag and place it:
-    the placement, what an overwrite replaces, and the batch's partitions. An overwrite
-    replaces every file group, so its records are all inserts."""
+    the placement, what an overwrite replaces, and the partitions the write touches (the
+    batch's, and those a global index found its keys in). An overwrite replaces every file
+    group, so its records are all inserts; a global index tags against every partition."""
     summary = preparer.summarize(prepared)
     partitions = sorted({r[PARTITION_PATH] for r in summary})
     view = FileSystemView(meta_client.storage, timeline)
@@ -185,6 +186,12 @@ def tag_and_place(
     slices: list[FileSlice] = []
     if tagging.overwrite:
         replaced = all_file_groups(view)
+    elif index.is_global():
+        # A key may be stored in any partition: every partition's slices, checked as a read
+        # checks them.
+        groups = view.file_groups()
+        view.check_slices(groups)
+        slices = [g.latest_slice for g in groups if g.latest_slice is not None]
     else:
         existing = _existing(meta_client, partitions)
         groups = view.file_groups(existing)
@@ -207,7 +214,9 @@ def tag_and_place(
     placement = index.tag_and_place(prepared, context)
     if placement.cached:
         prepared.unpersist()  # the tagged batch is the cache from here on
-    return placement, replaced, partitions
+    # (A global index may send a record to the partition that stores its key: the commit
+    # reports that partition too.)
+    return placement, replaced, sorted({*partitions, *placement.profile.partitions})
 
 
 def _existing(meta_client: HoodieTableMetaClient, partitions: list[str]) -> list[str]:
