@@ -1,4 +1,5 @@
-"""GLOBAL_SIMPLE: a record key is unique across the table, whatever its partition value.
+"""GLOBAL_SIMPLE and GLOBAL_BLOOM: a record key is unique across the table, whatever its
+partition value.
 
 Each case on copy-on-write and merge-on-read, table versions 6 and 8; hudi-rs reads the same.
 """
@@ -24,14 +25,25 @@ LAYOUTS = [
     for table_type in ("COPY_ON_WRITE", "MERGE_ON_READ")
     for version in (6, 8)
 ]
+# The behaviour of both global indexes: every layout with GLOBAL_SIMPLE, two with GLOBAL_BLOOM
+# (its lookup reads footers and bloom filters first; what it finds is the same).
+INDEXED = [
+    *(pytest.param(*p.values, "GLOBAL_SIMPLE", id=p.id) for p in LAYOUTS),
+    pytest.param("COPY_ON_WRITE", 6, "GLOBAL_BLOOM", id="cow-v6-bloom"),
+    pytest.param("MERGE_ON_READ", 8, "GLOBAL_BLOOM", id="mor-v8-bloom"),
+]
+FLAG = {"GLOBAL_SIMPLE": "hoodie.simple.index.update.partition.path",
+        "GLOBAL_BLOOM": "hoodie.bloom.index.update.partition.path"}  # fmt: skip
 
 
-def global_config(table_type: str, version: int, **options: str) -> WriteConfig:
+def global_config(
+    table_type: str, version: int, index: str = "GLOBAL_SIMPLE", **options: str
+) -> WriteConfig:
     return id_dt_ts_config(
         "global",
         table_type,
         {
-            "hoodie.index.type": "GLOBAL_SIMPLE",
+            "hoodie.index.type": index,
             "hoodie.write.table.version": str(version),
             "hoodie.compact.inline": "false",
             **options,
@@ -72,10 +84,10 @@ def first_write(spark, path: str, cfg: WriteConfig) -> HoodieTable:
     return table
 
 
-@pytest.mark.parametrize(("table_type", "version"), LAYOUTS)
-def test_a_record_whose_partition_changed_moves(spark, tmp_path, table_type, version):
+@pytest.mark.parametrize(("table_type", "version", "index"), INDEXED)
+def test_a_record_whose_partition_changed_moves(spark, tmp_path, table_type, version, index):
     path = str(tmp_path / "t")
-    cfg = global_config(table_type, version)
+    cfg = global_config(table_type, version, index)
     table = first_write(spark, path, cfg)
     before = set(table.timeline().completed.instants)
     a_files = data_files_in(path, A)
@@ -100,11 +112,10 @@ def test_a_record_whose_partition_changed_moves(spark, tmp_path, table_type, ver
         assert new_in_a[0].endswith(".parquet")  # the old group rewritten without the key
 
 
-@pytest.mark.parametrize(("table_type", "version"), LAYOUTS)
-def test_update_partition_path_false_updates_in_place(spark, tmp_path, table_type, version):
+@pytest.mark.parametrize(("table_type", "version", "index"), INDEXED)
+def test_update_partition_path_false_updates_in_place(spark, tmp_path, table_type, version, index):
     path = str(tmp_path / "t")
-    cfg = global_config(table_type, version,
-                        **{"hoodie.simple.index.update.partition.path": "false"})  # fmt: skip
+    cfg = global_config(table_type, version, index, **{FLAG[index]: "false"})
     table = first_write(spark, path, cfg)
     table.upsert(rows_of(spark, [(1, "one-v2", B, 2, False), (9, "new", C, 2, False)]), cfg)
     # Updated where it is: its partition path stays A; the dt column carries the new value.
@@ -115,12 +126,12 @@ def test_update_partition_path_false_updates_in_place(spark, tmp_path, table_typ
     assert hudi_rs_rows(path)[1] == ("one-v2", A)
 
 
-@pytest.mark.parametrize(("table_type", "version"), LAYOUTS)
-def test_a_stale_record_does_not_move(spark, tmp_path, table_type, version):
+@pytest.mark.parametrize(("table_type", "version", "index"), INDEXED)
+def test_a_stale_record_does_not_move(spark, tmp_path, table_type, version, index):
     """A record whose ordering value is below the stored one's loses the merge: the stored
     version stays where it is (Hudi merges the incoming record with the stored one)."""
     path = str(tmp_path / "t")
-    cfg = global_config(table_type, version)
+    cfg = global_config(table_type, version, index)
     table = first_write(spark, path, cfg)
     table.upsert(rows_of(spark, [(1, "one-v5", A, 5, False)]), cfg)
     table.upsert(rows_of(spark, [(1, "stale", B, 4, False), (2, "tie", B, 1, False)]), cfg)
@@ -133,10 +144,10 @@ def test_a_stale_record_does_not_move(spark, tmp_path, table_type, version):
     assert hudi_rs_rows(path) == {k: (v[0], v[2]) for k, v in expected.items()}
 
 
-@pytest.mark.parametrize(("table_type", "version"), LAYOUTS)
-def test_deletes_find_the_record_anywhere(spark, tmp_path, table_type, version):
+@pytest.mark.parametrize(("table_type", "version", "index"), INDEXED)
+def test_deletes_find_the_record_anywhere(spark, tmp_path, table_type, version, index):
     path = str(tmp_path / "t")
-    cfg = global_config(table_type, version)
+    cfg = global_config(table_type, version, index)
     table = first_write(spark, path, cfg)
     # Hudi's delete operation, naming the wrong partition.
     table.delete(rows_of(spark, [(1, None, C, 0, False)]), cfg)
@@ -147,10 +158,10 @@ def test_deletes_find_the_record_anywhere(spark, tmp_path, table_type, version):
     assert not data_files_in(path, C)  # nothing written where the delete pointed
 
 
-@pytest.mark.parametrize(("table_type", "version"), LAYOUTS)
-def test_one_key_twice_in_a_batch_keeps_one_record(spark, tmp_path, table_type, version):
+@pytest.mark.parametrize(("table_type", "version", "index"), INDEXED)
+def test_one_key_twice_in_a_batch_keeps_one_record(spark, tmp_path, table_type, version, index):
     path = str(tmp_path / "t")
-    cfg = global_config(table_type, version)
+    cfg = global_config(table_type, version, index)
     table = HoodieTable.for_write(path, cfg)
     # A first write (a bulk insert): one record per key, the larger ordering value.
     table.upsert(rows_of(spark, [(1, "a", A, 1, False), (1, "b", B, 2, False),
