@@ -155,14 +155,20 @@ class GlobalIndex(HoodieIndex):
             profile = summary_profile(context)
             buckets, targets = place(profile, context)
             return Placement(tagged, profile, buckets, targets)
-        stored = _one_place_per_key(self.lookup.locate(batch, context), context)
-        joined = batch.join(stored, on=RECORD_KEY, how="left")
-        if context.on_existing is not None:
-            tagged = self._only_new_keys(joined, context)
-        else:
-            tagged = self._route(joined, context)
-        tagged = tagged.persist()
-        profile = profile_of(tagged)
+        # The stored keys are read once: the checks below (keys in two places, stale moves)
+        # and the tagged batch all read them.
+        located = self.lookup.locate(batch, context).persist()
+        try:
+            stored = _one_place_per_key(located, context)
+            joined = batch.join(stored, on=RECORD_KEY, how="left")
+            if context.on_existing is not None:
+                tagged = self._only_new_keys(joined, context)
+            else:
+                tagged = self._route(joined, context)
+            tagged = tagged.persist()
+            profile = profile_of(tagged)  # (fills the cache of the tagged batch)
+        finally:
+            located.unpersist()
         buckets, targets = place(profile, context)
         return Placement(tagged, profile, buckets, targets, cached=True)
 

@@ -3,7 +3,7 @@ no row of a file slice can match does not read that slice, by either path: Spark
 (`HoodieTable.read(filters=...)`: the files it scans) and the `hoodie` data source (Spark's
 pushed filters; a skipped base file is spoiled, so reading it would fail the query). The rows
 are those of the same read without skipping; unit tests of the predicates' evaluation are in
-tests/unit/test_data_skipping.py."""
+tests/unit/test_data_skipping_rules.py."""
 
 from __future__ import annotations
 
