@@ -42,13 +42,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..bloom_filter import BLOOM_FILTER_FOOTER, StoredFilter
-from ..config import BLOOM_INDEX, WriteConfig
+from ..config import BLOOM_INDEX
 from ..exceptions import MalformedMetadataError
-from ..fs_view import CommittedInstants, FileSystemView, damaged_data_file
-from ..meta_client import HoodieTableMetaClient
+from ..fs_view import CommittedInstants, damaged_data_file
 from ..schema import MAX_KEY_FOOTER, MIN_KEY_FOOTER, PARTITION_PATH, RECORD_KEY, constant_column
 from ..storage import FileIO
-from .base import LOCATION, InTaskTagging, TaggingContext
+from .base import LOCATION, TaggingContext
 from .keys import KeySource, stored_keys
 from .routing import KeyRange, read_footer_ranges
 from .simple import SimpleIndex
@@ -303,15 +302,6 @@ class BloomIndex(SimpleIndex):
     def tags_in_write_tasks(self) -> bool:
         # A routing unit's task would read every key of its unit: tag in a job, by footers.
         return False
-
-    def in_task_tagging(
-        self,
-        spark: SparkSession,
-        meta_client: HoodieTableMetaClient,
-        config: WriteConfig,
-        view: FileSystemView,
-    ) -> InTaskTagging | None:
-        return None
 
     def stored_locations(
         self,
