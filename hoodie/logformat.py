@@ -59,7 +59,7 @@ import pyarrow.parquet as pq
 
 from .exceptions import HoodieError, SchemaError, UnsupportedTableError
 from .schema import META_COLUMNS, from_avro_schema
-from .storage import VERIFY_CHECKSUMS, WRITE_CHECKSUMS, FileIO
+from .storage import VERIFY_CHECKSUMS, FileIO, parquet_write_options
 
 MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1
@@ -659,7 +659,7 @@ def parquet_data_block(
     _check_instant(instant_time, "instant_time")
     _check_columns(table, schema_avro_json)
     sink = io.BytesIO()
-    pq.write_table(table, sink, compression=compression, **WRITE_CHECKSUMS)
+    pq.write_table(table, sink, compression=compression, **parquet_write_options(table))
     header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_avro_json}
     return encode_block(BlockType.PARQUET_DATA, header, sink.getvalue())
 

@@ -15,13 +15,17 @@ from . import object_store
 from .file_io import SECRET_OPTIONS, Dictionary, FileInfo, FileIO
 from .local import LocalFileIO
 from .object_store_io import ObjectStoreFileIO
-from .pyarrow_io import VERIFY_CHECKSUMS, WRITE_CHECKSUMS, PyArrowFileIO, parquet_size
+from .pyarrow_io import (
+    VERIFY_CHECKSUMS,
+    PyArrowFileIO,
+    parquet_size,
+    parquet_write_options,
+)
 from .tracing import TracingFileIO
 
 __all__ = [
     "SECRET_OPTIONS",
     "VERIFY_CHECKSUMS",
-    "WRITE_CHECKSUMS",
     "Dictionary",
     "FileIO",
     "FileInfo",
@@ -31,6 +35,7 @@ __all__ = [
     "TracingFileIO",
     "load_file_io",
     "parquet_size",
+    "parquet_write_options",
 ]
 
 

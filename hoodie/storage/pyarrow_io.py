@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
@@ -50,12 +51,79 @@ WRITE_CHECKSUMS: dict[str, bool] = {"write_page_checksum": True}
 VERIFY_CHECKSUMS: dict[str, bool] = {"page_checksum_verification": True}
 
 
+def parquet_write_options(table: pa.Table) -> dict[str, bool | list[str]]:
+    """The writer options of every parquet file of ours holding `table`: page checksums, and
+    statistics for every column but the floating-point ones holding a NaN.
+
+    Parquet's C++ writer (pyarrow's) leaves NaN out of a column's min/max, and parquet-mr's
+    row-group filter (Spark's parquet scan, Apache Hudi's readers) trusts min/max as bounds of
+    every value: a `x > 5` over a row group of NaN and 1.0 (max 1.0) skips it, where Spark,
+    which orders NaN above every number, matches the NaN row (measured with PySpark 4.3).
+    parquet-mr itself writes no min/max for such a column; neither do we."""
+    nan_columns = {path for path, array in _float_leaves(table) if _holds_nan(array)}
+    statistics: bool | list[str] = True
+    if nan_columns:
+        statistics = [path for path in _leaf_paths(table.schema) if path not in nan_columns]
+    return {**WRITE_CHECKSUMS, "write_statistics": statistics}
+
+
+def _float_leaves(table: pa.Table) -> list[tuple[str, pa.ChunkedArray]]:
+    """(parquet column path, values) of the floating-point leaves of `table`, however nested."""
+    leaves: list[tuple[str, pa.ChunkedArray]] = []
+
+    def visit(path: str, array: pa.ChunkedArray) -> None:
+        kind = array.type
+        if pa.types.is_floating(kind):
+            leaves.append((path, array))
+        elif pa.types.is_struct(kind):
+            for i in range(kind.num_fields):
+                parts = [chunk.field(i) for chunk in array.chunks]
+                visit(f"{path}.{kind.field(i).name}", pa.chunked_array(parts, kind.field(i).type))
+        elif pa.types.is_map(kind):
+            keys = [chunk.keys for chunk in array.chunks]
+            items = [chunk.items for chunk in array.chunks]
+            visit(f"{path}.key_value.key", pa.chunked_array(keys, kind.key_type))
+            visit(f"{path}.key_value.value", pa.chunked_array(items, kind.item_type))
+        elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            values = [chunk.flatten() for chunk in array.chunks]
+            visit(f"{path}.list.element", pa.chunked_array(values, kind.value_type))
+
+    for name, column in zip(table.column_names, table.columns):
+        visit(name, column)
+    return leaves
+
+
+def _leaf_paths(schema: pa.Schema) -> list[str]:
+    """The parquet column paths of `schema`'s leaves, as pyarrow names them when writing."""
+    paths: list[str] = []
+
+    def visit(path: str, kind: pa.DataType) -> None:
+        if pa.types.is_struct(kind):
+            for i in range(kind.num_fields):
+                visit(f"{path}.{kind.field(i).name}", kind.field(i).type)
+        elif pa.types.is_map(kind):
+            visit(f"{path}.key_value.key", kind.key_type)
+            visit(f"{path}.key_value.value", kind.item_type)
+        elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            visit(f"{path}.list.element", kind.value_type)
+        else:
+            paths.append(path)
+
+    for field in schema:
+        visit(field.name, field.type)
+    return paths
+
+
+def _holds_nan(array: pa.ChunkedArray) -> bool:
+    return any(pc.any(pc.is_nan(chunk)).as_py() for chunk in array.chunks if len(chunk))
+
+
 def parquet_size(table: pa.Table, compression: str, dictionary: Dictionary = True) -> int:
     """The bytes `table` takes as a parquet file written as `FileIO.write_parquet` writes
     it, written to memory (a writer learning what its records cost on disk)."""
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression=compression, use_dictionary=dictionary,
-                   **WRITE_CHECKSUMS)  # fmt: skip
+                   **parquet_write_options(table))  # fmt: skip
     return sink.getvalue().size
 
 
@@ -231,7 +299,7 @@ class PyArrowFileIO(FileIO):
             self.makedirs(parent)
         with pq.ParquetWriter(self.full_path(relative), table.schema, filesystem=self.fs,
                               compression=compression, use_dictionary=dictionary,
-                              **WRITE_CHECKSUMS) as writer:  # fmt: skip
+                              **parquet_write_options(table)) as writer:  # fmt: skip
             writer.write_table(table)
             if footer:
                 writer.add_key_value_metadata(dict(footer))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pickle
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from hoodie.exceptions import InvalidConfigError, UnsafePathError
@@ -209,3 +211,48 @@ def test_tracing_records_each_call_and_is_a_file_io(tmp_path):
     clone.list_files(recursive=True)
     assert trace.read_text().splitlines() == ["write_atomic\td/a", "read_bytes\td/a",
                                               "list_files,recursive=True\t"]  # fmt: skip
+
+
+def _statistics(path) -> dict[str, bool]:
+    """Parquet column path -> whether its (only) row group carries min/max."""
+    metadata = pq.ParquetFile(path).metadata.row_group(0)
+    return {
+        metadata.column(i).path_in_schema: bool(
+            metadata.column(i).statistics and metadata.column(i).statistics.has_min_max
+        )
+        for i in range(metadata.num_columns)
+    }
+
+
+def test_parquet_files_carry_no_min_max_for_a_float_column_holding_nan(storage, tmp_path):
+    """pyarrow leaves NaN out of min/max, which Spark's parquet row-group filter takes as the
+    bounds of every value (a `x > 5` would skip a NaN row Spark matches): columns holding a
+    NaN, however nested, are written without statistics; every other column keeps them."""
+    nan = float("nan")
+    table = pa.table(
+        {
+            "id": ["a", "b"],
+            "x": [nan, 1.0],
+            "y": pa.array([1.5, 2.5], pa.float32()),
+            "s": pa.array([{"f": 1.0, "g": nan}, {"f": 2.0, "g": 0.0}]),
+            "l": pa.array([[1.0, nan], []], pa.list_(pa.float64())),
+            "m": pa.array([[("k", nan)], [("j", 1.0)]], pa.map_(pa.string(), pa.float64())),
+        }
+    )
+    storage.write_parquet("nan.parquet", table, "snappy")
+    assert _statistics(tmp_path / "nan.parquet") == {
+        "id": True,
+        "x": False,
+        "y": True,
+        "s.f": True,
+        "s.g": False,
+        "l.list.element": False,
+        "m.key_value.key": True,
+        "m.key_value.value": False,
+    }
+    clean = pa.table({name: table[name] for name in ("id", "y")}).append_column(
+        "l", pa.array([[1.0, 2.0], []], pa.list_(pa.float64()))
+    )
+    storage.write_parquet("clean.parquet", clean, "snappy")
+    written = _statistics(tmp_path / "clean.parquet")
+    assert written == dict.fromkeys(("id", "y", "l.list.element"), True)
