@@ -257,7 +257,9 @@ def split_file_id(file_id: str) -> tuple[int, int, int]:
             raise HoodieError(f"file id {file_id!r} is not <uuid>-<n>: store it with encoding 1")
         index = int(suffix)
         if index >= 1 << 31:
-            raise HoodieError(f"file id {file_id!r}: its file index does not fit an int")
+            raise HoodieError(
+                f"file id {file_id!r}: its file index does not fit an int; store it with encoding 1"
+            )
     try:
         parsed = uuid.UUID(text)
     except ValueError:
@@ -342,6 +344,11 @@ def _damaged(key: str, source: str, problem: str) -> CorruptDataFileError:
     )
 
 
+def _short(error: BaseException) -> str:
+    text = str(error).replace("\n", " ")
+    return f"{type(error).__name__}: {text[:200]}"
+
+
 def _record_body(value: Any) -> Any:
     """A nullable record union's value as fastavro gives it with record names: (name, dict)."""
     return value[1] if isinstance(value, tuple) else value
@@ -358,17 +365,18 @@ def decode_metadata_record(
     try:
         writer = parsed_schema(writer_schema)
     except PARSE_ERRORS as error:
-        problem = f"comes with a schema that does not parse ({error})"
+        problem = f"comes with a schema that does not parse ({_short(error)})"
         raise _damaged(key, source, problem) from error
     reader = None if writer_schema == metadata_record_schema(8) else reader_schema()
     buffer = io.BytesIO(value)
     try:
         datum = fastavro.schemaless_reader(buffer, writer, reader, return_record_name=True)
     except PARSE_ERRORS as error:
-        problem = f"does not read as a HoodieMetadataRecord ({type(error).__name__}: {error})"
+        problem = f"does not read as a HoodieMetadataRecord ({_short(error)})"
         raise _damaged(key, source, problem) from error
     except fastavro.read.SchemaResolutionError as error:
-        problem = f"has a schema that is not HoodieMetadataRecord's ({error})"
+        name = writer.get("name") if isinstance(writer, dict) else writer
+        problem = f"comes with the schema of {name!r}, which is not HoodieMetadataRecord's"
         raise _damaged(key, source, problem) from error
     if buffer.tell() != len(value):
         raise _damaged(key, source, f"has {len(value) - buffer.tell()} bytes after the record")
@@ -377,7 +385,7 @@ def decode_metadata_record(
     try:
         return _from_avro(key, datum)
     except (KeyError, TypeError, ValueError) as error:
-        problem = f"is malformed ({type(error).__name__}: {error})"
+        problem = f"is malformed ({_short(error)})"
         raise _damaged(key, source, problem) from error
     except _Damaged as error:
         raise _damaged(key, source, str(error)) from error
