@@ -202,7 +202,8 @@ class BloomFilterRecord:
 
 @dataclass(frozen=True)
 class RecordIndexRecord:
-    """A `record_index` record: where the data record `key` lives. `instant_time_ms` is the
+    """A `record_index` record: where the data record `key` lives: `partition` is the data
+    partition's path (`""` when unpartitioned, where `files` says `.`). `instant_time_ms` is the
     instant that wrote it there as epoch milliseconds (`instant_to_epoch_millis`); `position`
     (1.x) its row in the file group, when known; `file_id_encoding` how the file id is
     stored (0: as UUID bits and file index, 1: as a string)."""
