@@ -12,8 +12,10 @@ delete stands again). The rules per kind (docs/design/metadata-table.md, 2.3):
   older side lacks is kept: it may cancel an entry of the base file in the second stage.
   Readers drop the tombstones left at the end (`FilesRecord.live_files`).
 - bloom filters, record index: the newer record wins (a tombstone too).
-- column stats (and partition stats): when either side is a tombstone the newer wins; else the
-  smaller min, the larger max, and the counts and sizes summed.
+- column stats (and partition stats): when either side is a tombstone, or the newer is a tight
+  bound (1.x: stats computed over the whole file or partition), the newer wins; else the
+  smaller min, the larger max, and the counts and sizes summed
+  (`HoodieTableMetadataUtil.mergeColumnStatsRecords`).
 - secondary index (1.x): the newer wins, and an entry marked deleted removes the key.
 """
 
@@ -79,13 +81,13 @@ def _merge_files(older: FilesRecord, newer: FilesRecord) -> FilesRecord:
 
 
 def _merge_column_stats(older: ColumnStatsRecord, newer: ColumnStatsRecord) -> ColumnStatsRecord:
-    if (older.file_name, older.column_name) != (newer.file_name, newer.column_name):
+    if older.column_name != newer.column_name:
         raise CorruptDataFileError(
-            f"column stats record {newer.key!r} is of file {newer.file_name!r} column "
-            f"{newer.column_name!r}, but an earlier one of that key is of "
-            f"{older.file_name!r} column {older.column_name!r}: the metadata table is damaged"
+            f"column stats record {newer.key!r} is of column {newer.column_name!r}, but an "
+            f"earlier one of that key is of column {older.column_name!r}: the metadata table "
+            "is damaged"
         )
-    if older.is_deleted or newer.is_deleted:
+    if older.is_deleted or newer.is_deleted or newer.is_tight_bound:
         return newer
     return dataclasses.replace(
         newer,
@@ -104,13 +106,36 @@ def _sum(older: int | None, newer: int | None) -> int | None:
     return (older or 0) + (newer or 0)
 
 
+_NUMBERS = (StatKind.INT, StatKind.LONG, StatKind.FLOAT, StatKind.DOUBLE)
+_DAYS = (StatKind.DATE, StatKind.LOCAL_DATE)
+
+
+def _promoted(stat: StatValue, kind: StatKind) -> StatValue:
+    """A stat of a column since widened (int to long or double, date wrappers), as `kind`."""
+    if stat.kind is kind:
+        return stat
+    if kind in (StatKind.FLOAT, StatKind.DOUBLE):
+        return StatValue(kind, float(stat.value))
+    return StatValue(kind, stat.value)
+
+
+def _comparable(older: StatKind, newer: StatKind) -> bool:
+    if older is newer:
+        return True
+    if newer in _NUMBERS and older in _NUMBERS:  # widening only: never a float into an int
+        return _NUMBERS.index(older) < _NUMBERS.index(newer)
+    return older in _DAYS and newer in _DAYS
+
+
 def _extreme(
     older: StatValue | None, newer: StatValue | None, *, smaller: bool, key: str
 ) -> StatValue | None:
-    """The smaller (or larger) of two stats, either of which may be absent (all nulls)."""
+    """The smaller (or larger) of two stats, either of which may be absent (all nulls). A
+    column widened since the older one (int to long, ...) compares by value and keeps the
+    newer's wrapper, as Apache Hudi 1.2 promotes them."""
     if older is None or newer is None:
         return newer if older is None else older
-    if older.kind is not newer.kind:
+    if not _comparable(older.kind, newer.kind):
         raise CorruptDataFileError(
             f"column stats record {key!r} holds a {newer.kind.value} where an earlier one of "
             f"that key holds a {older.kind.value}: the metadata table is damaged"
@@ -120,5 +145,5 @@ def _extreme(
     a: Any = older.to_python()
     b: Any = newer.to_python()
     if smaller:
-        return newer if b < a else older
-    return newer if b > a else older
+        return newer if b < a else _promoted(older, newer.kind)
+    return newer if b > a else _promoted(older, newer.kind)

@@ -124,11 +124,44 @@ def test_min_max_keep_the_wrapper_and_compare_by_value() -> None:
     assert (merged.min_value, merged.max_value) == (dates[0], dates[1])
 
 
+def test_a_tight_bound_replaces_what_it_merges_with() -> None:
+    """1.x: stats computed over the whole partition stand for it (Apache Hudi 1.2)."""
+    older = PartitionStatsRecord("k", "a", "c", long(1), long(9), 4, 0, 8, 8, False, True)
+    newer = PartitionStatsRecord("k", "a", "c", long(3), long(5), 2, 0, 4, 4, False, True)
+    assert merge_metadata_records(older, newer) == newer
+    loose = PartitionStatsRecord("k", "a", "c", long(3), long(5), 2, 0, 4, 4, False, False)
+    merged = merge_metadata_records(older, loose)
+    assert isinstance(merged, PartitionStatsRecord) and merged.min_value == long(1)
+
+
+def test_a_widened_column_compares_by_value_in_its_new_wrapper() -> None:
+    def of(low: StatValue, high: StatValue) -> ColumnStatsRecord:
+        return ColumnStatsRecord("k", "f", "c", low, high, 1, 0, 1, 1)
+
+    ints = of(StatValue(StatKind.INT, -5), StatValue(StatKind.INT, 7))
+    longs = of(StatValue(StatKind.LONG, 2), StatValue(StatKind.LONG, 3))
+    merged = merge_metadata_records(ints, longs)
+    assert isinstance(merged, ColumnStatsRecord)
+    assert (merged.min_value, merged.max_value) == (
+        StatValue(StatKind.LONG, -5),
+        StatValue(StatKind.LONG, 7),
+    )
+    doubles = of(StatValue(StatKind.DOUBLE, 2.5), StatValue(StatKind.DOUBLE, 2.5))
+    merged = merge_metadata_records(longs, doubles)
+    assert isinstance(merged, ColumnStatsRecord)
+    assert (merged.min_value, merged.max_value) == (
+        StatValue(StatKind.DOUBLE, 2.0),
+        StatValue(StatKind.DOUBLE, 3.0),
+    )
+    with pytest.raises(CorruptDataFileError, match="damaged"):
+        merge_metadata_records(doubles, longs)  # a narrowing is no evolution
+
+
 def test_partition_stats_merge_as_column_stats() -> None:
     older = PartitionStatsRecord("k", "a", "c", long(5), long(6), 1, 0, 1, 1, False, True)
-    newer = PartitionStatsRecord("k", "a", "c", long(2), long(3), 1, 0, 1, 1, False, True)
+    newer = PartitionStatsRecord("k", "a", "c", long(2), long(3), 1, 0, 1, 1)
     assert merge_metadata_records(older, newer) == PartitionStatsRecord(
-        "k", "a", "c", long(2), long(6), 2, 0, 2, 2, False, True
+        "k", "a", "c", long(2), long(6), 2, 0, 2, 2
     )
 
 
@@ -137,7 +170,7 @@ def test_partition_stats_merge_as_column_stats() -> None:
     [
         (files({}), bloom("1")),  # one key, two kinds
         (files({}, key="p"), files({}, key="q")),  # two keys
-        (stats(1, 2), ColumnStatsRecord("k", "g.parquet", "c", None, None, 1, 0, 1, 1)),
+        (stats(1, 2), ColumnStatsRecord("k", "f.parquet", "d", None, None, 1, 0, 1, 1)),
         (
             stats(1, 2),
             ColumnStatsRecord(
