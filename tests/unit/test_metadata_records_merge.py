@@ -67,6 +67,8 @@ CASES: list[tuple[str, MetadataRecord | None, MetadataRecord | None, MetadataRec
      files({B: (1, False)})),
     ("files: a tombstone of a name the older lacks is kept", files({B: (1, False)}),
      files({A: (0, True)}), files({B: (1, False), A: (0, True)})),
+    ("files: a tombstone over a tombstone drops both (Apache Hudi's HashMap.merge)",
+     files({A: (0, True), B: (1, False)}), files({A: (0, True)}), files({B: (1, False)})),
     ("files: a file written again after its tombstone", files({A: (0, True)}),
      files({A: (4, False)}), files({A: (4, False)})),
     ("partition list", FilesRecord("__all_partitions__", True, {"a": FileEntry(0)}),
