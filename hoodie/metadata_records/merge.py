@@ -22,6 +22,7 @@ delete stands again). The rules per kind (docs/design/metadata-table.md, 2.3):
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 from ..exceptions import CorruptDataFileError
@@ -106,6 +107,21 @@ def _sum(older: int | None, newer: int | None) -> int | None:
     return (older or 0) + (newer or 0)
 
 
+def _java_order(stat: StatValue) -> Any:
+    """What orders a statistic as Java's `compareTo` orders its unwrapped value: strings by
+    UTF-16 code units, bytes as signed bytes (`ByteBuffer`), floats with -0.0 below 0.0 and
+    NaN above all (`Double.compare`); dates and timestamps by their stored numbers."""
+    value = stat.value
+    if stat.kind is StatKind.STRING:
+        return value.encode("utf-16-be", "surrogatepass")
+    if stat.kind is StatKind.BYTES:
+        return bytes((b + 128) & 0xFF for b in value)  # signed order as unsigned
+    if stat.kind in (StatKind.FLOAT, StatKind.DOUBLE):
+        value = float(value)
+        return (math.isnan(value), 0.0 if math.isnan(value) else value, math.copysign(1, value))
+    return value
+
+
 _NUMBERS = (StatKind.INT, StatKind.LONG, StatKind.FLOAT, StatKind.DOUBLE)
 _DAYS = (StatKind.DATE, StatKind.LOCAL_DATE)
 
@@ -142,8 +158,8 @@ def _extreme(
         )
     if newer.kind is StatKind.ARRAY:  # no order between arrays: the newer stands
         return newer
-    a: Any = older.to_python()
-    b: Any = newer.to_python()
+    older = _promoted(older, newer.kind)
+    a, b = _java_order(older), _java_order(newer)
     if smaller:
-        return newer if b < a else _promoted(older, newer.kind)
-    return newer if b > a else _promoted(older, newer.kind)
+        return newer if b < a else older
+    return newer if b > a else older

@@ -126,6 +126,36 @@ def test_min_max_keep_the_wrapper_and_compare_by_value() -> None:
     assert (merged.min_value, merged.max_value) == (dates[0], dates[1])
 
 
+def ranged(kind: StatKind, low: object, high: object) -> ColumnStatsRecord:
+    return ColumnStatsRecord("k", "f", "c", StatValue(kind, low), StatValue(kind, high), 1, 0, 1, 1)
+
+
+@pytest.mark.parametrize(
+    "kind, a, b, low, high",
+    [
+        # Java's String.compareTo: UTF-16 code units, so U+FFFF sorts above U+10000
+        (StatKind.STRING, "\uffff", "\U00010000", "\U00010000", "\uffff"),
+        (StatKind.STRING, "ab", "b", "ab", "b"),
+        # ByteBuffer.compareTo: signed bytes, so 0xff (-1) sorts below 0x01
+        (StatKind.BYTES, b"\xff", b"\x01", b"\xff", b"\x01"),
+        # Double.compare: -0.0 below 0.0, NaN above everything
+        (StatKind.DOUBLE, 0.0, -0.0, -0.0, 0.0),
+        (StatKind.DOUBLE, float("inf"), float("nan"), float("inf"), float("nan")),
+        # dates far outside Python's date range still order
+        (StatKind.DATE, 2**31 - 1, -(2**31), -(2**31), 2**31 - 1),
+        (StatKind.TIMESTAMP_MICROS, 2**62, -(2**62), -(2**62), 2**62),
+    ],
+)
+def test_min_and_max_order_as_java(
+    kind: StatKind, a: object, b: object, low: object, high: object
+) -> None:
+    merged = merge_metadata_records(ranged(kind, a, a), ranged(kind, b, b))
+    assert isinstance(merged, ColumnStatsRecord)
+    assert merged.min_value is not None and merged.max_value is not None
+    assert repr(merged.min_value.value) == repr(low)
+    assert repr(merged.max_value.value) == repr(high)
+
+
 def test_a_tight_bound_replaces_what_it_merges_with() -> None:
     """1.x: stats computed over the whole partition stand for it (Apache Hudi 1.2)."""
     older = PartitionStatsRecord("k", "a", "c", long(1), long(9), 4, 0, 8, 8, False, True)
