@@ -43,7 +43,8 @@ def merge_metadata_records(
     older: MetadataRecord | None, newer: MetadataRecord | None
 ) -> MetadataRecord | None:
     """The record a key holds after `newer` is applied over `older`; None for no record (a
-    delete block's key, on either side, or a deleted secondary index entry)."""
+    delete block's key, on either side, or a deleted secondary index entry). None is a
+    removal, not an absence: a key one side lacks is not merged at all."""
     if newer is None:
         return None
     if isinstance(newer, SecondaryIndexRecord) and newer.is_deleted:

@@ -35,6 +35,7 @@ from hoodie.metadata_records import (
     file_group_id,
     file_group_index,
     instant_to_epoch_millis,
+    merge_metadata_records,
     metadata_record_schema,
     partition_identifier,
     partition_stats_key,
@@ -225,3 +226,45 @@ def test_every_key_is_in_the_file_group_its_hash_names() -> None:
         for key in block["keys"]:
             index = file_group_index(key, FILE_GROUPS[block["partition"]])
             assert file_group_of(block["source"]) == file_group_id(prefix, index)
+
+
+def slice_order(source: str) -> tuple[str, int, int]:
+    """A log block's place in its file slice: delta commit (or base) instant, log version,
+    block number."""
+    name, _, block = source.split("/")[-1].partition(" block ")
+    match = re.match(r"\.[a-z0-9-]+_(\d+)\.log\.(\d+)_", name)
+    assert match, source
+    return match.group(1), int(match.group(2)), int(block)
+
+
+@pytest.mark.parametrize(
+    "table", ["hudi-0.15.0-mor-v6", "typed-0.15.0-cow-v6", "typed-1.2.0-cow-v8"]
+)
+def test_the_files_partition_merges_to_what_storage_lists(table: str) -> None:
+    """The latest file slice of `files` (log blocks merged in order, then over the base file)
+    lists the partitions and data files storage holds at the end. (Version 6: the slice's
+    logs carry the base file's instant; the version 8 table here was never compacted. The 1.2
+    merge-on-read table is left out: its slice is found by completion time, the reader's job.)"""
+    mine = [e for e in entries() if table_of(e) == table and e["partition"] == "files"]
+    bases = {e["source"] for e in mine if e["source"].endswith(".hfile")}
+    base = max(bases, key=lambda source: source.rsplit("_", 1)[1])
+    base_instant = base.rsplit("_", 1)[1].removesuffix(".hfile")
+    logs = [e for e in mine if " block " in e["source"]]
+    if table.endswith("v6"):
+        logs = [e for e in logs if slice_order(e["source"])[0] == base_instant]
+    logs.sort(key=lambda e: slice_order(e["source"]))
+    assert logs
+    merged: dict[str, Any] = {}
+    for entry in logs:
+        merged[entry["key"]] = merge_metadata_records(merged.get(entry["key"]), decoded(entry))
+    for entry in (e for e in mine if e["source"] == base):  # None in `merged`: deleted
+        key = entry["key"]
+        merged[key] = (
+            merge_metadata_records(decoded(entry), merged[key])
+            if key in merged
+            else (decoded(entry))
+        )
+    listing = fixture()["listings"][table]
+    assert set(merged[ALL_PARTITIONS_KEY].live_files()) == set(listing)
+    for partition, names in listing.items():
+        assert set(merged[partition].live_files()) == set(names), partition
