@@ -259,11 +259,11 @@ def test_the_files_partition_merges_to_what_storage_lists(table: str) -> None:
         merged[entry["key"]] = merge_metadata_records(merged.get(entry["key"]), decoded(entry))
     for entry in (e for e in mine if e["source"] == base):  # None in `merged`: deleted
         key = entry["key"]
-        merged[key] = (
-            merge_metadata_records(decoded(entry), merged[key])
-            if key in merged
-            else (decoded(entry))
-        )
+        base_record = decoded(entry)
+        if key in merged:
+            merged[key] = merge_metadata_records(base_record, merged[key])
+        else:
+            merged[key] = base_record
     listing = fixture()["listings"][table]
     assert set(merged[ALL_PARTITIONS_KEY].live_files()) == set(listing)
     for partition, names in listing.items():
