@@ -406,7 +406,10 @@ def decode_metadata_record(
     except PARSE_ERRORS as error:
         problem = f"comes with a schema that does not parse ({_short(error)})"
         raise _damaged(key, source, problem) from error
-    reader = None if writer_schema == metadata_record_schema(8) else reader_schema()
+    # Ours are read as they are (fields 0.15 lacks are read with 1.2's defaults below);
+    # another release's are resolved to 1.2's by field name.
+    known = writer_schema in (metadata_record_schema(6), metadata_record_schema(8))
+    reader = None if known else reader_schema()
     buffer = io.BytesIO(value)
     try:
         datum = fastavro.schemaless_reader(buffer, writer, reader, return_record_name=True)

@@ -322,3 +322,20 @@ def test_decimals_are_stored_at_scale_15() -> None:
 def test_a_statistic_its_wrapper_cannot_hold_is_refused(value: StatValue) -> None:
     with pytest.raises(HoodieError, match="does not fit"):
         encode_metadata_record(stats("k", value, None), 8)
+
+
+def test_another_releases_schema_resolves_by_field_name() -> None:
+    """A release with a field we lack (Apache Hudi's master has VectorIndexMetadata): its
+    records read, the unknown field skipped."""
+    schema = json.loads(V8)
+    vector = {"type": "record", "name": "HoodieVectorIndexInfo",
+              "fields": [{"name": "dimensions", "type": "int"}]}  # fmt: skip
+    schema["fields"].append({"name": "VectorIndexMetadata", "type": ["null", vector],
+                             "default": None})  # fmt: skip
+    buffer = io.BytesIO()
+    files = {"f.parquet": {"size": 9, "isDeleted": False}}
+    datum = {"key": "", "type": 2, "filesystemMetadata": files,
+             "VectorIndexMetadata": {"dimensions": 3}}  # fmt: skip
+    fastavro.schemaless_writer(buffer, fastavro.parse_schema(schema), datum)
+    decoded = decode_metadata_record("p", buffer.getvalue(), json.dumps(schema))
+    assert decoded == FilesRecord("p", False, {"f.parquet": FileEntry(9)})
