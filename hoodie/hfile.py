@@ -654,6 +654,11 @@ def _block(kind: BlockType, payload: bytes, previous_offset: int = -1) -> bytes:
     return header + compressed + bytes(CHECKSUM_SIZE * chunks)
 
 
+def _key(row: bytes, whole: bool) -> bytes:
+    """An index or last key: int16 length and row, and with `whole` the KeyValue key's tail."""
+    return _SHORT.pack(len(row)) + row + (KEY_TAIL if whole else b"")
+
+
 def _index_payload(entries: list[tuple[int, int, bytes]]) -> bytes:
     out = bytearray()
     for offset, size, key in entries:
@@ -667,6 +672,7 @@ def write_hfile(
     file_info: Mapping[bytes, bytes] = {},  # noqa: B006 (read only)
     meta_blocks: Mapping[str, bytes] = {},  # noqa: B006 (read only)
     block_size: int = 1 << 20,
+    hbase_keys: bool = False,
 ) -> bytes:
     """An HFile of `entries` ((row key, value), strictly increasing by key) as Apache Hudi 1.2's
     own writer (`HFileWriterImpl`) makes it, the layout every Hudi reader and hudi-rs reads:
@@ -686,6 +692,14 @@ def write_hfile(
     * the trailer: 1.2's fields (the uncompressed data index size is the data blocks'
       uncompressed bytes, as 1.2 writes it; no total uncompressed bytes; the first data block
       offset -1 and the last 0 when there are no entries) and the comparator class name.
+
+    `hbase_keys` writes the index's first keys and hfile.LASTKEY as whole KeyValue keys, as
+    HBase's writer (Apache Hudi 0.15) does, instead of 1.2's length and row only. Apache Hudi
+    0.15 reads the metadata table with HBase's reader, whose index search takes index keys
+    for KeyValues: a file in 1.2's layout with more than one data block fails it
+    (ArrayIndexOutOfBoundsException in `KeyValue.getFamilyLength`; tests/judge/
+    test_hfile_mdt.py). 1.2's reader and hudi-rs read both, so tables of version 6, which
+    0.15 reads, want True.
     """
     if block_size < 1:
         raise ValueError(f"block_size must be positive, got {block_size}")
@@ -713,7 +727,7 @@ def write_hfile(
         last_offset = offset
         framed = _block(BlockType.DATA, bytes(block), -1 if offset == 0 else offset)
         out.extend(framed)
-        index.append((offset, len(framed), _SHORT.pack(len(block_first)) + block_first))
+        index.append((offset, len(framed), _key(block_first, hbase_keys)))
         block = bytearray()
         block_first = None
 
@@ -750,7 +764,7 @@ def write_hfile(
 
     info: dict[bytes, bytes] = {MAX_MEMSTORE_TS_KEY: bytes(8)}
     info.update(file_info)
-    info[LAST_KEY] = _SHORT.pack(len(previous)) + previous if previous is not None else b""
+    info[LAST_KEY] = _key(previous, hbase_keys) if previous is not None else b""
     info[AVG_KEY_LEN] = _INT.pack(key_bytes // count if count else 0)
     info.setdefault(CREATE_TIME_TS, bytes(8))
     info[AVG_VALUE_LEN] = _INT.pack(value_bytes // count if count else 0)
