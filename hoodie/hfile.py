@@ -83,6 +83,7 @@ _HEADER = struct.Struct(">8siiqBii")
 _INT = struct.Struct(">i")
 _SHORT = struct.Struct(">h")
 _INDEX_ENTRY = struct.Struct(">qi")
+_KEY_VALUE_LENGTHS = struct.Struct(">ii")
 
 
 class BlockType(bytes, enum.Enum):
@@ -214,9 +215,18 @@ class HFileReader:
     def __iter__(self) -> Iterator[tuple[bytes, bytes]]:
         """Every (row key, value) in key order; duplicate keys (HBase allows them) in file
         order."""
+        count = 0
+        previous: bytes | None = None
         for number in range(len(self.data_index)):
             _, rows, values = self._block(number)
+            if previous is not None and rows and rows[0] < previous:
+                raise self._damaged(f"data block {number} starts before its predecessor ends")
+            count += len(rows)
+            previous = rows[-1] if rows else previous
             yield from zip(rows, values)
+        if count != self.entry_count:
+            raise self._damaged(f"the data blocks hold {count} entries, the trailer says "
+                                f"{self.entry_count}")  # fmt: skip
 
     def get(self, key: bytes) -> bytes | None:
         """The value of `key` (its first, should the file repeat it), or None."""
@@ -262,8 +272,16 @@ class HFileReader:
             return self._cached
         entry = self.data_index[number]
         with self._damage(f"data block {number} (byte {entry.offset})"):
-            _, payload = self._read_block(entry.offset, (BlockType.DATA,))
+            header, payload = self._read_block(entry.offset, (BlockType.DATA,))
+            if header.on_disk_size != entry.size:
+                raise ValueError(
+                    f"the index gives it {entry.size} bytes, its header {header.on_disk_size}"
+                )
             rows, values = self._key_values(payload)
+            if not rows or rows[0] < entry.key:
+                raise ValueError("its first key is before its index key, or it has none")
+            if any(a > b for a, b in zip(rows, rows[1:])):
+                raise ValueError("its keys are not in order")
         self._cached = (number, rows, values)
         return self._cached
 
@@ -272,7 +290,7 @@ class HFileReader:
         values: list[bytes] = []
         pos, end = 0, len(payload)
         while pos < end:
-            key_length, value_length = _INDEX_ENTRY_LENGTHS.unpack_from(payload, pos)
+            key_length, value_length = _KEY_VALUE_LENGTHS.unpack_from(payload, pos)
             pos += 8
             if key_length < 2 or value_length < 0 or pos + key_length + value_length > end:
                 raise ValueError(
@@ -432,6 +450,9 @@ class HFileReader:
     def _damage(self, what: str) -> AbstractContextManager[None]:
         return _damage(self.name, what)
 
+    def _damaged(self, what: str) -> CorruptDataFileError:
+        return CorruptDataFileError(f"HFile {self.name} is damaged: {what}", self.name)
+
 
 class _Unsupported(Exception):
     """An HFile this reader does not handle (raised as CorruptDataFileError by `_Damage`)."""
@@ -451,9 +472,6 @@ def _damage(name: str, what: str) -> Iterator[None]:
             f"HFile {name} is damaged: {what} does not read ({type(error).__name__}: {error})",
             name,
         ) from error
-
-
-_INDEX_ENTRY_LENGTHS = struct.Struct(">ii")
 
 
 def _row_of(key: bytes) -> bytes:
@@ -743,7 +761,7 @@ def write_hfile(
             flush()
         if block_first is None:
             block_first = key
-        block += _INDEX_ENTRY_LENGTHS.pack(2 + len(key) + len(KEY_TAIL), len(value))
+        block += _KEY_VALUE_LENGTHS.pack(2 + len(key) + len(KEY_TAIL), len(value))
         block += _SHORT.pack(len(key)) + key + KEY_TAIL + value + b"\x00"
         count += 1
         key_bytes += len(key)
