@@ -56,6 +56,10 @@ CHECKSUM_SIZE = 4
 # What Apache Hudi 1.x names as the comparator of its HFiles (its readers ignore it).
 COMPARATOR_CLASS_NAME = "org.apache.hudi.io.storage.HoodieHBaseKVComparator"
 
+# HBase's writer adds a level each time a level's index outgrows a block; eight levels of
+# 128 KiB index blocks would index more data blocks than any file has.
+_MAX_INDEX_LEVELS = 8
+
 TRAILER_MAGIC = b'TRABLK"$'
 FILE_INFO_MAGIC = b"PBUF"
 
@@ -366,7 +370,7 @@ class HFileReader:
 
     def _read_data_index(self) -> list[IndexEntry]:
         levels = self.trailer.num_data_index_levels
-        if levels < 1:
+        if not 1 <= levels <= _MAX_INDEX_LEVELS:
             raise ValueError(f"{levels} data index levels")
         _, root = self._read_block(self.trailer.load_on_open_offset, (BlockType.ROOT_INDEX,))
         entries = _root_index_entries(root, self.trailer.data_index_count)
@@ -377,6 +381,8 @@ class HFileReader:
                     entry.offset, (BlockType.INTERMEDIATE_INDEX, BlockType.LEAF_INDEX)
                 )
                 deeper.extend(_non_root_index_entries(payload))
+                if len(deeper) > self._end // BLOCK_HEADER_SIZE:
+                    raise ValueError("the index lists more blocks than the file can hold")
             entries = deeper
         for entry in entries:
             if not 0 <= entry.offset < self._end:
@@ -455,7 +461,7 @@ class HFileReader:
 
 
 class _Unsupported(Exception):
-    """An HFile this reader does not handle (raised as CorruptDataFileError by `_Damage`)."""
+    """An HFile this reader does not handle (raised as CorruptDataFileError by `_damage`)."""
 
 
 @contextmanager

@@ -394,3 +394,15 @@ def test_assembled_file_reads():
 )
 def test_damage_inside_blocks(blocks, entries, size_delta, match):
     damaged(assemble(blocks, entries, size_delta), match)
+
+
+@pytest.mark.parametrize(
+    "levels, match",
+    [(9, "9 data index levels"), (0, "0 data index"), (2, "not INTERMEDIATE_INDEX or LEAF")],
+)
+def test_index_levels_the_file_does_not_have(levels, match):
+    data = bytearray(fixture(BASE))
+    start, message = trailer_fields(bytes(data))
+    at = start + message.index(b"\x40\x01")  # field 8 (index levels) = 1
+    data[at + 1] = levels
+    damaged(bytes(data), match)
