@@ -78,17 +78,17 @@ def collected(df) -> list[tuple]:
     return sorted(repr(tuple(r)) for r in df.collect())  # (repr: NaN equals itself)
 
 
-# Each table type and version once, the two seeds spread over them (each case is ~20 s).
+# Each table type and version once, the two seeds spread over them (copy-on-write's case is
+# ~20 s, merge-on-read's ~40 s).
 @pytest.mark.parametrize(
     ("table_type", "version", "seed"),
-    [("COPY_ON_WRITE", "6", 1), ("COPY_ON_WRITE", "8", 2),
-     ("MERGE_ON_READ", "6", 2), ("MERGE_ON_READ", "8", 1)],
+    [("COPY_ON_WRITE", "6", 1), ("MERGE_ON_READ", "6", 2), ("MERGE_ON_READ", "8", 1)],
 )  # fmt: skip
 def test_skipping_never_changes_the_rows(spark, tmp_path_factory, table_type, version, seed):
     rng = random.Random(f"{table_type}-{version}-{seed}")
     first, later = first_rows(rng), later_rows(rng)
     deleted = [rng.choice(IDS) for _ in range(rng.randint(0, 5))]
-    drawn = [random_filter(rng) for _ in range(12)]
+    drawn = [random_filter(rng) for _ in range(9)]
     path = str(tmp_path_factory.mktemp("skipping") / "t")
     options = {
         "hoodie.write.table.version": version,
@@ -122,16 +122,16 @@ def test_skipping_never_changes_the_rows(spark, tmp_path_factory, table_type, ve
     try:
         source = spark.read.format("hoodie").option("hoodie.read.filter.pushdown", "true")
         for given_filter in drawn:
-            # Like against like: Spark's parquet scan drops NaN rows of row groups whose
-            # statistics (NaN left out) rule `x > v` out, where the data source keeps them (a
-            # difference of the two paths, not of skipping).
+            # Every path gives the rows of the read without skipping (NaN rows too: our base
+            # files carry no min/max Spark's parquet scan could wrongly skip them by).
             expected = collected(table.read(spark, OFF, filters=given_filter))
             got = collected(table.read(spark, filters=given_filter))
             assert got == expected, given_filter
             condition = RowFilter.parse(given_filter, columns).column()
             pushed = collected(source.load(path).where(condition))
+            assert pushed == expected, given_filter
             unskipped = collected(source.options(**OFF).load(path).where(condition))
-            assert pushed == unskipped, given_filter
+            assert unskipped == expected, given_filter
     finally:
         spark.conf.unset(PUSHDOWN)
         logger.removeHandler(reports)

@@ -95,9 +95,7 @@ def _lead_cases(table_type: str, index: str, table_version: int = 6) -> Scenario
     "table_type,index,version",
     [
         (COW, SIMPLE, 6),
-        (MOR, SIMPLE, 6),
         (MOR, BUCKET, 6),
-        (COW, SIMPLE, 8),
         (MOR, SIMPLE, 8),
         (COW, BLOOM, 6),
         (MOR, BLOOM, 8),
@@ -269,8 +267,10 @@ def test_an_upgrade_to_version_8_midway(spark, tmp_path, table_type):
 
 @pytest.mark.parametrize(
     "table_type, update_partition_path, version",
-    [(COW, True, 6), (MOR, True, 8), (MOR, False, 6), (COW, False, 8)],
-    ids=["cow-move-v6", "mor-move-v8", "mor-in-place-v6", "cow-in-place-v8"],
+    # each table type, behaviour and version once (the soak's `--index GLOBAL_SIMPLE` draws
+    # the rest)
+    [(MOR, True, 8), (COW, False, 6)],
+    ids=["mor-move-v8", "cow-in-place-v6"],
 )
 def test_global_index_keys_change_partitions(
     spark, tmp_path, table_type, update_partition_path, version

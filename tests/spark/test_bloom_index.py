@@ -94,9 +94,7 @@ def _trace_length(trace) -> int:
     return len(trace.read_text().splitlines()) if trace.exists() else 0
 
 
-@pytest.mark.parametrize(
-    "prune_by_ranges, lookup", [(True, "driver"), (False, "driver"), (True, "join")]
-)
+@pytest.mark.parametrize("prune_by_ranges, lookup", [(True, "driver"), (False, "join")])
 def test_an_upsert_reads_the_keys_of_only_its_candidate_files(
     spark, tmp_path, monkeypatch, prune_by_ranges, lookup
 ):
