@@ -21,6 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]
 
 from apache_hudi import ApacheHudi, available  # noqa: E402
+from diff_strategies import INDEXES  # noqa: E402
 from hudi_oracle import (  # noqa: E402
     HUDI_0,
     HUDI_1,
@@ -39,7 +40,10 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-ops", type=int, default=8, help="operations per sequence, at most")
     parser.add_argument("--min-ops", type=int, default=3, help="operations per sequence, at least")
+    parser.add_argument("--index", choices=INDEXES,
+                        help="only tables of this index (default: SIMPLE and BUCKET)")  # fmt: skip
     args = parser.parse_args(argv)
+    indexes = (args.index,) if args.index else ("SIMPLE", "BUCKET")
     missing = [v for v in (HUDI_1, HUDI_0) if not available(v)]
     if missing:
         print(f"Apache Hudi {', '.join(missing)} is not installed here: make apache-hudi")
@@ -54,7 +58,7 @@ def main(argv=None) -> int:
 
     @soak_settings(args.sequences)
     @seed(args.seed)
-    @given(scenario=oracle_scenarios(max_ops=args.max_ops, min_ops=args.min_ops))
+    @given(scenario=oracle_scenarios(max_ops=args.max_ops, min_ops=args.min_ops, indexes=indexes))
     def sequence(scenario):
         version = apache_hudi_version(scenario.params)
         if version not in judges:
@@ -81,6 +85,9 @@ def main(argv=None) -> int:
         tally["steps"] += stats.steps
         known.update(stats.known)
         p = scenario.params
+        moving = ""
+        if p.index in ("GLOBAL_SIMPLE", "GLOBAL_BLOOM"):
+            moving = f" update_partition_path={p.update_partition_path}"
         kinds = Counter(type(op).__name__ for op in scenario.ops)
         ops = " ".join(f"{name}x{count}" for name, count in sorted(kinds.items()))
         if stats.known:  # deliberate differences (hudi_oracle.OracleRunner._known)
@@ -91,7 +98,8 @@ def main(argv=None) -> int:
             f"{time.monotonic() - t0:.1f} s (ours {stats.our_seconds:.1f} s, Apache "
             f"Hudi {stats.hudi_seconds:.1f} s) [Apache Hudi {version}, table version "
             f"{p.table_version} {p.table_type} {p.index} partitioned={p.partitioned} "
-            f"precombine={p.precombine} compact_every={p.compact_every}] {ops}",
+            f"precombine={p.precombine} compact_every={p.compact_every}"
+            f"{moving}] {ops}",
             flush=True,
         )
 
