@@ -42,7 +42,7 @@ import bisect
 import enum
 import struct
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
@@ -244,19 +244,16 @@ class HFileReader:
 
     # -- lookups -------------------------------------------------------------------------------
     def _find(self, key: bytes) -> bytes | None:
-        # Block i holds rows from its index key (at most its first row) up to the next
-        # block's index key (inclusive: a key HBase repeated may run into the next block).
-        # The first block that can hold `key` is the one before the first index key >= it.
-        number = max(bisect.bisect_left(self._index_rows, key) - 1, 0)
-        while number < len(self.data_index):
-            _, rows, values = self._block(number)
-            at = bisect.bisect_left(rows, key)
-            if at < len(rows):
-                return values[at] if rows[at] == key else None
-            number += 1
-            if number < len(self.data_index) and self._index_rows[number] > key:
-                return None
-        return None
+        # The block that can hold `key` is the last whose index key is at most `key`: an
+        # index key is at most its block's first row (HBase may shorten it) and greater than
+        # the previous block's last row. Repeats of a key stay in one block (both Hudi's and
+        # HBase's writers keep them together), so that block holds all of them.
+        number = bisect.bisect_right(self._index_rows, key) - 1
+        if number < 0:
+            return None
+        _, rows, values = self._block(number)
+        at = bisect.bisect_left(rows, key)
+        return values[at] if at < len(rows) and rows[at] == key else None
 
     def _block(self, number: int) -> tuple[int, list[bytes], list[bytes]]:
         """Data block `number` decoded to rows and values; the last one decoded is kept, so a
@@ -616,3 +613,172 @@ def _hadoop_vint(value: int) -> bytes:
         return struct.pack(">b", value)
     size = (value.bit_length() + 7) // 8
     return struct.pack(">b", -112 - size) + value.to_bytes(size, "big")
+
+
+# -- writing ---------------------------------------------------------------------------------
+def _java_hash_order(names: list[str]) -> list[str]:
+    """`names` (insertion order) in the iteration order of a Java `HashMap<String, ...>`
+    holding them: Apache Hudi keeps file info and meta blocks in HashMaps, so this is the
+    order it writes them in (String.hashCode over UTF-16 units, spread by h ^ h >>> 16, over
+    a table of 16 buckets doubled while more than 3/4 full; a bucket keeps insertion order).
+    """
+    capacity = 16
+    while len(names) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(name: str) -> int:
+        h = 0
+        units = name.encode("utf-16-be")
+        for i in range(0, len(units), 2):
+            h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    position = {name: i for i, name in enumerate(names)}
+    return sorted(names, key=lambda name: (bucket(name), position[name]))
+
+
+def _block(kind: BlockType, payload: bytes, previous_offset: int = -1) -> bytes:
+    """One GZ block as Apache Hudi 1.x frames it: checksum type NULL, zeroed checksum bytes."""
+    compressed = _gzip(payload)
+    data_size = BLOCK_HEADER_SIZE + len(compressed)
+    chunks = -(-data_size // BYTES_PER_CHECKSUM)
+    header = _HEADER.pack(
+        kind.value,
+        len(compressed) + CHECKSUM_SIZE * chunks,
+        len(payload),
+        previous_offset,
+        int(ChecksumType.NULL),
+        BYTES_PER_CHECKSUM,
+        data_size,
+    )
+    return header + compressed + bytes(CHECKSUM_SIZE * chunks)
+
+
+def _index_payload(entries: list[tuple[int, int, bytes]]) -> bytes:
+    out = bytearray()
+    for offset, size, key in entries:
+        out += _INDEX_ENTRY.pack(offset, size) + _hadoop_vint(len(key)) + key
+    return bytes(out)
+
+
+def write_hfile(
+    entries: Iterable[tuple[bytes, bytes]],
+    *,
+    file_info: Mapping[bytes, bytes] = {},  # noqa: B006 (read only)
+    meta_blocks: Mapping[str, bytes] = {},  # noqa: B006 (read only)
+    block_size: int = 1 << 20,
+) -> bytes:
+    """An HFile of `entries` ((row key, value), strictly increasing by key) as Apache Hudi 1.2's
+    own writer (`HFileWriterImpl`) makes it, the layout every Hudi reader and hudi-rs reads:
+
+    * GZ blocks with checksum type NULL and zeroed checksum bytes, minor version 0;
+    * data blocks cut before a key-value that would take the block's uncompressed bytes past
+      `block_size` (Hudi's `hoodie.hfile.block.size`, 1 MiB for the metadata table), each
+      key-value with HBase's KeyValue key (family length 0, timestamp Long.MAX_VALUE, type
+      Put) and an MVCC byte 0; each data block after the first records its own offset as the
+      previous block's, as 1.2 does;
+    * one meta block per `meta_blocks` entry (e.g. "bloomFilter"), then one root index level
+      (the blocks' first keys, int16 length + row), the meta index (present when empty);
+    * file info with `file_info` (e.g. b"schema", the bloom filter keys, and
+      b"hfile.CREATE_TIME_TS", else 0) and what the writer computes: hfile.LASTKEY,
+      hfile.AVG_KEY_LEN and hfile.AVG_VALUE_LEN (rows and values, integer averages),
+      KEY_VALUE_VERSION 1 and MAX_MEMSTORE_TS_KEY 0, in the order of 1.2's HashMap;
+    * the trailer: 1.2's fields (the uncompressed data index size is the data blocks'
+      uncompressed bytes, as 1.2 writes it; no total uncompressed bytes; the first data block
+      offset -1 and the last 0 when there are no entries) and the comparator class name.
+    """
+    if block_size < 1:
+        raise ValueError(f"block_size must be positive, got {block_size}")
+    for computed in _COMPUTED_FILE_INFO:
+        if computed in file_info:
+            raise ValueError(
+                f"file info {computed.decode()} is the writer's to compute; leave it out"
+            )
+    out = bytearray()
+    index: list[tuple[int, int, bytes]] = []
+    block = bytearray()
+    block_first: bytes | None = None
+    count = 0
+    key_bytes = value_bytes = uncompressed_total = 0
+    first_offset, last_offset = -1, 0
+    previous: bytes | None = None
+
+    def flush() -> None:
+        nonlocal block, block_first, first_offset, last_offset
+        if block_first is None:
+            return
+        offset = len(out)
+        if first_offset < 0:
+            first_offset = offset
+        last_offset = offset
+        framed = _block(BlockType.DATA, bytes(block), -1 if offset == 0 else offset)
+        out.extend(framed)
+        index.append((offset, len(framed), _SHORT.pack(len(block_first)) + block_first))
+        block = bytearray()
+        block_first = None
+
+    for key, value in entries:
+        if not isinstance(key, bytes) or not isinstance(value, bytes):
+            raise TypeError("HFile keys and values are bytes")
+        if len(key) > 0x7FFF:
+            raise ValueError(f"an HFile row key has at most 32767 bytes, got {len(key)}")
+        if previous is not None and key <= previous:
+            raise ValueError(f"HFile keys must be strictly increasing: {key!r} after {previous!r}")
+        size = len(key) + len(value) + _KEY_VALUE_OVERHEAD
+        if block_first is not None and len(block) + size > block_size:
+            flush()
+        if block_first is None:
+            block_first = key
+        block += _INDEX_ENTRY_LENGTHS.pack(2 + len(key) + len(KEY_TAIL), len(value))
+        block += _SHORT.pack(len(key)) + key + KEY_TAIL + value + b"\x00"
+        count += 1
+        key_bytes += len(key)
+        value_bytes += len(value)
+        uncompressed_total += size
+        previous = key
+    flush()
+
+    meta_index: list[tuple[int, int, bytes]] = []
+    for block_name in _java_hash_order(list(meta_blocks)):
+        framed = _block(BlockType.META, meta_blocks[block_name])
+        meta_index.append((len(out), len(framed), block_name.encode("utf-8")))
+        out += framed
+
+    load_on_open = len(out)
+    out += _block(BlockType.ROOT_INDEX, _index_payload(index))
+    out += _block(BlockType.ROOT_INDEX, _index_payload(meta_index))
+
+    info: dict[bytes, bytes] = {MAX_MEMSTORE_TS_KEY: bytes(8)}
+    info.update(file_info)
+    info[LAST_KEY] = _SHORT.pack(len(previous)) + previous if previous is not None else b""
+    info[AVG_KEY_LEN] = _INT.pack(key_bytes // count if count else 0)
+    info.setdefault(CREATE_TIME_TS, bytes(8))
+    info[AVG_VALUE_LEN] = _INT.pack(value_bytes // count if count else 0)
+    info[KEY_VALUE_VERSION] = _INT.pack(1)
+    names = {name.decode("utf-8"): name for name in info}
+    pairs = b"".join(
+        _proto_bytes(1, _proto_bytes(1, names[name]) + _proto_bytes(2, info[names[name]]))
+        for name in _java_hash_order(list(names))
+    )
+    file_info_offset = len(out)
+    out += _block(BlockType.FILE_INFO, FILE_INFO_MAGIC + _varint(len(pairs)) + pairs)
+
+    trailer = b"".join(
+        [
+            _proto_int(1, file_info_offset),
+            _proto_int(2, load_on_open),
+            _proto_int(3, uncompressed_total),
+            _proto_int(5, len(index)),
+            _proto_int(6, len(meta_index)),
+            _proto_int(7, count),
+            _proto_int(8, 1),
+            _proto_int(9, first_offset),
+            _proto_int(10, last_offset),
+            _proto_bytes(11, COMPARATOR_CLASS_NAME.encode()),
+            _proto_int(12, int(Codec.GZ)),
+        ]
+    )
+    tail = TRAILER_MAGIC + _varint(len(trailer)) + trailer
+    version = bytes([0]) + MAJOR_VERSION.to_bytes(3, "big")  # minor 0, major 3
+    out += tail + bytes(TRAILER_SIZE - len(version) - len(tail)) + version
+    return bytes(out)

@@ -59,7 +59,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .exceptions import HoodieError, SchemaError, UnsupportedTableError
-from .hfile import HFileReader
+from .hfile import HFileReader, write_hfile
 from .schema import META_COLUMNS, from_avro_schema
 from .storage import VERIFY_CHECKSUMS, WRITE_CHECKSUMS, FileIO
 
@@ -695,6 +695,25 @@ def avro_data_block(table: pa.Table, instant_time: str, schema_avro_json: str) -
         out += _INT.pack(len(datum.getvalue())) + datum.getvalue()
     header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_avro_json}
     return encode_block(BlockType.AVRO_DATA, header, bytes(out))
+
+
+def hfile_data_block(
+    entries: Iterable[tuple[bytes, bytes]],
+    instant_time: str,
+    schema_json: str,
+    *,
+    block_size: int = 1 << 20,
+) -> bytes:
+    """An HFILE_DATA block, the metadata table's log block: a whole HFile of `entries` ((key,
+    Avro-encoded `HoodieMetadataRecord`), strictly increasing by key) as `write_hfile` makes
+    it, with the writer schema in its file info (`schema`) and in the SCHEMA header, and the
+    INSTANT_TIME header first, as Apache Hudi 1.x frames it (no content version prefix)."""
+    _check_instant(instant_time, "instant_time")
+    content = write_hfile(
+        entries, file_info={b"schema": schema_json.encode("utf-8")}, block_size=block_size
+    )
+    header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}
+    return encode_block(BlockType.HFILE_DATA, header, content)
 
 
 def _avro_value(value: Any, dtype: pa.DataType) -> Any:
