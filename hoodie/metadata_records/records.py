@@ -217,6 +217,29 @@ class RecordIndexRecord:
     file_id_encoding: int = UUID_FILE_ID_ENCODING
     meta: Meta = ()
 
+    @classmethod
+    def placing(
+        cls,
+        key: str,
+        partition: str,
+        file_id: str,
+        instant: str,
+        timeline_timezone: str = "UTC",
+        position: int | None = None,
+    ) -> RecordIndexRecord:
+        """The entry of a record `instant` wrote into file group `file_id` of `partition`:
+        encoding 0 for UUID-based file ids (Apache Hudi's default), 1 for any other (where
+        Apache Hudi, told to use 0, fails)."""
+        millis = instant_to_epoch_millis(instant, timeline_timezone)
+        encoding = file_id_encoding_of(file_id)
+        return cls(key, partition, file_id, millis, position, encoding)
+
+    def instant_time(self, timeline_timezone: str = "UTC") -> str | None:
+        """The instant time of `instant_time_ms` in the timeline's zone (None if not stored)."""
+        if self.instant_time_ms is None:
+            return None
+        return epoch_millis_to_instant(self.instant_time_ms, timeline_timezone)
+
 
 @dataclass(frozen=True)
 class SecondaryIndexRecord:
@@ -297,7 +320,6 @@ def _zone(timeline_timezone: str) -> datetime.tzinfo | None:
     )
 
 
-_ALL_ZERO_INSTANT = "00000000000000"
 _INSTANT_FORMAT = "%Y%m%d%H%M%S"
 
 
@@ -305,12 +327,12 @@ def instant_to_epoch_millis(instant: str, timeline_timezone: str = "UTC") -> int
     """An instant time as the record index stores it: epoch milliseconds of the instant read in
     the timeline's time zone. As Apache Hudi's `parseDateFromInstantTime`: an instant in
     seconds gets `999` milliseconds, one longer than milliseconds (the metadata table's
-    `<instant>001` service instants) is cut to them, and the all-zero instant is 0.
+    `<instant>001` service instants) is cut to them; an instant that is no date (the
+    metadata table's `00000000000000xxx` initialization instants) is refused, as Apache Hudi
+    refuses it.
 
     Apache Hudi reads the instant in the JVM's default zone whatever the table's zone; the two
     agree when the JVM's zone is the table's (UTC for tables we create)."""
-    if instant == _ALL_ZERO_INSTANT:
-        return 0
     text = instant + "999" if len(instant) == 14 else instant[:17]
     if len(text) != 17 or not text.isdigit() or not text.isascii():
         raise HoodieError(f"{instant!r} is not an instant time (yyyyMMddHHmmss[SSS])")

@@ -180,12 +180,11 @@ def test_uuid_file_ids_take_encoding_0() -> None:
         ("19691231235959999", -1),
         ("20240229235959", 1709251199999),  # seconds: 999 ms, as Apache Hudi
         ("20261127154752798001", 1795794472798),  # an MDT service instant: cut to ms
-        ("00000000000000", 0),
     ],
 )
 def test_instant_to_epoch_millis_in_utc(instant: str, millis: int) -> None:
     assert instant_to_epoch_millis(instant, "UTC") == millis
-    if len(instant) == 17 and instant != "00000000000000":
+    if len(instant) == 17:
         assert epoch_millis_to_instant(millis, "utc") == instant
 
 
@@ -212,7 +211,10 @@ def test_instants_in_a_local_timeline(tokyo: None) -> None:
     assert epoch_millis_to_instant(utc, "LOCAL") == "20261128004752798"
 
 
-@pytest.mark.parametrize("instant", ["2026112715475279", "2026112715475x798", "20261340000000000"])
+@pytest.mark.parametrize(
+    "instant",
+    ["2026112715475279", "2026112715475x798", "20261340000000000", "00000000000000010", ""],
+)
 def test_malformed_instants_are_refused(instant: str) -> None:
     with pytest.raises(HoodieError, match="instant time"):
         instant_to_epoch_millis(instant)
@@ -288,3 +290,12 @@ def test_a_value_storing_another_key() -> None:
     fastavro.schemaless_writer(buffer, fastavro.parse_schema(json.loads(V8)), datum)
     assert "stores the key 'dt=2'" in str(damaged(buffer.getvalue()))
     assert decode_metadata_record("dt=2", buffer.getvalue(), V8) == FilesRecord("dt=2", False, {})
+
+
+def test_an_entry_placing_a_record() -> None:
+    entry = RecordIndexRecord.placing("k", "dt=1", FILE_ID, "20261127154752798")
+    assert entry == RecordIndexRecord("k", "dt=1", FILE_ID, 1795794472798)
+    assert entry.instant_time() == "20261127154752798"
+    odd = RecordIndexRecord.placing("k", "", "bucket-7", "20261127154752798", position=3)
+    assert (odd.file_id_encoding, odd.position) == (1, 3)
+    assert RecordIndexRecord("k", "p", FILE_ID, None).instant_time() is None
