@@ -413,8 +413,14 @@ class TableMetadata:
         return merged
 
     # -- what readers ask ------------------------------------------------------------------------
+    @cached_property
+    def _files(self) -> dict[str, MetadataRecord]:
+        """The `files` partition whole: one small record per data partition, read once for
+        every question about the listing (its log blocks are read once too)."""
+        return self.read_partition(FILES_PARTITION)
+
     def _files_record(self, key: str) -> FilesRecord | None:
-        record = self.lookup(FILES_PARTITION, [key]).get(key)
+        record = self._files.get(key)
         if record is None:
             return None
         if not isinstance(record, FilesRecord):
