@@ -12,14 +12,17 @@ delete stands again). The rules per kind (docs/design/metadata-table.md, 2.3):
   older side lacks is kept: it may cancel an entry of the base file in the second stage.
   Readers drop the tombstones left at the end (`FilesRecord.live_files`).
 - bloom filters, record index: the newer record wins (a tombstone too).
-- column stats (and partition stats): when either side is a tombstone the newer wins; else the
-  smaller min, the larger max, and the counts and sizes summed.
+- column stats (and partition stats): when either side is a tombstone, or the newer is a tight
+  bound (1.x: stats computed over the whole file or partition), the newer wins; else the
+  smaller min, the larger max, and the counts and sizes summed
+  (`HoodieTableMetadataUtil.mergeColumnStatsRecords`).
 - secondary index (1.x): the newer wins, and an entry marked deleted removes the key.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 from ..exceptions import CorruptDataFileError
@@ -40,7 +43,8 @@ def merge_metadata_records(
     older: MetadataRecord | None, newer: MetadataRecord | None
 ) -> MetadataRecord | None:
     """The record a key holds after `newer` is applied over `older`; None for no record (a
-    delete block's key, on either side, or a deleted secondary index entry)."""
+    delete block's key, on either side, or a deleted secondary index entry). None is a
+    removal, not an absence: a key one side lacks is not merged at all."""
     if newer is None:
         return None
     if isinstance(newer, SecondaryIndexRecord) and newer.is_deleted:
@@ -79,13 +83,13 @@ def _merge_files(older: FilesRecord, newer: FilesRecord) -> FilesRecord:
 
 
 def _merge_column_stats(older: ColumnStatsRecord, newer: ColumnStatsRecord) -> ColumnStatsRecord:
-    if (older.file_name, older.column_name) != (newer.file_name, newer.column_name):
+    if older.column_name != newer.column_name:
         raise CorruptDataFileError(
-            f"column stats record {newer.key!r} is of file {newer.file_name!r} column "
-            f"{newer.column_name!r}, but an earlier one of that key is of "
-            f"{older.file_name!r} column {older.column_name!r}: the metadata table is damaged"
+            f"column stats record {newer.key!r} is of column {newer.column_name!r}, but an "
+            f"earlier one of that key is of column {older.column_name!r}: the metadata table "
+            "is damaged"
         )
-    if older.is_deleted or newer.is_deleted:
+    if older.is_deleted or newer.is_deleted or newer.is_tight_bound:
         return newer
     return dataclasses.replace(
         newer,
@@ -104,21 +108,59 @@ def _sum(older: int | None, newer: int | None) -> int | None:
     return (older or 0) + (newer or 0)
 
 
+def _java_order(stat: StatValue) -> Any:
+    """What orders a statistic as Java's `compareTo` orders its unwrapped value: strings by
+    UTF-16 code units, bytes as signed bytes (`ByteBuffer`), floats with -0.0 below 0.0 and
+    NaN above all (`Double.compare`); dates and timestamps by their stored numbers."""
+    value = stat.value
+    if stat.kind is StatKind.STRING:
+        return value.encode("utf-16-be", "surrogatepass")
+    if stat.kind is StatKind.BYTES:
+        return bytes((b + 128) & 0xFF for b in value)  # signed order as unsigned
+    if stat.kind in (StatKind.FLOAT, StatKind.DOUBLE):
+        value = float(value)
+        return (math.isnan(value), 0.0 if math.isnan(value) else value, math.copysign(1, value))
+    return value
+
+
+_NUMBERS = (StatKind.INT, StatKind.LONG, StatKind.FLOAT, StatKind.DOUBLE)
+_DAYS = (StatKind.DATE, StatKind.LOCAL_DATE)
+
+
+def _promoted(stat: StatValue, kind: StatKind) -> StatValue:
+    """A stat of a column since widened (int to long or double, date wrappers), as `kind`."""
+    if stat.kind is kind:
+        return stat
+    if kind in (StatKind.FLOAT, StatKind.DOUBLE):
+        return StatValue(kind, float(stat.value))
+    return StatValue(kind, stat.value)
+
+
+def _comparable(older: StatKind, newer: StatKind) -> bool:
+    if older is newer:
+        return True
+    if newer in _NUMBERS and older in _NUMBERS:  # widening only: never a float into an int
+        return _NUMBERS.index(older) < _NUMBERS.index(newer)
+    return older in _DAYS and newer in _DAYS
+
+
 def _extreme(
     older: StatValue | None, newer: StatValue | None, *, smaller: bool, key: str
 ) -> StatValue | None:
-    """The smaller (or larger) of two stats, either of which may be absent (all nulls)."""
+    """The smaller (or larger) of two stats, either of which may be absent (all nulls). A
+    column widened since the older one (int to long, ...) compares by value and keeps the
+    newer's wrapper, as Apache Hudi 1.2 promotes them."""
     if older is None or newer is None:
         return newer if older is None else older
-    if older.kind is not newer.kind:
+    if not _comparable(older.kind, newer.kind):
         raise CorruptDataFileError(
             f"column stats record {key!r} holds a {newer.kind.value} where an earlier one of "
             f"that key holds a {older.kind.value}: the metadata table is damaged"
         )
     if newer.kind is StatKind.ARRAY:  # no order between arrays: the newer stands
         return newer
-    a: Any = older.to_python()
-    b: Any = newer.to_python()
+    older = _promoted(older, newer.kind)
+    a, b = _java_order(older), _java_order(newer)
     if smaller:
         return newer if b < a else older
     return newer if b > a else older

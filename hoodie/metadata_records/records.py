@@ -15,6 +15,7 @@ name). `meta` keeps the non-null ones, so that a record re-encodes to the bytes 
 from __future__ import annotations
 
 import datetime
+import decimal
 import enum
 import io
 import uuid
@@ -113,13 +114,28 @@ def _stat_from_avro(wrapped: Any) -> StatValue | None:
     return StatValue(kind, value)
 
 
+_DECIMAL_SCALE = decimal.Decimal(1).scaleb(-15)  # DecimalWrapper: decimal(30, 15)
+_DECIMAL_DIGITS = 30
+
+
+def _stored_decimal(value: Any) -> decimal.Decimal:
+    """A decimal statistic at DecimalWrapper's scale 15 (Apache Hudi upcasts likewise);
+    one that does not fit decimal(30, 15) exactly is refused."""
+    if isinstance(value, decimal.Decimal) and value.is_finite():
+        scaled = value.quantize(_DECIMAL_SCALE, context=decimal.Context(prec=60))
+        if scaled == value and len(scaled.as_tuple().digits) <= _DECIMAL_DIGITS:
+            return scaled
+    raise HoodieError(f"the decimal statistic {value!r} does not fit decimal(30, 15)")
+
+
 def _stat_to_avro(stat: StatValue | None) -> Any:
     if stat is None:
         return None
     if stat.kind is StatKind.ARRAY:
         items = None if stat.value is None else [_stat_to_avro(v) for v in stat.value]
         return (stat.kind.full_name, {"wrappedValues": items})
-    return (stat.kind.full_name, {"value": stat.value})
+    value = _stored_decimal(stat.value) if stat.kind is StatKind.DECIMAL else stat.value
+    return (stat.kind.full_name, {"value": value})
 
 
 # -- the records --------------------------------------------------------------------------------
@@ -202,7 +218,8 @@ class BloomFilterRecord:
 
 @dataclass(frozen=True)
 class RecordIndexRecord:
-    """A `record_index` record: where the data record `key` lives. `instant_time_ms` is the
+    """A `record_index` record: where the data record `key` lives: `partition` is the data
+    partition's path (`""` when unpartitioned, where `files` says `.`). `instant_time_ms` is the
     instant that wrote it there as epoch milliseconds (`instant_to_epoch_millis`); `position`
     (1.x) its row in the file group, when known; `file_id_encoding` how the file id is
     stored (0: as UUID bits and file index, 1: as a string)."""
@@ -389,7 +406,10 @@ def decode_metadata_record(
     except PARSE_ERRORS as error:
         problem = f"comes with a schema that does not parse ({_short(error)})"
         raise _damaged(key, source, problem) from error
-    reader = None if writer_schema == metadata_record_schema(8) else reader_schema()
+    # Ours are read as they are (fields 0.15 lacks are read with 1.2's defaults below);
+    # another release's are resolved to 1.2's by field name.
+    known = writer_schema in (metadata_record_schema(6), metadata_record_schema(8))
+    reader = None if known else reader_schema()
     buffer = io.BytesIO(value)
     try:
         datum = fastavro.schemaless_reader(buffer, writer, reader, return_record_name=True)
@@ -505,7 +525,13 @@ def encode_metadata_record(record: MetadataRecord, table_version: int) -> bytes:
     version = schema_version(table_version)
     datum = _to_avro(record, version)
     buffer = io.BytesIO()
-    fastavro.schemaless_writer(buffer, parsed_schema(metadata_record_schema(version)), datum)
+    try:
+        fastavro.schemaless_writer(buffer, parsed_schema(metadata_record_schema(version)), datum)
+    except (ValueError, TypeError, OverflowError) as error:  # a value out of its type's range
+        raise HoodieError(
+            f"metadata record {record.key!r} ({type(record).__name__}) does not fit "
+            f"HoodieMetadataRecord's schema: {_short(error)}"
+        ) from error
     return buffer.getvalue()
 
 

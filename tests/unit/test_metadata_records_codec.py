@@ -299,3 +299,43 @@ def test_an_entry_placing_a_record() -> None:
     odd = RecordIndexRecord.placing("k", "", "bucket-7", "20261127154752798", position=3)
     assert (odd.file_id_encoding, odd.position) == (1, 3)
     assert RecordIndexRecord("k", "p", FILE_ID, None).instant_time() is None
+
+
+def test_decimals_are_stored_at_scale_15() -> None:
+    record = stats("k", StatValue(StatKind.DECIMAL, Decimal("-1.5")), None)
+    decoded = decode_metadata_record("k", encode_metadata_record(record, 8), V8)
+    assert isinstance(decoded, ColumnStatsRecord) and decoded.min_value is not None
+    assert str(decoded.min_value.value) == "-1.500000000000000"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        StatValue(StatKind.DECIMAL, Decimal("1.1234567890123456")),  # scale 16
+        StatValue(StatKind.DECIMAL, Decimal("1" * 16)),  # 31 digits at scale 15
+        StatValue(StatKind.DECIMAL, Decimal("NaN")),
+        StatValue(StatKind.INT, 2**31),
+        StatValue(StatKind.LONG, 2**63),
+        StatValue(StatKind.STRING, 5),
+    ],
+)
+def test_a_statistic_its_wrapper_cannot_hold_is_refused(value: StatValue) -> None:
+    with pytest.raises(HoodieError, match="does not fit"):
+        encode_metadata_record(stats("k", value, None), 8)
+
+
+def test_another_releases_schema_resolves_by_field_name() -> None:
+    """A release with a field we lack (Apache Hudi's master has VectorIndexMetadata): its
+    records read, the unknown field skipped."""
+    schema = json.loads(V8)
+    vector = {"type": "record", "name": "HoodieVectorIndexInfo",
+              "fields": [{"name": "dimensions", "type": "int"}]}  # fmt: skip
+    schema["fields"].append({"name": "VectorIndexMetadata", "type": ["null", vector],
+                             "default": None})  # fmt: skip
+    buffer = io.BytesIO()
+    files = {"f.parquet": {"size": 9, "isDeleted": False}}
+    datum = {"key": "", "type": 2, "filesystemMetadata": files,
+             "VectorIndexMetadata": {"dimensions": 3}}  # fmt: skip
+    fastavro.schemaless_writer(buffer, fastavro.parse_schema(schema), datum)
+    decoded = decode_metadata_record("p", buffer.getvalue(), json.dumps(schema))
+    assert decoded == FilesRecord("p", False, {"f.parquet": FileEntry(9)})

@@ -67,6 +67,8 @@ CASES: list[tuple[str, MetadataRecord | None, MetadataRecord | None, MetadataRec
      files({B: (1, False)})),
     ("files: a tombstone of a name the older lacks is kept", files({B: (1, False)}),
      files({A: (0, True)}), files({B: (1, False), A: (0, True)})),
+    ("files: a tombstone over a tombstone drops both (Apache Hudi's HashMap.merge)",
+     files({A: (0, True), B: (1, False)}), files({A: (0, True)}), files({B: (1, False)})),
     ("files: a file written again after its tombstone", files({A: (0, True)}),
      files({A: (4, False)}), files({A: (4, False)})),
     ("partition list", FilesRecord("__all_partitions__", True, {"a": FileEntry(0)}),
@@ -124,11 +126,74 @@ def test_min_max_keep_the_wrapper_and_compare_by_value() -> None:
     assert (merged.min_value, merged.max_value) == (dates[0], dates[1])
 
 
+def ranged(kind: StatKind, low: object, high: object) -> ColumnStatsRecord:
+    return ColumnStatsRecord("k", "f", "c", StatValue(kind, low), StatValue(kind, high), 1, 0, 1, 1)
+
+
+@pytest.mark.parametrize(
+    "kind, a, b, low, high",
+    [
+        # Java's String.compareTo: UTF-16 code units, so U+FFFF sorts above U+10000
+        (StatKind.STRING, "\uffff", "\U00010000", "\U00010000", "\uffff"),
+        (StatKind.STRING, "ab", "b", "ab", "b"),
+        # ByteBuffer.compareTo: signed bytes, so 0xff (-1) sorts below 0x01
+        (StatKind.BYTES, b"\xff", b"\x01", b"\xff", b"\x01"),
+        # Double.compare: -0.0 below 0.0, NaN above everything
+        (StatKind.DOUBLE, 0.0, -0.0, -0.0, 0.0),
+        (StatKind.DOUBLE, float("inf"), float("nan"), float("inf"), float("nan")),
+        # dates far outside Python's date range still order
+        (StatKind.DATE, 2**31 - 1, -(2**31), -(2**31), 2**31 - 1),
+        (StatKind.TIMESTAMP_MICROS, 2**62, -(2**62), -(2**62), 2**62),
+    ],
+)
+def test_min_and_max_order_as_java(
+    kind: StatKind, a: object, b: object, low: object, high: object
+) -> None:
+    merged = merge_metadata_records(ranged(kind, a, a), ranged(kind, b, b))
+    assert isinstance(merged, ColumnStatsRecord)
+    assert merged.min_value is not None and merged.max_value is not None
+    assert repr(merged.min_value.value) == repr(low)
+    assert repr(merged.max_value.value) == repr(high)
+
+
+def test_a_tight_bound_replaces_what_it_merges_with() -> None:
+    """1.x: stats computed over the whole partition stand for it (Apache Hudi 1.2)."""
+    older = PartitionStatsRecord("k", "a", "c", long(1), long(9), 4, 0, 8, 8, False, True)
+    newer = PartitionStatsRecord("k", "a", "c", long(3), long(5), 2, 0, 4, 4, False, True)
+    assert merge_metadata_records(older, newer) == newer
+    loose = PartitionStatsRecord("k", "a", "c", long(3), long(5), 2, 0, 4, 4, False, False)
+    merged = merge_metadata_records(older, loose)
+    assert isinstance(merged, PartitionStatsRecord) and merged.min_value == long(1)
+
+
+def test_a_widened_column_compares_by_value_in_its_new_wrapper() -> None:
+    def of(low: StatValue, high: StatValue) -> ColumnStatsRecord:
+        return ColumnStatsRecord("k", "f", "c", low, high, 1, 0, 1, 1)
+
+    ints = of(StatValue(StatKind.INT, -5), StatValue(StatKind.INT, 7))
+    longs = of(StatValue(StatKind.LONG, 2), StatValue(StatKind.LONG, 3))
+    merged = merge_metadata_records(ints, longs)
+    assert isinstance(merged, ColumnStatsRecord)
+    assert (merged.min_value, merged.max_value) == (
+        StatValue(StatKind.LONG, -5),
+        StatValue(StatKind.LONG, 7),
+    )
+    doubles = of(StatValue(StatKind.DOUBLE, 2.5), StatValue(StatKind.DOUBLE, 2.5))
+    merged = merge_metadata_records(longs, doubles)
+    assert isinstance(merged, ColumnStatsRecord)
+    assert (merged.min_value, merged.max_value) == (
+        StatValue(StatKind.DOUBLE, 2.0),
+        StatValue(StatKind.DOUBLE, 3.0),
+    )
+    with pytest.raises(CorruptDataFileError, match="damaged"):
+        merge_metadata_records(doubles, longs)  # a narrowing is no evolution
+
+
 def test_partition_stats_merge_as_column_stats() -> None:
     older = PartitionStatsRecord("k", "a", "c", long(5), long(6), 1, 0, 1, 1, False, True)
-    newer = PartitionStatsRecord("k", "a", "c", long(2), long(3), 1, 0, 1, 1, False, True)
+    newer = PartitionStatsRecord("k", "a", "c", long(2), long(3), 1, 0, 1, 1)
     assert merge_metadata_records(older, newer) == PartitionStatsRecord(
-        "k", "a", "c", long(2), long(6), 2, 0, 2, 2, False, True
+        "k", "a", "c", long(2), long(6), 2, 0, 2, 2
     )
 
 
@@ -137,7 +202,7 @@ def test_partition_stats_merge_as_column_stats() -> None:
     [
         (files({}), bloom("1")),  # one key, two kinds
         (files({}, key="p"), files({}, key="q")),  # two keys
-        (stats(1, 2), ColumnStatsRecord("k", "g.parquet", "c", None, None, 1, 0, 1, 1)),
+        (stats(1, 2), ColumnStatsRecord("k", "f.parquet", "d", None, None, 1, 0, 1, 1)),
         (
             stats(1, 2),
             ColumnStatsRecord(
