@@ -20,7 +20,7 @@ from hoodie import properties as props
 from hoodie.avro_metadata import InstantInfo, RollbackMetadata, RollbackPlan
 from hoodie.exceptions import DamagedFileError, UnsafePathError
 from hoodie.fs_view import CommittedInstants
-from hoodie.logformat import BlockType, hfile_data_block, read_log_file
+from hoodie.logformat import BlockType, hfile_data_block, read_log_file, rollback_command_block
 from hoodie.meta_client import PROPERTIES_FILE, HoodieTableMetaClient
 from hoodie.metadata_records import (
     ALL_PARTITIONS_KEY,
@@ -323,3 +323,21 @@ def test_the_meta_client_opens_its_metadata_table(trips):
     assert metadata.data_timeline.instants == meta.timeline().instants
     set_properties(trips, **{props.METADATA_PARTITIONS: ""})
     assert HoodieTableMetaClient.open(str(trips)).table_metadata() is None
+
+
+def test_a_rollback_block_retracts_its_target_instants_blocks(tmp_path):
+    """An MDT rollback appends a rollback command block to the log files the rolled-back
+    delta commit wrote: its blocks no longer count, whatever their instant's state."""
+    root = unzip(HUDI_0_15, tmp_path)
+    metadata = opened(root)
+    (latest,) = metadata.file_slices("files")
+    target = metadata.timeline.completed.last_timestamp()
+    assert target is not None and latest.log_files and target in metadata.valid_instants
+    written = [n for n in metadata.files_in_partition("a") if target in n]
+    assert written
+    log = latest.log_files[-1]
+    name = f".files-0000-0_{log.instant}.log.{log.version + 1}_0-0-0"
+    block = rollback_command_block(f"{target}006", target)
+    (root / METADATA_FOLDER / "files" / name).write_bytes(block)
+    after = opened(root).files_in_partition("a")
+    assert after and not [n for n in after if target in n]
