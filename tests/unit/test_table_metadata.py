@@ -101,6 +101,29 @@ def test_the_file_listing_through_the_metadata_table_is_the_storage_listing(tabl
         assert listed and listed == storage_listing(meta, partition), partition
 
 
+V9_TABLES = [
+    "mor/avro/v9_nonpartitioned_rollback",
+    "cow/v9_timebasedkeygen_nonhivestyle",
+    "mor/avro/v9_timebasedkeygen_nonhivestyle",
+    "cow/v9_txns_simple_overwrite",
+    "mor/avro/v9_txns_simple_overwrite",
+]
+
+
+@pytest.mark.parametrize("name", V9_TABLES)
+def test_hudi_rs_version_9_tables_list_the_same_through_their_metadata_table(tmp_path, name):
+    """hudi-rs's samples of table version 9 with a metadata table (a rollback, nested
+    partition folders, insert overwrites): the listing through it is the storage listing."""
+    root = unzip(FIXTURES / "hudi-rs/sample_table" / f"{name}.zip", tmp_path)
+    meta = HoodieTableMetaClient.open(str(root))
+    metadata = opened(root)
+    partitions = meta.file_system_view().partitions()
+    assert metadata.all_partition_paths() == partitions
+    for partition in partitions:
+        listed = metadata.files_in_partition(partition)
+        assert listed and listed == storage_listing(meta, partition), partition
+
+
 def live_keys(meta: HoodieTableMetaClient) -> dict[str, tuple[str, str]]:
     """Every live key of the table's latest file slices -> (partition, file id): the base
     file's keys and the log blocks' of completed instants, less the keys deleted after."""
