@@ -364,3 +364,15 @@ def test_a_rollback_block_retracts_its_target_instants_blocks(tmp_path):
     (root / METADATA_FOLDER / "files" / name).write_bytes(block)
     after = opened(root).files_in_partition("a")
     assert after and not [n for n in after if target in n]
+
+
+def test_a_metadata_table_log_cut_short_of_its_commit_is_an_error(tmp_path):
+    """The metadata table's commits record the bytes they appended to its log files, as the
+    data table's do: a log file cut short of them is damage, never a shorter listing."""
+    root = unzip(HUDI_0_15, tmp_path)
+    (latest,) = opened(root).file_slices("files")
+    log = root / METADATA_FOLDER / latest.log_files[-1].relative_path
+    log.write_bytes(log.read_bytes()[:-50])
+    with pytest.raises(DamagedFileError, match="cut short") as error:
+        opened(root).all_partition_paths()
+    assert log.name in str(error.value)
