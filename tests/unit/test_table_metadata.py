@@ -376,3 +376,15 @@ def test_a_metadata_table_log_cut_short_of_its_commit_is_an_error(tmp_path):
     with pytest.raises(DamagedFileError, match="cut short") as error:
         opened(root).all_partition_paths()
     assert log.name in str(error.value)
+
+
+def test_a_file_group_missing_from_the_record_index_is_an_error(tmp_path):
+    """Keys hash to a file group by the partition's file group count, which readers find by
+    listing: with a file group's files gone every key would be looked up in the wrong one."""
+    root = unzip(HUDI_0_15, tmp_path)
+    assert opened(root).read_record_index(["1"])
+    for path in (root / METADATA_FOLDER / "record_index").iterdir():
+        if path.name.lstrip(".").startswith("record-index-0003-0"):
+            path.unlink()
+    with pytest.raises(DamagedMetadataTableError, match="lacks file group.*3 of its 10"):
+        opened(root).read_record_index(["1"])
