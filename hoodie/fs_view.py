@@ -44,6 +44,7 @@ from .exceptions import (
 from .logformat import BlockType, LogBlock, read_log_file
 from .metadata import CommitMetadata
 from .naming import (
+    BASE_FILE_EXTENSION,
     marks_partition,
     parse_base_file_name,
     parse_log_file_name,
@@ -345,8 +346,15 @@ class FileGroup:
 class FileSystemView:
     """File groups of a table as of `as_of` (default: the latest completed instant)."""
 
-    def __init__(self, storage: FileIO, timeline: Timeline, as_of: str | None = None):
+    def __init__(
+        self,
+        storage: FileIO,
+        timeline: Timeline,
+        as_of: str | None = None,
+        base_file_extension: str = BASE_FILE_EXTENSION,
+    ):
         self.storage = storage
+        self.base_file_extension = base_file_extension  # `.hfile` in the metadata table
         self.layout = timeline.layout
         self._completion_times = timeline.completion_times()
         completed = timeline.completed.write_timeline
@@ -450,7 +458,11 @@ class FileSystemView:
         bases = {
             parsed.instant: f
             for f in files
-            if (parsed := parse_base_file_name(posixpath.basename(f.relative_path)))
+            if (
+                parsed := parse_base_file_name(
+                    posixpath.basename(f.relative_path), self.base_file_extension
+                )
+            )
         }
         newest_instant = max(bases, default=None)
         listed: dict[str, int] = {}
@@ -550,7 +562,7 @@ class FileSystemView:
         logs: dict[tuple[str, str], list[LogFile]] = defaultdict(list)
         for info in files:
             partition = info.parent
-            base = parse_base_file_name(info.name)
+            base = parse_base_file_name(info.name, self.base_file_extension)
             if base is not None:
                 if base.instant not in self.committed:
                     continue

@@ -24,6 +24,7 @@ Every block is framed the same way (all integers big-endian, as Java's `DataOutp
 Content by block type:
 
 * parquet data block: a complete parquet file, nothing else.
+* HFile data block (the metadata table's): a complete HFile (`hoodie.hfile`), nothing else.
 * Avro data block: int32 content version (3), int32 record count, then per record an int32
   length and one Avro binary datum in the writer schema of the `SCHEMA` header.
 * delete block: int32 content version, int32 length, then the serialized keys. Version 3 is
@@ -58,6 +59,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .exceptions import HoodieError, SchemaError, UnsupportedTableError
+from .hfile import HFileReader, write_hfile
 from .schema import META_COLUMNS, from_avro_schema
 from .storage import VERIFY_CHECKSUMS, FileIO, parquet_write_options
 
@@ -284,16 +286,30 @@ class LogBlock:
         if self.block_type == BlockType.AVRO_DATA:
             table = self._avro_records()
             return table.select(columns) if columns is not None else table
-        if self.block_type in (BlockType.HFILE_DATA, BlockType.CDC_DATA):
+        if self.block_type == BlockType.HFILE_DATA:
+            raise UnsupportedTableError(
+                f"log block type HFILE_DATA (instant {self.instant_time}) holds metadata table "
+                "records, not table rows: read it with LogBlock.hfile()"
+            )
+        if self.block_type == BlockType.CDC_DATA:
             raise UnsupportedTableError(
                 f"log block type {self.block_type.name} (instant {self.instant_time}) is not "
-                "supported: HFile blocks only occur in the metadata table and CDC blocks only "
-                "with hoodie.table.cdc.enabled; read such tables with Apache Hudi"
+                "supported: CDC blocks only occur with hoodie.table.cdc.enabled; read such "
+                "tables with Apache Hudi"
             )
         raise HoodieError(
             f"a {self.block_type.name} log block holds no data records"
             + ("; use deleted_records()" if self.block_type == BlockType.DELETE else "")
         )
+
+    def hfile(self) -> HFileReader:
+        """The HFile an HFILE_DATA block holds whole (the metadata table's log blocks: its
+        keys and `HoodieMetadataRecord` values, the writer schema in the SCHEMA header and in
+        the HFile's file info). Damage raises `CorruptDataFileError` naming the block."""
+        if self.block_type != BlockType.HFILE_DATA:
+            raise HoodieError(f"a {self.block_type.name} log block holds no HFile")
+        where = f"HFILE_DATA log block of instant {self.instant_time} at byte {self.offset}"
+        return HFileReader(self.content, where)
 
     def _avro_records(self) -> pa.Table:
         if not self.schema:
@@ -679,6 +695,25 @@ def avro_data_block(table: pa.Table, instant_time: str, schema_avro_json: str) -
         out += _INT.pack(len(datum.getvalue())) + datum.getvalue()
     header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_avro_json}
     return encode_block(BlockType.AVRO_DATA, header, bytes(out))
+
+
+def hfile_data_block(
+    entries: Iterable[tuple[bytes, bytes]],
+    instant_time: str,
+    schema_json: str,
+    *,
+    block_size: int = 1 << 20,
+) -> bytes:
+    """An HFILE_DATA block, the metadata table's log block: a whole HFile of `entries` ((key,
+    Avro-encoded `HoodieMetadataRecord`), strictly increasing by key) as `write_hfile` makes
+    it, with the writer schema in its file info (`schema`) and in the SCHEMA header, and the
+    INSTANT_TIME header first, as Apache Hudi 1.x frames it (no content version prefix)."""
+    _check_instant(instant_time, "instant_time")
+    content = write_hfile(
+        entries, file_info={b"schema": schema_json.encode("utf-8")}, block_size=block_size
+    )
+    header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}
+    return encode_block(BlockType.HFILE_DATA, header, content)
 
 
 def _avro_value(value: Any, dtype: pa.DataType) -> Any:

@@ -35,6 +35,7 @@ from .metadata import CommitMetadata
 from .options import table as table_options
 from .schema import from_avro_schema
 from .storage import FileIO, load_file_io
+from .table_metadata import TableMetadata
 from .timeline import (
     METAFOLDER,
     Action,
@@ -189,6 +190,12 @@ class HoodieTableMetaClient:
 
     def file_system_view(self, as_of: str | None = None) -> FileSystemView:
         return FileSystemView(self.storage, self.timeline(), as_of)
+
+    def table_metadata(self, timeline: Timeline | None = None) -> TableMetadata | None:
+        """The table's metadata table (`.hoodie/metadata`) to read, or None where readers list
+        storage (`hoodie.table.metadata.partitions` lists no completed `files`). `timeline`:
+        the data timeline a read already loaded."""
+        return TableMetadata.open(self, timeline)
 
     def instant_path(self, instant: Instant) -> str:
         """The timeline file of `instant` in its state. In layout 2 a completed instant's name

@@ -76,7 +76,13 @@ class LogFileName:
     write_token: str | None
 
 
-def parse_base_file_name(name: str) -> BaseFileName | None:
+def parse_base_file_name(name: str, extension: str = BASE_FILE_EXTENSION) -> BaseFileName | None:
+    """The parts of a base file's name; `extension` is the table's base file format's (`.hfile`
+    for the metadata table)."""
+    if extension != BASE_FILE_EXTENSION:
+        if not name.endswith(extension):
+            return None
+        name = name[: -len(extension)] + BASE_FILE_EXTENSION
     match = _BASE_FILE_RE.match(name)
     if not match:
         return None

@@ -104,6 +104,15 @@ class FileIO(ABC):
                                      f"{suffix!r}")  # fmt: skip
         return type(self)(f"{self.base_uri}.{suffix}", self.options)
 
+    def subfolder(self, relative: str) -> FileIO:
+        """The base path `<this base path>/<relative>` on the same store, with the same options:
+        a table nested in this one (the metadata table, `.hoodie/metadata`), read as a table of
+        its own. `relative` is checked by `inside` first."""
+        relative = self.inside(relative).strip("/")
+        if not relative:
+            raise UnsafePathError(f"table at {self.base_uri}: no sub-folder named")
+        return type(self)(posixpath.join(self.base_uri, relative), self.options)
+
     def inside(self, relative: str) -> str:
         """`relative`, checked to stay under the base path: not absolute, no `..` segment,
         no NUL. Paths come from data (partition values) and from the table's metadata

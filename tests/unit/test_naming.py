@@ -71,6 +71,17 @@ def test_parse_base_file_name_rejects(name):
     assert parse_base_file_name(name) is None
 
 
+def test_parse_base_file_name_of_another_format():
+    """The metadata table's base files are HFiles: the same name, another extension; a
+    parquet name is no HFile base file and the reverse."""
+    name = "files-0000-0_0-6-5_00000000000000010.hfile"
+    assert parse_base_file_name(name, ".hfile") == BaseFileName(
+        "files-0000-0", "0-6-5", "00000000000000010"
+    )
+    assert parse_base_file_name(name) is None
+    assert parse_base_file_name(f"{FID}_0-119-166_20240418172804498.parquet", ".hfile") is None
+
+
 def test_base_file_name_round_trip():
     fid = new_file_id()
     token = write_token(3, 17, 2)

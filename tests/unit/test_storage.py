@@ -201,6 +201,22 @@ def test_every_implementation_keeps_paths_inside(tmp_path):
             io.relative("file:///etc/passwd" if isinstance(io, LocalFileIO) else "mock:///other/x")
 
 
+def test_a_subfolder_is_a_table_nested_inside(tmp_path):
+    """The metadata table (`.hoodie/metadata`) opens as a table of its own: a FileIO whose
+    base path is a sub-folder of the table's, the same store and options; a path leading
+    out of the table is refused as every path is."""
+    for io in (load_file_io(str(tmp_path)), load_file_io("mock:///bucket/t")):
+        nested = io.subfolder(".hoodie/metadata")
+        assert type(nested) is type(io) and nested.options == io.options
+        assert nested.uri("files/x.hfile") == io.uri(".hoodie/metadata/files/x.hfile")
+        for path in ("../x", "/etc", "a/../../x", "", "/"):
+            with pytest.raises(UnsafePathError):
+                io.subfolder(path)
+    local = load_file_io(str(tmp_path))
+    local.write_bytes(".hoodie/metadata/files/f", b"abc")
+    assert local.subfolder(".hoodie/metadata").read_bytes("files/f") == b"abc"
+
+
 def test_tracing_records_each_call_and_is_a_file_io(tmp_path):
     trace = tmp_path / "io.trace"
     io = TracingFileIO(load_file_io(str(tmp_path / "t")), str(trace))
