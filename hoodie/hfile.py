@@ -56,6 +56,10 @@ CHECKSUM_SIZE = 4
 # What Apache Hudi 1.x names as the comparator of its HFiles (its readers ignore it).
 COMPARATOR_CLASS_NAME = "org.apache.hudi.io.storage.HoodieHBaseKVComparator"
 
+# HBase's writer adds a level each time a level's index outgrows a block; eight levels of
+# 128 KiB index blocks would index more data blocks than any file has.
+_MAX_INDEX_LEVELS = 8
+
 TRAILER_MAGIC = b'TRABLK"$'
 FILE_INFO_MAGIC = b"PBUF"
 
@@ -83,6 +87,7 @@ _HEADER = struct.Struct(">8siiqBii")
 _INT = struct.Struct(">i")
 _SHORT = struct.Struct(">h")
 _INDEX_ENTRY = struct.Struct(">qi")
+_KEY_VALUE_LENGTHS = struct.Struct(">ii")
 
 
 class BlockType(bytes, enum.Enum):
@@ -214,9 +219,18 @@ class HFileReader:
     def __iter__(self) -> Iterator[tuple[bytes, bytes]]:
         """Every (row key, value) in key order; duplicate keys (HBase allows them) in file
         order."""
+        count = 0
+        previous: bytes | None = None
         for number in range(len(self.data_index)):
             _, rows, values = self._block(number)
+            if previous is not None and rows and rows[0] < previous:
+                raise self._damaged(f"data block {number} starts before its predecessor ends")
+            count += len(rows)
+            previous = rows[-1] if rows else previous
             yield from zip(rows, values)
+        if count != self.entry_count:
+            raise self._damaged(f"the data blocks hold {count} entries, the trailer says "
+                                f"{self.entry_count}")  # fmt: skip
 
     def get(self, key: bytes) -> bytes | None:
         """The value of `key` (its first, should the file repeat it), or None."""
@@ -262,8 +276,16 @@ class HFileReader:
             return self._cached
         entry = self.data_index[number]
         with self._damage(f"data block {number} (byte {entry.offset})"):
-            _, payload = self._read_block(entry.offset, (BlockType.DATA,))
+            header, payload = self._read_block(entry.offset, (BlockType.DATA,))
+            if header.on_disk_size != entry.size:
+                raise ValueError(
+                    f"the index gives it {entry.size} bytes, its header {header.on_disk_size}"
+                )
             rows, values = self._key_values(payload)
+            if not rows or rows[0] < entry.key:
+                raise ValueError("its first key is before its index key, or it has none")
+            if any(a > b for a, b in zip(rows, rows[1:])):
+                raise ValueError("its keys are not in order")
         self._cached = (number, rows, values)
         return self._cached
 
@@ -272,7 +294,7 @@ class HFileReader:
         values: list[bytes] = []
         pos, end = 0, len(payload)
         while pos < end:
-            key_length, value_length = _INDEX_ENTRY_LENGTHS.unpack_from(payload, pos)
+            key_length, value_length = _KEY_VALUE_LENGTHS.unpack_from(payload, pos)
             pos += 8
             if key_length < 2 or value_length < 0 or pos + key_length + value_length > end:
                 raise ValueError(
@@ -348,7 +370,7 @@ class HFileReader:
 
     def _read_data_index(self) -> list[IndexEntry]:
         levels = self.trailer.num_data_index_levels
-        if levels < 1:
+        if not 1 <= levels <= _MAX_INDEX_LEVELS:
             raise ValueError(f"{levels} data index levels")
         _, root = self._read_block(self.trailer.load_on_open_offset, (BlockType.ROOT_INDEX,))
         entries = _root_index_entries(root, self.trailer.data_index_count)
@@ -359,6 +381,8 @@ class HFileReader:
                     entry.offset, (BlockType.INTERMEDIATE_INDEX, BlockType.LEAF_INDEX)
                 )
                 deeper.extend(_non_root_index_entries(payload))
+                if len(deeper) > self._end // BLOCK_HEADER_SIZE:
+                    raise ValueError("the index lists more blocks than the file can hold")
             entries = deeper
         for entry in entries:
             if not 0 <= entry.offset < self._end:
@@ -432,9 +456,12 @@ class HFileReader:
     def _damage(self, what: str) -> AbstractContextManager[None]:
         return _damage(self.name, what)
 
+    def _damaged(self, what: str) -> CorruptDataFileError:
+        return CorruptDataFileError(f"HFile {self.name} is damaged: {what}", self.name)
+
 
 class _Unsupported(Exception):
-    """An HFile this reader does not handle (raised as CorruptDataFileError by `_Damage`)."""
+    """An HFile this reader does not handle (raised as CorruptDataFileError by `_damage`)."""
 
 
 @contextmanager
@@ -451,9 +478,6 @@ def _damage(name: str, what: str) -> Iterator[None]:
             f"HFile {name} is damaged: {what} does not read ({type(error).__name__}: {error})",
             name,
         ) from error
-
-
-_INDEX_ENTRY_LENGTHS = struct.Struct(">ii")
 
 
 def _row_of(key: bytes) -> bytes:
@@ -654,6 +678,11 @@ def _block(kind: BlockType, payload: bytes, previous_offset: int = -1) -> bytes:
     return header + compressed + bytes(CHECKSUM_SIZE * chunks)
 
 
+def _key(row: bytes, whole: bool) -> bytes:
+    """An index or last key: int16 length and row, and with `whole` the KeyValue key's tail."""
+    return _SHORT.pack(len(row)) + row + (KEY_TAIL if whole else b"")
+
+
 def _index_payload(entries: list[tuple[int, int, bytes]]) -> bytes:
     out = bytearray()
     for offset, size, key in entries:
@@ -667,6 +696,7 @@ def write_hfile(
     file_info: Mapping[bytes, bytes] = {},  # noqa: B006 (read only)
     meta_blocks: Mapping[str, bytes] = {},  # noqa: B006 (read only)
     block_size: int = 1 << 20,
+    hbase_keys: bool = False,
 ) -> bytes:
     """An HFile of `entries` ((row key, value), strictly increasing by key) as Apache Hudi 1.2's
     own writer (`HFileWriterImpl`) makes it, the layout every Hudi reader and hudi-rs reads:
@@ -686,6 +716,14 @@ def write_hfile(
     * the trailer: 1.2's fields (the uncompressed data index size is the data blocks'
       uncompressed bytes, as 1.2 writes it; no total uncompressed bytes; the first data block
       offset -1 and the last 0 when there are no entries) and the comparator class name.
+
+    `hbase_keys` writes the index's first keys and hfile.LASTKEY as whole KeyValue keys, as
+    HBase's writer (Apache Hudi 0.15) does, instead of 1.2's length and row only. Apache Hudi
+    0.15 reads the metadata table with HBase's reader, whose index search takes index keys
+    for KeyValues: a file in 1.2's layout with more than one data block fails it
+    (ArrayIndexOutOfBoundsException in `KeyValue.getFamilyLength`; tests/judge/
+    test_hfile_mdt.py). 1.2's reader and hudi-rs read both, so tables of version 6, which
+    0.15 reads, want True.
     """
     if block_size < 1:
         raise ValueError(f"block_size must be positive, got {block_size}")
@@ -713,7 +751,7 @@ def write_hfile(
         last_offset = offset
         framed = _block(BlockType.DATA, bytes(block), -1 if offset == 0 else offset)
         out.extend(framed)
-        index.append((offset, len(framed), _SHORT.pack(len(block_first)) + block_first))
+        index.append((offset, len(framed), _key(block_first, hbase_keys)))
         block = bytearray()
         block_first = None
 
@@ -729,7 +767,7 @@ def write_hfile(
             flush()
         if block_first is None:
             block_first = key
-        block += _INDEX_ENTRY_LENGTHS.pack(2 + len(key) + len(KEY_TAIL), len(value))
+        block += _KEY_VALUE_LENGTHS.pack(2 + len(key) + len(KEY_TAIL), len(value))
         block += _SHORT.pack(len(key)) + key + KEY_TAIL + value + b"\x00"
         count += 1
         key_bytes += len(key)
@@ -750,7 +788,7 @@ def write_hfile(
 
     info: dict[bytes, bytes] = {MAX_MEMSTORE_TS_KEY: bytes(8)}
     info.update(file_info)
-    info[LAST_KEY] = _SHORT.pack(len(previous)) + previous if previous is not None else b""
+    info[LAST_KEY] = _key(previous, hbase_keys) if previous is not None else b""
     info[AVG_KEY_LEN] = _INT.pack(key_bytes // count if count else 0)
     info.setdefault(CREATE_TIME_TS, bytes(8))
     info[AVG_VALUE_LEN] = _INT.pack(value_bytes // count if count else 0)

@@ -703,14 +703,19 @@ def hfile_data_block(
     schema_json: str,
     *,
     block_size: int = 1 << 20,
+    hbase_keys: bool = False,
 ) -> bytes:
     """An HFILE_DATA block, the metadata table's log block: a whole HFile of `entries` ((key,
     Avro-encoded `HoodieMetadataRecord`), strictly increasing by key) as `write_hfile` makes
     it, with the writer schema in its file info (`schema`) and in the SCHEMA header, and the
-    INSTANT_TIME header first, as Apache Hudi 1.x frames it (no content version prefix)."""
+    INSTANT_TIME header first, as Apache Hudi 1.x frames it (no content version prefix).
+    `hbase_keys`: see `write_hfile` (tables of version 6, which Apache Hudi 0.15 reads)."""
     _check_instant(instant_time, "instant_time")
     content = write_hfile(
-        entries, file_info={b"schema": schema_json.encode("utf-8")}, block_size=block_size
+        entries,
+        file_info={b"schema": schema_json.encode("utf-8")},
+        block_size=block_size,
+        hbase_keys=hbase_keys,
     )
     header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}
     return encode_block(BlockType.HFILE_DATA, header, content)

@@ -340,3 +340,69 @@ def test_block_types_are_the_magics():
     reader = HFileReader(fixture(BASE), BASE)
     assert reader.block_header(reader.data_index[0].offset).magic == BlockType.DATA.value
     assert reader.block_header(reader.trailer.load_on_open_offset).magic == b"IDXROOT2"
+
+
+# -- damage inside well-framed blocks: files assembled by hand --------------------------------
+def kv(row: bytes, data: bytes = b"v", mvcc: bool = True) -> bytes:
+    """One key-value as a data block holds it (KeyValue key, then the MVCC byte)."""
+    head = struct.pack(">iih", len(row) + 12, len(data), len(row))
+    return head + row + hfile_module.KEY_TAIL + data + (b"\x00" if mvcc else b"")
+
+
+def assemble(blocks: list[tuple[bytes, bytes]], entries: int, size_delta: int = 0) -> bytes:
+    """An HFile of data blocks given as (index key, payload), framed as `write_hfile` frames
+    them, with `entries` in the trailer and each index size off by `size_delta`."""
+    h = hfile_module
+    out, index = bytearray(), []
+    for row, payload in blocks:
+        framed = h._block(BlockType.DATA, payload)
+        index.append((len(out), len(framed) + size_delta, h._key(row, False)))
+        out += framed
+    load_on_open = len(out)
+    out += h._block(BlockType.ROOT_INDEX, h._index_payload(index))
+    out += h._block(BlockType.ROOT_INDEX, b"")
+    file_info = len(out)
+    pair = h._proto_bytes(1, b"KEY_VALUE_VERSION") + h._proto_bytes(2, struct.pack(">i", 1))
+    pairs = h._proto_bytes(1, pair)
+    out += h._block(BlockType.FILE_INFO, b"PBUF" + h._varint(len(pairs)) + pairs)
+    fields = [(1, file_info), (2, load_on_open), (5, len(index)), (7, entries), (8, 1), (12, 1)]
+    message = b"".join(h._proto_int(number, value) for number, value in fields)
+    tail = h.TRAILER_MAGIC + h._varint(len(message)) + message
+    return bytes(out + tail + bytes(TRAILER_SIZE - 4 - len(tail)) + b"\x00\x00\x00\x03")
+
+
+def test_assembled_file_reads():
+    data = assemble([(b"a", kv(b"a", b"1") + kv(b"b", b"2")), (b"c", kv(b"c", b"3"))], 3)
+    reader = HFileReader(data, "ok.hfile")
+    assert list(reader) == [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")]
+    assert reader.get(b"b") == b"2"
+
+
+@pytest.mark.parametrize(
+    "blocks, entries, size_delta, match",
+    [
+        ([(b"a", kv(b"b") + kv(b"a"))], 2, 0, "keys are not in order"),
+        ([(b"a", kv(b"a") + kv(b"c")), (b"b", kv(b"b"))], 3, 0, "starts before its predecessor"),
+        ([(b"a", kv(b"a"))], 2, 0, "hold 1 entries, the trailer says 2"),
+        ([(b"a", kv(b"a"))], 1, 1, "the index gives it"),
+        ([(b"b", kv(b"a"))], 1, 0, "first key is before its index key"),
+        ([(b"a", kv(b"a", mvcc=False))], 1, 0, "vlong runs past the end"),
+        ([(b"a", kv(b"a")[:-3])], 1, 0, "runs past the block's end"),
+        ([(b"a", b"")], 0, 0, "or it has none"),
+        ([(b"b", kv(b"b")), (b"a", kv(b"a"))], 2, 0, "index's keys are not in order"),
+    ],
+)
+def test_damage_inside_blocks(blocks, entries, size_delta, match):
+    damaged(assemble(blocks, entries, size_delta), match)
+
+
+@pytest.mark.parametrize(
+    "levels, match",
+    [(9, "9 data index levels"), (0, "0 data index"), (2, "not INTERMEDIATE_INDEX or LEAF")],
+)
+def test_index_levels_the_file_does_not_have(levels, match):
+    data = bytearray(fixture(BASE))
+    start, message = trailer_fields(bytes(data))
+    at = start + message.index(b"\x40\x01")  # field 8 (index levels) = 1
+    data[at + 1] = levels
+    damaged(bytes(data), match)

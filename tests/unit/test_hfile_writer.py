@@ -228,16 +228,20 @@ def test_structure_agrees_with_apache_hudi_0_15():
     info = {k: v for k, v in theirs.file_info.items() if k not in COMPUTED}
     bloom = theirs.meta_block("bloomFilter")
     assert bloom is not None
-    ours = read(write_hfile(list(theirs), file_info=info, meta_blocks={"bloomFilter": bloom}))
+    meta = {"bloomFilter": bloom}
+    ours = read(write_hfile(list(theirs), file_info=info, meta_blocks=meta))
     assert list(ours) == list(theirs)
     assert set(ours.file_info) == set(theirs.file_info)
     for name in info:
         assert ours.file_info[name] == theirs.file_info[name], name
-    # HBase stores the whole KeyValue key as the last key and averages whole keys; 1.2 (and
-    # we) the row only: Hudi's readers take the row either way.
+    # HBase stores the whole KeyValue key as the last key (and in the index) and averages
+    # whole keys; 1.2 the row only, and so do we unless asked for HBase's keys.
     assert theirs.file_info[LAST_KEY] == b"\x00\x01b" + KEY_TAIL
     assert ours.file_info[LAST_KEY] == b"\x00\x01b"
     assert ours.last_key == theirs.last_key == b"b"
+    hbase = read(write_hfile(list(theirs), file_info=info, meta_blocks=meta, hbase_keys=True))
+    assert hbase.file_info[LAST_KEY] == theirs.file_info[LAST_KEY]
+    assert list(hbase) == list(theirs)
     assert ours.meta_block("bloomFilter") == bloom
     assert (ours.trailer.entry_count, ours.trailer.data_index_count) == (3, 1)
 
@@ -251,6 +255,10 @@ def test_hfile_data_block_round_trip():
     assert block.instant_time == "20261127000000000" and block.schema == schema
     reader = block.hfile()
     assert list(reader) == rows and len(reader.data_index) > 5
+    whole = hfile_data_block(rows, "20261127000000000", schema, block_size=1024, hbase_keys=True)
+    (block,) = read_log_file(whole)
+    assert block.hfile().file_info[LAST_KEY] == b"\x00\x0akey-000299" + KEY_TAIL
+    assert list(block.hfile()) == rows
     with pytest.raises(ValueError, match="instant"):
         hfile_data_block(rows, "now", schema)
 
@@ -262,3 +270,31 @@ def test_gzip_streams_are_javas():
     assert payload[:10] == b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
     assert gzip.decompress(payload[: read(data).block_header(0).on_disk_data_size_with_header
                                    - BLOCK_HEADER_SIZE])  # fmt: skip
+
+
+def root_index_keys(data: bytes) -> list[bytes]:
+    """The raw keys of a file's root data index (what HBase's reader parses)."""
+    reader = read(data)
+    header = reader.block_header(reader.trailer.load_on_open_offset)
+    start = header.offset + BLOCK_HEADER_SIZE
+    payload = gzip.decompress(data[start : header.offset + header.on_disk_data_size_with_header])
+    keys, pos = [], 0
+    for _ in range(reader.trailer.data_index_count):
+        length = payload[pos + 12]  # a one-byte vint: the keys here are short
+        keys.append(payload[pos + 13 : pos + 13 + length])
+        pos += 13 + length
+    return keys
+
+
+def test_hbase_keys_in_the_index_and_last_key():
+    """HBase's reader (Apache Hudi 0.15's for the metadata table) parses index keys as whole
+    KeyValue keys; `hbase_keys` writes them so, and our reader reads either layout."""
+    rows = [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")]
+    plain, whole = write_hfile(rows, block_size=1), write_hfile(rows, block_size=1, hbase_keys=True)
+    assert root_index_keys(plain) == [b"\x00\x01a", b"\x00\x01b", b"\x00\x01c"]
+    assert root_index_keys(whole) == [b"\x00\x01" + k + KEY_TAIL for k, _ in rows]
+    assert read(whole).file_info[LAST_KEY] == b"\x00\x01c" + KEY_TAIL
+    for data in (plain, whole):
+        reader = read(data)
+        assert list(reader) == rows and reader.last_key == b"c"
+        assert [reader.get(k) for k in (b"a", b"b", b"c", b"bb")] == [b"1", b"2", b"3", None]
