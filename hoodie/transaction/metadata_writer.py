@@ -158,6 +158,12 @@ class MetadataTableWriter:
         return self.data.properties.table_version
 
     @property
+    def hbase_keys(self) -> bool:
+        """Whole KeyValue keys in HFile indexes: Apache Hudi 0.15 (table version 6) reads the
+        metadata table with HBase's reader, which needs them once a file has two blocks."""
+        return self.version < 8
+
+    @property
     def schema(self) -> str:
         return metadata_record_schema(self.version)
 
@@ -268,6 +274,7 @@ class MetadataTableWriter:
                 b"maxRecordKey": entries[-1][0],
             },
             meta_blocks={"bloomFilter": bloom},
+            hbase_keys=self.hbase_keys,
         )
         base_name = f"{FILES_FILE_ID}_{WRITE_TOKEN}_{init}{HFILE_EXTENSION}"
         log_name = log_file_name(FILES_FILE_ID, init, 1, WRITE_TOKEN)
@@ -292,7 +299,9 @@ class MetadataTableWriter:
         instant = self._begin(instant_time)
         name = self._next_log_name(instant_time)
         relative = posixpath.join(FILES_PARTITION, name)
-        block = hfile_data_block(_entries(records, self.version), instant_time, self.schema)
+        block = hfile_data_block(
+            _entries(records, self.version), instant_time, self.schema, hbase_keys=self.hbase_keys
+        )
         stats = [self._stat(name, len(block), instant_time, len(records))]
         self.mdt.save_instant(instant.with_state(State.INFLIGHT), self._content(stats))
         storage = self.mdt.storage
