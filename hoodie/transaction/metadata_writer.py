@@ -46,6 +46,7 @@ from ..faults import armed, crash_point
 from ..fs_view import FileSystemView
 from ..hfile import write_hfile
 from ..logformat import delete_block, hfile_data_block
+from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata, WriteStat
 from ..metadata_conversion import (
@@ -399,8 +400,11 @@ def _listing(
 ) -> dict[str, dict[str, int]]:
     """Every partition and its base and log files of completed instants, as of the latest
     completed instant (Apache Hudi's `DirectoryInfo` listing), less the files `records` (the
-    action's own) name."""
+    action's own) name and those pending instants marked (a version 6 log file is named by
+    its slice's base instant, not by the instant that wrote it)."""
     own = {(r.key, name) for r in records if not r.is_partition_list for name in r.files}
+    pending = {m.data_file for i in timeline.pending
+               for m in WriteMarkers(data.storage, i.timestamp).all()}  # fmt: skip
     view = FileSystemView(data.storage, timeline)
     listing: dict[str, dict[str, int]] = {p: {} for p in view.partitions()}
     for group in view.file_groups():
@@ -411,7 +415,9 @@ def _listing(
             *((f.name, f.size) for s in group.slices for f in s.log_files),
         ]
         for name, size in named:
-            if (partition_identifier(partition), name) not in own:
+            if (partition_identifier(partition), name) in own:
+                continue
+            if posixpath.join(partition, name) not in pending:
                 files[name] = size
     return listing
 

@@ -169,12 +169,19 @@ def test_turning_it_off_deletes_it(table):
     assert not Path(table.path, METADATA_FOLDER).exists()
 
 
-@pytest.mark.parametrize("point", ["metadata_table.committed", "metadata_table.log_torn"])
+@pytest.mark.parametrize(
+    "point", ["metadata_table.committed", "metadata_table.log_torn", "metadata_table.init_written"]
+)
 def test_a_crash_around_the_metadata_commit_reads_right_and_the_next_write_goes_on(table, point):
     """Killed between the MDT delta commit and the data instant's completion, or mid MDT log
     write: both readers read the table as before the write, and the next write rolls the
-    failed one back and leaves the MDT equal to storage."""
+    failed one back and leaves the MDT equal to storage. At `init_written` the crashing write
+    is the first with the metadata table on: it dies building it (listed as inflight), and
+    the next write builds it again."""
+    if point == "metadata_table.init_written":
+        table.config = table.config_with(**{"hoodie.metadata.enable": "false"})
     table.write([("1", "a", 1, "x"), ("2", "b", 1, "y")])
+    table.config = table.config_with()
     before = read_ours(table.spark, table.path)
     code = (
         "import sys; sys.path[:0] = {paths!r}\n"

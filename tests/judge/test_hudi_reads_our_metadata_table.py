@@ -7,7 +7,7 @@ table), an upsert into a new partition, a delete, a compaction, a clean and a ro
 Apache Hudi reads the table with `hoodie.metadata.enable=true` (listing through our metadata
 table) and agrees with our reader. Then Apache Hudi upserts with its metadata table on: its
 metadata delta commit lands beside ours (the metadata table is not built again), and after a
-last write of ours both readers still agree.
+write of ours, and a restore to a savepoint before Apache Hudi's write, both readers agree.
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ def test_apache_hudi_reads_through_our_metadata_table_after_each_action(
     write([(5, "d", 4, "e4"), (3, "a", 4, "c4")])
     HoodieTable.open(path).services.rollback(config=config())
     agree("a rollback")
+    savepoint = HoodieTable.open(path).services.savepoint(config=config())
 
     ours_before = mdt_instants(path)
     options = datasource_options("judge", "mor")
@@ -101,3 +102,5 @@ def test_apache_hudi_reads_through_our_metadata_table_after_each_action(
     agree("Apache Hudi's upsert")
     write([(7, "b", 6, "g6")])
     agree("our write after Apache Hudi's")
+    HoodieTable.open(path).services.restore(savepoint.instant, config())
+    agree("a restore past Apache Hudi's write")
