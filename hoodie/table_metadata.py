@@ -326,7 +326,8 @@ class TableMetadata:
     # -- records ---------------------------------------------------------------------------------
     def _file_groups(self, partition: str) -> dict[int, FileSlice]:
         """The latest slices of an MDT partition by file group index (the `NNNN` of
-        `<prefix>NNNN-0`), which `file_group_index` maps keys to."""
+        `<prefix>NNNN-0`), which `file_group_index` maps keys to: exactly 0 to count - 1 (the
+        count is fixed for the partition's life; a reader finds it by listing)."""
         slices: dict[int, FileSlice] = {}
         for file_slice in self.file_slices(partition):
             index = _file_group_number(file_slice.file_id)
@@ -339,6 +340,15 @@ class TableMetadata:
                     path,
                 )
             slices[index] = file_slice
+        missing = sorted(set(range(len(slices))) - set(slices))
+        if missing:
+            # keys hash to `index % count`: with a file group gone every count is wrong
+            path = self.storage.uri(partition)
+            raise DamagedMetadataTableError(
+                f"{path} lacks file group(s) {', '.join(map(str, missing))} of its "
+                f"{max(slices) + 1}: keys cannot be found in it. {_DISABLE_HINT}",
+                path,
+            )
         return slices
 
     def read_partition(self, partition: str) -> dict[str, MetadataRecord]:
@@ -359,15 +369,7 @@ class TableMetadata:
             wanted.setdefault(file_group_index(key, len(groups)), set()).add(key)
         found: dict[str, MetadataRecord] = {}
         for index, group_keys in sorted(wanted.items()):
-            file_slice = groups.get(index)
-            if file_slice is None:
-                path = self.storage.uri(partition)
-                raise DamagedMetadataTableError(
-                    f"{path} has {len(groups)} file groups but no file group {index}: the "
-                    f"metadata table is damaged. {_DISABLE_HINT}",
-                    path,
-                )
-            found.update(self._read_slice(file_slice, sorted(group_keys)))
+            found.update(self._read_slice(groups[index], sorted(group_keys)))
         return found
 
     def _read_slice(

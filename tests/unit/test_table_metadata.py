@@ -20,7 +20,7 @@ from hoodie import properties as props
 from hoodie.avro_metadata import InstantInfo, RollbackMetadata, RollbackPlan
 from hoodie.exceptions import DamagedFileError, UnsafePathError
 from hoodie.fs_view import CommittedInstants
-from hoodie.logformat import BlockType, hfile_data_block, read_log_file
+from hoodie.logformat import BlockType, hfile_data_block, read_log_file, rollback_command_block
 from hoodie.meta_client import PROPERTIES_FILE, HoodieTableMetaClient
 from hoodie.metadata_records import (
     ALL_PARTITIONS_KEY,
@@ -96,6 +96,29 @@ def test_the_file_listing_through_the_metadata_table_is_the_storage_listing(tabl
     partitions = meta.file_system_view().partitions()
     assert metadata.all_partition_paths() == partitions
     assert len(partitions) in (2, 3)
+    for partition in partitions:
+        listed = metadata.files_in_partition(partition)
+        assert listed and listed == storage_listing(meta, partition), partition
+
+
+V9_TABLES = [
+    "mor/avro/v9_nonpartitioned_rollback",
+    "cow/v9_timebasedkeygen_nonhivestyle",
+    "mor/avro/v9_timebasedkeygen_nonhivestyle",
+    "cow/v9_txns_simple_overwrite",
+    "mor/avro/v9_txns_simple_overwrite",
+]
+
+
+@pytest.mark.parametrize("name", V9_TABLES)
+def test_hudi_rs_version_9_tables_list_the_same_through_their_metadata_table(tmp_path, name):
+    """hudi-rs's samples of table version 9 with a metadata table (a rollback, nested
+    partition folders, insert overwrites): the listing through it is the storage listing."""
+    root = unzip(FIXTURES / "hudi-rs/sample_table" / f"{name}.zip", tmp_path)
+    meta = HoodieTableMetaClient.open(str(root))
+    metadata = opened(root)
+    partitions = meta.file_system_view().partitions()
+    assert metadata.all_partition_paths() == partitions
     for partition in partitions:
         listed = metadata.files_in_partition(partition)
         assert listed and listed == storage_listing(meta, partition), partition
@@ -323,3 +346,45 @@ def test_the_meta_client_opens_its_metadata_table(trips):
     assert metadata.data_timeline.instants == meta.timeline().instants
     set_properties(trips, **{props.METADATA_PARTITIONS: ""})
     assert HoodieTableMetaClient.open(str(trips)).table_metadata() is None
+
+
+def test_a_rollback_block_retracts_its_target_instants_blocks(tmp_path):
+    """An MDT rollback appends a rollback command block to the log files the rolled-back
+    delta commit wrote: its blocks no longer count, whatever their instant's state."""
+    root = unzip(HUDI_0_15, tmp_path)
+    metadata = opened(root)
+    (latest,) = metadata.file_slices("files")
+    target = metadata.timeline.completed.last_timestamp()
+    assert target is not None and latest.log_files and target in metadata.valid_instants
+    written = [n for n in metadata.files_in_partition("a") if target in n]
+    assert written
+    log = latest.log_files[-1]
+    name = f".files-0000-0_{log.instant}.log.{log.version + 1}_0-0-0"
+    block = rollback_command_block(f"{target}006", target)
+    (root / METADATA_FOLDER / "files" / name).write_bytes(block)
+    after = opened(root).files_in_partition("a")
+    assert after and not [n for n in after if target in n]
+
+
+def test_a_metadata_table_log_cut_short_of_its_commit_is_an_error(tmp_path):
+    """The metadata table's commits record the bytes they appended to its log files, as the
+    data table's do: a log file cut short of them is damage, never a shorter listing."""
+    root = unzip(HUDI_0_15, tmp_path)
+    (latest,) = opened(root).file_slices("files")
+    log = root / METADATA_FOLDER / latest.log_files[-1].relative_path
+    log.write_bytes(log.read_bytes()[:-50])
+    with pytest.raises(DamagedFileError, match="cut short") as error:
+        opened(root).all_partition_paths()
+    assert log.name in str(error.value)
+
+
+def test_a_file_group_missing_from_the_record_index_is_an_error(tmp_path):
+    """Keys hash to a file group by the partition's file group count, which readers find by
+    listing: with a file group's files gone every key would be looked up in the wrong one."""
+    root = unzip(HUDI_0_15, tmp_path)
+    assert opened(root).read_record_index(["1"])
+    for path in (root / METADATA_FOLDER / "record_index").iterdir():
+        if path.name.lstrip(".").startswith("record-index-0003-0"):
+            path.unlink()
+    with pytest.raises(DamagedMetadataTableError, match="lacks file group.*3 of its 10"):
+        opened(root).read_record_index(["1"])
