@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from rs_compare import assert_same_rows, read_ours, read_theirs
+from sample_tables import unzip
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie import properties as props
@@ -35,6 +36,10 @@ hudi = pytest.importorskip("hudi")
 
 pytestmark = pytest.mark.spark
 
+V8_TRIPS = (
+    Path(__file__).resolve().parents[1]
+    / "fixtures/hudi-rs/quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip"
+)
 QUIET = {
     "hoodie.clean.automatic": "false",
     "hoodie.archive.automatic": "false",
@@ -208,3 +213,31 @@ def test_a_crash_around_the_metadata_commit_reads_right_and_the_next_write_goes_
     )
     table.write([("4", "d", 6, "after")])
     table.check(f"after {point}")
+
+
+def test_apache_hudis_metadata_table_with_partitions_we_do_not_write_is_built_again(
+    spark, tmp_path
+):
+    """hudi-rs's version 8 trips table has Apache Hudi's metadata table with column stats,
+    partition stats, the record index and a secondary index, which our writes would leave
+    stale: the first write with it on turns it off and builds `files` alone."""
+    register(spark)
+    path = str(unzip(V8_TRIPS, tmp_path))
+    config = WriteConfig.build(
+        "trips", "uuid", "city", "ts", table_type=props.MERGE_ON_READ,
+        hive_style_partitioning=True, options=QUIET,
+    )  # fmt: skip
+    rows = [(2_000_000_000_000, "new-1", "rider-1", "driver-Z", 9.5, "lisbon")]
+    frame = spark.createDataFrame(
+        rows, "ts long, uuid string, rider string, driver string, fare double, city string"
+    )
+    HoodieTable.open(path).upsert(frame, config)
+    meta = HoodieTableMetaClient.open(path)
+    assert meta.properties.extra.get(props.METADATA_PARTITIONS) == "files"
+    folders = {p.name for p in Path(path, METADATA_FOLDER).iterdir() if p.is_dir()}
+    assert folders == {".hoodie", "files"}
+    assert mdt_listing(meta) == storage_listing(meta)
+    ours = read_ours(spark, path)
+    theirs = read_theirs(hudi.HudiTable(path))
+    rows_read = assert_same_rows("trips", "_hoodie_record_key", ours, theirs)
+    assert any(r["_hoodie_record_key"] == "new-1" for r in rows_read)
