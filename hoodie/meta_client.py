@@ -132,6 +132,22 @@ class HoodieTableMetaClient:
         self.properties = props.TableProperties.from_dict(stored)
         return listed
 
+    def set_metadata_partitions(
+        self, completed: tuple[str, ...], inflight: tuple[str, ...]
+    ) -> None:
+        """Set `hoodie.table.metadata.partitions` (readers may use these) and its `.inflight`
+        twin (being built), as Apache Hudi's `HoodieTableConfig.setMetadataPartitionState`
+        does, keeping every other key as stored (read afresh, as `clear_metadata_partitions`)."""
+        stored = _load_properties(self.storage)
+        if stored is None:
+            raise TableNotFoundError(f"no Hudi table at '{self.base_uri}' to update")
+        wanted = dict(stored)
+        wanted[props.METADATA_PARTITIONS] = ",".join(sorted(completed))
+        wanted[props.METADATA_PARTITIONS_INFLIGHT] = ",".join(sorted(inflight))
+        if wanted != stored:
+            self._rewrite_properties(wanted, comment=None)
+        self.properties = props.TableProperties.from_dict(wanted)
+
     def _rewrite_properties(
         self, wanted: dict[str, str], comment: str | None = "Properties saved by dbt-hoodie"
     ) -> None:

@@ -101,13 +101,21 @@ class TableServices:
         """
         return self._runner(config).rollback(instant_time)
 
-    def savepoint(self, instant_time: str | None = None, comment: str = "") -> Savepoint:
+    def savepoint(
+        self,
+        instant_time: str | None = None,
+        comment: str = "",
+        config: WriteConfig | None = None,
+    ) -> Savepoint:
         """Pin the snapshot of a completed commit: cleaning keeps its files, and `restore`
         can bring the table back to it.
 
         Args:
             instant_time: the completed commit to pin (None: the latest).
             comment: stored in the savepoint's metadata.
+            config: how the table is written (None: the table's write config, if it was
+                opened with one; else the defaults): with `hoodie.metadata.enable=true` the
+                metadata table is kept (a savepoint changes no file).
 
         Returns:
             The savepoint: the commit it pins and Hudi's savepoint metadata.
@@ -116,7 +124,10 @@ class TableServices:
             TimelineError: the table has no completed commit, `instant_time` is none of its
                 completed commits, or it is savepointed already.
         """
-        return create_savepoint(self._table.meta_client, instant_time, comment=comment)
+        chosen = config or self._table.config
+        keep = chosen.metadata_table if chosen is not None else False
+        return create_savepoint(self._table.meta_client, instant_time, comment=comment,
+                                keep_metadata_table=keep)  # fmt: skip
 
     def restore(
         self, savepoint_time: str | None = None, config: WriteConfig | None = None

@@ -68,6 +68,7 @@ class TableServiceRunner:
                     config.keep_max_commits,
                     config.archive_beyond_savepoint,
                     config.compaction_delta_commits if config.inline_compaction else None,
+                    config.metadata_table,
                 )
 
     def upgrade(self, spark: SparkSession | None) -> UpgradeResult:

@@ -119,11 +119,13 @@ TABLE_CHECKSUM = ConfigProperty("hoodie.table.checksum", None,
 METADATA_PARTITIONS = ConfigProperty(
     "hoodie.table.metadata.partitions", (), "the metadata table's partitions readers may use; "
     "non-empty: Apache Hudi's and hudi-rs's readers list files through `.hoodie/metadata` "
-    "(cleared by every action of ours)",
+    "(`files` kept by every action of ours with hoodie.metadata.enable=true, cleared by every "
+    "action of ours otherwise)",
 )  # fmt: skip
 METADATA_PARTITIONS_INFLIGHT = ConfigProperty(
     "hoodie.table.metadata.partitions.inflight", (), "the metadata table's partitions being "
-    "built (cleared by every action of ours)",
+    "built (`files` while our first action with hoodie.metadata.enable=true builds it; "
+    "cleared by every action of ours otherwise)",
 )  # fmt: skip
 INITIAL_VERSION = ConfigProperty("hoodie.table.initial.version", None,
                                  "table versions 8 and 9: the version the table was created "

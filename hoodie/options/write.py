@@ -127,20 +127,6 @@ def _lock_provider(key: str, value: object) -> str:
     return _LOCK_PROVIDERS[folded]
 
 
-def _metadata_table(key: str, value: object) -> bool:
-    """`hoodie.metadata.enable`: only false, which is what every action of ours does (a table's
-    Apache Hudi metadata table is turned off before it changes the table); true would ask for
-    a metadata table we do not maintain yet."""
-    if boolean(key, value):
-        raise InvalidConfigError(
-            f"option '{key}'=true is not supported: dbt-hoodie does not maintain Apache Hudi's "
-            "metadata table yet, so it turns a table's metadata table off before changing the "
-            f"table (as Apache Hudi does with {key}=false) and readers list files instead. "
-            f"Remove the option or set {key}=false"
-        )
-    return False
-
-
 def _index_type(key: str, value: object) -> str:
     folded = str(value).strip().upper()
     supported = choice_values(IndexType)
@@ -199,10 +185,12 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    f"{table.VERSION.default}. A table keeps its version",
                    attribute="table_version", parse=_table_version, choices=table.TableVersion),
     ConfigProperty("hoodie.metadata.enable", False,
-                   "Apache Hudi's metadata table: false only; a table's metadata table is "
-                   "deleted (hoodie.table.metadata.partitions cleared first) before any action "
-                   "changes the table, as Apache Hudi does with false",
-                   attribute="metadata_table", parse=_metadata_table),
+                   "Apache Hudi's metadata table (`.hoodie/metadata`): true keeps its files "
+                   "partition up to date with every action (built from a listing by the first "
+                   "one, one metadata delta commit per action, completed before the action); "
+                   "false deletes it (hoodie.table.metadata.partitions cleared first) before any "
+                   "action changes the table, as Apache Hudi does with false",
+                   attribute="metadata_table", parse=boolean),
     # What a write does.
     ConfigProperty("hoodie.datasource.write.operation", Operation.UPSERT.value,
                    "upsert (update stored keys, insert new ones), insert (only new keys, filling "

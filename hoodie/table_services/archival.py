@@ -60,8 +60,12 @@ def archive(
     keep_max: int = cast(int, option_default("keep_max_commits")),
     beyond_savepoint: bool = cast(bool, option_default("archive_beyond_savepoint")),
     max_delta_commits: int | None = cast(int, option_default("compaction_delta_commits")),
+    keep_metadata_table: bool = False,
 ) -> list[Instant]:
     """Archive old instants if the active timeline holds more than `keep_max` writes.
+
+    `keep_metadata_table`: `hoodie.metadata.enable=true`: archival changes no file, so the
+    metadata table we keep stays as it is; otherwise it is turned off as before any action.
 
     `max_delta_commits`: the inline compaction trigger's, whose delta commits a merge-on-read
     table keeps; None when inline compaction is off (compaction on demand counts nothing).
@@ -85,7 +89,8 @@ def archive(
     old = [i for i in timeline.completed if i.timestamp < bound and i.timestamp not in savepointed]
     if not old:
         return []
-    turn_off_metadata_table(meta_client, "archival")
+    if not keep_metadata_table:
+        turn_off_metadata_table(meta_client, "archival")
     # Every state file of those instants; a compaction's requested and inflight files are
     # named `compaction` though the completed instant is a `commit`.
     wanted = {(i.timestamp, i.action) for i in old}

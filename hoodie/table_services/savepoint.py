@@ -36,6 +36,7 @@ from ..meta_client import HoodieTableMetaClient
 from ..timeline import WRITE_ACTIONS, Action, Instant, State
 from ..transaction.failed_writes import FailedWritesPolicy
 from ..transaction.metadata_table import turn_off_metadata_table
+from ..transaction.metadata_writer import update_metadata_table
 from ..transaction.rollback import Rollback
 from ..transaction.transaction import Transaction
 
@@ -63,8 +64,11 @@ def create_savepoint(
     instant_time: str | None = None,
     user: str | None = None,
     comment: str = "",
+    keep_metadata_table: bool = False,
 ) -> Savepoint:
-    """Savepoint the completed commit `instant_time` (None: the latest)."""
+    """Savepoint the completed commit `instant_time` (None: the latest). A savepoint changes
+    no file: with `keep_metadata_table` (`hoodie.metadata.enable=true`) the metadata table
+    stays as it is; otherwise it is turned off as before any action."""
     timeline = meta_client.timeline()
     writes = [i.timestamp for i in timeline.completed.write_timeline]
     if not writes:
@@ -96,7 +100,8 @@ def create_savepoint(
         partition_metadata=files,
     )
     instant = Instant(instant_time, Action.SAVEPOINT, State.INFLIGHT)
-    turn_off_metadata_table(meta_client, f"savepoint of {instant_time}")
+    if not keep_metadata_table:
+        turn_off_metadata_table(meta_client, f"savepoint of {instant_time}")
     meta_client.save_instant(instant)
     crash_point("savepoint.inflight")
     meta_client.save_instant(instant.with_state(State.COMPLETED), metadata.to_avro())
@@ -154,7 +159,8 @@ def _restore(
     # An interrupted restore stays pending, to be finished by restoring to the savepoint again.
     restore = Transaction(meta_client, failed_writes, requested, timeline, heartbeat)
     with restore.kept_pending():
-        return _run_restore(meta_client, requested, plan, savepoint_time, started)
+        return _run_restore(meta_client, requested, plan, savepoint_time, started,
+                            failed_writes.metadata_table)  # fmt: skip
 
 
 def _run_restore(
@@ -163,8 +169,10 @@ def _run_restore(
     plan: RestorePlan,
     savepoint_time: str,
     started: float,
+    metadata_table: bool = False,
 ) -> RestoreMetadata:
-    turn_off_metadata_table(meta_client, f"restore to savepoint {savepoint_time}")
+    if not metadata_table:
+        turn_off_metadata_table(meta_client, f"restore to savepoint {savepoint_time}")
     inflight = meta_client.save_instant(requested.with_state(State.INFLIGHT))
     rollback = Rollback(meta_client)
     done: dict[str, list[RollbackMetadata]] = {}
@@ -191,7 +199,10 @@ def _run_restore(
         hoodie_restore_metadata=done,
         restore_instant_info=list(plan.instants_to_rollback),
     )
-    meta_client.save_instant(inflight.with_state(State.COMPLETED), metadata.to_avro())
+    content = metadata.to_avro()
+    if metadata_table:  # the metadata table's delta commit first, as for a write
+        update_metadata_table(meta_client, inflight, content)
+    meta_client.save_instant(inflight.with_state(State.COMPLETED), content)
     return metadata
 
 

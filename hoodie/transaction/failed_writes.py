@@ -46,6 +46,9 @@ class FailedWritesPolicy:
     heartbeat_interval_seconds: float = default_seconds("heartbeat_interval_ms")
     tolerable_misses: int = cast(int, default("heartbeat_tolerable_misses"))
     lock: LockProvider | None = None  # optimistic concurrency: the table lock
+    # hoodie.metadata.enable: actions under this policy keep the metadata table's files
+    # partition up to date (`metadata_writer.py`) rather than delete it
+    metadata_table: bool = False
 
     @classmethod
     def of(
@@ -62,6 +65,7 @@ class FailedWritesPolicy:
             heartbeat_interval_seconds=config.heartbeat_interval_ms / 1000,
             tolerable_misses=config.heartbeat_tolerable_misses,
             lock=table_lock(storage, config, lock_provider) if optimistic else None,
+            metadata_table=config.metadata_table,
         )
 
     @property

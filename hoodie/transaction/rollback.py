@@ -52,6 +52,7 @@ from ..timeline import METAFOLDER, WRITE_ACTIONS, Action, Instant, State
 from .failed_writes import FailedWritesPolicy
 from .heartbeat import heartbeat_path
 from .metadata_table import turn_off_metadata_table
+from .metadata_writer import update_metadata_table
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +89,7 @@ class Rollback:
             return []
         with failed_writes.exclusive():
             for pending in self._abandoned(failed_writes)[0]:
-                self._resume(pending)
+                self._resume(pending, failed_writes)
             failed = self._abandoned(failed_writes)[1]  # after resuming: some may be gone
             for instant in failed:
                 log.warning(
@@ -214,15 +215,16 @@ class Rollback:
         for its own instant (the two files' names differ by action, so neither create would
         fail)."""
         started = time.monotonic()
-        turn_off_metadata_table(self.meta_client, f"rollback of {instant.timestamp}")
+        policy = policy or FailedWritesPolicy(self.storage)
+        if not policy.metadata_table:
+            turn_off_metadata_table(self.meta_client, f"rollback of {instant.timestamp}")
         plan = self.plan(instant)
         self.revert_to_inflight(instant)
-        policy = policy or FailedWritesPolicy(self.storage)
         requested, heartbeat = policy.start_instant(self.meta_client, Action.ROLLBACK,
                                                     plan.to_avro())  # fmt: skip
         try:
             crash_point("rollback.planned")
-            return self._execute(requested.with_state(State.INFLIGHT), plan, started)
+            return self._execute(requested.with_state(State.INFLIGHT), plan, started, policy)
         finally:
             if heartbeat is not None:
                 heartbeat.stop()
@@ -364,19 +366,25 @@ class Rollback:
         return [*deletions.values(), *retractions]
 
     # -- execution -----------------------------------------------------------------------------
-    def _resume(self, pending: Instant) -> None:
+    def _resume(self, pending: Instant, policy: FailedWritesPolicy) -> None:
         requested = pending.with_state(State.REQUESTED)
         plan = self._plan(requested)
         log.warning(
             "finishing interrupted rollback %s of table '%s'", pending, self.meta_client.name
         )
-        turn_off_metadata_table(self.meta_client, f"rollback {pending.timestamp}")
-        self._execute(pending.with_state(State.INFLIGHT), plan, time.monotonic())
+        if not policy.metadata_table:
+            turn_off_metadata_table(self.meta_client, f"rollback {pending.timestamp}")
+        self._execute(pending.with_state(State.INFLIGHT), plan, time.monotonic(), policy)
 
-    def _execute(self, inflight: Instant, plan: RollbackPlan, started: float) -> RollbackMetadata:
+    def _execute(
+        self, inflight: Instant, plan: RollbackPlan, started: float, policy: FailedWritesPolicy
+    ) -> RollbackMetadata:
         self.meta_client.save_instant(inflight)
         metadata = self.undo(plan, inflight.timestamp, started)
-        self.meta_client.save_instant(inflight.with_state(State.COMPLETED), metadata.to_avro())
+        content = metadata.to_avro()
+        if policy.metadata_table:  # the metadata table's delta commit first, as for a write
+            update_metadata_table(self.meta_client, inflight, content)
+        self.meta_client.save_instant(inflight.with_state(State.COMPLETED), content)
         crash_point("rollback.completed")
         self.forget(plan)
         return metadata

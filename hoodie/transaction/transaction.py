@@ -9,8 +9,9 @@ same way everywhere:
   was rolled back never completes: its files are gone) and that nothing completed since this
   one started touched the same file groups (`conflicts.py`); with optimistic concurrency
   control (the default) under the table lock, which makes check and commit one step;
-- a table's Apache Hudi metadata table is turned off before the instant completes
-  (`metadata_table.py`);
+- with `hoodie.metadata.enable=true` the metadata table's delta commit of the instant completes
+  under the lock just before the instant does (`metadata_writer.py`); otherwise a table's
+  metadata table is turned off before the instant completes (`metadata_table.py`);
 - a failure undoes the instant at once: a write's files are rolled back (a rollback instant
   records it) or, with nothing written, its pending files just leave the timeline; a
   compaction goes back to its plan, which stays pending to be run again (a clean's plan, too,
@@ -39,6 +40,7 @@ from .conflicts import FileGroups, check_conflicts, file_groups_of
 from .failed_writes import FailedWritesPolicy
 from .heartbeat import Heartbeat
 from .metadata_table import turn_off_metadata_table
+from .metadata_writer import update_metadata_table
 from .rollback import Rollback
 
 log = logging.getLogger(__name__)
@@ -136,9 +138,11 @@ class Transaction:
         """Complete the instant with `content` (a commit's JSON, a clean's Avro metadata),
         after checking that no writer rolled the instant back and, given the `file_groups` it
         wrote, that no commit since it started touched them; with optimistic concurrency
-        control, under the table lock. A metadata table of Apache Hudi's goes first (we do not
-        maintain it: its readers would miss this instant's files)."""
-        turn_off_metadata_table(self.meta_client, f"{self.instant.action} {self.instant_time}")
+        control, under the table lock. The metadata table's delta commit of the instant
+        completes first (`hoodie.metadata.enable=true`), or the metadata table goes first
+        (false: its readers would miss this instant's files)."""
+        if not self.policy.metadata_table:
+            turn_off_metadata_table(self.meta_client, f"{self.instant.action} {self.instant_time}")
         done = self.instant.with_state(State.COMPLETED)
         with self.policy.exclusive():
             self._refuse_if_rolled_back()
@@ -147,6 +151,8 @@ class Transaction:
                                 file_groups)  # fmt: skip
             crash_point("commit.conflicts_checked")
             self.policy.check_lock()
+            if self.policy.metadata_table:
+                update_metadata_table(self.meta_client, self.instant, content)
             done = self.meta_client.save_instant(done, content)
             crash_point("commit.completed_under_lock")
         self.instant = done

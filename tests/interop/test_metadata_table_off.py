@@ -243,10 +243,10 @@ def test_our_reader_never_uses_the_metadata_table(trips, tmp_path):
     assert trips.rows() == expected
 
 
-def test_hoodie_metadata_enable_true_is_refused_naming_the_option():
-    with pytest.raises(InvalidConfigError, match=r"'hoodie\.metadata\.enable'=true"):
-        WriteConfig.build("t", "id", options={"hoodie.metadata.enable": "true"})
-    assert WriteConfig.build("t", "id", options={"hoodie.metadata.enable": "false"})
+def test_hoodie_metadata_enable_true_is_refused_by_readers_naming_the_option():
+    """(Writers honour it: tests/interop/test_metadata_table_files.py.)"""
+    off = WriteConfig.build("t", "id", options={"hoodie.metadata.enable": "false"})
+    assert not off.metadata_table
     with pytest.raises(InvalidConfigError, match=r"'hoodie\.metadata\.enable'='true'"):
         ReadOptions.parse({"hoodie.metadata.enable": "true"})
     assert ReadOptions.parse({"hoodie.metadata.enable": "False"})

@@ -2,7 +2,8 @@
 Apache Hudi 0.15 and 1.2 read a copy-on-write table of ours and 1.2 a merge-on-read one at
 table version 8; we read a copy-on-write table 0.15 writes and a merge-on-read one 1.2 writes
 (its defaults: table version 9, the metadata table); and one round of taking turns on a
-merge-on-read table, Apache Hudi's second write tagging ours with its BLOOM index."""
+merge-on-read table, Apache Hudi's second write tagging ours with its BLOOM index; and 1.2 reads
+a merge-on-read table of ours through the metadata table we keep (`hoodie.metadata.enable`)."""
 
 from __future__ import annotations
 
@@ -28,8 +29,9 @@ def arrow(rows) -> pa.Table:
     return pa.table({name: pa.array(values, kind) for name, kind, values in columns})
 
 
-def our_config(name: str, kind: str, table_version: int | None = None) -> WriteConfig:
+def our_config(name: str, kind: str, table_version: int | None = None, **extra: str) -> WriteConfig:
     options = {"hoodie.write.table.version": str(table_version)} if table_version else {}
+    options.update(extra)
     return WriteConfig.build(
         name, record_key="id", partition_path="dt", precombine_field="ts",
         table_type=TABLE_TYPES[kind], options=options,
@@ -78,3 +80,16 @@ def test_take_turns(spark, apache_hudi, tmp_path):
     # Its BLOOM index reads the bloom filters and key ranges of our base files' footers.
     judge.write(path, arrow(THIRD), {**options, "hoodie.index.type": "BLOOM"})
     assert_reads_agree(spark, judge, path, "mor")
+
+
+def test_apache_hudi_reads_through_our_metadata_table(spark, apache_hudi, tmp_path):
+    """Its readers list a table's files through the metadata table (1.2's default), which our
+    writes keep up to date with `hoodie.metadata.enable=true` (the full matrix:
+    test_hudi_reads_our_metadata_table.py)."""
+    path = str(tmp_path / "mdt")
+    cfg = our_config("ours_mdt", "mor", 8, **{"hoodie.metadata.enable": "true"})
+    table = HoodieTable.for_write(path, cfg)
+    for batch in (FIRST, SECOND, THIRD):
+        table.upsert(spark.createDataFrame(batch, SCHEMA), cfg)
+    assert table.meta_client.table_metadata() is not None
+    assert_reads_agree(spark, apache_hudi(HUDI_1), path, "mor")

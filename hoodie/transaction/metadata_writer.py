@@ -1,0 +1,437 @@
+"""Keeping a table's metadata table's `files` partition up to date, as Apache Hudi's
+`HoodieBackedTableMetadataWriter` does (docs/design/metadata-table.md, sections 1 and 4).
+
+With `hoodie.metadata.enable=true`, every action of ours that changes the data table's files
+commits one delta commit to the metadata table (MDT, `.hoodie/metadata`) with the data
+instant's time, holding the action's `files` records (`hoodie.metadata_conversion`), and
+completes it **before** the data instant: readers count an MDT delta commit only once its data
+instant completed (or was rolled back), so an MDT ahead of the data table is harmless, and one
+behind it would hide files. It runs inside the action's `Transaction`, under the table lock
+when there is one, after the conflict checks.
+
+The first such action initializes the MDT (design 4.2): `files` listed as being built
+(`hoodie.table.metadata.partitions.inflight`), the MDT's own `hoodie.properties` as Apache
+Hudi writes it for the table version, one initialization delta commit holding the `files`
+base HFile of a listing as of the latest completed instant and the empty delete block log file
+of the file group, then `files` moved to the completed list. A table with MDT partitions we do
+not maintain (column stats, bloom filters, record index, ...), or an MDT we cannot read, is
+turned off first and built again with `files` only.
+
+Each delta commit writes a new log file of `files-0000-0` (never an append, so a crash leaves
+a file no completed instant names): version 8 names it by its own instant
+(`.files-0000-0_<instant>.log.1_0-0-0`, as 1.2 does), version 6 by the latest base file's
+instant with the next log version (as 0.15 does). An MDT delta commit a crash left pending is
+removed (its log file, then its instant files) before the next one: MDT writes happen under
+the data table's lock, so no other writer owns it.
+
+The MDT's own compaction and clean are not built yet: its log grows by one small file per
+action until they are.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from .. import properties as props
+from ..avro_metadata import CleanMetadata, RestoreMetadata, RollbackMetadata
+from ..bloom_filter import BloomFilterSpec, serialized_filter
+from ..exceptions import HoodieError, MalformedMetadataError
+from ..faults import armed, crash_point
+from ..fs_view import FileSystemView
+from ..hfile import write_hfile
+from ..logformat import delete_block, hfile_data_block
+from ..markers import WriteMarkers
+from ..meta_client import HoodieTableMetaClient
+from ..metadata import CommitMetadata, WriteStat
+from ..metadata_conversion import (
+    clean_files_records,
+    commit_files_records,
+    listing_files_records,
+    restore_files_records,
+    rollback_files_records,
+)
+from ..metadata_records import (
+    FilesRecord,
+    MetadataPartitionType,
+    encode_metadata_record,
+    file_group_id,
+    metadata_record_schema,
+    partition_identifier,
+)
+from ..naming import log_file_name, parse_log_file_name, partition_metadata_text
+from ..storage import FileIO
+from ..table_metadata import (
+    HFILE_EXTENSION,
+    METADATA_FOLDER,
+    SOLO_COMMIT_TIMESTAMP,
+    MetadataTableProperties,
+)
+from ..timeline import METAFOLDER, Action, Instant, State, Timeline, layout_of
+from .metadata_table import turn_off_metadata_table
+
+log = logging.getLogger(__name__)
+
+FILES = MetadataPartitionType.FILES
+FILES_PARTITION = FILES.partition_name
+FILES_FILE_ID = file_group_id(FILES.file_id_prefix, 0)  # files-0000-0
+WRITE_TOKEN = "0-0-0"  # one writer, no Spark task: Apache Hudi's initialization token
+# Version 6's initialization instant: the base plus `PARTITION_INITIALIZATION_TIME_SUFFIX`
+# (10) plus the partition's position (files: 0) as 3 digits; version 8's base is 17 digits.
+V6_FILES_SUFFIX = "010"
+V8_SOLO_COMMIT_TIMESTAMP = SOLO_COMMIT_TIMESTAMP + "000"
+PAYLOAD_CLASS = "org.apache.hudi.metadata.HoodieMetadataPayload"
+V6_KEYGEN_CLASS = "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator"
+V6_MERGER_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
+V8_MERGE_STRATEGY_ID = "00000000-0000-0000-0000-000000000000"
+_DATA_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION)
+
+
+def metadata_table_properties(data: props.TableProperties) -> dict[str, str]:
+    """The MDT's `hoodie.properties` as Apache Hudi writes it for the data table's version
+    (design 1.3; key for key what 0.15 and 1.2 wrote): a merge-on-read table of HFiles keyed
+    by `key`, without meta fields."""
+    version = data.table_version
+    out = {
+        props.TABLE_NAME: f"{data.name}_metadata",
+        props.TABLE_TYPE: props.MERGE_ON_READ,
+        props.TABLE_VERSION: str(version),
+        props.BASE_FILE_FORMAT: "HFILE",
+        props.RECORD_KEY_FIELDS: "key",
+        props.POPULATE_META_FIELDS: "false",
+        props.PAYLOAD_CLASS: PAYLOAD_CLASS,
+        props.DROP_PARTITION_COLUMNS: "false",
+        props.TIMELINE_LAYOUT_VERSION: str(props.READABLE_VERSIONS[version]),
+        # no database name: Apache Hudi's checksum of the MDT is of `.<name>`
+        props.TABLE_CHECKSUM: str(props.table_checksum("", f"{data.name}_metadata")),
+    }
+    if version >= 8:
+        out.update({
+            props.INITIAL_VERSION: str(version),
+            props.KEY_GENERATOR_TYPE: "HOODIE_TABLE_METADATA",
+            props.RECORD_MERGE_MODE: "CUSTOM",
+            props.RECORD_MERGE_STRATEGY_ID: V8_MERGE_STRATEGY_ID,
+            props.TIMELINE_PATH: "timeline",
+            props.TIMELINE_HISTORY_PATH: "history",
+            props.ARCHIVELOG_FOLDER: "history",
+        })  # fmt: skip
+    else:
+        out.update({
+            props.KEY_GENERATOR_CLASS: V6_KEYGEN_CLASS,
+            props.RECORD_MERGER_STRATEGY: V6_MERGER_STRATEGY,
+            props.ARCHIVELOG_FOLDER: "archived",
+        })  # fmt: skip
+    return out
+
+
+def files_records_of(action: Action, content: bytes) -> list[FilesRecord] | None:
+    """The `files` records of a completed data action from the content of its completed
+    instant file; None for an action that changes no file (a savepoint)."""
+    if action in _DATA_ACTIONS:
+        return commit_files_records(CommitMetadata.parse(content), action.value)
+    if action is Action.CLEAN:
+        return clean_files_records(CleanMetadata.from_avro(content))
+    if action is Action.ROLLBACK:
+        return rollback_files_records(RollbackMetadata.from_avro(content))
+    if action is Action.RESTORE:
+        return restore_files_records(RestoreMetadata.from_avro(content))
+    return None
+
+
+def _entries(records: Sequence[FilesRecord], version: int) -> list[tuple[bytes, bytes]]:
+    return sorted((r.key.encode("utf-8"), encode_metadata_record(r, version)) for r in records)
+
+
+@dataclass
+class MetadataTableWriter:
+    """The `files` partition of one data table's MDT, written by actions of ours."""
+
+    data: HoodieTableMetaClient
+    mdt: HoodieTableMetaClient  # the MDT as a table: its timeline, instants, commit metadata
+
+    @property
+    def version(self) -> int:
+        return self.data.properties.table_version
+
+    @property
+    def hbase_keys(self) -> bool:
+        """Whole KeyValue keys in HFile indexes: Apache Hudi 0.15 (table version 6) reads the
+        metadata table with HBase's reader, which needs them once a file has two blocks."""
+        return self.version < 8
+
+    @property
+    def schema(self) -> str:
+        return metadata_record_schema(self.version)
+
+    # -- opening ---------------------------------------------------------------------------------
+    @classmethod
+    def for_action(
+        cls,
+        data: HoodieTableMetaClient,
+        instant_time: str,
+        action: str,
+        records: Sequence[FilesRecord] = (),
+    ) -> MetadataTableWriter | None:
+        """The MDT to bring `instant_time`'s action into, initialized if the table has none
+        usable; None when it cannot be built now (a data instant older than the latest
+        completed one is pending: its files are in no listing and would be missed, the rule
+        Apache Hudi initializes by). `records`: the action's own, whose files the listing
+        leaves to them (Apache Hudi builds the table before the action writes; here the
+        action's files exist already, and a version 6 log file's name does not say which
+        instant wrote it)."""
+        data.properties = HoodieTableMetaClient.load(data.storage).properties  # afresh
+        stored = props.metadata_partitions(data.properties.extra)
+        completed = _csv(data.properties.extra.get(props.METADATA_PARTITIONS))
+        inflight = _csv(data.properties.extra.get(props.METADATA_PARTITIONS_INFLIGHT))
+        if completed == [FILES_PARTITION] and not inflight:
+            opened = cls._open(data)
+            if opened is not None:
+                return opened
+        if stored or data.storage.exists(METADATA_FOLDER):
+            turn_off_metadata_table(data, f"{action} (rebuilding the metadata table's files)")
+        return cls._initialize(data, instant_time, records)
+
+    @classmethod
+    def _open(cls, data: HoodieTableMetaClient) -> MetadataTableWriter | None:
+        """The MDT the table lists, or None where it must be built again (damaged, or of
+        another table version)."""
+        storage = data.storage.subfolder(METADATA_FOLDER)
+        try:
+            loaded = MetadataTableProperties.load(storage)
+        except MalformedMetadataError as error:
+            log.warning("table '%s': %s; building it again", data.name, error)
+            return None
+        if loaded.table_version != data.properties.table_version:
+            return None
+        return cls(data, _mdt_client(data, storage))
+
+    @classmethod
+    def _initialize(
+        cls, data: HoodieTableMetaClient, instant_time: str, records: Sequence[FilesRecord]
+    ) -> MetadataTableWriter | None:
+        timeline = data.timeline()
+        latest = timeline.completed.last_timestamp()
+        blocking = [
+            i.timestamp for i in timeline.pending
+            if i.timestamp != instant_time and latest is not None and i.timestamp < latest
+            and i.action in (*_DATA_ACTIONS, Action.CLEAN, Action.ROLLBACK, Action.RESTORE)
+        ]  # fmt: skip
+        if blocking:
+            log.warning(
+                "table '%s': the metadata table is not built now: %s still pending, older than "
+                "the latest completed instant %s (as Apache Hudi, it is built by a later action)",
+                data.name, ", ".join(blocking), latest,
+            )  # fmt: skip
+            return None
+        version = data.properties.table_version
+        if version >= 8:
+            init = latest or V8_SOLO_COMMIT_TIMESTAMP
+        else:
+            init = (latest or SOLO_COMMIT_TIMESTAMP) + V6_FILES_SUFFIX
+        data.set_metadata_partitions(completed=(), inflight=(FILES_PARTITION,))
+        crash_point("metadata_table.init_started")
+        storage = data.storage.subfolder(METADATA_FOLDER)
+        mdt_props = metadata_table_properties(data.properties)
+        for folder in (".temp", ".aux", ".schema", mdt_props[props.ARCHIVELOG_FOLDER]):
+            storage.makedirs(posixpath.join(METAFOLDER, folder))
+        layout = layout_of(int(mdt_props[props.TIMELINE_LAYOUT_VERSION]))
+        storage.makedirs(layout.folder)
+        storage.write_atomic(
+            posixpath.join(METAFOLDER, "hoodie.properties"),
+            props.dumps(mdt_props, comment="Properties saved by dbt-hoodie").encode(),
+        )
+        writer = cls(data, _mdt_client(data, storage))
+        writer._bootstrap(init, _listing(data, timeline, records))
+        data.set_metadata_partitions(completed=(FILES_PARTITION,), inflight=())
+        log.info("table '%s': metadata table built (files) at %s", data.name, init)
+        return writer
+
+    # -- writing ---------------------------------------------------------------------------------
+    def _bootstrap(self, init: str, listing: dict[str, dict[str, int]]) -> None:
+        """The initialization delta commit: the `files` base HFile of the listing and the
+        file group's empty delete block log file (Apache Hudi's `initializeFileGroups`)."""
+        storage = self.mdt.storage
+        storage.makedirs(FILES_PARTITION)
+        storage.write_atomic(
+            posixpath.join(FILES_PARTITION, ".hoodie_partition_metadata"),
+            partition_metadata_text(init, 1).encode(),
+        )
+        instant = self._begin(init)
+        records = listing_files_records(listing)
+        entries = _entries(records, self.version)
+        keys = pa.array([key.decode("utf-8") for key, _ in entries])
+        bloom = base64.b64encode(serialized_filter(keys, BloomFilterSpec()))
+        base = write_hfile(
+            entries,
+            file_info={
+                b"schema": self.schema.encode("utf-8"),
+                b"bloomFilterTypeCode": b"DYNAMIC_V0",
+                b"minRecordKey": entries[0][0],
+                b"maxRecordKey": entries[-1][0],
+            },
+            meta_blocks={"bloomFilter": bloom},
+            hbase_keys=self.hbase_keys,
+        )
+        base_name = f"{FILES_FILE_ID}_{WRITE_TOKEN}_{init}{HFILE_EXTENSION}"
+        log_name = log_file_name(FILES_FILE_ID, init, 1, WRITE_TOKEN)
+        stats = [self._stat(base_name, len(base), init, len(entries)),
+                 self._stat(log_name, 0, init, 0)]  # fmt: skip
+        self.mdt.save_instant(
+            instant.with_state(State.INFLIGHT), self._content(stats, "BULK_INSERT")
+        )
+        storage.write_bytes(posixpath.join(FILES_PARTITION, base_name), base)
+        empty = delete_block([], init)
+        storage.write_bytes(posixpath.join(FILES_PARTITION, log_name), empty)
+        stats[1].file_size_in_bytes = stats[1].total_write_bytes = len(empty)
+        crash_point("metadata_table.init_written")
+        self.mdt.save_instant(
+            instant.with_state(State.COMPLETED), self._content(stats, "BULK_INSERT")
+        )
+
+    def commit(self, instant_time: str, records: Sequence[FilesRecord]) -> None:
+        """One MDT delta commit at the data instant's time holding `records` (requested,
+        inflight naming the log file, the log file, completed)."""
+        self.roll_back_pending()
+        instant = self._begin(instant_time)
+        name = self._next_log_name(instant_time)
+        relative = posixpath.join(FILES_PARTITION, name)
+        block = hfile_data_block(
+            _entries(records, self.version), instant_time, self.schema, hbase_keys=self.hbase_keys
+        )
+        stats = [self._stat(name, len(block), instant_time, len(records))]
+        self.mdt.save_instant(instant.with_state(State.INFLIGHT), self._content(stats))
+        storage = self.mdt.storage
+        if armed("metadata_table.log_torn"):
+            storage.write_bytes(relative, block[: len(block) // 2])
+            crash_point("metadata_table.log_torn")
+        if not storage.create_if_absent(relative, block):
+            raise HoodieError(
+                f"metadata table of '{self.data.name}': {relative} exists already; another "
+                "writer is writing the metadata table"
+            )
+        crash_point("metadata_table.log_written")
+        self.mdt.save_instant(instant.with_state(State.COMPLETED), self._content(stats))
+        crash_point("metadata_table.committed")
+
+    def roll_back_pending(self) -> None:
+        """Remove MDT delta commits a crash left pending: the log file its inflight names, then
+        its instant files (no reader counts a pending MDT instant's blocks)."""
+        for pending in self.mdt.timeline().pending:
+            if pending.state is State.INFLIGHT:
+                try:
+                    planned = self.mdt.commit_metadata(pending)
+                except (MalformedMetadataError, FileNotFoundError):
+                    planned = CommitMetadata()
+                for stat in planned.write_stats():
+                    if stat.path and self.mdt.storage.exists(stat.path):
+                        self.mdt.storage.delete(stat.path)
+            self.mdt.delete_pending_instant(pending)
+            log.info("table '%s': pending metadata table %s %s removed", self.data.name,
+                     pending.action.value, pending.timestamp)  # fmt: skip
+
+    def _begin(self, instant_time: str) -> Instant:
+        for existing in self.mdt.timeline():
+            if existing.timestamp == instant_time:
+                raise HoodieError(
+                    f"metadata table of '{self.data.name}' already has instant {instant_time}"
+                )
+        requested = Instant(instant_time, Action.DELTA_COMMIT, State.REQUESTED)
+        return self.mdt.save_instant(requested)
+
+    def _next_log_name(self, instant_time: str) -> str:
+        """Version 8: a log file of its own instant; version 6: the next log version of the
+        latest slice of `files-0000-0` (every name on storage counts, failed ones too)."""
+        if self.version >= 8:
+            return log_file_name(FILES_FILE_ID, instant_time, 1, WRITE_TOKEN)
+        view = FileSystemView(self.mdt.storage, self.mdt.timeline(),
+                              base_file_extension=HFILE_EXTENSION)  # fmt: skip
+        groups = [g for g in view.file_groups([FILES_PARTITION]) if g.file_id == FILES_FILE_ID]
+        latest = groups[0].latest_slice if groups else None
+        if latest is None:
+            raise HoodieError(f"metadata table of '{self.data.name}' has no {FILES_FILE_ID}")
+        versions = [
+            parsed.version
+            for info in self.mdt.storage.list_files(FILES_PARTITION)
+            if (parsed := parse_log_file_name(info.name)) is not None
+            and parsed.file_id == FILES_FILE_ID and parsed.instant == latest.base_instant
+        ]  # fmt: skip
+        return log_file_name(FILES_FILE_ID, latest.base_instant, max(versions, default=0) + 1,
+                             WRITE_TOKEN)  # fmt: skip
+
+    def _stat(self, name: str, size: int, instant_time: str, writes: int) -> WriteStat:
+        return WriteStat(
+            file_id=FILES_FILE_ID, partition_path=FILES_PARTITION,
+            path=posixpath.join(FILES_PARTITION, name), prev_commit=instant_time,
+            num_writes=writes, num_inserts=writes, total_write_bytes=size,
+            file_size_in_bytes=size,
+        )  # fmt: skip
+
+    def _content(self, stats: list[WriteStat], operation: str = "UPSERT_PREPPED") -> bytes:
+        metadata = CommitMetadata(operation_type=operation,
+                                  extra_metadata={"schema": self.schema})  # fmt: skip
+        for stat in stats:
+            metadata.add(stat)
+        return self.mdt.commit_content(metadata)
+
+
+def _csv(value: str | None) -> list[str]:
+    return sorted(p.strip() for p in (value or "").split(",") if p.strip())
+
+
+def _mdt_client(data: HoodieTableMetaClient, storage: FileIO) -> HoodieTableMetaClient:
+    """The MDT as a table of ours to put instants on (its HFile base files are no concern
+    of the meta client's)."""
+    version = data.properties.table_version
+    properties = props.TableProperties(
+        name=f"{data.name}_metadata", table_type=props.MERGE_ON_READ, record_key_fields=("key",),
+        populate_meta_fields=False, table_version=version,
+        timeline_layout_version=props.READABLE_VERSIONS[version],
+    )  # fmt: skip
+    return HoodieTableMetaClient(storage, properties)
+
+
+def _listing(
+    data: HoodieTableMetaClient, timeline: Timeline, records: Sequence[FilesRecord]
+) -> dict[str, dict[str, int]]:
+    """Every partition and its base and log files of completed instants, as of the latest
+    completed instant (Apache Hudi's `DirectoryInfo` listing), less the files `records` (the
+    action's own) name and those pending instants marked (a version 6 log file is named by
+    its slice's base instant, not by the instant that wrote it)."""
+    own = {(r.key, name) for r in records if not r.is_partition_list for name in r.files}
+    pending = {m.data_file for i in timeline.pending
+               for m in WriteMarkers(data.storage, i.timestamp).all()}  # fmt: skip
+    view = FileSystemView(data.storage, timeline)
+    listing: dict[str, dict[str, int]] = {p: {} for p in view.partitions()}
+    for group in view.file_groups():
+        partition = group.partition_path
+        files = listing.setdefault(partition, {})
+        named = [
+            *((s.base_file.name, s.base_file.size) for s in group.slices if s.base_file),
+            *((f.name, f.size) for s in group.slices for f in s.log_files),
+        ]
+        for name, size in named:
+            if (partition_identifier(partition), name) in own:
+                continue
+            if posixpath.join(partition, name) not in pending:
+                files[name] = size
+    return listing
+
+
+def update_metadata_table(
+    meta_client: HoodieTableMetaClient, instant: Instant, content: bytes
+) -> None:
+    """Just before `instant` completes with `content` (its commit, clean, rollback or restore
+    metadata): the metadata table's delta commit of it, the metadata table built first if the
+    table has none we keep. Called under the table lock, when there is one."""
+    records = files_records_of(instant.action, content)
+    if records is None:
+        return
+    what = f"{instant.action.value} {instant.timestamp}"
+    writer = MetadataTableWriter.for_action(meta_client, instant.timestamp, what, records)
+    if writer is not None:
+        writer.commit(instant.timestamp, records)
