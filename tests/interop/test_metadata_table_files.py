@@ -174,15 +174,26 @@ def test_turning_it_off_deletes_it(table):
     assert not Path(table.path, METADATA_FOLDER).exists()
 
 
+# Each point once, the two table versions spread over them (each case is a writer's JVM
+# killed at the point: ~30 s).
 @pytest.mark.parametrize(
-    "point", ["metadata_table.committed", "metadata_table.log_torn", "metadata_table.init_written"]
+    "version, point",
+    [
+        (8, "metadata_table.committed"),
+        (6, "metadata_table.log_torn"),
+        (6, "metadata_table.init_written"),
+    ],
 )
-def test_a_crash_around_the_metadata_commit_reads_right_and_the_next_write_goes_on(table, point):
+def test_a_crash_around_the_metadata_commit_reads_right_and_the_next_write_goes_on(
+    spark, tmp_path, version, point
+):
     """Killed between the MDT delta commit and the data instant's completion, or mid MDT log
     write: both readers read the table as before the write, and the next write rolls the
     failed one back and leaves the MDT equal to storage. At `init_written` the crashing write
     is the first with the metadata table on: it dies building it (listed as inflight), and
     the next write builds it again."""
+    register(spark)
+    table = Table(spark, str(tmp_path / "t"), version)
     if point == "metadata_table.init_written":
         table.config = table.config_with(**{"hoodie.metadata.enable": "false"})
     table.write([("1", "a", 1, "x"), ("2", "b", 1, "y")])
