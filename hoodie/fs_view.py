@@ -358,6 +358,11 @@ class FileListing(Protocol):
         table."""
         ...
 
+    def existing(self, partitions: list[str]) -> list[str]:
+        """Those of these partitions the table has (a write's, before it tags against them),
+        without listing the whole table."""
+        ...
+
 
 class StorageListing:
     """The table's files as storage lists them (Apache Hudi's
@@ -387,6 +392,15 @@ class StorageListing:
         if partitions is None:
             return self._all_files
         return [f for p in partitions for f in self.storage.list_files(p)]
+
+    def existing(self, partitions: list[str]) -> list[str]:
+        """Each partition's folder listed, marked as `partitions` marks them (so a partition
+        whose metadata file went missing is still tagged against: taking the metadata file
+        alone as the mark inserted its keys again)."""
+        return [
+            p for p in partitions
+            if any(marks_partition(f.name) for f in self.storage.list_files(p))
+        ]  # fmt: skip
 
 
 class FileSystemView:

@@ -565,6 +565,10 @@ class MetadataListing:
         with _listing_errors():
             return self.metadata.all_partition_paths()
 
+    def existing(self, partitions: list[str]) -> list[str]:
+        known = set(self.partitions())
+        return [p for p in partitions if p in known]
+
     def files(self, partitions: list[str] | None) -> list[FileInfo]:
         with _listing_errors():
             wanted = self.metadata.all_partition_paths() if partitions is None else partitions

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from listing_compare import OFF, assert_reads_list_alike, plan
 from sample_tables import unzip
 
 from hoodie.exceptions import InvalidConfigError
@@ -21,9 +22,8 @@ from hoodie.fs_view import StorageListing
 from hoodie.meta_client import HoodieTableMetaClient
 from hoodie.naming import parse_base_file_name
 from hoodie.read.options import ReadOptions
-from hoodie.read.planner import ReadPlan, plan_read
 from hoodie.storage import TracingFileIO, load_file_io
-from hoodie.table_metadata import METADATA_FOLDER, DamagedMetadataTableError, MetadataListing
+from hoodie.table_metadata import METADATA_FOLDER, DamagedMetadataTableError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TRIPS = FIXTURES / "hudi-rs/quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip"
@@ -38,41 +38,15 @@ TABLES = [
     V9 / "cow/v9_txns_simple_overwrite.zip",
     V9 / "mor/avro/v9_txns_simple_overwrite.zip",
 ]
-OFF = {"hoodie.metadata.enable": "false"}
-
-
-def plan(meta: HoodieTableMetaClient, **options: str) -> ReadPlan:
-    return plan_read(meta, ReadOptions.parse(options))
-
-
-def assert_same_plans(meta: HoodieTableMetaClient, **options: str) -> ReadPlan:
-    """The plan through the metadata table (the default) is the plan by listing storage."""
-    through = plan(meta, **options)
-    listed = plan(meta, **options, **OFF)
-    assert through == listed, options
-    return through
 
 
 @pytest.mark.parametrize("zipped", TABLES, ids=lambda p: p.stem)
 def test_reads_through_the_metadata_table_plan_what_listing_storage_plans(tmp_path, zipped):
     root = unzip(zipped, tmp_path)
     meta = HoodieTableMetaClient.open(str(root))
-    timeline = meta.timeline()
-    assert isinstance(meta.file_listing(timeline, True), MetadataListing)
-    assert isinstance(meta.file_listing(timeline, False), StorageListing)
-    assert assert_same_plans(meta).splits
-    assert_same_plans(meta, **{"hoodie.datasource.query.type": "read_optimized"})
-    writes = timeline.completed.write_timeline.timestamps()
-    for instant in writes:
-        assert_same_plans(meta, **{"as.of.instant": instant})
-    for begin in ["0", *writes[:-1]]:
-        assert_same_plans(
-            meta,
-            **{
-                "hoodie.datasource.query.type": "incremental",
-                "hoodie.datasource.read.begin.instanttime": begin,
-            },
-        )
+    assert isinstance(meta.file_listing(meta.timeline(), False), StorageListing)
+    assert plan(meta).splits
+    assert_reads_list_alike(meta)
 
 
 def listings(trace: Path) -> list[str]:
@@ -158,3 +132,21 @@ def test_a_table_without_a_metadata_table_is_listed_from_storage(tmp_path):
     assert not (root / METADATA_FOLDER).exists()
     assert isinstance(meta.file_listing(meta.timeline(), True), StorageListing)
     assert plan(meta).splits and plan(meta) == plan(meta, **OFF)
+
+
+def test_a_writes_partitions_are_found_alike_by_either_listing(tmp_path):
+    """What a write tags against (`FileListing.existing`): the partitions the table has, by
+    its metadata table or by listing each partition folder (a partition whose metadata file
+    went missing still counts), never the whole table."""
+    root = unzip(TRIPS, tmp_path / "table")
+    trace = tmp_path / "trace"
+    meta = HoodieTableMetaClient.load(TracingFileIO(load_file_io(str(root)), str(trace)))
+    timeline = meta.timeline()
+    through, listed = meta.file_listing(timeline, True), meta.file_listing(timeline, False)
+    partitions = through.partitions()
+    asked = [partitions[0], "city=nowhere", partitions[-1]]
+    assert through.existing(asked) == [partitions[0], partitions[-1]]
+    assert listings(trace) == []
+    (root / partitions[0] / ".hoodie_partition_metadata").unlink()
+    assert listed.existing(asked) == [partitions[0], partitions[-1]]
+    assert sorted(listings(trace)) == sorted(f"list_files\t{p}" for p in asked)
