@@ -94,7 +94,8 @@ _DATA_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Acti
 
 def metadata_table_properties(data: props.TableProperties) -> dict[str, str]:
     """The MDT's `hoodie.properties` as Apache Hudi writes it for the data table's version
-    (design 1.3): a merge-on-read table of HFiles keyed by `key`, without meta fields."""
+    (design 1.3; key for key what 0.15 and 1.2 wrote): a merge-on-read table of HFiles keyed
+    by `key`, without meta fields."""
     version = data.table_version
     out = {
         props.TABLE_NAME: f"{data.name}_metadata",
@@ -106,9 +107,8 @@ def metadata_table_properties(data: props.TableProperties) -> dict[str, str]:
         props.PAYLOAD_CLASS: PAYLOAD_CLASS,
         props.DROP_PARTITION_COLUMNS: "false",
         props.TIMELINE_LAYOUT_VERSION: str(props.READABLE_VERSIONS[version]),
-        props.TIMELINE_TIMEZONE: data.extra.get(props.TIMELINE_TIMEZONE, "LOCAL"),
-        props.DATABASE_NAME: data.database,
-        props.TABLE_CHECKSUM: str(props.table_checksum(data.database, f"{data.name}_metadata")),
+        # no database name: Apache Hudi's checksum of the MDT is of `.<name>`
+        props.TABLE_CHECKSUM: str(props.table_checksum("", f"{data.name}_metadata")),
     }
     if version >= 8:
         out.update({

@@ -1,4 +1,5 @@
-"""The `files` records of each action (`hoodie.metadata_conversion`).
+"""The `files` records of each action (`hoodie.metadata_conversion`), and the metadata
+table's own `hoodie.properties` (`hoodie.transaction.metadata_writer`).
 
 The real case: Apache Hudi 0.15 wrote tests/fixtures/mdt-tables/hudi-0.15.0-mor-v6.zip with its
 metadata table; for every data instant whose MDT delta commit's log block is still there, our
@@ -38,7 +39,9 @@ from hoodie.metadata_records import (
     decode_metadata_record,
     merge_metadata_records,
 )
+from hoodie.properties import TableProperties
 from hoodie.timeline import Action
+from hoodie.transaction.metadata_writer import metadata_table_properties
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 HUDI_0_15 = FIXTURES / "mdt-tables/hudi-0.15.0-mor-v6.zip"
@@ -279,3 +282,24 @@ def test_a_files_listing_built_from_actions_merges_to_what_storage_holds():
         "a": {"b2_0-1-1_2.parquet": 11},
         "c": {"c1_0-1-1_2.parquet": 12},
     }
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "docs/design/mdt-samples/runs"
+
+
+def _hudi_properties(dump: str) -> dict[str, str]:
+    """The metadata table's hoodie.properties in an mdt-samples dump (comment lines dropped)."""
+    text = (SAMPLES / dump).read_text().split("== .hoodie/metadata/.hoodie/hoodie.properties\n")
+    lines = text[1].split("\n\n", 1)[0].splitlines()
+    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+
+
+@pytest.mark.parametrize(
+    ("version", "dump"), [(6, "dump-0.15.0-mor-v6.txt"), (8, "dump-1.2.0-mor-v8.txt")]
+)
+def test_the_metadata_tables_properties_are_apache_hudis(version, dump):
+    data = TableProperties(
+        name="mdt_mor", table_type="MERGE_ON_READ", record_key_fields=("id",),
+        table_version=version, timeline_layout_version=1 if version == 6 else 2,
+    )  # fmt: skip
+    assert metadata_table_properties(data) == _hudi_properties(dump)
