@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from .avro_metadata import RollbackPlan
 from .exceptions import (
@@ -343,6 +343,66 @@ class FileGroup:
         return self.slices[-1] if self.slices else None
 
 
+class FileListing(Protocol):
+    """Where a view finds a table's partitions and files: storage (`StorageListing`), or the
+    metadata table (`hoodie.table_metadata.MetadataListing`) as Apache Hudi's view lists
+    through `HoodieBackedTableMetadata`. Either way the files are only candidates: the view
+    holds them to the timeline alike."""
+
+    def partitions(self) -> list[str]:
+        """Partition paths ('' if unpartitioned), sorted."""
+        ...
+
+    def files(self, partitions: list[str] | None) -> list[FileInfo]:
+        """The files of these partitions (None: of every partition), paths relative to the
+        table."""
+        ...
+
+    def existing(self, partitions: list[str]) -> list[str]:
+        """Those of these partitions the table has (a write's, before it tags against them),
+        without listing the whole table."""
+        ...
+
+
+class StorageListing:
+    """The table's files as storage lists them (Apache Hudi's
+    `FileSystemBackedTableMetadata`): the whole table once, without `.hoodie/`, for
+    `partitions`; a partition's folder for `files`."""
+
+    def __init__(self, storage: FileIO):
+        self.storage = storage
+
+    @cached_property
+    def _all_files(self) -> list[FileInfo]:
+        return [
+            f
+            for f in self.storage.list_files("", recursive=True)
+            if not f.relative_path.startswith(METAFOLDER + "/")
+        ]
+
+    def partitions(self) -> list[str]:
+        """Folders holding a `.hoodie_partition_metadata` file or a base or log file. A
+        partition whose metadata file went missing is still read, as Apache Hudi's and
+        hudi-rs's listings read it (from the files a commit wrote): taking the metadata file
+        alone as the mark hid the whole partition, for good, in silence. The next write into
+        it creates the file again."""
+        return sorted({f.parent for f in self._all_files if marks_partition(f.name)})
+
+    def files(self, partitions: list[str] | None) -> list[FileInfo]:
+        if partitions is None:
+            return self._all_files
+        return [f for p in partitions for f in self.storage.list_files(p)]
+
+    def existing(self, partitions: list[str]) -> list[str]:
+        """Each partition's folder listed, marked as `partitions` marks them (so a partition
+        whose metadata file went missing is still tagged against: taking the metadata file
+        alone as the mark inserted its keys again)."""
+        return [
+            p for p in partitions
+            if any(marks_partition(f.name) for f in self.storage.list_files(p))
+        ]  # fmt: skip
+
+
 class FileSystemView:
     """File groups of a table as of `as_of` (default: the latest completed instant)."""
 
@@ -352,8 +412,10 @@ class FileSystemView:
         timeline: Timeline,
         as_of: str | None = None,
         base_file_extension: str = BASE_FILE_EXTENSION,
+        listing: FileListing | None = None,
     ):
         self.storage = storage
+        self.listing = listing if listing is not None else StorageListing(storage)
         self.base_file_extension = base_file_extension  # `.hfile` in the metadata table
         self.layout = timeline.layout
         self._completion_times = timeline.completion_times()
@@ -536,27 +598,12 @@ class FileSystemView:
             path,
         )
 
-    @cached_property
-    def _all_files(self) -> list[FileInfo]:
-        return [
-            f
-            for f in self.storage.list_files("", recursive=True)
-            if not f.relative_path.startswith(METAFOLDER + "/")
-        ]
-
     def partitions(self) -> list[str]:
-        """Partition paths ('' if unpartitioned): folders holding a `.hoodie_partition_metadata`
-        file or a base or log file. A partition whose metadata file went missing is still read,
-        as Apache Hudi's and hudi-rs's listings read it (from the files a commit wrote): taking
-        the metadata file alone as the mark hid the whole partition, for good, in silence. The
-        next write into it creates the file again."""
-        return sorted({f.parent for f in self._all_files if marks_partition(f.name)})
+        """Partition paths ('' if unpartitioned), as the view's listing has them."""
+        return self.listing.partitions()
 
     def file_groups(self, partitions: list[str] | None = None) -> list[FileGroup]:
-        if partitions is None:
-            files = self._all_files
-        else:
-            files = [f for p in partitions for f in self.storage.list_files(p)]
+        files = self.listing.files(partitions)
         groups: dict[tuple[str, str], FileGroup] = {}
         slices: dict[tuple[str, str, str], FileSlice] = {}
         logs: dict[tuple[str, str], list[LogFile]] = defaultdict(list)

@@ -29,13 +29,13 @@ from .exceptions import (
     malformed,
 )
 from .faults import crash_point
-from .fs_view import FileSystemView
+from .fs_view import FileListing, FileSystemView, StorageListing
 from .keygen import KeyGenerator
 from .metadata import CommitMetadata
 from .options import table as table_options
 from .schema import from_avro_schema
 from .storage import FileIO, load_file_io
-from .table_metadata import TableMetadata
+from .table_metadata import MetadataListing, TableMetadata
 from .timeline import (
     METAFOLDER,
     Action,
@@ -204,8 +204,24 @@ class HoodieTableMetaClient:
     def archived_instants(self) -> list[ArchivedInstant]:
         return archived_instants(self.storage, self.layout)
 
-    def file_system_view(self, as_of: str | None = None) -> FileSystemView:
-        return FileSystemView(self.storage, self.timeline(), as_of)
+    def file_system_view(
+        self, as_of: str | None = None, *, timeline: Timeline | None = None, metadata: bool = False
+    ) -> FileSystemView:
+        """The view as of `as_of` (default: the latest completed instant). `metadata`: list
+        through the table's metadata table if it has a usable one (`file_listing`)."""
+        timeline = timeline if timeline is not None else self.timeline()
+        return FileSystemView(
+            self.storage, timeline, as_of, listing=self.file_listing(timeline, metadata)
+        )
+
+    def file_listing(self, timeline: Timeline, metadata: bool) -> FileListing:
+        """Where views of this table find its files: with `metadata` (a reader's or writer's
+        `hoodie.metadata.enable`) through its metadata table when
+        `hoodie.table.metadata.partitions` lists `files` as completed, as Apache Hudi 1.x's
+        file-system view does; else (or without one) by listing storage. A damaged metadata
+        table is an error, never a fall back to storage."""
+        listing = MetadataListing.open(self, timeline) if metadata else None
+        return listing if listing is not None else StorageListing(self.storage)
 
     def table_metadata(self, timeline: Timeline | None = None) -> TableMetadata | None:
         """The table's metadata table (`.hoodie/metadata`) to read, or None where readers list

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Protocol
 
 from . import properties as props
 from .avro_metadata import RestoreMetadata, RollbackMetadata, RollbackPlan
-from .exceptions import MalformedMetadataError, UnsafePathError, malformed
+from .exceptions import DamagedFileError, MalformedMetadataError, UnsafePathError, malformed
 from .fs_view import (
     CommittedInstants,
     FileSlice,
@@ -60,7 +61,7 @@ from .metadata_records import (
     partition_identifier,
 )
 from .naming import parse_base_file_name, parse_log_file_name
-from .storage import FileIO
+from .storage import FileInfo, FileIO
 from .timeline import METAFOLDER, Action, Instant, State, Timeline, layout_of
 
 METADATA_FOLDER = posixpath.join(METAFOLDER, "metadata")
@@ -78,6 +79,11 @@ _DISABLE_HINT = (
     "Apache Hudi's readers fail on it too. A write with hoodie.metadata.enable=false removes "
     "the metadata table (clears hoodie.table.metadata.partitions and deletes "
     f"{METADATA_FOLDER}); readers then list storage"
+)
+# What a reader of the data table can do meanwhile (said where a listing through the MDT fails).
+_READ_HINT = (
+    "A read with hoodie.metadata.enable=false lists the table's files from storage instead of "
+    "through its metadata table"
 )
 
 
@@ -531,6 +537,59 @@ class TableMetadata:
         return record.bloom_filter
 
 
+class MetadataListing:
+    """A data table's files as its metadata table lists them (`FileListing`): partitions from
+    the `files` partition's `__all_partitions__` record, a partition's files from its own
+    record, those of completed data instants only (`TableMetadata.files_in_partition`). No
+    data partition folder is listed: a file a crashed writer left in storage that no completed
+    action recorded is not seen, as Apache Hudi's readers do not see it.
+
+    A metadata table that does not read fails the listing (never a silent fall back to
+    storage, which would hide that the table's readers disagree): the error names the file
+    and says how to read by listing storage."""
+
+    def __init__(self, metadata: TableMetadata):
+        self.metadata = metadata
+
+    def __repr__(self) -> str:
+        return f"MetadataListing({self.metadata!r})"
+
+    @classmethod
+    def open(cls, data: DataTable, timeline: Timeline | None = None) -> MetadataListing | None:
+        """The listing through `data`'s metadata table, or None where it has no usable one."""
+        with _listing_errors():
+            metadata = TableMetadata.open(data, timeline)
+        return cls(metadata) if metadata is not None else None
+
+    def partitions(self) -> list[str]:
+        with _listing_errors():
+            return self.metadata.all_partition_paths()
+
+    def existing(self, partitions: list[str]) -> list[str]:
+        known = set(self.partitions())
+        return [p for p in partitions if p in known]
+
+    def files(self, partitions: list[str] | None) -> list[FileInfo]:
+        with _listing_errors():
+            wanted = self.metadata.all_partition_paths() if partitions is None else partitions
+            return [
+                FileInfo(posixpath.join(partition, name) if partition else name, size)
+                for partition in wanted
+                for name, size in self.metadata.files_in_partition(partition).items()
+            ]
+
+
+@contextmanager
+def _listing_errors() -> Iterator[None]:
+    """A damaged metadata table file as a `DamagedMetadataTableError` naming it and saying
+    how to read without the metadata table."""
+    try:
+        yield
+    except DamagedFileError as error:
+        text = str(error).rstrip(". ")
+        raise DamagedMetadataTableError(f"{text}. {_READ_HINT}", error.path) from error
+
+
 @dataclass(frozen=True)
 class RecordLocation:
     """Where the record index says a key lives: the data partition ('' when
@@ -592,6 +651,7 @@ __all__ = [
     "SOLO_COMMIT_TIMESTAMP",
     "DamagedMetadataTableError",
     "DataTable",
+    "MetadataListing",
     "MetadataTableProperties",
     "RecordLocation",
     "TableMetadata",

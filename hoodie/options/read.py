@@ -54,11 +54,18 @@ PARALLELISM = ConfigProperty(
     "tasks to spread a read of small file slices over (default: the driver's cores)",
     attribute="parallelism",
 )  # fmt: skip
-# Apache Hudi's readers list files through the metadata table with this on; ours always lists
-# storage (we do not maintain the metadata table, so only a listing is sure to be current).
+# Apache Hudi 1.x's readers list files through the metadata table with this on, their default
+# (`DEFAULT_METADATA_ENABLE_FOR_READERS`; 0.15's is false); so do ours. The table decides: one
+# without a usable metadata table (`files` not in hoodie.table.metadata.partitions) is listed
+# from storage either way. The writers' key of the same name (hoodie.options.write) is another
+# switch, defaulting to false: whether our actions keep the metadata table at all.
 METADATA_ENABLE = ConfigProperty(
-    "hoodie.metadata.enable", False,
-    "false only: files are listed from storage, never from a metadata table",
+    "hoodie.metadata.enable", True,
+    "list the table's partitions and files through its metadata table (.hoodie/metadata) when "
+    "it has one whose files partition is complete, instead of listing storage; a file no "
+    "completed action recorded there (one a crashed writer left) is not read, as in Apache "
+    "Hudi. false: list storage. A damaged metadata table fails the read",
+    attribute="metadata_enable", parse=boolean,
 )  # fmt: skip
 # Apache Hudi 1.x turns data skipping on by default (`DataSourceReadOptions.ENABLE_DATA_SKIPPING`,
 # true in 1.2.0; false in 0.15), and so do we: a skipped file slice is one no row of which can

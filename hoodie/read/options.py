@@ -77,6 +77,7 @@ class ReadOptions:
     end_instant: str | None = None
     max_partition_bytes: int | None = None  # None: the packing module's default
     parallelism: int | None = None  # None: the cores of the planning process
+    metadata_enable: bool = cast(bool, read.METADATA_ENABLE.default)  # `read.METADATA_ENABLE`
     data_skipping: bool = cast(bool, read.DATA_SKIPPING.default)  # see `read.data_skipping`
     storage_options: Mapping[str, str] = field(default_factory=dict)
 
@@ -98,14 +99,6 @@ class ReadOptions:
             raise InvalidConfigError(
                 f"unknown read option(s) {', '.join(repr(k) for k in unknown)}. "
                 f"Supported options:\n{listed}"
-            )
-        metadata_enable = str(read.METADATA_ENABLE.default).lower()
-        if given.get(METADATA_ENABLE, metadata_enable).strip().lower() != metadata_enable:
-            raise InvalidConfigError(
-                f"read option '{METADATA_ENABLE}'={given[METADATA_ENABLE]!r} is not supported: "
-                "dbt-hoodie lists a table's files from storage and never reads them from Apache "
-                "Hudi's metadata table (it does not maintain it yet); remove the option or set "
-                "it to false"
             )
         query_type = given.get(QUERY_TYPE, str(read.QUERY_TYPE.default)).strip().lower()
         if query_type not in QUERY_TYPES:
@@ -144,6 +137,12 @@ class ReadOptions:
                 read.DATA_SKIPPING.value(DATA_SKIPPING, given[DATA_SKIPPING])
                 if DATA_SKIPPING in given
                 else read.DATA_SKIPPING.default,
+            ),
+            metadata_enable=cast(
+                bool,
+                read.METADATA_ENABLE.value(METADATA_ENABLE, given[METADATA_ENABLE])
+                if METADATA_ENABLE in given
+                else read.METADATA_ENABLE.default,
             ),
             storage_options=storage,
         )

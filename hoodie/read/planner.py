@@ -182,7 +182,7 @@ def plan_read(
         as_of = timeline.completed.write_timeline.last_timestamp()
     if as_of is None:
         return ReadPlan([], None)
-    view = FileSystemView(meta_client.storage, timeline, as_of)
+    view = _view(meta_client, timeline, as_of, options)
     splits, pruned = _latest_slices(view, options, partition_filter)
     return ReadPlan(
         splits,
@@ -191,6 +191,15 @@ def plan_read(
         merge_logs=options.query_type != READ_OPTIMIZED,
         committed=view.committed,
     )
+
+
+def _view(
+    meta_client: HoodieTableMetaClient, timeline: Timeline, as_of: str | None, options: ReadOptions
+) -> FileSystemView:
+    """The view a read plans from: its files listed through the table's metadata table with
+    `hoodie.metadata.enable` (the default) where the table has a usable one, else from
+    storage (`HoodieTableMetaClient.file_listing`)."""
+    return meta_client.file_system_view(as_of, timeline=timeline, metadata=options.metadata_enable)
 
 
 def _latest_slices(
@@ -279,7 +288,7 @@ def _plan_incremental(
     # Otherwise commits after `begin` may be archived (their metadata is gone from the active
     # timeline): every file group is read as of `end` and the commit-time filter keeps the
     # range, as Hudi's fallback to a full table scan does.
-    view = FileSystemView(meta_client.storage, timeline, end)
+    view = _view(meta_client, timeline, end, options)
     splits, pruned = _latest_slices(view, options, partition_filter, only=touched)
     return ReadPlan(
         splits,
@@ -346,7 +355,7 @@ def _plan_incremental_by_completion(
             for t in in_range
             for stat in metadata[t].write_stats()
         }
-    view = FileSystemView(meta_client.storage, timeline, as_of)
+    view = _view(meta_client, timeline, as_of, options)
     splits, pruned = _latest_slices(view, options, partition_filter, only=touched)
     return ReadPlan(
         splits,

@@ -42,7 +42,7 @@ from ..compaction_plan import read_plan
 from ..config import WriteConfig, option_default
 from ..exceptions import malformed
 from ..faults import crash_point
-from ..fs_view import FileSlice, FileSystemView
+from ..fs_view import FileSlice
 from ..meta_client import HoodieTableMetaClient
 from ..naming import parse_base_file_name, parse_log_file_name
 from ..options.write import CleanerPolicy
@@ -126,7 +126,9 @@ class Cleaner:
             return None
         earliest = self._earliest_to_retain(writes)
         protected = self._protected_files(timeline)
-        view = FileSystemView(self.storage, timeline)
+        view = self.meta_client.file_system_view(
+            timeline=timeline, metadata=self.failed_writes.metadata_table
+        )
         doomed: dict[str, list[str]] = {}
         for group in view.file_groups():
             for file_slice in self._slices_to_clean(group.slices, earliest):

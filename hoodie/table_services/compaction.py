@@ -254,7 +254,9 @@ class Compactor:
                 in_plans |= read_plan(
                     self.meta_client.storage, self.meta_client.layout, instant.timestamp
                 ).file_groups()
-        view = FileSystemView(self.meta_client.storage, timeline)
+        view = self.meta_client.file_system_view(
+            timeline=timeline, metadata=self.failed_writes.metadata_table
+        )
         operations = []
         for group in view.file_groups():
             latest = group.latest_slice

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from listing_compare import assert_reads_list_alike
 from rs_compare import assert_same_rows, read_ours, read_theirs
 from sample_tables import unzip
 
@@ -110,6 +111,7 @@ class Table:
         # (a partition folder a rolled-back write made holds no file: no listing shows it)
         stored = {p: files for p, files in storage_listing(meta).items() if files}
         assert {p: files for p, files in mdt_listing(meta).items() if files} == stored, step
+        assert_reads_list_alike(meta, step)  # our reads through it plan what listing plans
         ours = read_ours(self.spark, self.path)
         theirs = read_theirs(hudi.HudiTable(self.path))
         assert_same_rows(step, "_hoodie_record_key", ours, theirs)

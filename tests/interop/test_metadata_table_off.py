@@ -110,7 +110,8 @@ class TableCopy:
     def __init__(self, spark, zip_path: Path, tmp: Path):
         self.spark = spark
         self.path = str(unzip(zip_path, tmp))
-        if zip_path.name.startswith("v6"):
+        self.version6 = zip_path.name.startswith("v6")
+        if self.version6:
             _add_v6_metadata_table(self.path)
         # What Apache Hudi left, to put back before an action that follows our own.
         self.stored = _stored(self.path)
@@ -158,8 +159,12 @@ class TableCopy:
         assert not Path(self.path, ".hoodie/hoodie.properties.backup").exists()
 
     def rows(self) -> list[dict]:
-        """Our rows, asserted equal to hudi-rs's."""
-        ours = read_ours(self.spark, self.path)
+        """Our rows, asserted equal to hudi-rs's. Version 6: the metadata table here is a
+        layout only (its HFile is not one), which hudi-rs never reads (version 8 and later
+        only); ours lists storage as hudi-rs does (through the metadata table, its default,
+        the read fails on that HFile as damaged)."""
+        options = {"hoodie.metadata.enable": "false"} if self.version6 else {}
+        ours = read_ours(self.spark, self.path, **options)
         theirs = read_theirs(hudi.HudiTable(self.path))
         return assert_same_rows(self.path, "_hoodie_record_key", ours, theirs)
 
@@ -231,25 +236,34 @@ def test_compaction_clean_rollback_and_restore_each_turn_it_off(trips):
     assert trips.fares() == savepointed
 
 
-def test_our_reader_never_uses_the_metadata_table(trips, tmp_path):
-    """The property without the folder, and the folder without the property: our reader lists
-    storage either way (hudi-rs, given the property, would look for the folder)."""
+def test_our_reader_lists_through_the_metadata_table_the_property_announces(trips, tmp_path):
+    """The property without the folder: a read through the metadata table (the readers'
+    default) fails naming the missing file and `hoodie.metadata.enable=false`, which lists
+    storage; the folder without the property: our reader lists storage (hudi-rs, given the
+    property, would look for the folder)."""
     expected = trips.rows()  # both readers, the metadata table intact
     shutil.rmtree(Path(trips.path, FOLDER))
+    with pytest.raises(Exception, match="is missing.*hoodie.metadata.enable=false"):
+        read_ours(trips.spark, trips.path)
     ours = read_ours(trips.spark, trips.path, **{"hoodie.metadata.enable": "false"})
     assert rows_of(ours, list(expected[0]), "_hoodie_record_key") == expected
     trips.put_back_metadata_table()
     _set_properties(trips.path, {k: "" for k in LISTED})
+    ours = read_ours(trips.spark, trips.path)
+    assert rows_of(ours, list(expected[0]), "_hoodie_record_key") == expected
     assert trips.rows() == expected
 
 
-def test_hoodie_metadata_enable_true_is_refused_by_readers_naming_the_option():
-    """(Writers honour it: tests/interop/test_metadata_table_files.py.)"""
+def test_hoodie_metadata_enable_is_true_for_readers_and_false_for_writers():
+    """(Writers honour theirs: tests/interop/test_metadata_table_files.py; readers':
+    tests/unit/test_metadata_listing.py.)"""
     off = WriteConfig.build("t", "id", options={"hoodie.metadata.enable": "false"})
     assert not off.metadata_table
-    with pytest.raises(InvalidConfigError, match=r"'hoodie\.metadata\.enable'='true'"):
-        ReadOptions.parse({"hoodie.metadata.enable": "true"})
-    assert ReadOptions.parse({"hoodie.metadata.enable": "False"})
+    assert not WriteConfig.build("t", "id").metadata_table
+    assert ReadOptions.parse({}).metadata_enable
+    assert not ReadOptions.parse({"hoodie.metadata.enable": "False"}).metadata_enable
+    with pytest.raises(InvalidConfigError, match=r"'hoodie\.metadata\.enable'"):
+        ReadOptions.parse({"hoodie.metadata.enable": "maybe"})
 
 
 def test_a_crash_between_the_property_and_the_folder_reads_right_and_the_next_action_ends_it(

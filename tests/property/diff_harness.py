@@ -99,6 +99,8 @@ def options_of(p: Params) -> dict[str, str]:
     if p.small_file_limit is not None:
         options["hoodie.parquet.small.file.limit"] = str(p.small_file_limit)
     options["hoodie.write.table.version"] = str(p.table_version)
+    if p.metadata_table:
+        options["hoodie.metadata.enable"] = "true"
     return options
 
 

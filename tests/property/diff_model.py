@@ -145,6 +145,9 @@ class Params:
     table_version: int = 6  # hoodie.write.table.version
     # GLOBAL_SIMPLE: hoodie.simple.index.update.partition.path (G4, G6)
     update_partition_path: bool = True
+    # hoodie.metadata.enable on writes (our readers' default lists through the metadata table
+    # the writes keep); drawn by the soak only (`scenarios(metadata_tables=True)`)
+    metadata_table: bool = False
 
     @property
     def mor(self) -> bool:

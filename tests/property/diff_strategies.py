@@ -59,8 +59,11 @@ class Scenario:
 
 
 @st.composite
-def table_params(draw, indexes: tuple[str, ...] = INDEXES) -> Params:
-    """A table's parameters (`indexes`: drawn from these, e.g. one index for a soak)."""
+def table_params(
+    draw, indexes: tuple[str, ...] = INDEXES, metadata_tables: bool = False
+) -> Params:
+    """A table's parameters (`indexes`: drawn from these, e.g. one index for a soak;
+    `metadata_tables`: whether the writes keep a metadata table is drawn too, else never)."""
     keep_min, keep_max = draw(st.sampled_from(((2, 3), (3, 5), (20, 30))))
     return Params(
         table_type=draw(st.sampled_from((COW, MOR))),
@@ -76,6 +79,7 @@ def table_params(draw, indexes: tuple[str, ...] = INDEXES) -> Params:
         write_memory=draw(st.sampled_from((None, None, 2000))),
         table_version=draw(st.sampled_from((6, 8))),
         update_partition_path=draw(st.booleans()),
+        metadata_table=draw(st.booleans()) if metadata_tables else False,
     )
 
 
@@ -152,9 +156,14 @@ def operations(p: Params) -> st.SearchStrategy:
 
 @st.composite
 def scenarios(
-    draw, max_ops: int = 10, min_ops: int = 1, indexes: tuple[str, ...] = INDEXES
+    draw,
+    max_ops: int = 10,
+    min_ops: int = 1,
+    indexes: tuple[str, ...] = INDEXES,
+    metadata_tables: bool = False,
 ) -> Scenario:
-    p = draw(table_params(indexes))
+    """(`metadata_tables`: the soak's; make test's differential test keeps them off.)"""
+    p = draw(table_params(indexes, metadata_tables))
     first = draw(upserts(p))  # a table starts with a write
     rest = draw(st.lists(operations(p), min_size=min_ops - 1, max_size=max_ops - 1))
     return Scenario(p, (first, *rest))

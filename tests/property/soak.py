@@ -95,7 +95,11 @@ def main(argv=None) -> int:
 
     @soak_settings(args.sequences)
     @seed(args.seed)
-    @given(scenario=scenarios(max_ops=args.max_ops, min_ops=args.min_ops, indexes=indexes))
+    @given(
+        scenario=scenarios(
+            max_ops=args.max_ops, min_ops=args.min_ops, indexes=indexes, metadata_tables=True
+        )
+    )
     def sequence(scenario):
         if tally["failed"]:
             tally["shrink_runs"] += 1
@@ -128,7 +132,8 @@ def main(argv=None) -> int:
             f"precombine={p.precombine}"
             f"{f' update_partition_path={p.update_partition_path}' if moving else ''}"
             f"{f' max_file_size={p.max_file_size}' if p.max_file_size else ''}"
-            f"{f' write_memory={p.write_memory}' if p.write_memory else ''}] {ops}",
+            f"{f' write_memory={p.write_memory}' if p.write_memory else ''}"
+            f"{' metadata_table' if p.metadata_table else ''}] {ops}",
             flush=True,
         )
 

@@ -105,9 +105,12 @@ class WriteOperation(ABC):
     def plan(self, prepared: DataFrame, transaction: Transaction) -> WritePlan:
         """How the batch is written, decided before the instant goes inflight, against the
         snapshot the transaction started from."""
-        storage, timeline = self.context.meta_client.storage, transaction.started_from
-        pending = pending_compaction_file_groups(storage, timeline)
-        return self._plan(prepared, Snapshot(timeline, FileSystemView(storage, timeline), pending))
+        meta_client, timeline = self.context.meta_client, transaction.started_from
+        pending = pending_compaction_file_groups(meta_client.storage, timeline)
+        view = meta_client.file_system_view(
+            timeline=timeline, metadata=self.context.policy.metadata_table
+        )
+        return self._plan(prepared, Snapshot(timeline, view, pending))
 
     @abstractmethod
     def _plan(self, prepared: DataFrame, snapshot: Snapshot) -> WritePlan:

@@ -33,7 +33,6 @@ from ...index.placement import FileGroupTarget
 from ...index.routing import RoutingPlan
 from ...meta_client import HoodieTableMetaClient
 from ...metadata import WriteStat
-from ...naming import marks_partition
 from ...schema import PARTITION_PATH, RECORD_KEY
 from ...timeline import Timeline
 from ..executor import WriteExecutor
@@ -181,7 +180,8 @@ def tag_and_place(
     group, so its records are all inserts; a global index tags against every partition."""
     summary = preparer.summarize(prepared)
     partitions = sorted({r[PARTITION_PATH] for r in summary})
-    view = FileSystemView(meta_client.storage, timeline)
+    # listed as readers list it: through the metadata table the write keeps, if it keeps one
+    view = meta_client.file_system_view(timeline=timeline, metadata=preparer.config.metadata_table)
     replaced: dict[str, list[str]] = {}
     slices: list[FileSlice] = []
     if tagging.overwrite:
@@ -193,7 +193,7 @@ def tag_and_place(
         view.check_slices(groups)
         slices = [g.latest_slice for g in groups if g.latest_slice is not None]
     else:
-        existing = _existing(meta_client, partitions)
+        existing = view.listing.existing(partitions)
         groups = view.file_groups(existing)
         # As a read does: tagging against a slice whose committed files are gone or cut
         # short would insert duplicates in silence (the batch's partitions' own slices).
@@ -217,17 +217,6 @@ def tag_and_place(
     # (A global index may send a record to the partition that stores its key: the commit
     # reports that partition too.)
     return placement, replaced, sorted({*partitions, *placement.profile.partitions})
-
-
-def _existing(meta_client: HoodieTableMetaClient, partitions: list[str]) -> list[str]:
-    """The partitions among these that the table already has: as a read lists them
-    (`naming.marks_partition`), so a partition whose metadata file went missing is still
-    tagged against (taking the metadata file alone as the mark inserted its keys again)."""
-    storage = meta_client.storage
-    return [
-        p for p in partitions
-        if any(marks_partition(f.name) for f in storage.list_files(p))
-    ]  # fmt: skip
 
 
 def _partitions_of(stats: list[WriteStat]) -> list[str]:
