@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from collections.abc import Callable, Container, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -216,6 +216,37 @@ def checked_log_blocks(
             _corrupt_log(storage, relative, instant, f"holds no block of it in bytes "
                          f"{start}..{end}, where its commit recorded them")  # fmt: skip
     return blocks
+
+
+def live_log_blocks(
+    storage: FileIO,
+    log_files: Iterable[tuple[str, tuple[BlockSpan, ...]]],
+    committed: Container[str],
+    counts: Container[str] | None = None,
+) -> list[tuple[str, LogBlock]]:
+    """The data and delete blocks of a file slice's log files (relative path, the spans
+    completed writes recorded in it), in log order, with the file each is in: blocks of
+    instants in `counts` (default `committed`) that no rollback command block of the slice
+    retracted. Every file is read through `checked_log_blocks` (torn blocks outside recorded
+    bytes skipped, damage inside them an error); readers of data tables and of the metadata
+    table merge what this returns."""
+    counted = committed if counts is None else counts
+    blocks: list[tuple[str, LogBlock]] = []
+    rolled_back: set[str] = set()
+    for relative, written in log_files:
+        for block in checked_log_blocks(storage, relative, committed, written):
+            if block.block_type is BlockType.CORRUPT:
+                continue
+            if block.block_type is BlockType.COMMAND:
+                if block.is_rollback and block.target_instant_time:
+                    rolled_back.add(block.target_instant_time)
+                continue
+            blocks.append((relative, block))
+    return [
+        (relative, block)
+        for relative, block in blocks
+        if block.instant_time in counted and block.instant_time not in rolled_back
+    ]
 
 
 @contextmanager

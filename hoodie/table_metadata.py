@@ -39,8 +39,8 @@ from .fs_view import (
     CommittedInstants,
     FileSlice,
     FileSystemView,
-    checked_log_blocks,
     damaged_data_file,
+    live_log_blocks,
 )
 from .hfile import HFileReader
 from .logformat import BlockType, LogBlock
@@ -312,22 +312,9 @@ class TableMetadata:
         committed = CommittedInstants.of(self.timeline, self.latest_instant)
         relatives = tuple(lf.relative_path for lf in file_slice.log_files)
         spans = self._view.block_spans(relatives)
-        kept = []
-        rolled_back: set[str] = set()
-        for relative, written in zip(relatives, spans, strict=True):
-            for block in checked_log_blocks(self.storage, relative, committed, written):
-                if block.block_type is BlockType.CORRUPT:
-                    continue
-                if block.block_type is BlockType.COMMAND:
-                    if block.is_rollback and block.target_instant_time:
-                        rolled_back.add(block.target_instant_time)
-                    continue
-                kept.append((relative, block))
-        for relative, block in kept:
-            instant = block.instant_time
-            if instant in committed and instant in self.valid_instants:
-                if instant not in rolled_back:
-                    yield relative, block
+        valid = {i for i in self.valid_instants if i in committed}
+        yield from live_log_blocks(self.storage, zip(relatives, spans, strict=True), committed,
+                                   valid)  # fmt: skip
 
     # -- records ---------------------------------------------------------------------------------
     def _file_groups(self, partition: str) -> dict[int, FileSlice]:

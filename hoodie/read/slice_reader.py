@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..exceptions import HoodieError
-from ..fs_view import CommittedInstants, checked_log_blocks, damaged_data_file
+from ..fs_view import CommittedInstants, damaged_data_file, live_log_blocks
 from ..keygen import record_keys_of
 from ..logformat import BlockType, DeleteRecord, LogBlock
 from ..merge import INSTANT, ORDERING, SEQUENCE, merge_slice
@@ -268,20 +268,6 @@ def _committed_blocks(spec: SliceReadSpec, split: FileSplit) -> list[tuple[str, 
     """Data and delete blocks of completed instants that no rollback block retracted, with the
     log file each is in. Corrupt blocks are skipped where no completed write recorded bytes
     (see `checked_log_blocks`)."""
-    blocks = []
-    rolled_back: set[str] = set()
-    for index, relative in enumerate(split.log_files):
-        written = split.log_writes[index] if index < len(split.log_writes) else ()
-        for block in checked_log_blocks(spec.storage, relative, spec.valid_instants, written):
-            if block.block_type is BlockType.CORRUPT:
-                continue
-            if block.block_type is BlockType.COMMAND:
-                if block.is_rollback and block.target_instant_time:
-                    rolled_back.add(block.target_instant_time)
-                continue
-            blocks.append((relative, block))
-    return [
-        (relative, b)
-        for relative, b in blocks
-        if b.instant_time in spec.valid_instants and b.instant_time not in rolled_back
-    ]
+    spans = [split.log_writes[i] if i < len(split.log_writes) else ()
+             for i in range(len(split.log_files))]  # fmt: skip
+    return live_log_blocks(spec.storage, zip(split.log_files, spans), spec.valid_instants)
