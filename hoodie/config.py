@@ -93,6 +93,7 @@ class WriteConfig:
     url_encode_partition_path: bool = _default("url_encode_partition_path")
     table_version: int | None = _default("table_version")  # None: the table's, new ones 6
     metadata_table: bool = _default("metadata_table")  # hoodie.metadata.enable
+    metadata_compaction_delta_commits: int = _default("metadata_compaction_delta_commits")
     database: str = "default"
     max_file_size: int = _default("max_file_size")
     small_file_limit: int = _default("small_file_limit")

@@ -32,10 +32,11 @@ from .faults import crash_point
 from .fs_view import FileListing, FileSystemView, StorageListing
 from .keygen import KeyGenerator
 from .metadata import CommitMetadata
+from .naming import BASE_FILE_EXTENSION
 from .options import table as table_options
 from .schema import from_avro_schema
 from .storage import FileIO, load_file_io
-from .table_metadata import MetadataListing, TableMetadata
+from .table_metadata import HFILE_EXTENSION, MetadataListing, TableMetadata
 from .timeline import (
     METAFOLDER,
     Action,
@@ -74,6 +75,17 @@ class HoodieTableMetaClient:
     @property
     def merge_on_read(self) -> bool:
         return self.properties.table_type == props.MERGE_ON_READ
+
+    @property
+    def is_metadata_table(self) -> bool:
+        """A metadata table (`.hoodie/metadata`), opened by its writer: its base file format
+        is HFILE, which no data table of ours has."""
+        return self.properties.extra.get(props.BASE_FILE_FORMAT, "").upper() == "HFILE"
+
+    @property
+    def base_file_extension(self) -> str:
+        """What views take for base files: `.hfile` in a metadata table, else `.parquet`."""
+        return HFILE_EXTENSION if self.is_metadata_table else BASE_FILE_EXTENSION
 
     # -- opening -------------------------------------------------------------------------------
     # `storage_options` configure the table's object store (see `hoodie.storage.load_file_io`).
@@ -211,8 +223,9 @@ class HoodieTableMetaClient:
         through the table's metadata table if it has a usable one (`file_listing`)."""
         timeline = timeline if timeline is not None else self.timeline()
         return FileSystemView(
-            self.storage, timeline, as_of, listing=self.file_listing(timeline, metadata)
-        )
+            self.storage, timeline, as_of, base_file_extension=self.base_file_extension,
+            listing=self.file_listing(timeline, metadata),
+        )  # fmt: skip
 
     def file_listing(self, timeline: Timeline, metadata: bool) -> FileListing:
         """Where views of this table find its files: with `metadata` (a reader's or writer's

@@ -365,6 +365,11 @@ class TableMetadata:
             found.update(self._read_slice(groups[index], sorted(group_keys)))
         return found
 
+    def read_file_slice(self, file_slice: FileSlice) -> dict[str, MetadataRecord]:
+        """Every live record of one file slice of an MDT partition, by key (what the MDT's
+        compaction writes into the slice's next base file)."""
+        return self._read_slice(file_slice, None)
+
     def _read_slice(
         self, file_slice: FileSlice, keys: list[str] | None
     ) -> dict[str, MetadataRecord]:

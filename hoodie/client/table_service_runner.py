@@ -4,8 +4,8 @@ Every service first needs to know which pending instants have failed, and, with 
 writers, to run alone where it rewrites the timeline. Both come from the table's write config
 (`FailedWritesPolicy`), built once here, so compaction, clean, archive, rollback and restore
 cannot apply different rules. After a commit the write client runs inline compaction, the
-automatic clean and archiving through `after_commit`: the commit is complete whatever
-happens there, so their failures are logged, not raised.
+automatic clean, the metadata table's services and archiving through `after_commit`: the
+commit is complete whatever happens there, so their failures are logged, not raised.
 """
 
 from __future__ import annotations
@@ -22,6 +22,11 @@ from ..meta_client import HoodieTableMetaClient
 from ..table_services.archival import archive
 from ..table_services.clean import CleanConfig, Cleaner
 from ..table_services.compaction import Compactor, delta_commits_since_compaction
+from ..table_services.metadata_services import (
+    MetadataServicesConfig,
+    MetadataServicesResult,
+    run_metadata_table_services,
+)
 from ..table_services.savepoint import restore
 from ..table_services.upgrade import UpgradeResult, upgrade_to_version_8
 from ..timeline import Action
@@ -71,6 +76,17 @@ class TableServiceRunner:
                     config.metadata_table,
                 )
 
+    def metadata_table_services(self) -> MetadataServicesResult:
+        """Clean, compact and archive the table's metadata table, under the table lock (its
+        writes are the data table's writers', one at a time); nothing where it has none."""
+        config = self.config
+        if config is None:
+            return MetadataServicesResult()
+        with self.policy.exclusive():
+            return run_metadata_table_services(
+                self.meta_client, MetadataServicesConfig.of(config)
+            )
+
     def upgrade(self, spark: SparkSession | None) -> UpgradeResult:
         """Upgrade a version 6 table to version 8 as Hudi does: failed writes rolled back and
         (merge-on-read) every log file compacted first, so that the upgraded table's latest
@@ -118,6 +134,8 @@ class TableServiceRunner:
             result.compactions = self._compact_inline(spark, config)
         if config.auto_clean:
             self._logged("cleaning", self._clean)
+        if config.metadata_table:
+            self._logged("maintaining the metadata table of", self.metadata_table_services)
         if config.auto_archive:
             self._logged("archiving the timeline of", self.archive)
 

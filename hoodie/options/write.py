@@ -191,6 +191,12 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "false deletes it (hoodie.table.metadata.partitions cleared first) before any "
                    "action changes the table, as Apache Hudi does with false",
                    attribute="metadata_table", parse=boolean),
+    ConfigProperty("hoodie.metadata.compact.max.delta.commits", 10,
+                   "with the metadata table: its delta commits after which it is compacted into "
+                   "new HFile base files (after a write, once no older data instant is pending); "
+                   "it is then cleaned (keeping min(hoodie.cleaner.commits.retained, 20) commits) "
+                   "and archived (hoodie.keep.min/max.commits), as Apache Hudi does",
+                   attribute="metadata_compaction_delta_commits", parse=positive_int),
     # What a write does.
     ConfigProperty("hoodie.datasource.write.operation", Operation.UPSERT.value,
                    "upsert (update stored keys, insert new ones), insert (only new keys, filling "

@@ -49,7 +49,7 @@ from ..faults import crash_point
 from ..logformat import BLOCK_CONTENT_VERSION, BlockType, HeaderKey, encode_block
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata
-from ..timeline import Action, Instant, State
+from ..timeline import Action, Instant, State, Timeline
 from ..transaction.metadata_table import turn_off_metadata_table
 from .compaction import earliest_instant_to_retain_for_compaction
 
@@ -61,11 +61,16 @@ def archive(
     beyond_savepoint: bool = cast(bool, option_default("archive_beyond_savepoint")),
     max_delta_commits: int | None = cast(int, option_default("compaction_delta_commits")),
     keep_metadata_table: bool = False,
+    retain_from: str | None = None,
 ) -> list[Instant]:
     """Archive old instants if the active timeline holds more than `keep_max` writes.
 
     `keep_metadata_table`: `hoodie.metadata.enable=true`: archival changes no file, so the
-    metadata table we keep stays as it is; otherwise it is turned off as before any action.
+    metadata table we keep stays as it is, and no instant goes that its latest compaction has
+    not folded in (`metadata_table_bound`); otherwise it is turned off as before any action.
+
+    `retain_from`: no instant at or after it goes (a metadata table's timeline keeps what
+    its data table's active timeline holds).
 
     `max_delta_commits`: the inline compaction trigger's, whose delta commits a merge-on-read
     table keeps; None when inline compaction is off (compaction on demand counts nothing).
@@ -85,6 +90,13 @@ def archive(
     if meta_client.merge_on_read and max_delta_commits is not None:
         for_compaction = earliest_instant_to_retain_for_compaction(timeline, max_delta_commits)
         bounds += [for_compaction] if for_compaction else []
+    if retain_from is not None:
+        bounds.append(retain_from)
+    if keep_metadata_table:
+        held = metadata_table_bound(meta_client, timeline)
+        if held == NOTHING:
+            return []
+        bounds += [held] if held else []
     bound = min(bounds)
     old = [i for i in timeline.completed if i.timestamp < bound and i.timestamp not in savepointed]
     if not old:
@@ -119,6 +131,29 @@ def archive(
     crash_point("archive.written")
     _remove(meta_client, files)
     return old
+
+
+NOTHING = ""  # `metadata_table_bound`: archive nothing
+
+
+def metadata_table_bound(meta_client: HoodieTableMetaClient, timeline: Timeline) -> str | None:
+    """The oldest data instant archival must keep for the table's metadata table (Apache
+    Hudi's archiver, rule 4): readers count an MDT log block only while its data instant is
+    on the active timeline, so only instants whose blocks the MDT's latest compaction folded
+    into base files may go: those completed before it. `NOTHING` while the MDT has no
+    compaction; None where the table has no metadata table."""
+    metadata = meta_client.table_metadata(timeline)
+    if metadata is None:
+        return None
+    compactions = [i for i in metadata.timeline.completed if i.action is Action.COMMIT]
+    if not compactions:
+        return NOTHING
+    compacted = compactions[-1].timestamp
+    later = [
+        i.timestamp for i in timeline.completed
+        if (i.completion_time or i.timestamp) > compacted
+    ]  # fmt: skip
+    return min([compacted, *later])
 
 
 def _commit_metadata(

@@ -86,8 +86,10 @@ class Cleaner:
         # How the table is written (None: the defaults) says which pending cleans were abandoned.
         self.failed_writes = failed_writes or FailedWritesPolicy.of(meta_client.storage, None)
 
-    def run(self) -> CleanMetadata | None:
+    def run(self, instant_time: str | None = None) -> CleanMetadata | None:
         """Finish abandoned cleans, then plan and execute a new one; None if nothing to delete.
+        `instant_time`: the new clean's (a metadata table's clean is named after its latest
+        delta commit on table version 6); default a new one.
 
         With concurrent writers, a clean another writer is executing (its heartbeat is live)
         is left to it, and no new one is planned beside it.
@@ -98,7 +100,7 @@ class Cleaner:
                 taken = Transaction.take_over(self.meta_client, self.failed_writes, instant)
                 if taken is not None:
                     result = self._execute(taken)
-        scheduled = self._schedule_locked()
+        scheduled = self._schedule_locked(instant_time)
         if scheduled is not None:
             result = self._execute(scheduled)
         return result
@@ -112,15 +114,15 @@ class Cleaner:
             return scheduled.instant_time
 
     # -- planning ------------------------------------------------------------------------------
-    def _schedule_locked(self) -> Transaction | None:
+    def _schedule_locked(self, instant_time: str | None = None) -> Transaction | None:
         """Plan under the table lock with concurrent writers: one clean plan at a time."""
         with self.failed_writes.exclusive():
             timeline = self.meta_client.timeline()
             if any(i.action is Action.CLEAN for i in timeline.pending):
                 return None  # another writer's clean is running (its heartbeat is live)
-            return self._schedule(timeline)
+            return self._schedule(timeline, instant_time)
 
-    def _schedule(self, timeline: Timeline) -> Transaction | None:
+    def _schedule(self, timeline: Timeline, instant_time: str | None) -> Transaction | None:
         writes = timeline.completed.write_timeline.instants
         if not writes:
             return None
@@ -153,7 +155,7 @@ class Cleaner:
             },
         )
         transaction = Transaction.start(self.meta_client, self.failed_writes, Action.CLEAN,
-                                        plan.to_avro())  # fmt: skip
+                                        plan.to_avro(), instant_time)  # fmt: skip
         crash_point("clean.requested")
         return transaction
 

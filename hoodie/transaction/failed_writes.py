@@ -100,13 +100,19 @@ class FailedWritesPolicy:
             )
 
     def start_instant(
-        self, meta_client: HoodieTableMetaClient, action: Action, content: bytes = b""
+        self,
+        meta_client: HoodieTableMetaClient,
+        action: Action,
+        content: bytes = b"",
+        instant_time: str | None = None,
     ) -> tuple[Instant, Heartbeat | None]:
         """A new requested instant, unique even against writers starting at the same moment,
         and its heartbeat, which beats from before the instant exists: no writer ever sees
-        the instant pending without a heartbeat and takes it for failed."""
-        for _attempt in range(50):
-            when = new_instant_time(after=meta_client.timeline().last_timestamp())
+        the instant pending without a heartbeat and takes it for failed. `instant_time`: the
+        time it must have (a metadata table service's, named after a delta commit), tried
+        once."""
+        for _attempt in range(1 if instant_time else 50):
+            when = instant_time or new_instant_time(after=meta_client.timeline().last_timestamp())
             instant = Instant(when, action, State.REQUESTED)
             beat = Heartbeat(self.storage, when, self.heartbeat_interval_seconds)
             if not beat.claim():

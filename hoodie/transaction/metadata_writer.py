@@ -24,8 +24,9 @@ instant with the next log version (as 0.15 does). An MDT delta commit a crash le
 removed (its log file, then its instant files) before the next one: MDT writes happen under
 the data table's lock, so no other writer owns it.
 
-The MDT's own compaction and clean are not built yet: its log grows by one small file per
-action until they are.
+The MDT's own compaction, clean and archival run after a write
+(`hoodie.table_services.metadata_services`); a compaction a crash left pending is removed here,
+with its base files, before the next delta commit (nothing reads a pending compaction's files).
 """
 
 from __future__ import annotations
@@ -64,7 +65,12 @@ from ..metadata_records import (
     metadata_record_schema,
     partition_identifier,
 )
-from ..naming import log_file_name, parse_log_file_name, partition_metadata_text
+from ..naming import (
+    log_file_name,
+    parse_base_file_name,
+    parse_log_file_name,
+    partition_metadata_text,
+)
 from ..storage import FileIO
 from ..table_metadata import (
     HFILE_EXTENSION,
@@ -189,7 +195,7 @@ class MetadataTableWriter:
         completed = _csv(data.properties.extra.get(props.METADATA_PARTITIONS))
         inflight = _csv(data.properties.extra.get(props.METADATA_PARTITIONS_INFLIGHT))
         if completed == [FILES_PARTITION] and not inflight:
-            opened = cls._open(data)
+            opened = cls.open_existing(data)
             if opened is not None:
                 return opened
         if stored or data.storage.exists(METADATA_FOLDER):
@@ -197,7 +203,7 @@ class MetadataTableWriter:
         return cls._initialize(data, instant_time, records)
 
     @classmethod
-    def _open(cls, data: HoodieTableMetaClient) -> MetadataTableWriter | None:
+    def open_existing(cls, data: HoodieTableMetaClient) -> MetadataTableWriter | None:
         """The MDT the table lists, or None where it must be built again (damaged, or of
         another table version)."""
         storage = data.storage.subfolder(METADATA_FOLDER)
@@ -264,19 +270,7 @@ class MetadataTableWriter:
         instant = self._begin(init)
         records = listing_files_records(listing)
         entries = _entries(records, self.version)
-        keys = pa.array([key.decode("utf-8") for key, _ in entries])
-        bloom = base64.b64encode(serialized_filter(keys, BloomFilterSpec()))
-        base = write_hfile(
-            entries,
-            file_info={
-                b"schema": self.schema.encode("utf-8"),
-                b"bloomFilterTypeCode": b"DYNAMIC_V0",
-                b"minRecordKey": entries[0][0],
-                b"maxRecordKey": entries[-1][0],
-            },
-            meta_blocks={"bloomFilter": bloom},
-            hbase_keys=self.hbase_keys,
-        )
+        base = metadata_base_file(entries, self.version)
         base_name = f"{FILES_FILE_ID}_{WRITE_TOKEN}_{init}{HFILE_EXTENSION}"
         log_name = log_file_name(FILES_FILE_ID, init, 1, WRITE_TOKEN)
         stats = [self._stat(base_name, len(base), init, len(entries)),
@@ -319,10 +313,14 @@ class MetadataTableWriter:
         crash_point("metadata_table.committed")
 
     def roll_back_pending(self) -> None:
-        """Remove MDT delta commits a crash left pending: the log file its inflight names, then
-        its instant files (no reader counts a pending MDT instant's blocks)."""
+        """Remove MDT instants a crash left pending: a delta commit's log file (its inflight
+        names it), a compaction's base files (named by its instant), a clean as it is (files it
+        deleted belonged to slices no reader uses), then their instant files (no reader counts
+        a pending MDT instant's files)."""
         for pending in self.mdt.timeline().pending:
-            if pending.state is State.INFLIGHT:
+            if pending.action is Action.COMPACTION:
+                self._remove_base_files(pending.timestamp)
+            elif pending.state is State.INFLIGHT and pending.action is Action.DELTA_COMMIT:
                 try:
                     planned = self.mdt.commit_metadata(pending)
                 except (MalformedMetadataError, FileNotFoundError):
@@ -333,6 +331,16 @@ class MetadataTableWriter:
             self.mdt.delete_pending_instant(pending)
             log.info("table '%s': pending metadata table %s %s removed", self.data.name,
                      pending.action.value, pending.timestamp)  # fmt: skip
+
+    def _remove_base_files(self, instant_time: str) -> None:
+        storage = self.mdt.storage
+        for folder in storage.list_dirs(""):
+            if folder.startswith("."):
+                continue
+            for info in storage.list_files(folder):
+                parsed = parse_base_file_name(info.name, HFILE_EXTENSION)
+                if parsed is not None and parsed.instant == instant_time:
+                    storage.delete(info.relative_path)
 
     def _begin(self, instant_time: str) -> Instant:
         for existing in self.mdt.timeline():
@@ -379,6 +387,24 @@ class MetadataTableWriter:
         return self.mdt.commit_content(metadata)
 
 
+def metadata_base_file(entries: Sequence[tuple[bytes, bytes]], version: int) -> bytes:
+    """An MDT base file of `entries` (sorted (key, encoded record) pairs) as Apache Hudi writes
+    it: an HFile whose file info holds the record schema, the key range and the type of the
+    bloom filter of its keys, which a meta block holds; whole KeyValue keys in its indexes for
+    version 6 (Apache Hudi 0.15 reads it with HBase's reader)."""
+    keys = pa.array([key.decode("utf-8") for key, _ in entries], pa.string())
+    bloom = base64.b64encode(serialized_filter(keys, BloomFilterSpec()))
+    file_info = {
+        b"schema": metadata_record_schema(version).encode("utf-8"),
+        b"bloomFilterTypeCode": b"DYNAMIC_V0",
+    }
+    if entries:
+        file_info[b"minRecordKey"] = entries[0][0]
+        file_info[b"maxRecordKey"] = entries[-1][0]
+    return write_hfile(entries, file_info=file_info, meta_blocks={"bloomFilter": bloom},
+                       hbase_keys=version < 8)  # fmt: skip
+
+
 def _csv(value: str | None) -> list[str]:
     return sorted(p.strip() for p in (value or "").split(",") if p.strip())
 
@@ -391,6 +417,7 @@ def _mdt_client(data: HoodieTableMetaClient, storage: FileIO) -> HoodieTableMeta
         name=f"{data.name}_metadata", table_type=props.MERGE_ON_READ, record_key_fields=("key",),
         populate_meta_fields=False, table_version=version,
         timeline_layout_version=props.READABLE_VERSIONS[version],
+        extra={props.BASE_FILE_FORMAT: "HFILE"},  # views of it take `.hfile` base files
     )  # fmt: skip
     return HoodieTableMetaClient(storage, properties)
 

@@ -68,10 +68,12 @@ class Transaction:
         policy: FailedWritesPolicy,
         action: Action,
         plan: bytes = b"",
+        instant_time: str | None = None,
     ) -> Transaction:
-        """A new requested instant (holding `plan`, if any) and its heartbeat."""
+        """A new requested instant (holding `plan`, if any; at `instant_time` if given) and
+        its heartbeat."""
         started_from = meta_client.timeline()
-        instant, heartbeat = policy.start_instant(meta_client, action, plan)
+        instant, heartbeat = policy.start_instant(meta_client, action, plan, instant_time)
         return cls(meta_client, policy, instant, started_from, heartbeat)
 
     @classmethod
@@ -140,8 +142,10 @@ class Transaction:
         wrote, that no commit since it started touched them; with optimistic concurrency
         control, under the table lock. The metadata table's delta commit of the instant
         completes first (`hoodie.metadata.enable=true`), or the metadata table goes first
-        (false: its readers would miss this instant's files)."""
-        if not self.policy.metadata_table:
+        (false: its readers would miss this instant's files). A metadata table's own actions
+        (its clean) have no metadata table to keep."""
+        keeps = self.policy.metadata_table and not self.meta_client.is_metadata_table
+        if not self.policy.metadata_table and not self.meta_client.is_metadata_table:
             turn_off_metadata_table(self.meta_client, f"{self.instant.action} {self.instant_time}")
         done = self.instant.with_state(State.COMPLETED)
         with self.policy.exclusive():
@@ -151,7 +155,7 @@ class Transaction:
                                 file_groups)  # fmt: skip
             crash_point("commit.conflicts_checked")
             self.policy.check_lock()
-            if self.policy.metadata_table:
+            if keeps:
                 update_metadata_table(self.meta_client, self.instant, content)
             done = self.meta_client.save_instant(done, content)
             crash_point("commit.completed_under_lock")

@@ -1,0 +1,221 @@
+"""The metadata table's own services: compaction, clean and archival (docs/design/metadata-table.md,
+section 1.4), as Apache Hudi's `HoodieBackedTableMetadataWriter.performTableServices` runs them.
+
+Every action on the data table adds one delta commit, so one log file, to the metadata table
+(MDT); without these services a reader would merge ever more log blocks, and the MDT's
+timeline would grow without bound. After a write, under the table lock when there is one:
+- **clean** (Hudi's MDT cleaner: KEEP_LATEST_COMMITS, `min(hoodie.cleaner.commits.retained,
+  20)` commits), once three MDT instants completed since its latest compaction (a reader that
+  opened the slices the compaction replaced still finds them);
+- **compaction**, once `hoodie.metadata.compact.max.delta.commits` delta commits completed
+  since the latest one, and only when no data instant at or before the MDT's latest delta
+  commit is pending: a base file at time T must hold every action up to T, and a pending data
+  instant's delta commit may still come, or belong to a write that failed. Every file slice
+  with log files becomes a new HFile base file of its merged records;
+- **archival** of the MDT's timeline (`hoodie.keep.min/max.commits`), never of an instant the
+  data table's active timeline still holds (readers decide which MDT blocks count by it), nor
+  of the latest compaction and the delta commits since.
+The data table's own archival, in turn, stops at the MDT's latest compaction
+(`archival.py`): an MDT log block counts only while its data instant is on the active timeline.
+
+Instant times (design 1.4): version 6 names the compaction and the clean after the MDT's latest
+delta commit (`<t>001`, `<t>002`), so that no later delta commit is older than them; version 8
+gives them times of their own, and readers order file slices by completion time.
+
+A compaction or clean a crash left pending is removed before the MDT's next delta commit
+(`MetadataTableWriter.roll_back_pending`): nothing reads a pending compaction's base files.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+from dataclasses import dataclass
+
+from .. import properties as props
+from ..compaction_plan import CompactionOperation, CompactionPlan
+from ..config import WriteConfig
+from ..faults import crash_point
+from ..meta_client import HoodieTableMetaClient
+from ..metadata import CommitMetadata, WriteStat
+from ..metadata_records import encode_metadata_record, metadata_record_schema
+from ..table_metadata import HFILE_EXTENSION, TableMetadata
+from ..timeline import Action, Instant, State, Timeline, new_instant_time
+from ..transaction.failed_writes import FailedWritesPolicy
+from ..transaction.metadata_writer import (
+    FILES_PARTITION,
+    WRITE_TOKEN,
+    MetadataTableWriter,
+    metadata_base_file,
+)
+from .archival import archive
+from .clean import KEEP_LATEST_COMMITS, CleanConfig, Cleaner
+
+log = logging.getLogger(__name__)
+
+COMPACTION_SUFFIX = "001"  # version 6: Apache Hudi's `OperationSuffix.COMPACTION`
+CLEAN_SUFFIX = "002"  # and `OperationSuffix.CLEAN`
+MAX_COMMITS_RETAINED = 20  # `DEFAULT_METADATA_CLEANER_COMMITS_RETAINED`
+INSTANTS_BEFORE_CLEAN = 3  # MDT instants after a compaction before its replaced slices go
+
+
+@dataclass(frozen=True)
+class MetadataServicesConfig:
+    """What the MDT's services follow: its own compaction trigger, the rest the data table's."""
+
+    compaction_delta_commits: int = 10  # hoodie.metadata.compact.max.delta.commits
+    commits_retained: int = 10  # min(hoodie.cleaner.commits.retained, 20)
+    keep_min_commits: int = 20  # hoodie.keep.min.commits
+    keep_max_commits: int = 30  # hoodie.keep.max.commits
+
+    @classmethod
+    def of(cls, config: WriteConfig) -> MetadataServicesConfig:
+        return cls(
+            config.metadata_compaction_delta_commits,
+            min(config.cleaner_commits_retained, MAX_COMMITS_RETAINED),
+            config.keep_min_commits,
+            config.keep_max_commits,
+        )
+
+
+@dataclass
+class MetadataServicesResult:
+    """What one run did: the instants of its clean and compaction (None: not run), and how
+    many MDT instants it archived."""
+
+    clean: str | None = None
+    compaction: str | None = None
+    archived: int = 0
+
+
+def run_metadata_table_services(
+    data: HoodieTableMetaClient, config: MetadataServicesConfig
+) -> MetadataServicesResult:
+    """Clean, compact and archive the metadata table of `data`, where it has one we keep
+    (`files` completed). Call it under the table lock, with the data instant complete."""
+    result = MetadataServicesResult()
+    data.properties = HoodieTableMetaClient.load(data.storage).properties
+    if props.metadata_partitions(data.properties.extra) != (FILES_PARTITION,):
+        return result
+    writer = MetadataTableWriter.open_existing(data)
+    if writer is None:
+        return result
+    writer.roll_back_pending()
+    result.clean = _clean(writer, config)
+    data_timeline = data.timeline()
+    result.compaction = _compact(writer, data_timeline, config)
+    archived = archive(
+        writer.mdt, config.keep_min_commits, config.keep_max_commits,
+        max_delta_commits=config.compaction_delta_commits, keep_metadata_table=True,
+        retain_from=min((i.timestamp for i in data.timeline()), default=None),
+    )  # fmt: skip
+    result.archived = len(archived)
+    return result
+
+
+def latest_compaction(timeline: Timeline) -> Instant | None:
+    """The MDT's latest completed compaction (a compaction completes as a commit)."""
+    compactions = [i for i in timeline.completed if i.action is Action.COMMIT]
+    return compactions[-1] if compactions else None
+
+
+def _latest_delta_commit(timeline: Timeline) -> str | None:
+    deltas = [i.timestamp for i in timeline.completed if i.action is Action.DELTA_COMMIT]
+    return deltas[-1] if deltas else None
+
+
+def _clean(writer: MetadataTableWriter, config: MetadataServicesConfig) -> str | None:
+    mdt = writer.mdt
+    timeline = mdt.timeline()
+    latest = _latest_delta_commit(timeline)
+    compaction = latest_compaction(timeline)
+    if latest is None or compaction is None:
+        return None  # no slice was replaced yet
+    since = [i for i in timeline.completed if i.timestamp > compaction.timestamp]
+    if len(since) < INSTANTS_BEFORE_CLEAN:
+        return None
+    instant_time = latest + CLEAN_SUFFIX if writer.version < 8 else None
+    if instant_time is not None and any(i.timestamp == instant_time for i in timeline):
+        return None  # cleaned after this delta commit already
+    cleaner = Cleaner(mdt, CleanConfig(KEEP_LATEST_COMMITS, config.commits_retained),
+                      FailedWritesPolicy(mdt.storage))  # fmt: skip
+    cleaned = cleaner.run(instant_time)
+    return cleaned.start_clean_time if cleaned is not None else None
+
+
+def _compact(
+    writer: MetadataTableWriter, data_timeline: Timeline, config: MetadataServicesConfig
+) -> str | None:
+    mdt = writer.mdt
+    timeline = mdt.timeline()
+    latest = _latest_delta_commit(timeline)
+    if latest is None:
+        return None
+    compacted = latest_compaction(timeline)
+    after = compacted.timestamp if compacted is not None else ""
+    since = [i for i in timeline.completed
+             if i.action is Action.DELTA_COMMIT and i.timestamp > after]  # fmt: skip
+    if len(since) < config.compaction_delta_commits:
+        return None
+    blocking = [i.timestamp for i in data_timeline.pending if i.timestamp <= latest]
+    if blocking:
+        log.info(
+            "table '%s': the metadata table is not compacted now: data instant(s) %s at or "
+            "before its latest delta commit %s are pending",
+            writer.data.name, ", ".join(blocking), latest,
+        )  # fmt: skip
+        return None
+    if writer.version < 8:
+        instant_time = latest + COMPACTION_SUFFIX
+        if any(i.timestamp == instant_time for i in timeline):
+            return None
+    else:
+        instant_time = new_instant_time(after=timeline.last_timestamp())
+    metadata = TableMetadata.open(writer.data, data_timeline)
+    if metadata is None:
+        return None
+    slices = [
+        s for partition in metadata.partitions() for s in metadata.file_slices(partition)
+        if s.log_files
+    ]  # fmt: skip
+    if not slices:
+        return None
+    plan = CompactionPlan([
+        CompactionOperation(
+            s.partition_path, s.file_id, s.base_instant,
+            s.base_file.name if s.base_file else None,
+            tuple(f.name for f in s.log_files),
+        )
+        for s in slices
+    ])  # fmt: skip
+    requested = Instant(instant_time, Action.COMPACTION, State.REQUESTED)
+    mdt.save_instant(requested, plan.to_avro())
+    crash_point("metadata_table.compaction_requested")
+    mdt.save_instant(requested.with_state(State.INFLIGHT))
+    commit = CommitMetadata(
+        operation_type="COMPACT",
+        compacted=True,
+        extra_metadata={"schema": metadata_record_schema(writer.version)},
+    )
+    for file_slice in slices:
+        records = metadata.read_file_slice(file_slice)
+        entries = sorted(
+            (key.encode("utf-8"), encode_metadata_record(record, writer.version))
+            for key, record in records.items()
+        )
+        base = metadata_base_file(entries, writer.version)
+        name = f"{file_slice.file_id}_{WRITE_TOKEN}_{instant_time}{HFILE_EXTENSION}"
+        relative = posixpath.join(file_slice.partition_path, name)
+        mdt.storage.write_atomic(relative, base)
+        commit.add(WriteStat(
+            file_id=file_slice.file_id, partition_path=file_slice.partition_path,
+            path=relative, prev_commit=file_slice.base_instant, num_writes=len(entries),
+            total_write_bytes=len(base), file_size_in_bytes=len(base),
+            total_log_files_compacted=len(file_slice.log_files),
+            total_log_size_compacted=sum(f.size for f in file_slice.log_files),
+        ))  # fmt: skip
+    crash_point("metadata_table.compaction_written")
+    mdt.save_instant(requested.with_state(State.COMPLETED), mdt.commit_content(commit))
+    log.info("table '%s': metadata table compacted at %s (%d file slice(s))",
+             writer.data.name, instant_time, len(slices))  # fmt: skip
+    return instant_time
