@@ -104,3 +104,69 @@ def test_apache_hudi_reads_through_our_metadata_table_after_each_action(
     agree("our write after Apache Hudi's")
     HoodieTable.open(path).services.restore(savepoint.instant, config())
     agree("a restore past Apache Hudi's write")
+
+
+@pytest.mark.parametrize("version", [HUDI_1, HUDI_0])
+def test_apache_hudi_reads_our_compacted_metadata_table_and_compacts_it_itself(
+    spark, apache_hudi, tmp_path, version
+):
+    """After our writes compacted, cleaned and archived the metadata table (and archived the
+    data table up to its compaction: `hoodie/table_services/metadata_services.py`), Apache
+    Hudi reads through it; Apache Hudi's upsert, with a compaction of the metadata table after
+    each of its delta commits, leaves a base file of its own there, which we read, and we go on
+    writing (and compacting) on top."""
+    register(spark)
+    judge = apache_hudi(version)
+    path = str(tmp_path / "t")
+    table_version = VERSIONS[version]
+    options = {
+        "hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3",
+        "hoodie.cleaner.commits.retained": "1", "hoodie.keep.min.commits": "2",
+        "hoodie.keep.max.commits": "3", "hoodie.compact.inline.max.delta.commits": "2",
+        "hoodie.write.table.version": str(table_version),
+    }  # fmt: skip
+    config = WriteConfig.build("judge", "id", "dt", "ts", table_type=props.MERGE_ON_READ,
+                               options=options)  # fmt: skip
+
+    def write(step: int) -> None:
+        rows = [(step % 3, "ab"[step % 2], step, f"v{step}"), (10 + step, "c", step, "new")]
+        HoodieTable.for_write(path, config).upsert(spark.createDataFrame(rows, SCHEMA), config)
+
+    def agree(step: str) -> None:
+        theirs = judge.read(path, **{"hoodie.metadata.enable": "true"})
+        assert_same_as_apache_hudi(f"{version} after {step}", read_ours(spark, path), theirs, KEY)
+
+    for step in range(8):
+        write(step)
+    meta = HoodieTableMetaClient.open(path)
+    metadata = TableMetadata.open(meta)
+    assert metadata is not None
+    ours = [i.timestamp for i in metadata.timeline.completed if i.action.value == "commit"]
+    assert ours, "our writes did not compact the metadata table"
+    assert meta.archived_instants(), "the data table archived nothing"
+    agree("our compactions, cleans and archivals of both timelines")
+
+    hudi_options = datasource_options("judge", "mor")
+    hudi_options.update({
+        "hoodie.metadata.enable": "true",
+        "hoodie.metadata.compact.max.delta.commits": "1",
+        "hoodie.metadata.index.column.stats.enable": "false",
+        "hoodie.metadata.index.bloom.filter.enable": "false",
+        "hoodie.metadata.record.index.enable": "false",
+        "hoodie.compact.inline": "false",
+    })  # fmt: skip
+    if version == HUDI_1:
+        hudi_options["hoodie.write.table.version"] = "8"
+        hudi_options["hoodie.metadata.index.partition.stats.enable"] = "false"
+    for step in (20, 21):
+        rows = pa.table({"id": pa.array([step, 1], pa.int32()), "dt": ["a", "a"],
+                         "ts": [step, step], "name": [f"h{step}", f"a{step}"]})  # fmt: skip
+        judge.write(path, rows, hudi_options)
+    metadata = TableMetadata.open(HoodieTableMetaClient.open(path))
+    assert metadata is not None
+    compactions = [i.timestamp for i in metadata.timeline.completed if i.action.value == "commit"]
+    assert set(compactions) - set(ours), "Apache Hudi did not compact the metadata table"
+    agree("Apache Hudi's upserts and metadata table compaction")
+    for step in range(30, 34):
+        write(step)
+    agree("our writes on top of Apache Hudi's metadata table compaction")
