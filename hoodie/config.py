@@ -9,7 +9,7 @@ once, in `hoodie.options.write`; here they become a `WriteConfig` and are checke
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .bloom_filter import BloomFilterSpec
@@ -27,7 +27,7 @@ from .options.write import (
     Operation,
     default,
 )
-from .properties import COPY_ON_WRITE, MERGE_ON_READ
+from .properties import COPY_ON_WRITE, MERGE_ON_READ, metadata_partitions
 from .schema_evolution import SchemaChange
 
 _MAX_BLOOM_BITS = 2**31 - 1
@@ -92,7 +92,8 @@ class WriteConfig:
     hive_style_partitioning: bool = _default("hive_style_partitioning")
     url_encode_partition_path: bool = _default("url_encode_partition_path")
     table_version: int | None = _default("table_version")  # None: the table's, new ones 6
-    metadata_table: bool = _default("metadata_table")  # hoodie.metadata.enable
+    # hoodie.metadata.enable; None: by the table (`keeps_metadata_table`)
+    metadata_table: bool | None = _default("metadata_table")
     metadata_compaction_delta_commits: int = _default("metadata_compaction_delta_commits")
     database: str = "default"
     max_file_size: int = _default("max_file_size")
@@ -195,6 +196,22 @@ class WriteConfig:
         """The bloom filter every base file of this write carries in its footer."""
         return BloomFilterSpec(self.bloom_num_entries, self.bloom_fpp, self.bloom_filter_type,
                                self.bloom_dynamic_max_entries)  # fmt: skip
+
+    def keeps_metadata_table(self, table_version: int, extra: Mapping[str, str]) -> bool:
+        """Does this write keep the table's metadata table (`hoodie.metadata.enable`)? Unset:
+        Apache Hudi 1.x's default on a version 8 table (true); on a version 6 table, whether
+        it has one already (`hoodie.table.metadata.partitions`, as a 0.x writer left it), so
+        that tables written before keep their layout and a 0.x writer's metadata table is
+        kept rather than deleted."""
+        if self.metadata_table is not None:
+            return self.metadata_table
+        return table_version >= 8 or bool(metadata_partitions(dict(extra)))
+
+    def for_table(self, table_version: int, extra: Mapping[str, str]) -> WriteConfig:
+        """This config with `hoodie.metadata.enable` decided for the table it writes."""
+        if self.metadata_table is not None:
+            return self
+        return replace(self, metadata_table=self.keeps_metadata_table(table_version, extra))
 
     @classmethod
     def build(

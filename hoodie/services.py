@@ -125,7 +125,9 @@ class TableServices:
                 completed commits, or it is savepointed already.
         """
         chosen = config or self._table.config
-        keep = chosen.metadata_table if chosen is not None else False
+        properties = self._table.meta_client.properties
+        keep = (chosen.keeps_metadata_table(properties.table_version, properties.extra)
+                if chosen is not None else False)  # fmt: skip
         return create_savepoint(self._table.meta_client, instant_time, comment=comment,
                                 keep_metadata_table=keep)  # fmt: skip
 

@@ -25,6 +25,7 @@ from ..table_services.compaction import Compactor, delta_commits_since_compactio
 from ..table_services.metadata_services import (
     MetadataServicesConfig,
     MetadataServicesResult,
+    compact_metadata_table,
     run_metadata_table_services,
 )
 from ..table_services.savepoint import restore
@@ -47,6 +48,9 @@ class TableServiceRunner:
     ):
         meta_client.check_writable()
         self.meta_client = meta_client
+        properties = meta_client.properties
+        if config is not None:
+            config = config.for_table(properties.table_version, properties.extra)
         self.config = config  # how the table is written; None: the default options
         self.policy = FailedWritesPolicy.of(meta_client.storage, config, lock_provider)
 
@@ -65,7 +69,7 @@ class TableServiceRunner:
         with self.policy.exclusive():
             config = self.config
             if config is None:
-                archive(self.meta_client)
+                archive(self.meta_client, keep_metadata_table=self.policy.metadata_table)
             else:
                 archive(
                     self.meta_client,
@@ -73,7 +77,7 @@ class TableServiceRunner:
                     config.keep_max_commits,
                     config.archive_beyond_savepoint,
                     config.compaction_delta_commits if config.inline_compaction else None,
-                    config.metadata_table,
+                    self.policy.metadata_table,
                 )
 
     def metadata_table_services(self) -> MetadataServicesResult:
@@ -97,9 +101,15 @@ class TableServiceRunner:
             if self.meta_client.merge_on_read and spark is not None:
                 self.compact(spark)
         with self.policy.exclusive():
+            keep = self.policy.metadata_table
             if self.meta_client.properties.table_version == 6:
                 self._refuse_uncompacted_logs()
-            return upgrade_to_version_8(self.meta_client)
+            result = upgrade_to_version_8(self.meta_client, keep)
+            if keep and result.from_version == 6:
+                # its version 6 log files folded into a base file of a version 8 instant, as
+                # Apache Hudi compacts it before its first version 8 delta commit
+                compact_metadata_table(self.meta_client)
+            return result
 
     def _refuse_uncompacted_logs(self) -> None:
         if not self.meta_client.merge_on_read:
@@ -134,7 +144,7 @@ class TableServiceRunner:
             result.compactions = self._compact_inline(spark, config)
         if config.auto_clean:
             self._logged("cleaning", self._clean)
-        if config.metadata_table:
+        if self.policy.metadata_table:
             self._logged("maintaining the metadata table of", self.metadata_table_services)
         if config.auto_archive:
             self._logged("archiving the timeline of", self.archive)

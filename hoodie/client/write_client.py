@@ -69,7 +69,8 @@ class WriteClient:
     ):
         meta_client.check_writable()
         self.meta_client = meta_client
-        self.config = config
+        properties = meta_client.properties
+        self.config = config = config.for_table(properties.table_version, properties.extra)
         self._refuse_version_change()
         self._refuse_identity_change()
         self.services = TableServiceRunner(meta_client, config, lock_provider)

@@ -184,12 +184,14 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "0.x and 1.x, hudi-rs) or 8 (Apache Hudi 1.x, hudi-rs); none: "
                    f"{table.VERSION.default}. A table keeps its version",
                    attribute="table_version", parse=_table_version, choices=table.TableVersion),
-    ConfigProperty("hoodie.metadata.enable", False,
+    ConfigProperty("hoodie.metadata.enable", None,
                    "Apache Hudi's metadata table (`.hoodie/metadata`): true keeps its files "
                    "partition up to date with every action (built from a listing by the first "
                    "one, one metadata delta commit per action, completed before the action); "
                    "false deletes it (hoodie.table.metadata.partitions cleared first) before any "
-                   "action changes the table, as Apache Hudi does with false",
+                   "action changes the table, as Apache Hudi does with false; none: true on "
+                   "table version 8 (Apache Hudi 1.x's default), and on version 6 true only where "
+                   "the table has one already",
                    attribute="metadata_table", parse=boolean),
     ConfigProperty("hoodie.metadata.compact.max.delta.commits", 10,
                    "with the metadata table: its delta commits after which it is compacted into "

@@ -113,6 +113,22 @@ def run_metadata_table_services(
     return result
 
 
+def compact_metadata_table(data: HoodieTableMetaClient) -> str | None:
+    """Compact every latest slice of the metadata table now, with log files or not (after an
+    upgrade to version 8: no version 6 log file is left in its latest slices, and they start
+    with base files of a version 8 instant, as after Apache Hudi's upgrade; hudi-rs reads a
+    version 8 metadata table as of its latest instant, which a version 6 suffixed instant,
+    `<t>001`, is not to it). The compaction's instant, or None where nothing was compacted.
+    Under the table lock."""
+    data.properties = HoodieTableMetaClient.load(data.storage).properties  # afresh
+    writer = MetadataTableWriter.open_existing(data)
+    if writer is None:
+        return None
+    writer.roll_back_pending()
+    forced = MetadataServicesConfig(compaction_delta_commits=0)
+    return _compact(writer, data.timeline(), forced, every_slice=True)
+
+
 def latest_compaction(timeline: Timeline) -> Instant | None:
     """The MDT's latest completed compaction (a compaction completes as a commit)."""
     compactions = [i for i in timeline.completed if i.action is Action.COMMIT]
@@ -144,7 +160,10 @@ def _clean(writer: MetadataTableWriter, config: MetadataServicesConfig) -> str |
 
 
 def _compact(
-    writer: MetadataTableWriter, data_timeline: Timeline, config: MetadataServicesConfig
+    writer: MetadataTableWriter,
+    data_timeline: Timeline,
+    config: MetadataServicesConfig,
+    every_slice: bool = False,
 ) -> str | None:
     mdt = writer.mdt
     timeline = mdt.timeline()
@@ -176,7 +195,7 @@ def _compact(
         return None
     slices = [
         s for partition in metadata.partitions() for s in metadata.file_slices(partition)
-        if s.log_files
+        if s.log_files or every_slice
     ]  # fmt: skip
     if not slices:
         return None

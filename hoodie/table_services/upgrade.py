@@ -46,7 +46,7 @@ from ..archived_timeline import (
 )
 from ..exceptions import TimelineError, UnsupportedTableError, malformed
 from ..faults import crash_point
-from ..meta_client import HoodieTableMetaClient
+from ..meta_client import PROPERTIES_FILE, HoodieTableMetaClient
 from ..metadata import CommitMetadata
 from ..storage import FileInfo, FileIO
 from ..timeline import (
@@ -60,6 +60,11 @@ from ..timeline import (
     instant_to_datetime,
 )
 from ..transaction.metadata_table import turn_off_metadata_table
+from ..transaction.metadata_writer import (
+    FILES_PARTITION,
+    MetadataTableWriter,
+    upgraded_metadata_table_properties,
+)
 
 TARGET_VERSION = 8
 _TIMEZONE = props.TIMELINE_TIMEZONE
@@ -77,9 +82,14 @@ class UpgradeResult:
     leftovers_removed: int  # layout 1 files removed (0 if the table was upgraded already)
 
 
-def upgrade_to_version_8(meta_client: HoodieTableMetaClient) -> UpgradeResult:
+def upgrade_to_version_8(
+    meta_client: HoodieTableMetaClient, keep_metadata_table: bool = False
+) -> UpgradeResult:
     """Upgrade the table (failed writes rolled back and, on merge-on-read, its logs compacted by
-    the caller); on a version 8 table, finish an upgrade that stopped before its last step."""
+    the caller); on a version 8 table, finish an upgrade that stopped before its last step.
+    `keep_metadata_table` (`hoodie.metadata.enable`): a metadata table we keep, compacted by
+    the caller, is upgraded with the table (`_upgrade_metadata_table`); otherwise, or where
+    it cannot be, it is turned off, and the next write with it on builds it again."""
     version = meta_client.properties.table_version
     if version == TARGET_VERSION:
         meta_client.discard_properties_backup()
@@ -89,12 +99,14 @@ def upgrade_to_version_8(meta_client: HoodieTableMetaClient) -> UpgradeResult:
             f"table '{meta_client.name}' is Hudi table version {version}; dbt-hoodie upgrades "
             f"table version 6 to {TARGET_VERSION} only"
         )
-    # A metadata table is a table of the old version, and out of date once we write: it goes
-    # first, so that the new hoodie.properties does not list it.
-    turn_off_metadata_table(meta_client, f"upgrade to table version {TARGET_VERSION}")
     storage = meta_client.storage
     files = _layout_1_files(storage)
     _refuse_pending(meta_client, [instant for instant, _ in files])
+    # A metadata table is a table of the old version: upgraded first, while readers list
+    # storage, or turned off, so that the new hoodie.properties does not list an old one.
+    kept = keep_metadata_table and _upgrade_metadata_table(meta_client)
+    if not kept:
+        turn_off_metadata_table(meta_client, f"upgrade to table version {TARGET_VERSION}")
     moved = _build(meta_client, files)
     crash_point("upgrade.timeline_built")
     if [info.name for _, info in _layout_1_files(storage)] != [info.name for _, info in files]:
@@ -105,6 +117,9 @@ def upgrade_to_version_8(meta_client: HoodieTableMetaClient) -> UpgradeResult:
         )
     extra = dict(meta_client.properties.extra)
     extra[props.INITIAL_VERSION] = str(version)
+    if kept:  # readers list through it again from the switch on
+        extra[props.METADATA_PARTITIONS] = FILES_PARTITION
+        extra[props.METADATA_PARTITIONS_INFLIGHT] = ""
     upgraded = replace(
         meta_client.properties,
         table_version=TARGET_VERSION,
@@ -114,6 +129,48 @@ def upgrade_to_version_8(meta_client: HoodieTableMetaClient) -> UpgradeResult:
     meta_client.replace_properties(upgraded)  # readers switch to layout 2 here
     crash_point("upgrade.switched")
     return UpgradeResult(version, TARGET_VERSION, len(files), moved, _remove_layout_1(storage))
+
+
+def _upgrade_metadata_table(meta_client: HoodieTableMetaClient) -> bool:
+    """Upgrade the table's metadata table to version 8 as Apache Hudi 1.2 does (design 4.4):
+    its timeline moved to layout 2 as the data table's is, its `hoodie.properties` rewritten
+    (`upgraded_metadata_table_properties`). False where there is none we keep. Its log files
+    keep their version 6 names (by base instant), which version 8 views place by that
+    instant's completion time; the caller then compacts it at a version 8 instant, as Apache
+    Hudi does before its first version 8 delta commit.
+
+    Readers stop using it first (`files` listed as being built): until the data table's
+    switch lists it again, they list storage, so no reader ever pairs a table and a metadata
+    table of different versions. A crash in between leaves a version 6 table whose metadata
+    table is being built: the next action turns it off and builds it again."""
+    extra = meta_client.properties.extra
+    completed = extra.get(props.METADATA_PARTITIONS, "").strip()
+    if completed != FILES_PARTITION or extra.get(props.METADATA_PARTITIONS_INFLIGHT, "").strip():
+        return False  # none, one with partitions we do not keep, or one being built
+    writer = MetadataTableWriter.open_existing(meta_client)
+    if writer is None:
+        return False
+    writer.roll_back_pending()
+    meta_client.set_metadata_partitions(completed=(), inflight=(FILES_PARTITION,))
+    crash_point("upgrade.metadata_table_hidden")
+    mdt = writer.mdt
+    files = _layout_1_files(mdt.storage)
+    _build(mdt, files)
+    stored = _read_properties(mdt.storage)
+    mdt.storage.write_atomic(
+        PROPERTIES_FILE,
+        props.dumps(upgraded_metadata_table_properties(stored),
+                    comment="Properties saved by dbt-hoodie").encode(),
+    )  # fmt: skip
+    crash_point("upgrade.metadata_table_switched")
+    _remove_layout_1(mdt.storage)
+    return True
+
+
+def _read_properties(storage: FileIO) -> dict[str, str]:
+    path = PROPERTIES_FILE
+    with malformed(storage.uri(path), "the metadata table's properties"):
+        return props.loads(storage.read_bytes(path).decode("utf-8"))
 
 
 def _layout_1_files(storage: FileIO) -> list[tuple[Instant, FileInfo]]:
@@ -181,12 +238,12 @@ def _completion_times(
     the instant and before the next instant (see the module docstring). Keyed by time and
     action: a savepoint has the time of the commit it pins."""
     local = (meta_client.properties.extra.get(_TIMEZONE) or "UTC").upper() == "LOCAL"
-    times = sorted({instant_to_datetime(i.timestamp) for i, _ in files})
+    times = sorted({_moment(i.timestamp) for i, _ in files})
     completion = {}
     for instant, info in files:
         if not instant.is_completed:
             continue
-        requested = instant_to_datetime(instant.timestamp)
+        requested = _moment(instant.timestamp)
         modified = meta_client.storage.mtime(info.relative_path)
         if modified is not None and local:  # the table's instants are in local time
             modified = modified.astimezone().replace(tzinfo=timezone.utc)
@@ -196,6 +253,15 @@ def _completion_times(
             done = min(done, times[following] - timedelta(milliseconds=1))
         completion[(instant.timestamp, instant.action)] = _format(done)
     return completion
+
+
+def _moment(timestamp: str) -> datetime:
+    """An instant's time; the earliest moment for a metadata table's initialization instants
+    (`00000000000000` and a suffix, before any real one)."""
+    try:
+        return instant_to_datetime(timestamp)
+    except ValueError:
+        return datetime.min.replace(tzinfo=timezone.utc)
 
 
 def _format(moment: datetime) -> str:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from ..config import OPTIMISTIC, WriteConfig
-from ..exceptions import CommitError, TimelineError
+from ..exceptions import CommitError, TableNotFoundError, TimelineError
 from ..meta_client import HoodieTableMetaClient
 from ..options.write import default, default_seconds
 from ..storage import FileIO
@@ -65,7 +65,7 @@ class FailedWritesPolicy:
             heartbeat_interval_seconds=config.heartbeat_interval_ms / 1000,
             tolerable_misses=config.heartbeat_tolerable_misses,
             lock=table_lock(storage, config, lock_provider) if optimistic else None,
-            metadata_table=config.metadata_table,
+            metadata_table=_keeps_metadata_table(storage, config),
         )
 
     @property
@@ -146,3 +146,15 @@ class FailedWritesPolicy:
             yield
         finally:
             self.lock.release()
+
+
+def _keeps_metadata_table(storage: FileIO, config: WriteConfig) -> bool:
+    """`hoodie.metadata.enable` for the table at `storage`: as set, else by its version and
+    whether it has one (`WriteConfig.keeps_metadata_table`)."""
+    if config.metadata_table is not None:
+        return config.metadata_table
+    try:
+        properties = HoodieTableMetaClient.load(storage).properties
+    except TableNotFoundError:
+        return False
+    return config.keeps_metadata_table(properties.table_version, properties.extra)

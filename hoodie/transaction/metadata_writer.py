@@ -135,6 +135,25 @@ def metadata_table_properties(data: props.TableProperties) -> dict[str, str]:
     return out
 
 
+def upgraded_metadata_table_properties(stored: dict[str, str]) -> dict[str, str]:
+    """A version 6 MDT's `hoodie.properties` as Apache Hudi 1.2's upgrade to version 8 leaves
+    it (design 4.4): version and layout, the initial version, the timeline path, the key
+    generator's type beside its class, the CUSTOM merge mode and both strategy ids zero;
+    `hoodie.archivelog.folder` kept; every other key as stored."""
+    upgraded = dict(stored)
+    upgraded.update({
+        props.TABLE_VERSION: "8",
+        props.INITIAL_VERSION: stored.get(props.TABLE_VERSION, "6"),
+        props.TIMELINE_LAYOUT_VERSION: str(props.READABLE_VERSIONS[8]),
+        props.TIMELINE_PATH: "timeline",
+        props.KEY_GENERATOR_TYPE: "HOODIE_TABLE_METADATA",
+        props.RECORD_MERGE_MODE: "CUSTOM",
+        props.RECORD_MERGE_STRATEGY_ID: V8_MERGE_STRATEGY_ID,
+        props.RECORD_MERGER_STRATEGY: V8_MERGE_STRATEGY_ID,
+    })  # fmt: skip
+    return upgraded
+
+
 def files_records_of(action: Action, content: bytes) -> list[FilesRecord] | None:
     """The `files` records of a completed data action from the content of its completed
     instant file; None for an action that changes no file (a savepoint)."""
@@ -417,7 +436,11 @@ def _mdt_client(data: HoodieTableMetaClient, storage: FileIO) -> HoodieTableMeta
         name=f"{data.name}_metadata", table_type=props.MERGE_ON_READ, record_key_fields=("key",),
         populate_meta_fields=False, table_version=version,
         timeline_layout_version=props.READABLE_VERSIONS[version],
-        extra={props.BASE_FILE_FORMAT: "HFILE"},  # views of it take `.hfile` base files
+        # views of it take `.hfile` base files; its instants are in the data table's zone
+        extra={props.BASE_FILE_FORMAT: "HFILE", **{
+            key: value for key, value in data.properties.extra.items()
+            if key == props.TIMELINE_TIMEZONE
+        }},
     )  # fmt: skip
     return HoodieTableMetaClient(storage, properties)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from crash_support import MOR, assert_killed, hudi_rs, run_child, snapshot
+from listing_compare import assert_reads_list_alike
 from tests_support import SCHEMA, write_config
 
 from hoodie import HoodieTable
@@ -138,3 +139,46 @@ def test_a_torn_properties_file_reads_as_its_backup(spark, source, tmp_path):
     assert HoodieTable.open(str(path)).properties.table_version == 8
     assert not (path / PROPERTIES_BACKUP).exists()
     assert_reads(spark, path, source[1])
+
+
+MDT_OPTIONS = {**VERSION_6, "hoodie.metadata.enable": "true"}
+
+
+@pytest.fixture(scope="module")
+def mdt_source(spark, tmp_path_factory):
+    """A version 6 merge-on-read table with a metadata table, its logs compacted."""
+    path = tmp_path_factory.mktemp("upgrade-mdt-source") / "table"
+    config = write_config(MOR, options=MDT_OPTIONS)
+    table = HoodieTable.for_write(str(path), config)
+    for rows in ROWS[:2]:
+        table.upsert(spark.createDataFrame(rows, SCHEMA), config)
+    table.services.compact(spark, config)
+    assert HoodieTable.open(str(path)).meta_client.table_metadata() is not None
+    return path, snapshot(spark, str(path))
+
+
+@pytest.mark.parametrize("point", ["upgrade.metadata_table_switched", "upgrade.timeline_built"])
+def test_upgrade_crash_with_a_metadata_table(spark, mdt_source, tmp_path, point):
+    """Killed once the metadata table is upgraded (and hidden from readers), before the data
+    table switched: a version 6 table every reader reads by listing storage; the next upgrade
+    turns the half-upgraded metadata table off and finishes, and the next write builds it."""
+    path = tmp_path / "table"
+    shutil.copytree(mdt_source[0], path)
+    plan = {**PLAN, "options": MDT_OPTIONS}
+    child = run_child(str(path), plan, point, tmp_path)
+    assert_killed(child, point)
+    crashed = HoodieTable.open(str(path))
+    assert crashed.properties.table_version == 6
+    assert crashed.meta_client.table_metadata() is None  # being built: listed as inflight
+    assert snapshot(spark, str(path)) == mdt_source[1] == hudi_rs(str(path))
+
+    config = write_config(MOR, options={**MDT_OPTIONS, "hoodie.write.table.version": "8"})
+    crashed.services.upgrade(None, config)
+    upgraded = HoodieTable.open(str(path))
+    assert upgraded.properties.table_version == 8
+    assert snapshot(spark, str(path)) == mdt_source[1] == hudi_rs(str(path))
+    upgraded.upsert(spark.createDataFrame(ROWS[2], SCHEMA), config)
+    metadata = HoodieTable.open(str(path)).meta_client.table_metadata()
+    assert metadata is not None, "the next write built no metadata table"
+    assert_reads_list_alike(HoodieTable.open(str(path)).meta_client, f"after {point}")
+    assert snapshot(spark, str(path)) == hudi_rs(str(path))

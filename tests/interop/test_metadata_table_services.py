@@ -197,3 +197,52 @@ def test_a_crash_in_the_metadata_tables_compaction_leaves_it_readable(
         upsert(spark, path, cfg, step)
     metadata = check(spark, path, "compacted again")
     assert [i for i in metadata.timeline.completed if i.action is Action.COMMIT]
+
+
+def test_the_upgrade_to_version_8_keeps_the_metadata_table(spark, tmp_path):
+    """As Apache Hudi 1.2 upgrades a version 6 table with a metadata table (design 4.4): the
+    metadata table is compacted (no version 6 log file left in its latest slices), its
+    timeline moves to layout 2 and its properties to version 8 with the data table's, and it
+    is listed again; every reader lists through it, and version 8 writes go on keeping it
+    (log files named by their own delta commit, compactions at fresh instants)."""
+    register(spark)
+    path = str(tmp_path / "t")
+    cfg = config(6, props.MERGE_ON_READ)
+    for step in range(4):
+        upsert(spark, path, cfg, step)
+    before = read_ours(spark, path)
+    HoodieTable.open(path).services.upgrade(spark, cfg)
+    data = HoodieTableMetaClient.open(path)
+    assert data.properties.table_version == 8
+    assert data.properties.extra.get(props.METADATA_PARTITIONS) == "files"
+    assert not data.properties.extra.get(props.METADATA_PARTITIONS_INFLIGHT)
+    stored = props.loads(Path(path, METADATA_FOLDER, ".hoodie/hoodie.properties").read_text())
+    assert {k: stored.get(k) for k in (
+        "hoodie.table.version", "hoodie.table.initial.version", "hoodie.timeline.layout.version",
+        "hoodie.timeline.path", "hoodie.table.keygenerator.type", "hoodie.record.merge.mode",
+        "hoodie.record.merge.strategy.id", "hoodie.compaction.record.merger.strategy",
+        "hoodie.archivelog.folder",
+    )} == {
+        "hoodie.table.version": "8", "hoodie.table.initial.version": "6",
+        "hoodie.timeline.layout.version": "2", "hoodie.timeline.path": "timeline",
+        "hoodie.table.keygenerator.type": "HOODIE_TABLE_METADATA",
+        "hoodie.record.merge.mode": "CUSTOM",
+        "hoodie.record.merge.strategy.id": "00000000-0000-0000-0000-000000000000",
+        "hoodie.compaction.record.merger.strategy": "00000000-0000-0000-0000-000000000000",
+        "hoodie.archivelog.folder": "archived",
+    }  # fmt: skip
+    layout_1 = [p.name for p in Path(path, METADATA_FOLDER, ".hoodie").iterdir() if p.is_file()]
+    assert layout_1 == ["hoodie.properties"], layout_1
+    metadata = check(spark, path, "upgrade")
+    (latest,) = metadata.file_slices("files")
+    assert not latest.log_files  # compacted before the switch
+    assert_same_rows("upgrade", "_hoodie_record_key", read_ours(spark, path), before)
+    cfg8 = config(8, props.MERGE_ON_READ)
+    for step in range(4, 9):
+        upsert(spark, path, cfg8, step)
+        metadata = check(spark, path, f"version 8 upsert {step}")
+    logs = [f.name for f in metadata.file_slices("files")[0].log_files]
+    deltas = {i.timestamp for i in metadata.timeline if i.action is Action.DELTA_COMMIT}
+    assert all(parse_log_file_name(n).instant in deltas for n in logs), logs
+    compactions = [i for i in metadata.timeline.completed if i.action is Action.COMMIT]
+    assert any(len(i.timestamp) == 17 for i in compactions), [str(i) for i in compactions]

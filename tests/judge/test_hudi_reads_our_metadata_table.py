@@ -15,13 +15,15 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 from apache_hudi import HUDI_0, HUDI_1, assert_same_as_apache_hudi, datasource_options
-from rs_compare import read_ours
+from rs_compare import assert_same_rows, read_ours, read_theirs
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie import properties as props
 from hoodie.meta_client import HoodieTableMetaClient
 from hoodie.read.datasource import register
 from hoodie.table_metadata import TableMetadata
+
+hudi = pytest.importorskip("hudi")
 
 pytestmark = [pytest.mark.spark, pytest.mark.hudi_full]
 
@@ -170,3 +172,51 @@ def test_apache_hudi_reads_our_compacted_metadata_table_and_compacts_it_itself(
     for step in range(30, 34):
         write(step)
     agree("our writes on top of Apache Hudi's metadata table compaction")
+
+
+def test_apache_hudi_reads_a_table_we_upgraded_with_its_metadata_table(
+    spark, apache_hudi, tmp_path
+):
+    """A version 6 table Apache Hudi 0.15 wrote with its metadata table, written on by us
+    (keeping it: our writers' default on a version 6 table that has one), upgraded to version
+    8 by us with the metadata table carried over (design 4.4): Apache Hudi 1.2 and hudi-rs
+    read it through the metadata table, Apache Hudi 1.2 writes on top, and we read that."""
+    register(spark)
+    path = str(tmp_path / "t")
+    options = datasource_options("judge", "mor")
+    options.update({
+        "hoodie.metadata.enable": "true",
+        "hoodie.metadata.index.column.stats.enable": "false",
+        "hoodie.metadata.index.bloom.filter.enable": "false",
+        "hoodie.metadata.record.index.enable": "false",
+        "hoodie.compact.inline": "false",
+    })  # fmt: skip
+    old = apache_hudi(HUDI_0)
+    for step in (1, 2):
+        rows = pa.table({"id": pa.array([step, 10 + step], pa.int32()), "dt": ["a", "b"],
+                         "ts": [step, step], "name": [f"a{step}", f"b{step}"]})  # fmt: skip
+        old.write(path, rows, options)
+    config = WriteConfig.build("judge", "id", "dt", "ts", table_type=props.MERGE_ON_READ)
+    assert config.metadata_table is None  # the writers' default: kept, the table has one
+    frame = spark.createDataFrame([(1, "a", 3, "a3"), (5, "c", 3, "c3")], SCHEMA)
+    HoodieTable.for_write(path, config).upsert(frame, config)
+    before = mdt_instants(path)
+    assert HoodieTableMetaClient.open(path).timeline().completed.last_timestamp() in before
+    HoodieTable.open(path).services.upgrade(spark, config)
+    meta = HoodieTableMetaClient.open(path)
+    assert meta.properties.table_version == 8
+    assert meta.properties.extra.get(props.METADATA_PARTITIONS) == "files"
+    new = apache_hudi(HUDI_1)
+    theirs = new.read(path, **{"hoodie.metadata.enable": "true"})
+    assert_same_as_apache_hudi("1.2 after our upgrade", read_ours(spark, path), theirs, KEY)
+    assert_same_rows("hudi-rs after our upgrade", KEY, read_ours(spark, path),
+                     read_theirs(hudi.HudiTable(path)))  # fmt: skip
+    options["hoodie.write.table.version"] = "8"
+    options["hoodie.metadata.index.partition.stats.enable"] = "false"
+    rows = pa.table({"id": pa.array([6, 11], pa.int32()), "dt": ["a", "b"], "ts": [4, 4],
+                     "name": ["f4", "b4"]})  # fmt: skip
+    new.write(path, rows, options)
+    assert set(before) <= set(mdt_instants(path)), "Apache Hudi built the metadata table again"
+    theirs = new.read(path, **{"hoodie.metadata.enable": "true"})
+    assert_same_as_apache_hudi("1.2's write after our upgrade", read_ours(spark, path), theirs,
+                               KEY)  # fmt: skip

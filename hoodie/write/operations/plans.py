@@ -181,7 +181,9 @@ def tag_and_place(
     summary = preparer.summarize(prepared)
     partitions = sorted({r[PARTITION_PATH] for r in summary})
     # listed as readers list it: through the metadata table the write keeps, if it keeps one
-    view = meta_client.file_system_view(timeline=timeline, metadata=preparer.config.metadata_table)
+    # (the write client decided `hoodie.metadata.enable` for the table: never None here)
+    keeps = preparer.config.metadata_table is True
+    view = meta_client.file_system_view(timeline=timeline, metadata=keeps)
     replaced: dict[str, list[str]] = {}
     slices: list[FileSlice] = []
     if tagging.overwrite:
