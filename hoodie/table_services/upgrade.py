@@ -33,6 +33,7 @@ the history need the completion times).
 from __future__ import annotations
 
 import bisect
+import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
@@ -44,7 +45,7 @@ from ..archived_timeline import (
     append_to_history,
     archived_instants,
 )
-from ..exceptions import TimelineError, UnsupportedTableError, malformed
+from ..exceptions import HoodieError, TimelineError, UnsupportedTableError, malformed
 from ..faults import crash_point
 from ..meta_client import PROPERTIES_FILE, HoodieTableMetaClient
 from ..metadata import CommitMetadata
@@ -65,6 +66,8 @@ from ..transaction.metadata_writer import (
     MetadataTableWriter,
     upgraded_metadata_table_properties,
 )
+
+log = logging.getLogger(__name__)
 
 TARGET_VERSION = 8
 _TIMEZONE = props.TIMELINE_TIMEZONE
@@ -151,6 +154,15 @@ def _upgrade_metadata_table(meta_client: HoodieTableMetaClient) -> bool:
     if writer is None:
         return False
     writer.roll_back_pending()
+    try:  # carried over only if it reads: a damaged one is built again by the next write
+        metadata = meta_client.table_metadata()
+        if metadata is None or not metadata.all_partition_paths():
+            return False
+    except HoodieError as error:
+        log.warning("table '%s': its metadata table is not carried over to version %d and is "
+                    "turned off (the next write builds it again): %s",
+                    meta_client.name, TARGET_VERSION, error)  # fmt: skip
+        return False
     meta_client.set_metadata_partitions(completed=(), inflight=(FILES_PARTITION,))
     crash_point("upgrade.metadata_table_hidden")
     mdt = writer.mdt
