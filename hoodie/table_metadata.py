@@ -61,6 +61,7 @@ from .metadata_records import (
     partition_identifier,
 )
 from .naming import parse_base_file_name, parse_log_file_name
+from .partition_paths import problem as partition_problem
 from .storage import FileInfo, FileIO
 from .timeline import METAFOLDER, Action, Instant, State, Timeline, layout_of
 
@@ -441,6 +442,13 @@ class TableMetadata:
         for name in record.live_files():
             if name != NON_PARTITIONED_NAME:
                 self.data.storage.inside(name)  # a crafted partition leading outside: refused
+                reason = partition_problem(name)  # or into `.hoodie`, or with control characters
+                if reason is not None:
+                    raise UnsafePathError(
+                        f"the metadata table at {self.storage.uri('')} lists the partition "
+                        f"{name!r}, which {reason}: not a partition of the table. Nothing was "
+                        f"read there; the metadata table is damaged or crafted. {_DISABLE_HINT}"
+                    )
             paths.append(_data_partition(name))
         return sorted(paths)
 

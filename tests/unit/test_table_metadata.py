@@ -395,3 +395,13 @@ def test_a_file_group_missing_from_the_record_index_is_an_error(tmp_path):
             path.unlink()
     with pytest.raises(DamagedMetadataTableError, match="lacks file group.*3 of its 10"):
         opened(root).read_record_index(["1"])
+
+
+@pytest.mark.parametrize("name", [".hoodie", ".hoodie/metadata", "a\nb", "a//b"])
+def test_a_crafted_partition_into_the_metafolder_or_with_control_characters_is_refused(
+    trips, name
+):
+    record = FilesRecord(ALL_PARTITIONS_KEY, True, {name: FileEntry(0)})
+    append_files_record(trips, record)
+    with pytest.raises(UnsafePathError, match="not a partition of the table"):
+        opened(trips).all_partition_paths()
