@@ -16,13 +16,15 @@ merge-on-read, merges).
 from __future__ import annotations
 
 import json
+import posixpath
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from ..exceptions import InvalidConfigError, TimelineError
+from ..avro_metadata import CleanMetadata
+from ..exceptions import DamagedFileError, InvalidConfigError, MissingDataFileError, TimelineError
 from ..fs_view import BlockSpan, CommittedInstants, FileSystemView, timeline_start
 from ..meta_client import HoodieTableMetaClient
-from ..timeline import WRITE_ACTIONS, Instant, Timeline
+from ..timeline import WRITE_ACTIONS, Action, Instant, Timeline
 from .options import BEGIN_INSTANT, INCREMENTAL, READ_OPTIMIZED, ReadOptions
 
 _WRITE_ACTION_NAMES = frozenset(a.value for a in WRITE_ACTIONS)
@@ -183,7 +185,12 @@ def plan_read(
     if as_of is None:
         return ReadPlan([], None)
     view = _view(meta_client, timeline, as_of, options)
-    splits, pruned = _latest_slices(view, options, partition_filter)
+    try:
+        splits, pruned = _latest_slices(view, options, partition_filter)
+    except MissingDataFileError as error:
+        if options.as_of_instant is not None:
+            _refuse_cleaned(meta_client, timeline, options.as_of_instant, error)
+        raise
     return ReadPlan(
         splits,
         as_of,
@@ -191,6 +198,30 @@ def plan_read(
         merge_logs=options.query_type != READ_OPTIMIZED,
         committed=view.committed,
     )
+
+
+def _refuse_cleaned(
+    meta_client: HoodieTableMetaClient, timeline: Timeline, wanted: str, error: DamagedFileError
+) -> None:
+    """A time-travel read whose snapshot needs a file a completed clean deleted: a
+    `TimelineError` saying so, not a damaged table. A KEEP_LATEST_FILE_VERSIONS clean keeps
+    file versions, not snapshots, so it records no readable range to refuse the instant by."""
+    if not error.path:
+        return
+    relative = meta_client.storage.relative(error.path)
+    partition, _, name = relative.rpartition("/")
+    for instant in timeline.completed:
+        if instant.action is not Action.CLEAN:
+            continue
+        clean = meta_client.parse_instant(instant, CleanMetadata.from_avro, "clean metadata")
+        cleaned = clean.partition_metadata.get(partition)
+        if cleaned is not None and name in map(posixpath.basename, cleaned.success_delete_files):
+            raise TimelineError(
+                f"as.of.instant {wanted}: the snapshot of table '{meta_client.name}' at that "
+                f"instant needs {relative}, which clean {instant.timestamp} deleted (policy "
+                f"{cleaned.policy}); it can no longer be read. Read a later instant, or "
+                "savepoint the instants you will travel to (cleaning keeps their files)"
+            ) from error
 
 
 def _view(
