@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from ..exceptions import InvalidConfigError, TimelineError
 from ..fs_view import BlockSpan, CommittedInstants, FileSystemView, timeline_start
 from ..meta_client import HoodieTableMetaClient
+from ..table_metadata import MetadataListing, TableMetadata
 from ..timeline import WRITE_ACTIONS, Instant, Timeline
 from .options import BEGIN_INSTANT, INCREMENTAL, READ_OPTIMIZED, ReadOptions
 
@@ -55,6 +56,9 @@ class ReadPlan:
     # The instants whose files and log blocks the read counts: those of the timeline the
     # splits were listed against, never a later one (see `FileSystemView`).
     committed: CommittedInstants | None = None
+    # The metadata table the splits were listed through (None: listed from storage), whose
+    # column_stats and bloom_filters data skipping reads; not part of the plan's text.
+    metadata: TableMetadata | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> str:
         """The plan as text: how `HoodieTable.read` hands the `hoodie` data source the slices
@@ -190,6 +194,7 @@ def plan_read(
         partitions_pruned=pruned,
         merge_logs=options.query_type != READ_OPTIMIZED,
         committed=view.committed,
+        metadata=_metadata_of(view),
     )
 
 
@@ -200,6 +205,12 @@ def _view(
     `hoodie.metadata.enable` (the default) where the table has a usable one, else from
     storage (`HoodieTableMetaClient.file_listing`)."""
     return meta_client.file_system_view(as_of, timeline=timeline, metadata=options.metadata_enable)
+
+
+def _metadata_of(view: FileSystemView) -> TableMetadata | None:
+    """The metadata table a view lists through, if it does."""
+    listing = view.listing
+    return listing.metadata if isinstance(listing, MetadataListing) else None
 
 
 def _latest_slices(
@@ -298,6 +309,7 @@ def _plan_incremental(
         merge_logs=True,
         instants=[i.timestamp for i in in_range],
         committed=view.committed,
+        metadata=_metadata_of(view),
     )
 
 
@@ -366,4 +378,5 @@ def _plan_incremental_by_completion(
         merge_logs=True,
         instants=in_range,
         committed=view.committed,
+        metadata=_metadata_of(view),
     )
