@@ -26,7 +26,7 @@ This is a view: it lists nothing of the data table's storage and writes nothing.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
@@ -512,15 +512,28 @@ class TableMetadata:
     ) -> dict[tuple[str, str], ColumnStatsRecord]:
         """The column statistics of these files' columns in a data partition, by (file name,
         column); those the `column_stats` partition lacks (or deleted) are left out."""
+        found = self.column_stats_of({partition_path: file_names}, columns)
+        return {(name, column): record for (_, name, column), record in found.items()}
+
+    def column_stats_of(
+        self, files: Mapping[str, Iterable[str]], columns: Iterable[str]
+    ) -> dict[tuple[str, str, str], ColumnStatsRecord]:
+        """The column statistics of these columns of the files of several data partitions
+        (partition path -> file names), by (partition path, file name, column), looked up at
+        once (each of the partition's HFiles read once); those the `column_stats` partition
+        lacks (or deleted) are left out."""
         if COLUMN_STATS not in self._partitions:
             return {}
-        partition = partition_identifier(partition_path)
+        wanted = list(columns)
         keys = {
-            column_stats_key(partition, name, column): (name, column)
-            for name in file_names
-            for column in columns
+            column_stats_key(partition_identifier(path), name, column): (path, name, column)
+            for path, names in files.items()
+            for name in names
+            for column in wanted
         }
-        out: dict[tuple[str, str], ColumnStatsRecord] = {}
+        out: dict[tuple[str, str, str], ColumnStatsRecord] = {}
+        if not keys:
+            return out
         for key, record in self.lookup(COLUMN_STATS, keys).items():
             if isinstance(record, ColumnStatsRecord) and not record.is_deleted:
                 out[keys[key]] = record
@@ -528,13 +541,31 @@ class TableMetadata:
 
     def bloom_filter(self, partition_path: str, file_name: str) -> bytes | None:
         """The serialized bloom filter of a base file (as in its parquet footer), or None."""
+        record = self.bloom_filters_of({partition_path: [file_name]}).get(
+            (partition_path, file_name)
+        )
+        return record.bloom_filter if record is not None else None
+
+    def bloom_filters_of(
+        self, files: Mapping[str, Iterable[str]]
+    ) -> dict[tuple[str, str], BloomFilterRecord]:
+        """The bloom filter records of these base files (partition path -> file names), by
+        (partition path, file name), looked up at once; files the `bloom_filters` partition
+        lacks (or deleted) are left out."""
         if BLOOM_FILTERS not in self._partitions:
-            return None
-        key = bloom_filter_key(partition_identifier(partition_path), file_name)
-        record = self.lookup(BLOOM_FILTERS, [key]).get(key)
-        if not isinstance(record, BloomFilterRecord) or record.is_deleted:
-            return None
-        return record.bloom_filter
+            return {}
+        keys = {
+            bloom_filter_key(partition_identifier(path), name): (path, name)
+            for path, names in files.items()
+            for name in names
+        }
+        out: dict[tuple[str, str], BloomFilterRecord] = {}
+        if not keys:
+            return out
+        for key, record in self.lookup(BLOOM_FILTERS, keys).items():
+            if isinstance(record, BloomFilterRecord) and not record.is_deleted:
+                out[keys[key]] = record
+        return out
 
 
 class MetadataListing:

@@ -1,12 +1,19 @@
 """Data skipping: the file slices of a read's plan no row of which can match its filters.
 
-Apache Hudi skips files by the `column_stats` partition of its metadata table; until ours
-exists, the statistics come from where that partition takes them, the base files' parquet
-footers: per row group, each column's min, max and null count, and the record key range and
-bloom filter Hudi's writers (and ours) keep in the footer. The footers are read on the driver,
-a thread per file up to `FOOTER_THREADS` at once (a footer is one small read, two with the
-bloom filter's few hundred KB; the native path reads them anyway to check the files' types):
-a Spark job of footer tasks costs more in scheduling than the reads take
+Apache Hudi skips files by the `column_stats` partition of its metadata table (per file and
+column: min, max, null and value counts) and, for record key equalities, by its
+`bloom_filters` partition. Where the read lists through the metadata table and the table lists
+those partitions as completed, so do we: one lookup for all candidate base files
+(`TableMetadata.column_stats_of`, `bloom_filters_of`), no footer read for a file they decide.
+Everything else comes from where those partitions take it, the base files' parquet footers:
+per row group, each column's min, max and null count, and the record key range and bloom
+filter Hudi's writers (and ours) keep in the footer. A footer is read for a file the metadata
+table has no usable statistics of (a table without the partitions, a file written by a writer
+that does not keep them, a column not indexed, a value not compared exactly: see
+`indexed_column_stats`) when the metadata table alone could not rule it out. The footers are
+read on the driver, a thread per file up to `FOOTER_THREADS` at once (a footer is one small
+read, two with the bloom filter's few hundred KB; the native path reads them anyway to check
+the files' types): a Spark job of footer tasks costs more in scheduling than the reads take
 (`bench/read_skipping.py`).
 
 Soundness first, so a slice is skipped only when no row of it can match:
@@ -25,7 +32,12 @@ Soundness first, so a slice is skipped only when no row of it can match:
   timestamps and the rest by IS [NOT] NULL only. A statistic of a column whose type schema
   evolution widened is cast to the table's type first (Spark compares the widened value);
 - the record key range is Java's order (UTF-16 units, as Hudi's writers take it), so a key is
-  compared with it in that order.
+  compared with it in that order;
+- the metadata table's statistics are of whole files (Apache Hudi merges its row groups' in
+  Java's orders), so only bounds every order agrees on are taken: strings and binary values
+  of ASCII only (else the footer decides), and a wrapper of the type the table's column has
+  (or one schema evolution widens to it); NaN bounds, decimals and timestamps give null
+  counts only, as in footers.
 """
 
 from __future__ import annotations
@@ -33,7 +45,7 @@ from __future__ import annotations
 import logging
 import math
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -41,11 +53,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..bloom_filter import BLOOM_FILTER_FOOTER, StoredFilter
+from ..bloom_filter import BLOOM_FILTER_FOOTER, BLOOM_TYPE_FOOTER, StoredFilter
 from ..exceptions import MalformedMetadataError
 from ..fs_view import damaged_data_file
+from ..metadata_records import BloomFilterRecord, ColumnStatsRecord, StatKind
 from ..schema import MAX_KEY_FOOTER, MIN_KEY_FOOTER
 from ..storage import FileIO
+from ..table_metadata import BLOOM_FILTERS, COLUMN_STATS, TableMetadata
 from .planner import FileSplit
 from .predicates import AllOf, Among, AnyOf, Compare, KeyIn, NullCheck, Predicate, Prefix
 
@@ -184,6 +198,173 @@ def read_footers(storage: FileIO, paths: Iterable[str]) -> dict[str, Footer]:
         return dict(zip(files, pool.map(lambda path: Footer.read(storage, path), files)))
 
 
+# -- the metadata table's statistics -----------------------------------------------------------
+
+# The Arrow type of each column stats wrapper whose values compare as Spark compares the column.
+_WRAPPED_TYPES = {
+    StatKind.BOOLEAN: pa.bool_(),
+    StatKind.INT: pa.int32(),
+    StatKind.LONG: pa.int64(),
+    StatKind.FLOAT: pa.float32(),
+    StatKind.DOUBLE: pa.float64(),
+    StatKind.BYTES: pa.binary(),
+    StatKind.STRING: pa.string(),
+    StatKind.DATE: pa.date32(),
+    StatKind.LOCAL_DATE: pa.date32(),
+}
+
+
+def _same_order(stored: pa.DataType, wanted: pa.DataType) -> bool:
+    """Whether values of `stored` compare, as they are or widened, as Spark compares the
+    table's `wanted` type."""
+    if pa.types.is_integer(stored):
+        return pa.types.is_integer(wanted) or pa.types.is_floating(wanted)
+    if pa.types.is_floating(stored):
+        return pa.types.is_floating(wanted) and stored.bit_width <= wanted.bit_width
+    if pa.types.is_string(stored):
+        return pa.types.is_string(wanted) or pa.types.is_large_string(wanted)
+    if pa.types.is_binary(stored):
+        return pa.types.is_binary(wanted) or pa.types.is_large_binary(wanted)
+    return bool(stored == wanted)  # booleans, dates
+
+
+def indexed_column_stats(record: ColumnStatsRecord, wanted: pa.DataType) -> ColumnStats | None:
+    """A `column_stats` record of a base file as the evaluator's statistics of the whole file,
+    in terms of the table's type `wanted` of the column; None where the record cannot be used
+    (the footer decides then): no value count, counts that do not add up, a nested column, a
+    wrapper of another type, bounds on one side only or out of order, strings or binary
+    values beyond ASCII (Apache Hudi merges row groups' bounds in Java's order: UTF-16 units
+    for strings, signed bytes for binary; on ASCII every order agrees). Value counts include
+    nulls (Apache Hudi's, as parquet's column chunks count them). NaN bounds, and types
+    compared by null counts only (`NULLS_ONLY`), keep the counts."""
+    rows, nulls = record.value_count, record.null_count
+    if rows is None or rows < 0 or (nulls is not None and not 0 <= nulls <= rows):
+        return None
+    if pa.types.is_nested(wanted) or pa.types.is_dictionary(wanted):
+        return None
+    counts = ColumnStats(rows, nulls)
+    kind = kind_of(wanted)
+    low, high = record.min_value, record.max_value
+    if kind == NULLS_ONLY or (low is None and high is None):
+        return counts
+    if low is None or high is None or low.kind is not high.kind:
+        return None
+    stored = _WRAPPED_TYPES.get(low.kind)
+    if stored is None or not _same_order(stored, wanted):
+        return None
+    lowest, highest = low.to_python(), high.to_python()
+    if pa.types.is_string(stored) or pa.types.is_binary(stored):
+        expected = str if pa.types.is_string(stored) else bytes
+        if not all(isinstance(v, expected) and v.isascii() for v in (lowest, highest)):
+            return None
+    if stored != wanted and pa.types.is_integer(stored) and pa.types.is_floating(wanted):
+        try:  # as Spark casts: round to nearest, still bounds
+            lowest = pa.scalar(lowest, stored).cast(wanted, safe=False).as_py()
+            highest = pa.scalar(highest, stored).cast(wanted, safe=False).as_py()
+        except (pa.ArrowException, TypeError, ValueError):
+            return None
+    if kind == FLOATING and (_is_nan(lowest) or _is_nan(highest)):
+        return counts
+    try:
+        if lowest > highest:
+            return None
+    except TypeError:
+        return None
+    return ColumnStats(rows, nulls, lowest, highest, bounded=True)
+
+
+@dataclass(frozen=True)
+class IndexedStats:
+    """What the metadata table holds of one base file: its columns' statistics in the table's
+    terms (`indexed_column_stats`; a column not here is the footer's to tell) and its bloom
+    filter (None: the footer's)."""
+
+    columns: dict[str, ColumnStats] = field(default_factory=dict)
+    bloom: StoredFilter | None = None
+
+
+def _bloom_of(record: BloomFilterRecord, where: str) -> StoredFilter | None:
+    """A `bloom_filters` record's filter (stored as the footer stores it), None where it is
+    one we do not read (the footer's is used then)."""
+    footer = {
+        BLOOM_FILTER_FOOTER: record.bloom_filter,
+        BLOOM_TYPE_FOOTER: record.filter_type.encode(),
+    }
+    try:
+        return StoredFilter.of(footer)
+    except (MalformedMetadataError, ValueError) as error:
+        log.warning(
+            "data skipping ignores the metadata table's bloom filter of %s: %s", where, error
+        )
+        return None
+
+
+def _leaves(predicate: Predicate) -> Iterator[Compare | Among | NullCheck | Prefix | KeyIn]:
+    if isinstance(predicate, AllOf | AnyOf):
+        for part in predicate.parts:
+            yield from _leaves(part)
+    else:
+        yield predicate
+
+
+def indexed_stats(
+    metadata: TableMetadata | None,
+    splits: list[FileSplit],
+    predicate: Predicate,
+    table: pa.Schema,
+) -> dict[str, IndexedStats]:
+    """The metadata table's statistics of the base files of `splits` (relative path ->
+    `IndexedStats`) for the columns `predicate` names, and their bloom filters where it names
+    record keys: one lookup in each of `column_stats` and `bloom_filters`, where the table
+    lists them as completed. Files it knows nothing usable of are left out."""
+    if metadata is None:
+        return {}
+    completed = metadata.partitions()
+    leaves = list(_leaves(predicate))
+    columns = sorted(
+        {leaf.column for leaf in leaves if not isinstance(leaf, KeyIn)} & set(table.names)
+    )
+    with_stats = COLUMN_STATS in completed and bool(columns)
+    with_blooms = BLOOM_FILTERS in completed and any(isinstance(x, KeyIn) for x in leaves)
+    if not (with_stats or with_blooms):
+        return {}
+    files: dict[str, list[str]] = {}
+    for split in splits:
+        if split.base_file is not None:
+            files.setdefault(split.partition_path, []).append(posixpath.basename(split.base_file))
+    stats = metadata.column_stats_of(files, columns) if with_stats else {}
+    blooms = metadata.bloom_filters_of(files) if with_blooms else {}
+    out: dict[str, IndexedStats] = {}
+    for split in splits:
+        if split.base_file is None:
+            continue
+        path, name = split.partition_path, posixpath.basename(split.base_file)
+        found: dict[str, ColumnStats] = {}
+        for column in columns:
+            record = stats.get((path, name, column))
+            converted = indexed_column_stats(record, table.field(column).type) if record else None
+            if converted is not None:
+                found[column] = converted
+        bloom_record = blooms.get((path, name))
+        bloom = _bloom_of(bloom_record, split.base_file) if bloom_record is not None else None
+        if found or bloom is not None:
+            out[split.base_file] = IndexedStats(found, bloom)
+    return out
+
+
+def _needs_footer(predicate: Predicate, indexed: IndexedStats, table: pa.Schema) -> bool:
+    """Whether a file the metadata table could not rule out may be by its footer: the
+    predicate names a column the metadata table has no usable statistics of, or record keys
+    and it has no bloom filter of the file."""
+    for leaf in _leaves(predicate):
+        if isinstance(leaf, KeyIn):
+            if indexed.bloom is None:
+                return True
+        elif leaf.column in table.names and leaf.column not in indexed.columns:
+            return True
+    return False
+
+
 # -- evaluation --------------------------------------------------------------------------------
 
 
@@ -195,27 +376,44 @@ class StatsEvaluator:
     table: pa.Schema
     use_keys: bool = True
 
-    def file_may_match(self, predicate: Predicate, footer: Footer) -> bool:
+    def file_may_match(
+        self, predicate: Predicate, footer: Footer | None, indexed: IndexedStats | None = None
+    ) -> bool:
+        """Whether the file may hold a matching row, by its footer (its row groups' statistics
+        decide the columns) and what the metadata table holds of it (its bloom filter first;
+        without a footer, its statistics of the whole file; a column neither has may match)."""
+        if footer is None:
+            return self._may(predicate, None, {}, 0, indexed)
         if not footer.groups:
             return False  # a file of no rows
         return any(
-            self._may(predicate, footer, group, rows)
+            self._may(predicate, footer, group, rows, indexed)
             for group, rows in zip(footer.groups, footer.rows)
         )
 
     def _may(
-        self, predicate: Predicate, footer: Footer, group: dict[str, ColumnStats], rows: int
+        self,
+        predicate: Predicate,
+        footer: Footer | None,
+        group: dict[str, ColumnStats],
+        rows: int,
+        indexed: IndexedStats | None = None,
     ) -> bool:
         if isinstance(predicate, AllOf):
-            return all(self._may(part, footer, group, rows) for part in predicate.parts)
+            return all(self._may(p, footer, group, rows, indexed) for p in predicate.parts)
         if isinstance(predicate, AnyOf):
-            return any(self._may(part, footer, group, rows) for part in predicate.parts)
+            return any(self._may(p, footer, group, rows, indexed) for p in predicate.parts)
         if isinstance(predicate, KeyIn):
-            return not self.use_keys or _keys_may_be_in(predicate.keys, footer)
+            return not self.use_keys or _keys_may_be_in(predicate.keys, footer, indexed)
         column = predicate.column
         if column not in self.table.names:
             return True
-        stats = self._stats(column, footer, group, rows)
+        if footer is not None:
+            stats = self._stats(column, footer, group, rows)
+        elif indexed is not None:
+            stats = indexed.columns.get(column)
+        else:
+            stats = None
         if stats is None:
             return True
         try:
@@ -313,16 +511,21 @@ def _java_order(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
-def _keys_may_be_in(keys: tuple[str, ...], footer: Footer) -> bool:
-    """Whether the file may hold one of `keys`: in its key range (Java's order), then in its
-    bloom filter; a file without them may hold any."""
+def _keys_may_be_in(
+    keys: tuple[str, ...], footer: Footer | None, indexed: IndexedStats | None = None
+) -> bool:
+    """Whether the file may hold one of `keys`: in its footer's key range (Java's order), then
+    in its bloom filter (the metadata table's, else the footer's); a file without them may
+    hold any."""
     candidates = list(keys)
-    if footer.key_range is not None:
+    if footer is not None and footer.key_range is not None:
         low, high = (_java_order(k) for k in footer.key_range)
         candidates = [k for k in candidates if low <= _java_order(k) <= high]
     if not candidates:
         return False
-    bloom = footer.bloom()
+    bloom = indexed.bloom if indexed is not None else None
+    if bloom is None and footer is not None:
+        bloom = footer.bloom()
     if bloom is None:
         return True
     return any(bloom.might_contain(candidates))
@@ -334,25 +537,36 @@ def _keys_may_be_in(keys: tuple[str, ...], footer: Footer) -> bool:
 @dataclass
 class SkippingReport:
     """What data skipping did to one read: slices considered, skipped (by column statistics,
-    or by record key range and bloom filter) and kept unchecked (their logs are merged)."""
+    or by record key range and bloom filter; of those, how many the metadata table's
+    `column_stats` and `bloom_filters` decided without a footer) and kept unchecked (their
+    logs are merged); base files the metadata table had statistics of, footers read."""
 
     considered: int = 0
     by_stats: int = 0
     by_key: int = 0
     with_logs: int = 0
     footers_read: int = 0
+    by_metadata: int = 0
+    indexed: int = 0
     skipped_files: list[str] = field(default_factory=list)
 
     @property
     def skipped(self) -> int:
         return self.by_stats + self.by_key
 
+    @property
+    def by_footers(self) -> int:
+        return self.skipped - self.by_metadata
+
     def describe(self, table: str) -> str:
         return (
             f"data skipping on table '{table}': {self.considered - self.skipped} of "
             f"{self.considered} file slices read, {self.skipped} skipped ({self.by_stats} by "
-            f"column statistics, {self.by_key} by record key range and bloom filter); "
+            f"column statistics, {self.by_key} by record key range and bloom filter; "
+            f"{self.by_metadata} by the metadata table's column_stats and bloom_filters, "
+            f"{self.by_footers} by footers); "
             f"{self.with_logs} kept unchecked as their log files are merged; "
+            f"{self.indexed} base files' statistics from the metadata table, "
             f"{self.footers_read} footers read"
         )
 
@@ -376,10 +590,14 @@ def skip_slices(
     predicate: Predicate,
     table_schema: pa.Schema,
     footers: dict[str, Footer] | None = None,
+    metadata: TableMetadata | None = None,
 ) -> tuple[list[FileSplit], SkippingReport]:
     """The slices of `splits` a row matching `predicate` may be in, and what was skipped.
 
-    `footers` holds footers already read (path -> footer) and gets those read here."""
+    `footers` holds footers already read (path -> footer) and gets those read here.
+    `metadata`: the table's metadata table, where the read lists through it: its
+    `column_stats` and `bloom_filters` decide first, footers are read only for the files they
+    do not (see the module's docstring)."""
     report = SkippingReport(considered=len(splits))
     if not may_skip(predicate, table_schema):
         return splits, report  # no footer could rule a row out: none is read
@@ -391,23 +609,40 @@ def skip_slices(
             report.with_logs += 1
             continue
         checkable.append(split)
-    known = footers if footers is not None else {}
-    wanted = [s.base_file for s in checkable if s.base_file and s.base_file not in known]
-    read = read_footers(storage, wanted)
-    known.update(read)
-    report.footers_read = len(read)
     by_stats = StatsEvaluator(table_schema, use_keys=False)
     with_keys = StatsEvaluator(table_schema)
     skipped: set[FileSplit] = set()
-    for split in checkable:
+
+    def skip(split: FileSplit, footer: Footer | None, indexed: IndexedStats | None) -> bool:
         assert split.base_file is not None
-        footer = known[split.base_file]
-        if not by_stats.file_may_match(predicate, footer):
+        if not by_stats.file_may_match(predicate, footer, indexed):
             report.by_stats += 1
-        elif not with_keys.file_may_match(predicate, footer):
+        elif not with_keys.file_may_match(predicate, footer, indexed):
             report.by_key += 1
         else:
-            continue
+            return False
         skipped.add(split)
         report.skipped_files.append(posixpath.basename(split.base_file))
+        return True
+
+    indexed = indexed_stats(metadata, checkable, predicate, table_schema)
+    report.indexed = len(indexed)
+    unsettled = []  # the slices whose footers decide
+    for split in checkable:
+        assert split.base_file is not None
+        held = indexed.get(split.base_file)
+        if held is None:
+            unsettled.append(split)
+        elif skip(split, None, held):
+            report.by_metadata += 1
+        elif _needs_footer(predicate, held, table_schema):
+            unsettled.append(split)
+    known = footers if footers is not None else {}
+    wanted = [s.base_file for s in unsettled if s.base_file and s.base_file not in known]
+    read = read_footers(storage, wanted)
+    known.update(read)
+    report.footers_read = len(read)
+    for split in unsettled:
+        assert split.base_file is not None
+        skip(split, known[split.base_file], indexed.get(split.base_file))
     return [s for s in splits if s not in skipped], report

@@ -247,8 +247,18 @@ class HoodieReader(DataSourceReader):
         table_schema = self.spec.full_schema
         rule = KeyRule.of(props.record_key_fields, props.key_generator_class, table_schema)
         predicate = rule.with_keys(from_spark(self.skipping_filters))
+        metadata = plan.metadata
+        if metadata is None and self.planned is not None and self.options.metadata_enable:
+            # a plan given as text names its files only: their statistics are the same in
+            # the metadata table now (a file's name is its one version)
+            metadata = self.meta_client.table_metadata()
         plan.splits, report = skip_slices(
-            self.meta_client.storage, plan.splits, plan.merge_logs, predicate, table_schema
+            self.meta_client.storage,
+            plan.splits,
+            plan.merge_logs,
+            predicate,
+            table_schema,
+            metadata=metadata,
         )
         skipping_log.info(report.describe(self.meta_client.name))
 

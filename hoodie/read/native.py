@@ -99,6 +99,7 @@ def read_table(
             rule.with_keys(row_filter.predicate),
             arrow_schema,
             footers,
+            plan.metadata,
         )
         log.info(report.describe(meta_client.name))
     if not plan.splits:

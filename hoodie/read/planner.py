@@ -24,6 +24,7 @@ from ..avro_metadata import CleanMetadata
 from ..exceptions import DamagedFileError, InvalidConfigError, MissingDataFileError, TimelineError
 from ..fs_view import BlockSpan, CommittedInstants, FileSystemView, timeline_start
 from ..meta_client import HoodieTableMetaClient
+from ..table_metadata import MetadataListing, TableMetadata
 from ..timeline import WRITE_ACTIONS, Action, Instant, Timeline
 from .options import BEGIN_INSTANT, INCREMENTAL, READ_OPTIMIZED, ReadOptions
 
@@ -57,6 +58,9 @@ class ReadPlan:
     # The instants whose files and log blocks the read counts: those of the timeline the
     # splits were listed against, never a later one (see `FileSystemView`).
     committed: CommittedInstants | None = None
+    # The metadata table the splits were listed through (None: listed from storage), whose
+    # column_stats and bloom_filters data skipping reads; not part of the plan's text.
+    metadata: TableMetadata | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> str:
         """The plan as text: how `HoodieTable.read` hands the `hoodie` data source the slices
@@ -197,6 +201,7 @@ def plan_read(
         partitions_pruned=pruned,
         merge_logs=options.query_type != READ_OPTIMIZED,
         committed=view.committed,
+        metadata=_metadata_of(view),
     )
 
 
@@ -231,6 +236,12 @@ def _view(
     `hoodie.metadata.enable` (the default) where the table has a usable one, else from
     storage (`HoodieTableMetaClient.file_listing`)."""
     return meta_client.file_system_view(as_of, timeline=timeline, metadata=options.metadata_enable)
+
+
+def _metadata_of(view: FileSystemView) -> TableMetadata | None:
+    """The metadata table a view lists through, if it does."""
+    listing = view.listing
+    return listing.metadata if isinstance(listing, MetadataListing) else None
 
 
 def _latest_slices(
@@ -329,6 +340,7 @@ def _plan_incremental(
         merge_logs=True,
         instants=[i.timestamp for i in in_range],
         committed=view.committed,
+        metadata=_metadata_of(view),
     )
 
 
@@ -397,4 +409,5 @@ def _plan_incremental_by_completion(
         merge_logs=True,
         instants=in_range,
         committed=view.committed,
+        metadata=_metadata_of(view),
     )

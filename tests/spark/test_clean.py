@@ -101,8 +101,8 @@ def test_keep_latest_file_versions_and_manual_clean(spark, tmp_path):
     assert len(clean_states(table)) == 1
     # A file-versions clean records no readable range: time travel to a snapshot whose file
     # it deleted says so (not "damaged table, restore the file from a backup").
-    with pytest.raises(Exception, match=f"needs .*which clean .*deleted .policy "
-                                            f"KEEP_LATEST_FILE_VERSIONS"):  # fmt: skip
+    with pytest.raises(Exception, match="needs .*which clean .*deleted .policy "
+                                            "KEEP_LATEST_FILE_VERSIONS"):  # fmt: skip
         rows(spark, path, **{"as.of.instant": instants[0]})
 
 
