@@ -190,9 +190,9 @@ test-hudi: java $(VENV)/.dev $(CLASS_ARCHIVE) apache-hudi
 	test $$judge -eq 0 && test $$rest -eq 0
 
 # The dbt tests `make test` runs a part of (marker `dbt_full`): dbt's adapter tests on the lake
-# materialization `make test` leaves out (it runs each of tests/dbt/adapter's upstream tests
-# on one of cow_upsert and mor_upsert, which share their macro and adapter call), and the
-# mor_upsert scenario at table version 8. ~4 minutes.
+# materialization `make test` leaves out (it runs each upstream test of
+# tests/dbt/adapter/test_lake_incremental.py on one of cow_upsert and mor_upsert, which share
+# their macro and adapter call), and the mor_upsert scenario at table version 8. ~4 minutes.
 test-dbt: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	$(PYTEST) -m "dbt_full and not deploy" tests/dbt
