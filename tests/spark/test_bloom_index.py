@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections import Counter
 
 import pyarrow as pa
@@ -13,7 +14,7 @@ from hoodie.exceptions import RecordKeyExistsError
 from hoodie.index import simple
 from hoodie.index.bloom import locate_by_bloom
 from hoodie.index.keys import KeySource
-from hoodie.meta_client import HoodieTableMetaClient, table_properties_for
+from hoodie.meta_client import HoodieTableMetaClient
 from hoodie.storage import TracingFileIO, load_file_io
 
 pytestmark = pytest.mark.spark
@@ -78,11 +79,10 @@ def test_upserts_and_deletes_under_bloom(spark, tmp_path, table_type, version):
     assert dict(zip(theirs["id"].to_pylist(), theirs["name"].to_pylist(), strict=True)) == expected
 
 
-def _traced_table(path: str, trace: str, cfg) -> HoodieTable:
-    created = HoodieTableMetaClient.create(path, table_properties_for(cfg))
-    return HoodieTable(
-        HoodieTableMetaClient(TracingFileIO(load_file_io(path), trace), created.properties)
-    )
+def _traced_table(path: str, trace: str) -> HoodieTable:
+    """The table at `path`, every call its storage takes appended to `trace`."""
+    properties = HoodieTableMetaClient.open(path).properties
+    return HoodieTable(HoodieTableMetaClient(TracingFileIO(load_file_io(path), trace), properties))
 
 
 def _key_reads(trace, since: int) -> Counter[str]:
@@ -94,9 +94,32 @@ def _trace_length(trace) -> int:
     return len(trace.read_text().splitlines()) if trace.exists() else 0
 
 
+def _candidates_config(prune_by_ranges: bool = True):
+    return _config("MERGE_ON_READ", **{
+        "hoodie.parquet.small.file.limit": "0",
+        "hoodie.bloom.index.prune.by.ranges": str(prune_by_ranges).lower(),
+    })  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def ten_file_groups(spark, tmp_path_factory) -> str:
+    """Ten file groups in one partition (ten writes), made once for the module's tests to
+    copy: five of disjoint key ranges, five whose ranges all overlap (interleaved keys)."""
+    path = str(tmp_path_factory.mktemp("bloom") / "t")
+    cfg = _candidates_config()
+    table = HoodieTable.for_write(path, cfg)
+    for block in range(5):  # disjoint: a000..a019, a100..a119, ...
+        keys = [f"a{block}{i:02d}" for i in range(20)]
+        table.upsert(spark.createDataFrame(_rows(keys, A, 1), SCHEMA), cfg)
+    for group in range(5):  # overlapping: b000, b005, b010, ... in group 0; b001, ... in 1
+        keys = [f"b{i:03d}" for i in range(group, 100, 5)]
+        table.upsert(spark.createDataFrame(_rows(keys, A, 1), SCHEMA), cfg)
+    return path
+
+
 @pytest.mark.parametrize("prune_by_ranges, lookup", [(True, "driver"), (False, "join")])
 def test_an_upsert_reads_the_keys_of_only_its_candidate_files(
-    spark, tmp_path, monkeypatch, prune_by_ranges, lookup
+    spark, tmp_path, monkeypatch, ten_file_groups, prune_by_ranges, lookup
 ):
     """Ten file groups in one partition: five of disjoint key ranges, five whose ranges all
     overlap (interleaved keys). An upsert of keys of one file of each kind reads the key column
@@ -107,17 +130,9 @@ def test_an_upsert_reads_the_keys_of_only_its_candidate_files(
     if lookup == "join":
         monkeypatch.setattr(simple, "KEY_FILTER_MAX_ROWS", 0)
     path, trace = str(tmp_path / "t"), tmp_path / "trace"
-    cfg = _config("MERGE_ON_READ", **{
-        "hoodie.parquet.small.file.limit": "0",
-        "hoodie.bloom.index.prune.by.ranges": str(prune_by_ranges).lower(),
-    })  # fmt: skip
-    table = _traced_table(path, str(trace), cfg)
-    for block in range(5):  # disjoint: a000..a019, a100..a119, ...
-        keys = [f"a{block}{i:02d}" for i in range(20)]
-        table.upsert(spark.createDataFrame(_rows(keys, A, 1), SCHEMA), cfg)
-    for group in range(5):  # overlapping: b000, b005, b010, ... in group 0; b001, ... in 1
-        keys = [f"b{i:03d}" for i in range(group, 100, 5)]
-        table.upsert(spark.createDataFrame(_rows(keys, A, 1), SCHEMA), cfg)
+    shutil.copytree(ten_file_groups, path)
+    cfg = _candidates_config(prune_by_ranges)
+    table = _traced_table(path, str(trace))
     base_of = {f.file_id: f.relative_path for f in table.file_system_view().latest_base_files()}
     assert len(base_of) == 10
     holding = {k["_hoodie_record_key"]: k["_hoodie_file_name"].split("_")[0]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
+import shutil
 from collections import Counter
 
 import pyarrow.parquet as pq
@@ -35,6 +36,7 @@ SMALL = {
 }
 PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
 OFF = {"hoodie.enable.data.skipping": "false"}
+N = 3000  # rows of the bulk-loaded table
 
 
 def key(i: int) -> str:
@@ -70,16 +72,28 @@ def spoil(path: str) -> None:
         handle.write(bytes([byte[0] ^ 0xFF]))
 
 
-def bulk_loaded(spark, tmp_path, table_type="COPY_ON_WRITE", n=3000):
-    cfg = id_dt_ts_config("skipping", table_type, SMALL)
-    table = HoodieTable.for_write(str(tmp_path / "t"), cfg)
-    data = [(key(i), "a" if i % 2 else "b", 1, i) for i in range(n)]
-    table.bulk_insert(spark.createDataFrame(data, DDL), cfg)
-    return table, cfg, data
+@pytest.fixture(scope="module")
+def bulk_loaded(spark, tmp_path_factory):
+    """`bulk_loaded(tmp_path, table_type)`: the table at `tmp_path / "t"` after one bulk
+    insert of N rows, with its config and the rows. Each table type's is written once and
+    copied for every test that asks."""
+    data = [(key(i), "a" if i % 2 else "b", 1, i) for i in range(N)]
+    written: dict[str, str] = {}
+
+    def load(tmp_path, table_type="COPY_ON_WRITE"):
+        cfg = id_dt_ts_config("skipping", table_type, SMALL)
+        if table_type not in written:
+            template = str(tmp_path_factory.mktemp("skipping") / "t")
+            HoodieTable.for_write(template, cfg).bulk_insert(spark.createDataFrame(data, DDL), cfg)
+            written[table_type] = template
+        shutil.copytree(written[table_type], tmp_path / "t")
+        return HoodieTable.for_write(str(tmp_path / "t"), cfg), cfg, data
+
+    return load
 
 
-def test_a_point_read_and_a_range_read_scan_few_files(spark, tmp_path, caplog):
-    table, _, _ = bulk_loaded(spark, tmp_path)
+def test_a_point_read_and_a_range_read_scan_few_files(spark, tmp_path, bulk_loaded, caplog):
+    table, _, _ = bulk_loaded(tmp_path)
     files = latest_base_files(table)
     assert len(files) >= 8, files  # several file groups per partition
 
@@ -105,8 +119,8 @@ def test_a_point_read_and_a_range_read_scan_few_files(spark, tmp_path, caplog):
     assert table.read(spark, filters=[("id", "=", "x")]).collect() == []
 
 
-def test_the_data_source_skips_by_pushed_filters(spark, tmp_path):
-    table, _, _ = bulk_loaded(spark, tmp_path)
+def test_the_data_source_skips_by_pushed_filters(spark, tmp_path, bulk_loaded):
+    table, _, _ = bulk_loaded(tmp_path)
     # The files skipping keeps for v = 1235 (its own, and one of partition b whose range
     # holds 1235); every other base file is spoiled: a query that reads one fails.
     keep = scanned(table.read(spark, filters=[("v", "=", 1235)]))
@@ -136,8 +150,10 @@ def test_the_data_source_skips_by_pushed_filters(spark, tmp_path):
         spark.conf.unset(PUSHDOWN)
 
 
-def test_slices_with_log_files_are_never_skipped_on_base_file_statistics(spark, tmp_path):
-    table, cfg, _ = bulk_loaded(spark, tmp_path, MERGE_ON_READ)
+def test_slices_with_log_files_are_never_skipped_on_base_file_statistics(
+    spark, tmp_path, bulk_loaded
+):
+    table, cfg, _ = bulk_loaded(tmp_path, MERGE_ON_READ)
     # A new version of key 11 lands in a log file with a value outside its base file's range,
     # and a delete of key 13 in another.
     table.upsert(spark.createDataFrame([(key(11), "a", 2, 99999)], DDL), cfg)
@@ -154,8 +170,8 @@ def test_slices_with_log_files_are_never_skipped_on_base_file_statistics(spark, 
     assert table.read(spark, optimized, filters=[("v", "=", 99999)]).collect() == []
 
 
-def test_time_travel_and_incremental_reads_keep_their_rows(spark, tmp_path):
-    table, cfg, _ = bulk_loaded(spark, tmp_path)
+def test_time_travel_and_incremental_reads_keep_their_rows(spark, tmp_path, bulk_loaded):
+    table, cfg, _ = bulk_loaded(tmp_path)
     first = table.timeline().completed.write_timeline.last_timestamp()
     table.upsert(spark.createDataFrame([(key(21), "a", 2, -21)], DDL), cfg)
     old = table.read(spark, {"as.of.instant": first}, filters=[("id", "=", key(21))])
@@ -172,12 +188,14 @@ def test_time_travel_and_incremental_reads_keep_their_rows(spark, tmp_path):
     assert table.read(spark, changes, filters=[("id", "=", key(23))]).collect() == []
 
 
-def test_a_point_read_by_key_reads_each_footer_once_and_scans_one_file(spark, tmp_path):
+def test_a_point_read_by_key_reads_each_footer_once_and_scans_one_file(
+    spark, tmp_path, bulk_loaded
+):
     """Through `TracingFileIO`: every base file's footer is read once, on the driver (data
     skipping's read serves the native path's type check), and Spark scans the one kept file.
     (The data source's tasks open the table themselves, untraced: the spoiled files of
     `test_the_data_source_skips_by_pushed_filters` show what they read.)"""
-    bulk_loaded(spark, tmp_path)
+    bulk_loaded(tmp_path)
     path, trace = str(tmp_path / "t"), tmp_path / "io.trace"
     traced = HoodieTable(HoodieTableMetaClient.load(TracingFileIO(load_file_io(path), str(trace))))
     files = latest_base_files(traced)

@@ -7,6 +7,8 @@ Each case on copy-on-write and merge-on-read, table versions 6 and 8; hudi-rs re
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Callable
 
 import pyarrow as pa
 import pytest
@@ -84,18 +86,33 @@ def data_files_in(path: str, partition: str) -> list[str]:
     )
 
 
-def first_write(spark, path: str, cfg: WriteConfig) -> HoodieTable:
-    table = HoodieTable.for_write(path, cfg)
-    rows = [(1, "one", A, 1, False), (2, "two", A, 1, False), (3, "three", B, 1, False)]
-    table.upsert(rows_of(spark, rows), cfg)
-    return table
+@pytest.fixture(scope="module")
+def first_write(spark, tmp_path_factory) -> Callable[[str, WriteConfig], HoodieTable]:
+    """`first_write(path, cfg)`: the table at `path` after the cases' first write (keys 1 and
+    2 in A, 3 in B) by `cfg`. The module's cases share a few configs: each config's first
+    write is made once, and every case gets a copy of it."""
+    written: dict[str, str] = {}
+
+    def write(path: str, cfg: WriteConfig) -> HoodieTable:
+        template = written.get(repr(cfg))
+        if template is None:
+            template = str(tmp_path_factory.mktemp("first-write") / "t")
+            rows = [(1, "one", A, 1, False), (2, "two", A, 1, False), (3, "three", B, 1, False)]
+            HoodieTable.for_write(template, cfg).upsert(rows_of(spark, rows), cfg)
+            written[repr(cfg)] = template
+        shutil.copytree(template, path)
+        return HoodieTable.for_write(path, cfg)
+
+    return write
 
 
 @pytest.mark.parametrize(("table_type", "version", "index"), INDEXED)
-def test_a_record_whose_partition_changed_moves(spark, tmp_path, table_type, version, index):
+def test_a_record_whose_partition_changed_moves(
+    spark, tmp_path, first_write, table_type, version, index
+):
     path = str(tmp_path / "t")
     cfg = global_config(table_type, version, index)
-    table = first_write(spark, path, cfg)
+    table = first_write(path, cfg)
     before = set(table.timeline().completed.instants)
     a_files = data_files_in(path, A)
     table.upsert(rows_of(spark, [(1, "one-moved", B, 2, False)]), cfg)
@@ -120,10 +137,12 @@ def test_a_record_whose_partition_changed_moves(spark, tmp_path, table_type, ver
 
 
 @pytest.mark.parametrize(("table_type", "version", "index"), COVERED)
-def test_update_partition_path_false_updates_in_place(spark, tmp_path, table_type, version, index):
+def test_update_partition_path_false_updates_in_place(
+    spark, tmp_path, first_write, table_type, version, index
+):
     path = str(tmp_path / "t")
     cfg = global_config(table_type, version, index, **{FLAG[index]: "false"})
-    table = first_write(spark, path, cfg)
+    table = first_write(path, cfg)
     table.upsert(rows_of(spark, [(1, "one-v2", B, 2, False), (9, "new", C, 2, False)]), cfg)
     # Updated where it is: its partition path stays A; the dt column carries the new value.
     assert view(table, spark) == {
@@ -134,12 +153,12 @@ def test_update_partition_path_false_updates_in_place(spark, tmp_path, table_typ
 
 
 @pytest.mark.parametrize(("table_type", "version", "index"), COVERED)
-def test_a_stale_record_does_not_move(spark, tmp_path, table_type, version, index):
+def test_a_stale_record_does_not_move(spark, tmp_path, first_write, table_type, version, index):
     """A record whose ordering value is below the stored one's loses the merge: the stored
     version stays where it is (Hudi merges the incoming record with the stored one)."""
     path = str(tmp_path / "t")
     cfg = global_config(table_type, version, index)
-    table = first_write(spark, path, cfg)
+    table = first_write(path, cfg)
     table.upsert(rows_of(spark, [(1, "one-v5", A, 5, False)]), cfg)
     table.upsert(rows_of(spark, [(1, "stale", B, 4, False), (2, "tie", B, 1, False)]), cfg)
     expected = {1: ("one-v5", A, A, 5), 2: ("tie", B, B, 1), 3: ("three", B, B, 1)}
@@ -152,10 +171,10 @@ def test_a_stale_record_does_not_move(spark, tmp_path, table_type, version, inde
 
 
 @pytest.mark.parametrize(("table_type", "version", "index"), INDEXED)
-def test_deletes_find_the_record_anywhere(spark, tmp_path, table_type, version, index):
+def test_deletes_find_the_record_anywhere(spark, tmp_path, first_write, table_type, version, index):
     path = str(tmp_path / "t")
     cfg = global_config(table_type, version, index)
-    table = first_write(spark, path, cfg)
+    table = first_write(path, cfg)
     # Hudi's delete operation, naming the wrong partition.
     table.delete(rows_of(spark, [(1, None, C, 0, False)]), cfg)
     # A _hoodie_is_deleted row in an upsert, naming the wrong partition.
@@ -190,10 +209,10 @@ def test_one_key_twice_without_a_precombine_field_is_refused(spark, tmp_path):
 
 
 @pytest.mark.parametrize(("table_type", "version"), LAYOUTS[:2])
-def test_an_insert_of_a_key_stored_elsewhere(spark, tmp_path, table_type, version):
+def test_an_insert_of_a_key_stored_elsewhere(spark, tmp_path, first_write, table_type, version):
     path = str(tmp_path / "t")
     cfg = global_config(table_type, version)
-    table = first_write(spark, path, cfg)
+    table = first_write(path, cfg)
     insert = global_config(table_type, version, **{"hoodie.datasource.write.operation": "insert"})
     with pytest.raises(RecordKeyExistsError, match="'1' in partition '2024-01-01'"):
         table.write(rows_of(spark, [(1, "x", B, 2, False), (7, "y", B, 2, False)]), insert)
@@ -211,12 +230,12 @@ def test_an_insert_of_a_key_stored_elsewhere(spark, tmp_path, table_type, versio
 
 
 @pytest.mark.parametrize(("table_type", "version"), LAYOUTS[:2])
-def test_a_key_in_two_partitions_is_refused(spark, tmp_path, table_type, version):
+def test_a_key_in_two_partitions_is_refused(spark, tmp_path, first_write, table_type, version):
     """A table whose SIMPLE writes left one key in two partitions cannot be tagged by key
     alone: the write names the key, both partitions and the option."""
     path = str(tmp_path / "t")
     simple = id_dt_ts_config("global", table_type, {"hoodie.write.table.version": str(version)})
-    table = first_write(spark, path, simple)
+    table = first_write(path, simple)
     table.upsert(rows_of(spark, [(1, "one-in-b", B, 2, False)]), simple)
     cfg = global_config(table_type, version)
     with pytest.raises(DuplicateRecordKeyError, match=r"'1' \(in '2024-01-01', '2024-01-02'\)"
@@ -224,16 +243,16 @@ def test_a_key_in_two_partitions_is_refused(spark, tmp_path, table_type, version
         table.upsert(rows_of(spark, [(1, "x", C, 3, False)]), cfg)
     # Keys stored once are still found: a table without duplicates switches freely.
     other = str(tmp_path / "u")
-    clean = first_write(spark, other, simple)
+    clean = first_write(other, simple)
     clean.upsert(rows_of(spark, [(2, "two-moved", C, 2, False)]), cfg)
     assert view(clean, spark)[2] == ("two-moved", C, C, 2) and len(view(clean, spark)) == 3
 
 
 @pytest.mark.parametrize(("table_type", "version"), LAYOUTS[::3])
-def test_moves_there_and_back(spark, tmp_path, table_type, version):
+def test_moves_there_and_back(spark, tmp_path, first_write, table_type, version):
     path = str(tmp_path / "t")
     cfg = global_config(table_type, version)
-    table = first_write(spark, path, cfg)
+    table = first_write(path, cfg)
     for ts, dt in ((2, C), (3, A), (4, B)):
         table.upsert(rows_of(spark, [(1, f"at-{dt}", dt, ts, False)]), cfg)
         assert view(table, spark)[1] == (f"at-{dt}", dt, dt, ts)
@@ -244,13 +263,13 @@ def test_moves_there_and_back(spark, tmp_path, table_type, version):
 
 
 @pytest.mark.parametrize(("table_type", "version"), LAYOUTS[2:])
-def test_a_move_and_a_delete_from_one_file_group(spark, tmp_path, table_type, version):
+def test_a_move_and_a_delete_from_one_file_group(spark, tmp_path, first_write, table_type, version):
     """One delete block holds a moved key's old copy (no ordering value) and a
     `_hoodie_is_deleted` row (its ts): hudi-rs reads it (it refuses a block mixing Hudi's
     Integer 0 with long values, which Apache Hudi writes there)."""
     path = str(tmp_path / "t")
     cfg = global_config(table_type, version)
-    table = first_write(spark, path, cfg)
+    table = first_write(path, cfg)
     table.upsert(rows_of(spark, [(1, "one-moved", B, 2, False), (2, None, C, 2, True)]), cfg)
     assert view(table, spark) == {1: ("one-moved", B, B, 2), 3: ("three", B, B, 1)}
     assert hudi_rs_rows(path) == {1: ("one-moved", B), 3: ("three", B)}

@@ -8,6 +8,14 @@ import pytest
 from dbt_runs import profile_target
 
 
+def pytest_collection_modifyitems(items):
+    """A test its class names in `dbt_full` (test_lake_incremental.py's `Lake`) runs in
+    `make test-dbt` only: `make test` runs it on the other lake materialization."""
+    for item in items:
+        if getattr(item, "originalname", item.name) in getattr(item.cls, "dbt_full", ()):
+            item.add_marker(pytest.mark.dbt_full)
+
+
 @pytest.fixture(scope="class")
 def dbt_profile_target(hoodie_spark_root):
     """The hoodie session profile every class runs on; the framework adds the schema."""

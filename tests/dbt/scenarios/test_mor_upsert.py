@@ -87,12 +87,21 @@ def _hudi_rs(base: Path, read_optimized: bool = False) -> dict:
     }
 
 
-@pytest.mark.parametrize("version", [6, 8], ids=["table-version-6", "table-version-8"])
+@pytest.mark.parametrize(
+    "version",
+    [
+        pytest.param(6, id="table-version-6"),
+        pytest.param(8, id="table-version-8", marks=pytest.mark.dbt_full),
+    ],
+)
 def test_mor_upsert_batches_compaction_and_table_operations(request, dbt_project, version):
     """Two models in one dbt process (one JVM): `orders` through four batches with inline and
     on-demand compaction; `orders_ops` through savepoint, rollback, restore and clean. Both
     table versions we write (README: "Compatibility"); version 8 in-process only (the
-    Connect variant runs the same writes through another session)."""
+    Connect variant runs the same writes through another session), in `make test-dbt` (marker
+    `dbt_full`): the models and operations are the same for both versions, `make test` writes
+    version 8 through dbt in test_table_version_8.py, and runs each of these table services
+    on a version 8 merge-on-read table in tests/interop/test_metadata_table_files.py."""
     if version != 6 and request.node.callspec.params["dbt_project"] != "session":
         pytest.skip("table version 8 runs in-process only")
     dbt_project.write("seeds/raw.csv", SEED)
