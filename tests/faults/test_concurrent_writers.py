@@ -22,11 +22,20 @@ tables. Then:
 The same checks hold for writers that state no concurrency settings at all (issue 38: a
 model run twice at once, by a schedule and by hand).
 
-`make test` runs two scenarios with three writers for four rounds: merge-on-read BUCKET
-overlapping on S3 (concurrency stated), and copy-on-write SIMPLE disjoint on a local disk with
-no concurrency option (the defaults). `make test-writers` (marker `writers`) runs all twelve
-stated scenarios with four writers for ten rounds, and two writers with the defaults for 20
-rounds over all four table type and key combinations of SIMPLE on a local disk (~95 s).
+With the metadata table on (`hoodie.metadata.enable=true`, on table version 6 or 8, compacted
+every four delta commits), which every write commits to under the table lock and lists files
+through without it, the metadata table also lists what storage holds at the end, holds no
+pending instant and a delta commit of every completed data instant, and reads through it plan
+what listing storage plans (`listing_compare.py`).
+
+`make test` runs three scenarios with three writers for four rounds: merge-on-read BUCKET
+overlapping on S3 (concurrency stated), copy-on-write SIMPLE disjoint on a local disk with
+no concurrency option (the defaults), and merge-on-read SIMPLE overlapping on a local disk
+with the metadata table on table version 8. `make test-writers` (marker `writers`) runs all
+twelve stated scenarios with four writers for ten rounds, the eight local ones and merge-on-read
+BUCKET on S3 with the metadata table on both table versions, and two writers with the
+defaults for 20 rounds over all four table type and key combinations of SIMPLE on a local disk
+(~95 s).
 """
 
 from __future__ import annotations
