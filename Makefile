@@ -164,10 +164,13 @@ fuzz: java $(VENV)/.dev $(CLASS_ARCHIVE)
 # over COW/MOR x SIMPLE/BUCKET x overlapping/disjoint keys on a local disk, and two each on S3
 # and Azure, with inline compaction and clean inside the writers; then two writers with the
 # default settings, 20 rounds over COW/MOR x overlapping/disjoint keys, and every case of a
-# writer started while another is about to commit (test_two_writers_at_once.py).
+# writer started while another is about to commit (test_two_writers_at_once.py); the same with
+# the metadata table on, on table versions 6 and 8 (the local scenarios and one on S3), readers
+# during writes and a writer losing its lock mid-commit on version 6, and two dbt runs of one
+# model at once with the metadata table on both versions (test_concurrent_runs.py).
 test-writers: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
-	$(PYTEST) -m writers tests/faults/test_concurrent_writers.py tests/faults/test_two_writers_at_once.py
+	$(PYTEST) -m writers tests/faults tests/functional/test_concurrent_runs.py
 
 # The main suite again with every table it creates at table version 8 (Hudi 1.x's layout;
 # `pytest --table-version 8`): tests that assert version 6's files (marker layout_v6) are

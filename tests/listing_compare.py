@@ -4,6 +4,11 @@
 every completed write and an incremental read from before every write, the plan through the
 metadata table (the readers' default, `hoodie.metadata.enable`) is the plan by listing
 storage: the same file slices, files, sizes and recorded blocks. Plans need no Spark.
+
+`assert_metadata_table_whole(meta)`: for a table whose writers kept its metadata table from its
+first write on, after they are done: its `files` partition lists what storage holds of completed
+instants, no metadata table instant is pending, and every completed data instant has its
+completed delta commit there.
 """
 
 from __future__ import annotations
@@ -13,10 +18,14 @@ from dataclasses import replace
 import pytest
 
 from hoodie.exceptions import HoodieError
+from hoodie.fs_view import CommittedInstants, FileSystemView
+from hoodie.markers import WriteMarkers
 from hoodie.meta_client import HoodieTableMetaClient
+from hoodie.naming import parse_base_file_name, parse_log_file_name
 from hoodie.read.options import ReadOptions
 from hoodie.read.planner import ReadPlan, plan_read
-from hoodie.table_metadata import MetadataListing
+from hoodie.table_metadata import MetadataListing, TableMetadata
+from hoodie.timeline import Action
 
 OFF = {"hoodie.metadata.enable": "false"}
 QUERY_TYPE = "hoodie.datasource.query.type"
@@ -77,3 +86,38 @@ def assert_reads_list_alike(meta: HoodieTableMetaClient, step: str = "") -> None
         assert_same_plans(meta, **{"as.of.instant": instant})
     for begin in ["0", *writes[:-1]]:
         assert_same_plans(meta, **{QUERY_TYPE: "incremental", BEGIN: begin})
+
+
+def storage_listing(meta: HoodieTableMetaClient) -> dict[str, dict[str, int]]:
+    """Every partition's base and log files of completed instants on storage, name -> size
+    (less files pending instants' markers name: a version 6 log file names its slice's base
+    instant, not the pending write that wrote it)."""
+    timeline = meta.timeline()
+    committed = CommittedInstants.of(timeline)
+    pending = {m.data_file for i in timeline.pending
+               for m in WriteMarkers(meta.storage, i.timestamp).all()}  # fmt: skip
+    out: dict[str, dict[str, int]] = {}
+    for partition in FileSystemView(meta.storage, timeline).partitions():
+        for info in meta.storage.list_files(partition):
+            parsed = parse_base_file_name(info.name) or parse_log_file_name(info.name)
+            if parsed and parsed.instant in committed and info.relative_path not in pending:
+                out.setdefault(partition, {})[info.name] = info.size
+    return out
+
+
+def assert_metadata_table_whole(meta: HoodieTableMetaClient, step: str = "") -> TableMetadata:
+    """The metadata table of a table written with it on from the first write, once its writers
+    are done: `files` lists what storage holds; none of its instants is pending; every
+    completed data instant but a savepoint (which changes no file) has its completed delta
+    commit, at the data instant's time."""
+    metadata = TableMetadata.open(meta)
+    assert metadata is not None, f"{step}: no metadata table"
+    listed = {p: metadata.files_in_partition(p) for p in metadata.all_partition_paths()}
+    assert {p: f for p, f in listed.items() if f} == storage_listing(meta), step
+    pending = [str(i) for i in metadata.timeline.pending]
+    assert not pending, f"{step}: metadata table instants left pending: {pending}"
+    deltas = {i.timestamp for i in metadata.timeline.completed if i.action is Action.DELTA_COMMIT}
+    missing = [str(i) for i in metadata.data_timeline.completed
+               if i.action is not Action.SAVEPOINT and i.timestamp not in deltas]  # fmt: skip
+    assert not missing, f"{step}: completed without their metadata table delta commit: {missing}"
+    return metadata

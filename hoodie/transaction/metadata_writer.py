@@ -22,7 +22,9 @@ a file no completed instant names): version 8 names it by its own instant
 (`.files-0000-0_<instant>.log.1_0-0-0`, as 1.2 does), version 6 by the latest base file's
 instant with the next log version (as 0.15 does). An MDT delta commit a crash left pending is
 removed (its log file, then its instant files) before the next one: MDT writes happen under
-the data table's lock, so no other writer owns it.
+the data table's lock, so no other writer owns it, unless that writer's lock expired while it
+wrote (a stalled process): it checks that it still holds the lock just before its delta commit
+completes, and fails rather than complete one whose files another writer removed.
 
 The MDT's own compaction, clean and archival run after a write
 (`hoodie.table_services.metadata_services`); a compaction a crash left pending is removed here,
@@ -34,7 +36,7 @@ from __future__ import annotations
 import base64
 import logging
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -306,9 +308,16 @@ class MetadataTableWriter:
             instant.with_state(State.COMPLETED), self._content(stats, "BULK_INSERT")
         )
 
-    def commit(self, instant_time: str, records: Sequence[FilesRecord]) -> None:
+    def commit(
+        self,
+        instant_time: str,
+        records: Sequence[FilesRecord],
+        check_lock: Callable[[], None] = lambda: None,
+    ) -> None:
         """One MDT delta commit at the data instant's time holding `records` (requested,
-        inflight naming the log file, the log file, completed)."""
+        inflight naming the log file, the log file, completed). `check_lock` raises unless
+        the table lock is still held: called just before the delta commit completes, since a
+        writer that took an expired lock removes a pending one (`roll_back_pending`)."""
         self.roll_back_pending()
         instant = self._begin(instant_time)
         name = self._next_log_name(instant_time)
@@ -328,6 +337,7 @@ class MetadataTableWriter:
                 "writer is writing the metadata table"
             )
         crash_point("metadata_table.log_written")
+        check_lock()
         self.mdt.save_instant(instant.with_state(State.COMPLETED), self._content(stats))
         crash_point("metadata_table.committed")
 
@@ -473,15 +483,19 @@ def _listing(
 
 
 def update_metadata_table(
-    meta_client: HoodieTableMetaClient, instant: Instant, content: bytes
+    meta_client: HoodieTableMetaClient,
+    instant: Instant,
+    content: bytes,
+    check_lock: Callable[[], None] = lambda: None,
 ) -> None:
     """Just before `instant` completes with `content` (its commit, clean, rollback or restore
     metadata): the metadata table's delta commit of it, the metadata table built first if the
-    table has none we keep. Called under the table lock, when there is one."""
+    table has none we keep. Called under the table lock, when there is one; `check_lock`
+    raises LockLostError unless it is still held (see `MetadataTableWriter.commit`)."""
     records = files_records_of(instant.action, content)
     if records is None:
         return
     what = f"{instant.action.value} {instant.timestamp}"
     writer = MetadataTableWriter.for_action(meta_client, instant.timestamp, what, records)
     if writer is not None:
-        writer.commit(instant.timestamp, records)
+        writer.commit(instant.timestamp, records, check_lock)

@@ -383,7 +383,7 @@ class Rollback:
         metadata = self.undo(plan, inflight.timestamp, started)
         content = metadata.to_avro()
         if policy.metadata_table:  # the metadata table's delta commit first, as for a write
-            update_metadata_table(self.meta_client, inflight, content)
+            update_metadata_table(self.meta_client, inflight, content, policy.check_lock)
         self.meta_client.save_instant(inflight.with_state(State.COMPLETED), content)
         crash_point("rollback.completed")
         self.forget(plan)

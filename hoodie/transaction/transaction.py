@@ -156,7 +156,8 @@ class Transaction:
             crash_point("commit.conflicts_checked")
             self.policy.check_lock()
             if keeps:
-                update_metadata_table(self.meta_client, self.instant, content)
+                update_metadata_table(self.meta_client, self.instant, content,
+                                      self.policy.check_lock)  # fmt: skip
             done = self.meta_client.save_instant(done, content)
             crash_point("commit.completed_under_lock")
         self.instant = done
@@ -174,7 +175,11 @@ class Transaction:
                 markers.delete_all()
                 self.meta_client.delete_instant(self.instant, (State.INFLIGHT,))
             elif markers.all():
-                Rollback(self.meta_client).rollback(self.instant, self.policy)
+                # under the table lock, as every rollback: its metadata table delta commit is
+                # one (and removes a pending one, taken for a crashed writer's)
+                with self.policy.exclusive():
+                    if not self._rolled_back():
+                        Rollback(self.meta_client).rollback(self.instant, self.policy)
             else:
                 self.meta_client.delete_pending_instant(self.instant)
         except Exception:  # pragma: no cover - best effort; the next writer rolls it back

@@ -3,7 +3,8 @@
 Usage: python concurrent_writer.py <base path> <writer number> <rounds> <out.json>
 Each round upserts this writer's own key into its own partition; even-numbered writers also
 update the shared key in the shared partition, so they conflict with each other. The result
-of every round (instant, or the error's class and message) goes to out.json.
+of every round (instant, or the error's class and message) goes to out.json. The table type
+and further write options come from HOODIE_WRITER_TABLE_TYPE and HOODIE_WRITER_OPTIONS (JSON).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def config() -> WriteConfig:
         partition_path="p",
         precombine_field="ts",
         table_type=os.environ.get("HOODIE_WRITER_TABLE_TYPE", "COPY_ON_WRITE"),
-        options=OCC,
+        options={**OCC, **json.loads(os.environ.get("HOODIE_WRITER_OPTIONS", "{}"))},
     )
 
 

@@ -33,7 +33,9 @@ def config(spec: dict) -> WriteConfig:
     """The writers' config: concurrent writers (stated, or with `defaults` in the spec the
     default concurrency settings), automatic clean (a short history, so it has work to do),
     merge-on-read compacting inline every two delta commits; archival is left out of the way
-    so the test can read every instant back."""
+    so the test can read every instant back. With `metadata_table` (6 or 8): that table version,
+    with hoodie.metadata.enable=true, compacting it every four delta commits (its clean follows;
+    its archival is held back as the data table's is)."""
     stated = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control"}
     options = {
         **({} if spec.get("defaults") else stated),
@@ -46,6 +48,10 @@ def config(spec: dict) -> WriteConfig:
         "hoodie.keep.min.commits": "400",
         "hoodie.keep.max.commits": "500",
     }
+    if spec.get("metadata_table") is not None:  # that table version, keeping the metadata table
+        options.update({"hoodie.write.table.version": str(spec["metadata_table"]),
+                        "hoodie.metadata.enable": "true",
+                        "hoodie.metadata.compact.max.delta.commits": "4"})  # fmt: skip
     return WriteConfig.build(
         "writers", record_key="id", partition_path="p", precombine_field="ts",
         table_type=spec["table_type"], options=options,

@@ -22,11 +22,20 @@ tables. Then:
 The same checks hold for writers that state no concurrency settings at all (issue 38: a
 model run twice at once, by a schedule and by hand).
 
-`make test` runs two scenarios with three writers for four rounds: merge-on-read BUCKET
-overlapping on S3 (concurrency stated), and copy-on-write SIMPLE disjoint on a local disk with
-no concurrency option (the defaults). `make test-writers` (marker `writers`) runs all twelve
-stated scenarios with four writers for ten rounds, and two writers with the defaults for 20
-rounds over all four table type and key combinations of SIMPLE on a local disk (~95 s).
+With the metadata table on (`hoodie.metadata.enable=true`, on table version 6 or 8, compacted
+every four delta commits), which every write commits to under the table lock and lists files
+through without it, the metadata table also lists what storage holds at the end, holds no
+pending instant and a delta commit of every completed data instant, and reads through it plan
+what listing storage plans (`listing_compare.py`).
+
+`make test` runs three scenarios with three writers for four rounds: merge-on-read BUCKET
+overlapping on S3 (concurrency stated), copy-on-write SIMPLE disjoint on a local disk with
+no concurrency option (the defaults), and merge-on-read SIMPLE overlapping on a local disk
+with the metadata table on table version 8. `make test-writers` (marker `writers`) runs all
+twelve stated scenarios with four writers for ten rounds, the eight local ones and merge-on-read
+BUCKET on S3 with the metadata table on both table versions, and two writers with the
+defaults for 20 rounds over all four table type and key combinations of SIMPLE on a local disk
+(~95 s).
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from listing_compare import assert_metadata_table_whole, assert_reads_list_alike
 from multi_writer import SCHEMA, config, seed_rows
 
 from hoodie import HoodieTable
@@ -56,24 +66,34 @@ CHILD = Path(__file__).with_name("multi_writer.py")
 WRITERS, ROUNDS = 4, 10
 WRITERS_IN_MAKE_TEST, ROUNDS_IN_MAKE_TEST = 3, 4
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
-SCENARIOS = [(t, i, k, "local") for t in (COW, MOR) for i in ("SIMPLE", "BUCKET")
+# (table type, index, keys, store, metadata table): None, the table version 6 default (no
+# metadata table); 6 or 8, that table version with hoodie.metadata.enable=true.
+SCENARIOS = [(t, i, k, "local", None) for t in (COW, MOR) for i in ("SIMPLE", "BUCKET")
              for k in ("overlap", "disjoint")]  # fmt: skip
-SCENARIOS += [(t, i, "overlap", store) for store in ("s3", "azure")
+SCENARIOS += [(t, i, "overlap", store, None) for store in ("s3", "azure")
               for t, i in ((COW, "SIMPLE"), (MOR, "BUCKET"))]  # fmt: skip
-IN_MAKE_TEST = [(MOR, "BUCKET", "overlap", "s3"), (COW, "SIMPLE", "disjoint", "local")]
+# The metadata table on, on both table versions (make test-writers): every local scenario, and
+# one on S3 (the storage-based lock).
+MDT_SCENARIOS = [(t, i, k, "local", v) for v in (6, 8) for t in (COW, MOR)
+                 for i in ("SIMPLE", "BUCKET") for k in ("overlap", "disjoint")]  # fmt: skip
+MDT_SCENARIOS += [(MOR, "BUCKET", "overlap", "s3", v) for v in (6, 8)]
+IN_MAKE_TEST = [(MOR, "BUCKET", "overlap", "s3", None), (COW, "SIMPLE", "disjoint", "local", None),
+                (MOR, "SIMPLE", "overlap", "local", 8)]  # fmt: skip
 # Of those, the scenarios whose writers give no concurrency option (the defaults).
-WITH_DEFAULTS_IN_MAKE_TEST = {(COW, "SIMPLE", "disjoint", "local")}
+WITH_DEFAULTS_IN_MAKE_TEST = {(COW, "SIMPLE", "disjoint", "local", None)}
 # Two writers with the default settings, 20 rounds (make test-writers).
-DEFAULT_SCENARIOS = [(t, "SIMPLE", k, "local") for t in (COW, MOR) for k in ("overlap", "disjoint")]
+DEFAULT_SCENARIOS = [(t, "SIMPLE", k, "local", None) for t in (COW, MOR)
+                     for k in ("overlap", "disjoint")]  # fmt: skip
 DEFAULT_ROUNDS = 20
 CONFLICT = re.compile(r"^write (\d{17}) to table '\w+' conflicts with (.+?), which")
 NAMED = re.compile(r"(\d{17}) \((\w+)\)")
 
 
 def _name(scenario) -> str:
-    table_type, index, keys, store = scenario
+    table_type, index, keys, store, mdt = scenario
     name = f"{'cow' if table_type == COW else 'mor'}-{index.lower()}-{keys}"
-    return name if store == "local" else f"{name}-{store}"
+    name = name if store == "local" else f"{name}-{store}"
+    return name if mdt is None else f"{name}-mdt{mdt}"
 
 
 def test_concurrent_writers(spark, tmp_path, request):
@@ -87,6 +107,11 @@ def test_concurrent_writers_full_matrix(spark, tmp_path, request):
 
 
 @pytest.mark.writers
+def test_concurrent_writers_with_the_metadata_table_full_matrix(spark, tmp_path, request):
+    _run_and_check(spark, tmp_path, MDT_SCENARIOS, request, ROUNDS, WRITERS)
+
+
+@pytest.mark.writers
 def test_two_writers_with_default_settings_full(spark, tmp_path, request):
     _run_and_check(spark, tmp_path, DEFAULT_SCENARIOS, request, DEFAULT_ROUNDS, 2,
                    defaults=set(DEFAULT_SCENARIOS))  # fmt: skip
@@ -95,15 +120,15 @@ def test_two_writers_with_default_settings_full(spark, tmp_path, request):
 # -- the run -------------------------------------------------------------------------------------
 def _run_and_check(
     spark, tmp_path, scenarios, request, rounds: int, writers: int,
-    defaults: set[tuple[str, str, str, str]] = frozenset(),  # scenarios with no concurrency option
+    defaults: set[tuple[str, str, str, str, int | None]] = frozenset(),  # no concurrency option
 ) -> None:  # fmt: skip
     register(spark)
     specs = []
     for scenario in scenarios:
-        table_type, index, keys, store = scenario
+        table_type, index, keys, store, mdt = scenario
         spec = {"path": str(tmp_path / _name(scenario)), "name": _name(scenario),
                 "table_type": table_type, "index": index, "keys": keys,
-                "defaults": scenario in defaults}  # fmt: skip
+                "defaults": scenario in defaults, "metadata_table": mdt}  # fmt: skip
         if store != "local":
             bucket = request.getfixturevalue("bucket_on")(store)
             spec.update(path=bucket.uri(_name(scenario)), storage_options=bucket.storage_options,
@@ -279,6 +304,10 @@ def _check_table(
         undone = RollbackMetadata.from_avro(content).commits_rolled_back
         assert set(undone) <= tried, f"{name}: rollback {instant.timestamp} undid {undone}"
     assert not [i for i in timeline.pending if i.action in WRITE_ACTIONS]
+    if spec["metadata_table"] is not None:
+        assert_metadata_table_whole(table.meta_client, name)
+        if "storage_options" not in spec:
+            assert_reads_list_alike(table.meta_client, name)
     done = {i.timestamp for i in timeline.completed}
     return (
         f"{name}: {len(committed) - 1} commits, {len(failed)} conflicts ({with_writes} with "

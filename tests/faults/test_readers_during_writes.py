@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from listing_compare import assert_metadata_table_whole, assert_reads_list_alike
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie.read.datasource import register
@@ -29,20 +30,33 @@ def _state(rounds_done: int) -> dict:
     return state
 
 
+def mdt(version: int | None) -> dict[str, str]:
+    """None: the table version 6 default (no metadata table); else that table version, the
+    metadata table kept by the writer, and read through by our reader and hudi-rs (version 8)."""
+    if version is None:
+        return {}
+    return {"hoodie.write.table.version": str(version), "hoodie.metadata.enable": "true"}
+
+
+WITH_MDT = [None, 8, pytest.param(6, marks=pytest.mark.writers)]
+
+
 # Merge-on-read: the writer's commits add log files that readers must merge or ignore.
 @pytest.mark.parametrize("table_type", ["MERGE_ON_READ"])
-def test_readers_see_whole_snapshots_during_writes(spark, tmp_path, table_type):
+@pytest.mark.parametrize("version", WITH_MDT, ids=lambda v: f"mdt{v}" if v else "no-mdt")
+def test_readers_see_whole_snapshots_during_writes(spark, tmp_path, table_type, version):
     register(spark)
     path = str(tmp_path / "table")
     cfg = WriteConfig.build(
         "concurrent", record_key="id", partition_path="p", precombine_field="ts",
-        table_type=table_type,
+        table_type=table_type, options=mdt(version),
     )  # fmt: skip
     table = HoodieTable.for_write(path, cfg)
     schema = "id int, value string, p string, ts bigint"
     table.upsert(spark.createDataFrame([(0, "initial", "shared", 0)], schema), cfg)
     valid = [_state(k) for k in range(ROUNDS + 1)]
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, HOODIE_WRITER_TABLE_TYPE=table_type)
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, HOODIE_WRITER_TABLE_TYPE=table_type,
+               HOODIE_WRITER_OPTIONS=json.dumps(mdt(version)))  # fmt: skip
     out = tmp_path / "writer.json"
     writer = subprocess.Popen(
         [sys.executable, str(WRITER), path, "0", str(ROUNDS), str(out)],
@@ -70,22 +84,27 @@ def test_readers_see_whole_snapshots_during_writes(spark, tmp_path, table_type):
     assert final == valid[-1]
     # The reads overlapped the writes: they saw more than one snapshot.
     assert len(set(seen)) > 1, seen
+    if version is not None:
+        assert_metadata_table_whole(table.meta_client)
+        assert_reads_list_alike(table.meta_client)
 
 
-def test_a_write_completing_after_the_listing_is_not_read(spark, tmp_path, monkeypatch):
+@pytest.mark.parametrize("version", WITH_MDT, ids=lambda v: f"mdt{v}" if v else "no-mdt")
+def test_a_write_completing_after_the_listing_is_not_read(spark, tmp_path, monkeypatch, version):
     """The race behind a torn read that 4 writers on S3 produced: write A, still running when
     a reader listed the files (so only some of its log files may be listed), completed before
     the reader decided which instants count, and a write B that started after A had already
     completed, so A's instant was before the snapshot's. The reader must count the instants of
     the timeline it listed against, and so see none of A. Here A's completion is held back
-    until the listing is done, then put in place before the reader goes on."""
+    until the listing is done, then put in place before the reader goes on. With the metadata
+    table, A's delta commit there is complete while A is not: it must not count either."""
     import hoodie.read.datasource as datasource
     from hoodie.read.datasource import HoodieDataSource
     from hoodie.timeline import Action, Instant, State
 
     path = str(tmp_path / "table")
     cfg = WriteConfig.build("torn", record_key="id", partition_path="p", precombine_field="ts",
-                            table_type="MERGE_ON_READ")  # fmt: skip
+                            table_type="MERGE_ON_READ", options=mdt(version))  # fmt: skip
     table = HoodieTable.for_write(path, cfg)
     schema = "id int, value string, p string, ts bigint"
     table.upsert(spark.createDataFrame([(1, "first", "a", 1), (2, "first", "b", 1)], schema), cfg)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from crash_support import CHILD, COW, FINISHED, FIRST, MOR, S1, apply, hudi_rs, snapshot
+from listing_compare import assert_metadata_table_whole, assert_reads_list_alike
 from tests_support import SCHEMA, write_config
 
 from hoodie import HoodieTable
@@ -31,11 +32,19 @@ from hoodie.timeline import WRITE_ACTIONS, Action
 pytestmark = pytest.mark.slow
 
 SINGLE = {"hoodie.write.concurrency.mode": "single_writer"}
+
+
+def mdt(version: int) -> dict[str, str]:
+    """The metadata table kept, on that table version."""
+    return {"hoodie.write.table.version": str(version), "hoodie.metadata.enable": "true"}
+
+
 # (table type, options, partition of both writers' new keys, does the first one conflict?)
 # FIRST's partitions hold one small file group each, which both writers' inserts fill (and so
 # rewrite: a conflict); a new partition gets a new file group per writer. A child JVM each:
 # `make test` runs the issue's case (35-60 s on a loaded 2-core machine; writes that both apply
-# are in its test_concurrent_writers run), `make test-writers` all.
+# are in its test_concurrent_writers run) and the same with the metadata table on version 8,
+# `make test-writers` all.
 CASES = [
     pytest.param(COW, {}, FIRST[0][2], True, id="cow-same-group"),
     pytest.param(MOR, {}, "2024-02-01", False, id="mor-new-groups", marks=pytest.mark.writers),
@@ -43,6 +52,15 @@ CASES = [
     pytest.param(
         COW, SINGLE, FIRST[0][2], True, id="cow-single-writer-same-group", marks=pytest.mark.writers
     ),
+    # With the metadata table: the conflicting write's rollback, and two delta commits of it
+    # while the first writer's instant is pending.
+    pytest.param(COW, mdt(8), FIRST[0][2], True, id="cow-same-group-mdt8"),
+    pytest.param(COW, mdt(6), FIRST[0][2], True, id="cow-same-group-mdt6",
+                 marks=pytest.mark.writers),  # fmt: skip
+    pytest.param(MOR, mdt(8), "2024-02-01", False, id="mor-new-groups-mdt8",
+                 marks=pytest.mark.writers),  # fmt: skip
+    pytest.param(MOR, mdt(6), "2024-02-01", False, id="mor-new-groups-mdt6",
+                 marks=pytest.mark.writers),  # fmt: skip
 ]
 
 
@@ -98,6 +116,9 @@ def test_a_second_writer_never_undoes_a_running_one(
     assert not [i for i in timeline.pending if i.action in WRITE_ACTIONS | {Action.ROLLBACK}]
     completed = {i.timestamp for i in timeline.completed if i.action in WRITE_ACTIONS}
     assert (first.timestamp in completed) is not conflicts
+    if "hoodie.metadata.enable" in options:
+        assert_metadata_table_whole(table.meta_client)
+        assert_reads_list_alike(table.meta_client)
     if conflicts:  # the conflicting write's own files were rolled back: no base file names it
         names = [p.name for p in Path(path).rglob("*.parquet")]
         assert not [n for n in names if first.timestamp in n], names

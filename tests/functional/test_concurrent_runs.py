@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 import pytest
+from listing_compare import assert_metadata_table_whole, assert_reads_list_alike
 
 from hoodie import HoodieTable
 from hoodie.timeline import WRITE_ACTIONS, Action
@@ -29,19 +30,30 @@ pytestmark = pytest.mark.slow
 MODEL = """\
 {{{{ config(materialized='mor_upsert', record_key='id', partition_path='p', precombine_field='ts',
           location_root='{root}',
-          options={{'hoodie.index.type': 'BUCKET', 'hoodie.bucket.index.num.buckets': '2'}}) }}}}
+          options={{'hoodie.index.type': 'BUCKET', 'hoodie.bucket.index.num.buckets': '2'
+                   {more}}}) }}}}
 select id, 'run{run}' as value, 'p0' as p, cast({run} as bigint) as ts
 from (select explode(array(0, 1, 2, 3, 4, {run}00)) as id)
 """
 SHARED = [0, 1, 2, 3, 4]
+# The metadata table: None, the table version 6 default (none); 6 or 8, that table version with
+# hoodie.metadata.enable=true (version 8's default), which both runs build and write at once.
+# A case is two dbt processes (~100 s on a loaded 2-core machine): make test runs the first,
+# make test-writers the metadata table's (make test has concurrent writers with the metadata
+# table on in tests/faults).
+VERSIONS = [None, pytest.param(8, marks=pytest.mark.writers),
+            pytest.param(6, marks=pytest.mark.writers)]  # fmt: skip
 
 
-def test_two_dbt_runs_of_one_model_at_once(make_dbt_project, tmp_path):
+@pytest.mark.parametrize("version", VERSIONS, ids=lambda v: f"mdt{v}" if v else "no-mdt")
+def test_two_dbt_runs_of_one_model_at_once(make_dbt_project, tmp_path, version):
     lake = tmp_path / "lake"
+    more = "" if version is None else (f", 'hoodie.write.table.version': '{version}', "
+                                       "'hoodie.metadata.enable': 'true'")  # fmt: skip
     projects = []
     for run in (1, 2):
         project = make_dbt_project(f"project{run}")
-        project.write("models/events.sql", MODEL.format(root=lake, run=run))
+        project.write("models/events.sql", MODEL.format(root=lake, run=run, more=more))
         projects.append(project)
     with ThreadPoolExecutor(2) as pool:
         reports = list(pool.map(lambda p: p.run([["run"]]), projects))
@@ -55,6 +67,9 @@ def test_two_dbt_runs_of_one_model_at_once(make_dbt_project, tmp_path):
     rows = pa.Table.from_batches(hudi.HudiTable(str(lake / "events")).read()).to_pylist()
     got = {r["id"]: r["value"] for r in rows}
     assert len(got) == len(rows), "a key appears twice"
+    if version is not None:
+        assert_metadata_table_whole(table.meta_client)
+        assert_reads_list_alike(table.meta_client)
 
     if all(o["success"] for o in outcomes):
         assert len(commits) == 2
