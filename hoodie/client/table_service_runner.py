@@ -88,7 +88,7 @@ class TableServiceRunner:
             return MetadataServicesResult()
         with self.policy.exclusive():
             return run_metadata_table_services(
-                self.meta_client, MetadataServicesConfig.of(config)
+                self.meta_client, MetadataServicesConfig.of(config), self.policy.check_lock
             )
 
     def upgrade(self, spark: SparkSession | None) -> UpgradeResult:

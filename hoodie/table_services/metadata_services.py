@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import properties as props
@@ -89,10 +90,15 @@ class MetadataServicesResult:
 
 
 def run_metadata_table_services(
-    data: HoodieTableMetaClient, config: MetadataServicesConfig
+    data: HoodieTableMetaClient,
+    config: MetadataServicesConfig,
+    check_lock: Callable[[], None] = lambda: None,
 ) -> MetadataServicesResult:
     """Clean, compact and archive the metadata table of `data`, where it has one we keep
-    (`files` completed). Call it under the table lock, with the data instant complete."""
+    (`files` completed). Call it under the table lock, with the data instant complete;
+    `check_lock` raises if that lock was lost meanwhile (its lease ran out, and another writer
+    may have removed this compaction as a crashed one): it is called just before the
+    compaction completes."""
     result = MetadataServicesResult()
     data.properties = HoodieTableMetaClient.load(data.storage).properties
     if props.metadata_partitions(data.properties.extra) != (FILES_PARTITION,):
@@ -103,7 +109,7 @@ def run_metadata_table_services(
     writer.roll_back_pending()
     result.clean = _clean(writer, config)
     data_timeline = data.timeline()
-    result.compaction = _compact(writer, data_timeline, config)
+    result.compaction = _compact(writer, data_timeline, config, check_lock=check_lock)
     archived = archive(
         writer.mdt, config.keep_min_commits, config.keep_max_commits,
         max_delta_commits=config.compaction_delta_commits, keep_metadata_table=True,
@@ -164,6 +170,7 @@ def _compact(
     data_timeline: Timeline,
     config: MetadataServicesConfig,
     every_slice: bool = False,
+    check_lock: Callable[[], None] = lambda: None,
 ) -> str | None:
     mdt = writer.mdt
     timeline = mdt.timeline()
@@ -234,6 +241,7 @@ def _compact(
             total_log_size_compacted=sum(f.size for f in file_slice.log_files),
         ))  # fmt: skip
     crash_point("metadata_table.compaction_written")
+    check_lock()
     mdt.save_instant(requested.with_state(State.COMPLETED), mdt.commit_content(commit))
     log.info("table '%s': metadata table compacted at %s (%d file slice(s))",
              writer.data.name, instant_time, len(slices))  # fmt: skip

@@ -143,3 +143,57 @@ def test_a_conflicting_write_is_rolled_back_under_the_table_lock(spark, tmp_path
     meta = HoodieTable.open(path).meta_client
     assert not [i for i in meta.timeline().pending if i.action in WRITE_ACTIONS]
     assert_metadata_table_whole(meta, "after A's rollback")
+
+
+def test_a_writer_whose_lock_expired_during_its_metadata_compaction_does_not_complete_it(
+    spark, tmp_path
+):
+    """The same for the metadata table's compaction after a write: writer A stops after writing
+    its base file, its lease runs out, writer B's write removes A's pending compaction (and its
+    base file) as a crashed one. A must not complete it: a completed compaction whose base file
+    is gone would leave readers of the metadata table no `files` slice at all."""
+    from hoodie.table_services import metadata_services
+    from hoodie.timeline import Action
+    from hoodie.transaction.metadata_writer import MetadataTableWriter
+
+    register(spark)
+    path = str(tmp_path / "table")
+    cfg = WriteConfig.build("lost", record_key="id", partition_path="dt", precombine_field="ts",
+                            table_type="COPY_ON_WRITE", options={
+        "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+        "hoodie.write.table.version": "8", "hoodie.metadata.enable": "true",
+        "hoodie.metadata.compact.max.delta.commits": "3",
+    })  # fmt: skip
+    table = HoodieTable.for_write(path, cfg)
+    table.upsert(spark.createDataFrame(_rows(1, "2024-01-01", 1), SCHEMA), cfg)  # 2 deltas
+    original = metadata_services.crash_point
+    b_started, b_wrote = [], []
+
+    def stall_then_other_writer(name: str) -> None:
+        original(name)
+        if name != "metadata_table.compaction_written" or b_started:
+            return
+        b_started.append(name)
+        lock = Path(path) / LOCK_FILE
+        record = json.loads(lock.read_text())
+        record["expires_at"] = 0
+        lock.write_text(json.dumps(record))
+        b_wrote.append(table.upsert(spark.createDataFrame(_rows(20, "2024-01-03", 3), SCHEMA),
+                                    cfg).instant)  # fmt: skip
+
+    with mock.patch.object(metadata_services, "crash_point", stall_then_other_writer):
+        table.upsert(spark.createDataFrame(_rows(10, "2024-01-02", 2), SCHEMA), cfg)
+    assert b_wrote, "writer A never compacted the metadata table"
+    meta = HoodieTable.open(path).meta_client
+    writer = MetadataTableWriter.open_existing(meta)
+    assert writer is not None
+    for instant in writer.mdt.timeline().completed:
+        if instant.action is Action.COMMIT:  # every completed compaction's base files exist
+            for stat in writer.mdt.commit_metadata(instant).write_stats():
+                assert writer.mdt.storage.exists(stat.path), (str(instant), stat.path)
+    assert_metadata_table_whole(meta, "after A")
+    assert_reads_list_alike(meta, "after A")
+    expected = {k: (n, ts) for k, n, _dt, ts, _d in
+                [*_rows(1, "2024-01-01", 1), *_rows(10, "2024-01-02", 2),
+                 *_rows(20, "2024-01-03", 3)]}  # fmt: skip
+    assert snapshot(spark, path) == expected == hudi_rs(path)
