@@ -5,8 +5,8 @@ not compared exactly), that a file the metadata table decides needs no footer wh
 lacks falls back to its footer, and, on the sample tables Apache Hudi wrote with those
 partitions (tests/fixtures/mdt-tables, hudi-rs's v8 trips), that no slice holding a matching
 row is skipped and the metadata table prunes without a footer read.
-tests/judge/test_apache_hudi_column_stats_skipping.py does the same through Spark on tables Apache Hudi
-1.2 writes during the test."""
+tests/judge/test_apache_hudi_column_stats_skipping.py does the same through Spark on tables
+Apache Hudi 1.2 writes during the test."""
 
 from __future__ import annotations
 
