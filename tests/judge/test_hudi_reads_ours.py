@@ -83,9 +83,12 @@ HISTORY_START = (
     upsert(range(6, 14), 2, "b"),
     delete([1, 7], 3),
 )
-# Archival past the first writes, cleaning that leaves several instants to travel to.
+# Archival past the first writes, cleaning that leaves several instants to travel to; on
+# version 8 (the metadata table kept by default) archival waits for the metadata table's
+# compaction, after every 2 of its delta commits here.
 ARCHIVE = {"hoodie.keep.min.commits": "4", "hoodie.keep.max.commits": "5",
-           "hoodie.cleaner.commits.retained": "3"}  # fmt: skip
+           "hoodie.cleaner.commits.retained": "3",
+           "hoodie.metadata.compact.max.delta.commits": "2"}  # fmt: skip
 LAYOUTS = (
     Layout("cow_one_v6", "cow", "SIMPLE", "one", True, 6, HISTORY_START + (
         upsert(range(12, 16), 4, "c"), ("savepoint",), upsert(range(3), 5, "d"),
