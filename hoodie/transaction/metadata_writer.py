@@ -439,8 +439,8 @@ def _csv(value: str | None) -> list[str]:
 
 
 def _mdt_client(data: HoodieTableMetaClient, storage: FileIO) -> HoodieTableMetaClient:
-    """The MDT as a table of ours to put instants on (its HFile base files are no concern
-    of the meta client's)."""
+    """The MDT as a table of ours to put instants on, clean and archive (its base file
+    format, HFILE, makes the meta client's views take `.hfile` base files)."""
     version = data.properties.table_version
     properties = props.TableProperties(
         name=f"{data.name}_metadata", table_type=props.MERGE_ON_READ, record_key_fields=("key",),
