@@ -11,12 +11,10 @@ readers: tests/judge/test_hudi_reads_our_metadata_table.py.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from killed_writes import upsert_killed_at
 from listing_compare import assert_reads_list_alike
 from rs_compare import assert_same_rows, read_ours, read_theirs
 from sample_tables import unzip
@@ -24,7 +22,6 @@ from sample_tables import unzip
 from hoodie import HoodieTable, WriteConfig
 from hoodie import properties as props
 from hoodie.exceptions import InvalidConfigError
-from hoodie.faults import CRASH_AT
 from hoodie.fs_view import CommittedInstants, FileSystemView
 from hoodie.markers import WriteMarkers
 from hoodie.meta_client import HoodieTableMetaClient
@@ -214,28 +211,8 @@ def test_a_crash_around_the_metadata_commit_reads_right_and_the_next_write_goes_
     table.write([("1", "a", 1, "x"), ("2", "b", 1, "y")])
     table.config = table.config_with()
     before = read_ours(table.spark, table.path)
-    code = (
-        "import sys; sys.path[:0] = {paths!r}\n"
-        "from pyspark.sql import SparkSession\n"
-        "from hoodie import HoodieTable, WriteConfig\n"
-        # a small session, as the fault tests' children (tests/faults/tests_support.py):
-        # Spark's default 200 shuffle partitions made each child's upsert ~3x slower
-        "spark = (SparkSession.builder.master('local[1]')\n"
-        "    .config('spark.sql.shuffle.partitions', '1').config('spark.ui.enabled', 'false')\n"
-        "    .config('spark.ui.showConsoleProgress', 'false').getOrCreate())\n"
-        "cfg = WriteConfig.build('mdt', 'id', 'dt', 'ts', table_type='MERGE_ON_READ', "
-        "options={options!r})\n"
-        "df = spark.createDataFrame([('1', 'a', 5, 'crash'), ('3', 'c', 5, 'new')], "
-        "'id string, dt string, ts long, v string')\n"
-        "HoodieTable.for_write({path!r}, cfg).upsert(df, cfg)\n"
-    ).format(
-        paths=sys.path,
-        options={**QUIET, "hoodie.write.table.version": str(table.version)},
-        path=table.path,
-    )
-    env = {**os.environ, CRASH_AT: point}
-    done = subprocess.run([sys.executable, "-c", code], env=env, timeout=600, check=False)
-    assert done.returncode != 0
+    options = {**QUIET, "hoodie.write.table.version": str(table.version)}
+    assert upsert_killed_at(table.path, options, point) != 0
     ours = read_ours(table.spark, table.path)
     theirs = read_theirs(hudi.HudiTable(table.path))
     assert assert_same_rows(point, "_hoodie_record_key", ours, theirs) == assert_same_rows(

@@ -6,22 +6,17 @@ what storage holds (Apache Hudi's readers: tests/judge/test_hudi_reads_our_metad
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from listing_compare import assert_reads_list_alike
+from killed_writes import upsert_killed_at
+from listing_compare import assert_reads_list_alike, storage_listing
 from rs_compare import assert_same_rows, read_ours, read_theirs
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie import properties as props
-from hoodie.faults import CRASH_AT
-from hoodie.fs_view import CommittedInstants, FileSystemView
-from hoodie.markers import WriteMarkers
 from hoodie.meta_client import HoodieTableMetaClient
-from hoodie.naming import parse_base_file_name, parse_log_file_name
+from hoodie.naming import parse_log_file_name
 from hoodie.read.datasource import register
 from hoodie.table_metadata import HFILE_EXTENSION, METADATA_FOLDER, TableMetadata
 from hoodie.timeline import Action, State
@@ -54,20 +49,6 @@ def upsert(spark, path: str, cfg: WriteConfig, step: int) -> None:
     rows = [(str(step % 4), "ab"[step % 2], step, f"v{step}"), (f"n{step}", "c", step, "new")]
     frame = spark.createDataFrame(rows, "id string, dt string, ts long, v string")
     HoodieTable.for_write(path, cfg).upsert(frame, cfg)
-
-
-def storage_listing(meta: HoodieTableMetaClient) -> dict[str, dict[str, int]]:
-    timeline = meta.timeline()
-    committed = CommittedInstants.of(timeline)
-    pending = {m.data_file for i in timeline.pending
-               for m in WriteMarkers(meta.storage, i.timestamp).all()}  # fmt: skip
-    out: dict[str, dict[str, int]] = {}
-    for partition in FileSystemView(meta.storage, timeline).partitions():
-        for info in meta.storage.list_files(partition):
-            parsed = parse_base_file_name(info.name) or parse_log_file_name(info.name)
-            if parsed and parsed.instant in committed and info.relative_path not in pending:
-                out.setdefault(partition, {})[info.name] = info.size
-    return out
 
 
 def check(spark, path: str, step: str) -> TableMetadata:
@@ -165,23 +146,8 @@ def test_a_crash_in_the_metadata_tables_compaction_leaves_it_readable(
     path = str(tmp_path / "t")
     cfg = config(version, props.MERGE_ON_READ)
     upsert(spark, path, cfg, 0)  # its delta commit and the MDT's initialization: the 3rd compacts
-    code = (
-        "import sys; sys.path[:0] = {paths!r}\n"
-        "from pyspark.sql import SparkSession\n"
-        "from hoodie import HoodieTable, WriteConfig\n"
-        "spark = (SparkSession.builder.master('local[1]')\n"
-        "    .config('spark.sql.shuffle.partitions', '1').config('spark.ui.enabled', 'false')\n"
-        "    .config('spark.ui.showConsoleProgress', 'false').getOrCreate())\n"
-        "cfg = WriteConfig.build('mdt', 'id', 'dt', 'ts', table_type='MERGE_ON_READ', "
-        "options={options!r})\n"
-        "df = spark.createDataFrame([('1', 'a', 5, 'crash'), ('3', 'c', 5, 'new')], "
-        "'id string, dt string, ts long, v string')\n"
-        "HoodieTable.for_write({path!r}, cfg).upsert(df, cfg)\n"
-    ).format(paths=sys.path, path=path,
-             options={**OPTIONS, "hoodie.write.table.version": str(version)})  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, CRASH_AT: point},
-                          timeout=600, check=False)  # fmt: skip
-    assert done.returncode != 0
+    options = {**OPTIONS, "hoodie.write.table.version": str(version)}
+    assert upsert_killed_at(path, options, point) != 0
     metadata = TableMetadata.open(HoodieTableMetaClient.open(path))
     assert metadata is not None
     pending = [i for i in metadata.timeline.pending if i.action is Action.COMPACTION]
