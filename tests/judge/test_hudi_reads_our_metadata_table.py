@@ -38,6 +38,23 @@ QUIET = {
 VERSIONS = {HUDI_1: 8, HUDI_0: 6}
 
 
+def hudi_writes_files_only(version: str) -> dict[str, str]:
+    """Apache Hudi's write options on our table: its metadata table on, with `files` alone
+    (the partitions we keep), no inline compaction; version 8 tables from 1.2."""
+    options = datasource_options("judge", "mor")
+    options.update({
+        "hoodie.metadata.enable": "true",
+        "hoodie.metadata.index.column.stats.enable": "false",
+        "hoodie.metadata.index.bloom.filter.enable": "false",
+        "hoodie.metadata.record.index.enable": "false",
+        "hoodie.compact.inline": "false",
+    })  # fmt: skip
+    if version == HUDI_1:
+        options["hoodie.write.table.version"] = "8"
+        options["hoodie.metadata.index.partition.stats.enable"] = "false"
+    return options
+
+
 def mdt_instants(path: str) -> list[str]:
     metadata = TableMetadata.open(HoodieTableMetaClient.open(path))
     assert metadata is not None
@@ -84,17 +101,7 @@ def test_apache_hudi_reads_through_our_metadata_table_after_each_action(
     savepoint = HoodieTable.open(path).services.savepoint(config=config())
 
     ours_before = mdt_instants(path)
-    options = datasource_options("judge", "mor")
-    options.update({
-        "hoodie.metadata.enable": "true",
-        "hoodie.metadata.index.column.stats.enable": "false",
-        "hoodie.metadata.index.bloom.filter.enable": "false",
-        "hoodie.metadata.record.index.enable": "false",
-        "hoodie.compact.inline": "false",
-    })  # fmt: skip
-    if version == HUDI_1:
-        options["hoodie.write.table.version"] = "8"
-        options["hoodie.metadata.index.partition.stats.enable"] = "false"
+    options = hudi_writes_files_only(version)
     rows = pa.table({"id": [6, 1], "dt": ["a", "a"], "ts": [5, 5], "name": ["f5", "a5"]})
     judge.write(path, rows, options)
     theirs = HoodieTableMetaClient.open(path).timeline().completed.last_timestamp()
@@ -148,18 +155,8 @@ def test_apache_hudi_reads_our_compacted_metadata_table_and_compacts_it_itself(
     assert meta.archived_instants(), "the data table archived nothing"
     agree("our compactions, cleans and archivals of both timelines")
 
-    hudi_options = datasource_options("judge", "mor")
-    hudi_options.update({
-        "hoodie.metadata.enable": "true",
-        "hoodie.metadata.compact.max.delta.commits": "1",
-        "hoodie.metadata.index.column.stats.enable": "false",
-        "hoodie.metadata.index.bloom.filter.enable": "false",
-        "hoodie.metadata.record.index.enable": "false",
-        "hoodie.compact.inline": "false",
-    })  # fmt: skip
-    if version == HUDI_1:
-        hudi_options["hoodie.write.table.version"] = "8"
-        hudi_options["hoodie.metadata.index.partition.stats.enable"] = "false"
+    hudi_options = hudi_writes_files_only(version)
+    hudi_options["hoodie.metadata.compact.max.delta.commits"] = "1"
     for step in (20, 21):
         rows = pa.table({"id": pa.array([step, 1], pa.int32()), "dt": ["a", "a"],
                          "ts": [step, step], "name": [f"h{step}", f"a{step}"]})  # fmt: skip
@@ -183,14 +180,7 @@ def test_apache_hudi_reads_a_table_we_upgraded_with_its_metadata_table(
     read it through the metadata table, Apache Hudi 1.2 writes on top, and we read that."""
     register(spark)
     path = str(tmp_path / "t")
-    options = datasource_options("judge", "mor")
-    options.update({
-        "hoodie.metadata.enable": "true",
-        "hoodie.metadata.index.column.stats.enable": "false",
-        "hoodie.metadata.index.bloom.filter.enable": "false",
-        "hoodie.metadata.record.index.enable": "false",
-        "hoodie.compact.inline": "false",
-    })  # fmt: skip
+    options = hudi_writes_files_only(HUDI_0)
     old = apache_hudi(HUDI_0)
     for step in (1, 2):
         rows = pa.table({"id": pa.array([step, 10 + step], pa.int32()), "dt": ["a", "b"],
@@ -211,8 +201,7 @@ def test_apache_hudi_reads_a_table_we_upgraded_with_its_metadata_table(
     assert_same_as_apache_hudi("1.2 after our upgrade", read_ours(spark, path), theirs, KEY)
     assert_same_rows("hudi-rs after our upgrade", KEY, read_ours(spark, path),
                      read_theirs(hudi.HudiTable(path)))  # fmt: skip
-    options["hoodie.write.table.version"] = "8"
-    options["hoodie.metadata.index.partition.stats.enable"] = "false"
+    options = hudi_writes_files_only(HUDI_1)
     rows = pa.table({"id": pa.array([6, 11], pa.int32()), "dt": ["a", "b"], "ts": [4, 4],
                      "name": ["f4", "b4"]})  # fmt: skip
     new.write(path, rows, options)
