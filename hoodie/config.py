@@ -8,7 +8,7 @@ once, in `hoodie.options.write`; here they become a `WriteConfig` and are checke
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -70,6 +70,42 @@ def _default(attribute: str) -> Any:
     return field(default=default(attribute))
 
 
+COLUMN_STATS = "column_stats"
+BLOOM_FILTERS = "bloom_filters"
+
+
+@dataclass(frozen=True)
+class MetadataIndexes:
+    """Which of the metadata table's index partitions a writer keeps beside `files`
+    (`hoodie.metadata.index.*`): True builds one the table lacks, False drops one it has,
+    None keeps what the table has (so a writer or table service that does not say keeps a
+    table's indexes, as it keeps its metadata table); with the column list and file group
+    counts a new partition is built with."""
+
+    column_stats: bool | None = None
+    column_list: tuple[str, ...] | None = None  # None: the table version's default
+    max_columns: int = 32
+    column_stats_file_groups: int = 2
+    bloom_filters: bool | None = None
+    bloom_filter_file_groups: int = 4
+
+    def kept(self, existing: Collection[str]) -> tuple[str, ...]:
+        """The index partitions kept, given the table's completed ones."""
+        out = []
+        for name, on in ((BLOOM_FILTERS, self.bloom_filters), (COLUMN_STATS, self.column_stats)):
+            if on or (on is None and name in existing):
+                out.append(name)
+        return tuple(out)
+
+    def file_groups(self, partition: str) -> int:
+        """File groups of `partition` when it is built."""
+        if partition == COLUMN_STATS:
+            return self.column_stats_file_groups
+        if partition == BLOOM_FILTERS:
+            return self.bloom_filter_file_groups
+        return 1
+
+
 @dataclass(frozen=True)
 class WriteConfig:
     """How to write a table: its identity (name, record key, partition fields, precombine
@@ -95,6 +131,17 @@ class WriteConfig:
     # hoodie.metadata.enable; None: by the table (`keeps_metadata_table`)
     metadata_table: bool | None = _default("metadata_table")
     metadata_compaction_delta_commits: int = _default("metadata_compaction_delta_commits")
+    metadata_column_stats: bool | None = _default("metadata_column_stats")  # None: the table's
+    metadata_column_stats_columns: tuple[str, ...] | None = _default(
+        "metadata_column_stats_columns"
+    )  # None or (): the default list
+    metadata_column_stats_max_columns: int = _default("metadata_column_stats_max_columns")
+    metadata_column_stats_file_groups: int = _default("metadata_column_stats_file_groups")
+    metadata_bloom_filters: bool | None = _default("metadata_bloom_filters")  # None: the table's
+    metadata_bloom_filter_file_groups: int = _default("metadata_bloom_filter_file_groups")
+    metadata_bloom_filter_columns: tuple[str, ...] | None = _default(
+        "metadata_bloom_filter_columns"
+    )
     database: str = "default"
     max_file_size: int = _default("max_file_size")
     small_file_limit: int = _default("small_file_limit")
@@ -190,6 +237,36 @@ class WriteConfig:
                 f"{self.bloom_filter.vector_size} bits; at most {_MAX_BLOOM_BITS} (Java's int) "
                 "can be read by Apache Hudi"
             )
+
+        stray = [c for c in self.metadata_bloom_filter_columns or ()
+                 if c not in self.record_key_fields]  # fmt: skip
+        if stray:
+            raise InvalidConfigError(
+                f"table '{self.table_name}': hoodie.metadata.index.bloom.filter.column.list names "
+                f"{', '.join(stray)}: the metadata table's bloom filters are the base files' "
+                f"record key filters ({', '.join(self.record_key_fields)}); leave it unset"
+            )
+        wanted = [key for key, on in (
+            ("hoodie.metadata.index.column.stats.enable", self.metadata_column_stats),
+            ("hoodie.metadata.index.bloom.filter.enable", self.metadata_bloom_filters),
+        ) if on]  # fmt: skip
+        if wanted and self.metadata_table is False:
+            raise InvalidConfigError(
+                f"table '{self.table_name}': {' and '.join(wanted)} need the metadata table, "
+                "which hoodie.metadata.enable=false turns off; set it to true (or unset)"
+            )
+
+    @property
+    def metadata_indexes(self) -> MetadataIndexes:
+        """The metadata table's index partitions this write keeps beside `files`."""
+        return MetadataIndexes(
+            column_stats=self.metadata_column_stats,
+            column_list=self.metadata_column_stats_columns or None,
+            max_columns=self.metadata_column_stats_max_columns,
+            column_stats_file_groups=self.metadata_column_stats_file_groups,
+            bloom_filters=self.metadata_bloom_filters,
+            bloom_filter_file_groups=self.metadata_bloom_filter_file_groups,
+        )
 
     @property
     def bloom_filter(self) -> BloomFilterSpec:

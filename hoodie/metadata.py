@@ -112,6 +112,12 @@ class WriteStat:
     log_version: int | None = None
     log_offset: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # What the write task found for the metadata table's indexes, handed to the driver with
+    # the stat and never written into the commit metadata (as Apache Hudi keeps its write
+    # stats' column ranges out of the JSON): each indexed column's range
+    # (`column_stats.ColumnRange.to_json`), and a base file's serialized bloom filter.
+    column_ranges: list[dict[str, Any]] | None = None
+    bloom_filter: str | None = None
 
     _JSON_NAMES = {
         "file_id": "fileId",

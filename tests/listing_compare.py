@@ -13,14 +13,19 @@ completed delta commit there.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import replace
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from hoodie.exceptions import HoodieError
 from hoodie.fs_view import CommittedInstants, FileSystemView
+from hoodie.logformat import read_log_file
 from hoodie.markers import WriteMarkers
 from hoodie.meta_client import HoodieTableMetaClient
+from hoodie.metadata_records import bloom_filter_key
 from hoodie.naming import parse_base_file_name, parse_log_file_name
 from hoodie.read.options import ReadOptions
 from hoodie.read.planner import ReadPlan, plan_read
@@ -121,3 +126,83 @@ def assert_metadata_table_whole(meta: HoodieTableMetaClient, step: str = "") -> 
                if i.action is not Action.SAVEPOINT and i.timestamp not in deltas]  # fmt: skip
     assert not missing, f"{step}: completed without their metadata table delta commit: {missing}"
     return metadata
+
+
+def _expected_ranges(meta: HoodieTableMetaClient, partition: str, name: str) -> dict:
+    """Each column's (min, max, value count, null count) of one data file, worked out here
+    with pyarrow's compute functions on its rows (not the writer's path: footers), as
+    Apache Hudi's column stats hold them: value counts with nulls; a log file's rows are its
+    data blocks' (deletes only: none)."""
+    relative = f"{partition}/{name}" if partition else name
+    if parse_base_file_name(name) is not None:
+        with meta.storage.parquet_file(relative) as parquet:
+            rows = parquet.read()
+    else:
+        tables = [b.records() for b in read_log_file(meta.storage, relative) if b.is_data_block]
+        rows = pa.concat_tables(tables) if tables else None
+    if rows is None:
+        return {}
+    out = {}
+    for column in rows.column_names:
+        values = rows.column(column)
+        if pa.types.is_timestamp(values.type):
+            values = values.cast(pa.int64())
+        bounds = pc.min_max(values).as_py() if values.null_count < len(values) else None
+        low, high = (bounds["min"], bounds["max"]) if bounds else (None, None)
+        out[column] = (low, high, len(values), values.null_count)
+    return out
+
+
+def _stored(value):
+    return None if value is None else value.value
+
+
+def assert_indexes_whole(meta: HoodieTableMetaClient, step: str = "") -> None:
+    """The `column_stats` and `bloom_filters` partitions of a table written with them on from
+    its first write: every base and log file storage holds of completed instants has a record
+    for each indexed column, whose bounds and counts are the file's rows' (`_expected_ranges`),
+    and every base file its footer's bloom filter; no file storage lacks has any left."""
+    metadata = TableMetadata.open(meta)
+    assert metadata is not None, f"{step}: no metadata table"
+    listing = storage_listing(meta)
+    if "column_stats" in metadata._partitions:
+        stored = {}
+        for record in metadata.read_partition("column_stats").values():
+            if not record.is_deleted:
+                stored[(record.file_name, record.column_name)] = record
+        files = {name for names in listing.values() for name in names}
+        stray = sorted({f for f, _ in stored} - files)
+        assert not stray, f"{step}: column stats of files storage lacks: {stray}"
+        for partition, names in listing.items():
+            for name in names:
+                expected = _expected_ranges(meta, partition, name)
+                columns = {c for f, c in stored if f == name}
+                assert columns, f"{step}: no column stats for {partition}/{name}"
+                assert columns <= set(expected) or not expected, (step, name, columns)
+                for column in columns:
+                    record = stored[(name, column)]
+                    got = (_stored(record.min_value), _stored(record.max_value),
+                           record.value_count, record.null_count)  # fmt: skip
+                    want = expected.get(column, (None, None, 0, 0))
+                    if isinstance(want[0], datetime.date):
+                        got = (
+                            *(datetime.date(1970, 1, 1) + datetime.timedelta(days=v)
+                              if isinstance(v, int) else v for v in got[:2]),
+                            *got[2:],
+                        )  # fmt: skip
+                    assert got == want, f"{step}: {partition}/{name} {column}: {got} != {want}"
+    if "bloom_filters" in metadata._partitions:
+        blooms = {}
+        for record in metadata.read_partition("bloom_filters").values():
+            if not record.is_deleted:
+                blooms[record.key] = record
+        base_files = [(p, n) for p, names in listing.items() for n in names
+                      if parse_base_file_name(n) is not None]  # fmt: skip
+        assert len(blooms) == len(base_files), f"{step}: {len(blooms)} filters, {base_files}"
+        for partition, name in base_files:
+            key = bloom_filter_key(partition or ".", name)
+            assert key in blooms, f"{step}: no bloom filter for {partition}/{name}"
+            with meta.storage.parquet_file(f"{partition}/{name}" if partition else name) as pf:
+                footer = pf.metadata.metadata
+            assert blooms[key].bloom_filter == footer[b"org.apache.hudi.bloomfilter"], name
+            assert blooms[key].timestamp == parse_base_file_name(name).instant, name

@@ -199,6 +199,40 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "it is then cleaned (keeping min(hoodie.cleaner.commits.retained, 20) commits) "
                    "and archived (hoodie.keep.min/max.commits), as Apache Hudi does",
                    attribute="metadata_compaction_delta_commits", parse=positive_int),
+    ConfigProperty("hoodie.metadata.index.column.stats.enable", None,
+                   "with the metadata table: its column_stats partition (each base and log "
+                   "file's min, max, value and null counts per indexed column, as Apache Hudi "
+                   "writes them; readers skip files by them): true builds it from the files' "
+                   "footers and keeps it with every action, false drops it; none: kept where "
+                   "the table has it",
+                   attribute="metadata_column_stats", parse=boolean),
+    ConfigProperty("hoodie.metadata.index.column.stats.column.list", None,
+                   "the columns column_stats indexes, comma-separated; none: the meta columns "
+                   "Apache Hudi indexes for the table version, then every data column of a type "
+                   "with statistics, up to hoodie.metadata.index.column.stats.max.columns.to.index "
+                   "(table version 8 keeps the list in .hoodie/.index_defs/index.json). A change "
+                   "builds the partition again",
+                   attribute="metadata_column_stats_columns", parse=optional_field_list),
+    ConfigProperty("hoodie.metadata.index.column.stats.max.columns.to.index", 32,
+                   "with no column list: at most this many columns are indexed",
+                   attribute="metadata_column_stats_max_columns", parse=positive_int),
+    ConfigProperty("hoodie.metadata.index.column.stats.file.group.count", 2,
+                   "file groups of a column_stats partition built by this write (an existing "
+                   "one keeps its count)",
+                   attribute="metadata_column_stats_file_groups", parse=positive_int),
+    ConfigProperty("hoodie.metadata.index.bloom.filter.enable", None,
+                   "with the metadata table: its bloom_filters partition (each base file's "
+                   "record key bloom filter, as in its footer): true builds it from the footers "
+                   "and keeps it, false drops it; none: kept where the table has it",
+                   attribute="metadata_bloom_filters", parse=boolean),
+    ConfigProperty("hoodie.metadata.index.bloom.filter.file.group.count", 4,
+                   "file groups of a bloom_filters partition built by this write (an existing "
+                   "one keeps its count)",
+                   attribute="metadata_bloom_filter_file_groups", parse=positive_int),
+    ConfigProperty("hoodie.metadata.index.bloom.filter.column.list", None,
+                   "only the record key (none, or the key's field) is supported: the bloom "
+                   "filters are the base files' footer filters of their keys",
+                   attribute="metadata_bloom_filter_columns", parse=optional_field_list),
     # What a write does.
     ConfigProperty("hoodie.datasource.write.operation", Operation.UPSERT.value,
                    "upsert (update stored keys, insert new ones), insert (only new keys, filling "

@@ -45,6 +45,7 @@ from ..timeline import Action, Instant, State, Timeline, new_instant_time
 from ..transaction.failed_writes import FailedWritesPolicy
 from ..transaction.metadata_writer import (
     FILES_PARTITION,
+    MAINTAINED,
     WRITE_TOKEN,
     MetadataTableWriter,
     metadata_base_file,
@@ -101,7 +102,8 @@ def run_metadata_table_services(
     compaction completes."""
     result = MetadataServicesResult()
     data.properties = HoodieTableMetaClient.load(data.storage).properties
-    if props.metadata_partitions(data.properties.extra) != (FILES_PARTITION,):
+    partitions = props.metadata_partitions(data.properties.extra)
+    if FILES_PARTITION not in partitions or not set(partitions) <= set(MAINTAINED):
         return result
     writer = MetadataTableWriter.open_existing(data)
     if writer is None:

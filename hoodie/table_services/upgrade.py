@@ -63,6 +63,7 @@ from ..timeline import (
 from ..transaction.metadata_table import turn_off_metadata_table
 from ..transaction.metadata_writer import (
     FILES_PARTITION,
+    MAINTAINED,
     MetadataTableWriter,
     upgraded_metadata_table_properties,
 )
@@ -107,6 +108,7 @@ def upgrade_to_version_8(
     _refuse_pending(meta_client, [instant for instant, _ in files])
     # A metadata table is a table of the old version: upgraded first, while readers list
     # storage, or turned off, so that the new hoodie.properties does not list an old one.
+    partitions = props.metadata_partitions(meta_client.properties.extra)
     kept = keep_metadata_table and _upgrade_metadata_table(meta_client)
     if not kept:
         turn_off_metadata_table(meta_client, f"upgrade to table version {TARGET_VERSION}")
@@ -121,7 +123,7 @@ def upgrade_to_version_8(
     extra = dict(meta_client.properties.extra)
     extra[props.INITIAL_VERSION] = str(version)
     if kept:  # readers list through it again from the switch on
-        extra[props.METADATA_PARTITIONS] = FILES_PARTITION
+        extra[props.METADATA_PARTITIONS] = ",".join(sorted(partitions))
         extra[props.METADATA_PARTITIONS_INFLIGHT] = ""
     upgraded = replace(
         meta_client.properties,
@@ -147,8 +149,9 @@ def _upgrade_metadata_table(meta_client: HoodieTableMetaClient) -> bool:
     table of different versions. A crash in between leaves a version 6 table whose metadata
     table is being built: the next action turns it off and builds it again."""
     extra = meta_client.properties.extra
-    completed = extra.get(props.METADATA_PARTITIONS, "").strip()
-    if completed != FILES_PARTITION or extra.get(props.METADATA_PARTITIONS_INFLIGHT, "").strip():
+    completed = props.metadata_partitions(extra)
+    if (FILES_PARTITION not in completed or not set(completed) <= set(MAINTAINED)
+            or extra.get(props.METADATA_PARTITIONS_INFLIGHT, "").strip()):  # fmt: skip
         return False  # none, one with partitions we do not keep, or one being built
     writer = MetadataTableWriter.open_existing(meta_client)
     if writer is None:
@@ -163,7 +166,7 @@ def _upgrade_metadata_table(meta_client: HoodieTableMetaClient) -> bool:
                     "turned off (the next write builds it again): %s",
                     meta_client.name, TARGET_VERSION, error)  # fmt: skip
         return False
-    meta_client.set_metadata_partitions(completed=(), inflight=(FILES_PARTITION,))
+    meta_client.set_metadata_partitions(completed=(), inflight=completed)
     crash_point("upgrade.metadata_table_hidden")
     mdt = writer.mdt
     files = _layout_1_files(mdt.storage)

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import cast
 
-from ..config import OPTIMISTIC, WriteConfig
+from ..config import OPTIMISTIC, MetadataIndexes, WriteConfig
 from ..exceptions import CommitError, TableNotFoundError, TimelineError
 from ..meta_client import HoodieTableMetaClient
 from ..options.write import default, default_seconds
@@ -49,6 +49,8 @@ class FailedWritesPolicy:
     # hoodie.metadata.enable: actions under this policy keep the metadata table's files
     # partition up to date (`metadata_writer.py`) rather than delete it
     metadata_table: bool = False
+    # hoodie.metadata.index.*: the index partitions kept beside `files` (unset: the table's)
+    metadata_indexes: MetadataIndexes = MetadataIndexes()
 
     @classmethod
     def of(
@@ -66,6 +68,7 @@ class FailedWritesPolicy:
             tolerable_misses=config.heartbeat_tolerable_misses,
             lock=table_lock(storage, config, lock_provider) if optimistic else None,
             metadata_table=_keeps_metadata_table(storage, config),
+            metadata_indexes=config.metadata_indexes,
         )
 
     @property

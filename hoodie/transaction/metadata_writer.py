@@ -34,9 +34,10 @@ with its base files, before the next delta commit (nothing reads a pending compa
 from __future__ import annotations
 
 import base64
+import datetime
 import logging
 import posixpath
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -44,11 +45,12 @@ import pyarrow as pa
 from .. import properties as props
 from ..avro_metadata import CleanMetadata, RestoreMetadata, RollbackMetadata
 from ..bloom_filter import BloomFilterSpec, serialized_filter
+from ..config import BLOOM_FILTERS, COLUMN_STATS, MetadataIndexes
 from ..exceptions import HoodieError, MalformedMetadataError
 from ..faults import armed, crash_point
 from ..fs_view import FileSystemView
 from ..hfile import write_hfile
-from ..logformat import delete_block, hfile_data_block
+from ..logformat import DeleteRecord, delete_block, hfile_data_block
 from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata, WriteStat
@@ -62,8 +64,10 @@ from ..metadata_conversion import (
 from ..metadata_records import (
     FilesRecord,
     MetadataPartitionType,
+    MetadataRecord,
     encode_metadata_record,
     file_group_id,
+    file_group_index,
     metadata_record_schema,
     partition_identifier,
 )
@@ -73,6 +77,7 @@ from ..naming import (
     parse_log_file_name,
     partition_metadata_text,
 )
+from ..schema import from_avro_schema, with_meta_columns
 from ..storage import FileIO
 from ..table_metadata import (
     HFILE_EXTENSION,
@@ -81,6 +86,7 @@ from ..table_metadata import (
     MetadataTableProperties,
 )
 from ..timeline import METAFOLDER, Action, Instant, State, Timeline, layout_of
+from .metadata_indexes import IndexedColumns, IndexRecordMaker, IndexRecords
 from .metadata_table import turn_off_metadata_table
 
 log = logging.getLogger(__name__)
@@ -88,6 +94,8 @@ log = logging.getLogger(__name__)
 FILES = MetadataPartitionType.FILES
 FILES_PARTITION = FILES.partition_name
 FILES_FILE_ID = file_group_id(FILES.file_id_prefix, 0)  # files-0000-0
+# The partitions we write: `files`, and the indexes of issue 41's step 7.
+MAINTAINED = (FILES_PARTITION, COLUMN_STATS, BLOOM_FILTERS)
 WRITE_TOKEN = "0-0-0"  # one writer, no Spark task: Apache Hudi's initialization token
 # Version 6's initialization instant: the base plus `PARTITION_INITIALIZATION_TIME_SUFFIX`
 # (10) plus the partition's position (files: 0) as 3 digits; version 8's base is 17 digits.
@@ -170,7 +178,7 @@ def files_records_of(action: Action, content: bytes) -> list[FilesRecord] | None
     return None
 
 
-def _entries(records: Sequence[FilesRecord], version: int) -> list[tuple[bytes, bytes]]:
+def _entries(records: Sequence[MetadataRecord], version: int) -> list[tuple[bytes, bytes]]:
     return sorted((r.key.encode("utf-8"), encode_metadata_record(r, version)) for r in records)
 
 
@@ -203,25 +211,29 @@ class MetadataTableWriter:
         instant_time: str,
         action: str,
         records: Sequence[FilesRecord] = (),
+        indexes: MetadataIndexes = MetadataIndexes(),  # noqa: B008 (frozen)
     ) -> MetadataTableWriter | None:
         """The MDT to bring `instant_time`'s action into, initialized if the table has none
-        usable; None when it cannot be built now (a data instant older than the latest
-        completed one is pending: its files are in no listing and would be missed, the rule
-        Apache Hudi initializes by). `records`: the action's own, whose files the listing
-        leaves to them (Apache Hudi builds the table before the action writes; here the
-        action's files exist already, and a version 6 log file's name does not say which
-        instant wrote it)."""
+        usable, with the index partitions `indexes` keeps built or dropped first; None when it
+        cannot be built now (a data instant older than the latest completed one is pending:
+        its files are in no listing and would be missed, the rule Apache Hudi initializes
+        by). `records`: the action's own `files` records, whose files a listing leaves to
+        them (Apache Hudi builds the table before the action writes; here the action's files
+        exist already, and a version 6 log file's name does not say which instant wrote it)."""
         data.properties = HoodieTableMetaClient.load(data.storage).properties  # afresh
         stored = props.metadata_partitions(data.properties.extra)
         completed = _csv(data.properties.extra.get(props.METADATA_PARTITIONS))
         inflight = _csv(data.properties.extra.get(props.METADATA_PARTITIONS_INFLIGHT))
-        if completed == [FILES_PARTITION] and not inflight:
-            opened = cls.open_existing(data)
-            if opened is not None:
-                return opened
-        if stored or data.storage.exists(METADATA_FOLDER):
-            turn_off_metadata_table(data, f"{action} (rebuilding the metadata table's files)")
-        return cls._initialize(data, instant_time, records)
+        writer = None
+        if FILES_PARTITION in completed and set(completed) <= set(MAINTAINED) and not inflight:
+            writer = cls.open_existing(data)
+        if writer is None:
+            if stored or data.storage.exists(METADATA_FOLDER):
+                turn_off_metadata_table(data, f"{action} (rebuilding the metadata table)")
+            writer = cls._initialize(data, instant_time, records)
+        if writer is not None and not writer._sync_indexes(indexes, instant_time, records):
+            return None
+        return writer
 
     @classmethod
     def open_existing(cls, data: HoodieTableMetaClient) -> MetadataTableWriter | None:
@@ -237,24 +249,19 @@ class MetadataTableWriter:
             return None
         return cls(data, _mdt_client(data, storage))
 
+    @property
+    def partitions(self) -> tuple[str, ...]:
+        """The MDT partitions the data table lists as built."""
+        return tuple(_csv(self.data.properties.extra.get(props.METADATA_PARTITIONS)))
+
     @classmethod
     def _initialize(
         cls, data: HoodieTableMetaClient, instant_time: str, records: Sequence[FilesRecord]
     ) -> MetadataTableWriter | None:
         timeline = data.timeline()
-        latest = timeline.completed.last_timestamp()
-        blocking = [
-            i.timestamp for i in timeline.pending
-            if i.timestamp != instant_time and latest is not None and i.timestamp < latest
-            and i.action in (*_DATA_ACTIONS, Action.CLEAN, Action.ROLLBACK, Action.RESTORE)
-        ]  # fmt: skip
-        if blocking:
-            log.warning(
-                "table '%s': the metadata table is not built now: %s still pending, older than "
-                "the latest completed instant %s (as Apache Hudi, it is built by a later action)",
-                data.name, ", ".join(blocking), latest,
-            )  # fmt: skip
+        if _blocking(data, timeline, instant_time):
             return None
+        latest = timeline.completed.last_timestamp()
         version = data.properties.table_version
         if version >= 8:
             init = latest or V8_SOLO_COMMIT_TIMESTAMP
@@ -273,36 +280,130 @@ class MetadataTableWriter:
             props.dumps(mdt_props, comment="Properties saved by dbt-hoodie").encode(),
         )
         writer = cls(data, _mdt_client(data, storage))
-        writer._bootstrap(init, _listing(data, timeline, records))
+        listing = listing_files_records(_listing(data, timeline, records))
+        writer._build_partition(FILES_PARTITION, init, {FILES_PARTITION: listing}, 1)
         data.set_metadata_partitions(completed=(FILES_PARTITION,), inflight=())
         log.info("table '%s': metadata table built (files) at %s", data.name, init)
         return writer
 
+    # -- the index partitions --------------------------------------------------------------------
+    def _sync_indexes(
+        self, indexes: MetadataIndexes, instant_time: str, records: Sequence[FilesRecord]
+    ) -> bool:
+        """Drop the index partitions `indexes` turns off, build those it turns on; False when
+        one cannot be built now (an older data instant is pending: as for `files`)."""
+        existing = [p for p in self.partitions if p != FILES_PARTITION]
+        kept = indexes.kept(existing)
+        for partition in existing:
+            if partition not in kept:
+                self._drop_partition(partition)
+        missing = [p for p in kept if p not in existing]
+        if not missing:
+            return True
+        timeline = self.data.timeline()
+        if _blocking(self.data, timeline, instant_time):
+            return False
+        maker = self.index_record_maker(missing, indexes)
+        own = {(r.key, name) for r in records if not r.is_partition_list for name in r.files}
+        files = [
+            (partition, path) for partition, path in _latest_files(self.data, timeline)
+            if (partition_identifier(partition), posixpath.basename(path)) not in own
+        ]  # fmt: skip
+        built = maker.files(files)
+        for partition in missing:
+            init = self._init_instant(timeline)
+            self.data.set_metadata_partitions(completed=self.partitions,
+                                              inflight=(partition,))  # fmt: skip
+            self._build_partition(partition, init, built.records, indexes.file_groups(partition))
+            self.data.set_metadata_partitions(completed=(*self.partitions, partition),
+                                              inflight=())  # fmt: skip
+            log.info("table '%s': metadata table's %s built at %s (%d file(s))",
+                     self.data.name, partition, init, len(files))  # fmt: skip
+        return True
+
+    def index_record_maker(
+        self, partitions: Sequence[str] | None = None, indexes: MetadataIndexes | None = None
+    ) -> IndexRecordMaker:
+        """What makes this table's `column_stats` / `bloom_filters` records (of `partitions`,
+        by default those built), indexing the configured columns or the version's default."""
+        indexes = indexes or MetadataIndexes()
+        columns = IndexedColumns(self.version, indexes.column_list, indexes.max_columns)
+        chosen = self.partitions if partitions is None else partitions
+        schema = None
+        if COLUMN_STATS in chosen:
+            stored = self.data.schema()
+            schema = with_meta_columns(stored) if stored is not None else None
+        return IndexRecordMaker(self.data.storage, chosen, columns, schema)
+
+    def _drop_partition(self, partition: str) -> None:
+        """Turn one index partition off as Apache Hudi does: listed no more first (readers
+        stop using it), then its folder deleted."""
+        self.data.set_metadata_partitions(
+            completed=tuple(p for p in self.partitions if p != partition), inflight=()
+        )
+        crash_point("metadata_table.index_dropped")
+        self.mdt.storage.delete_dir(partition)
+        log.info("table '%s': metadata table's %s dropped", self.data.name, partition)
+
+    def _init_instant(self, timeline: Timeline) -> str:
+        """The initialization instant of another partition: version 6, the latest completed
+        data instant with the next free suffix from `010` (Apache Hudi 0.15's
+        `createIndexInitTimestamp`); version 8, that instant plus the fewest milliseconds
+        that make it new to both timelines (1.2's `generateUniqueInstantTime`)."""
+        taken = {i.timestamp for i in self.mdt.timeline()} | {i.timestamp for i in timeline}
+        latest = timeline.completed.last_timestamp()
+        for step in range(1, 1000):
+            if self.version >= 8:
+                candidate = plus_millis(latest or V8_SOLO_COMMIT_TIMESTAMP, step)
+            else:
+                candidate = (latest or SOLO_COMMIT_TIMESTAMP) + f"{9 + step:03d}"
+            if candidate not in taken:
+                return candidate
+        raise HoodieError(f"metadata table of '{self.data.name}': no initialization instant free")
+
     # -- writing ---------------------------------------------------------------------------------
-    def _bootstrap(self, init: str, listing: dict[str, dict[str, int]]) -> None:
-        """The initialization delta commit: the `files` base HFile of the listing and the
-        file group's empty delete block log file (Apache Hudi's `initializeFileGroups`)."""
+    def _build_partition(
+        self,
+        partition: str,
+        init: str,
+        records: Mapping[str, Sequence[MetadataRecord]],
+        file_groups: int,
+    ) -> None:
+        """A partition's initialization delta commit (Apache Hudi's `initializeFileGroups` and
+        bulk insert): per file group an empty delete block log file and, where it has records,
+        a base HFile of them."""
         storage = self.mdt.storage
-        storage.makedirs(FILES_PARTITION)
+        storage.makedirs(partition)
         storage.write_atomic(
-            posixpath.join(FILES_PARTITION, ".hoodie_partition_metadata"),
+            posixpath.join(partition, ".hoodie_partition_metadata"),
             partition_metadata_text(init, 1).encode(),
         )
+        kind = MetadataPartitionType.of(partition)
+        groups: dict[str, list[MetadataRecord]] = {
+            file_group_id(kind.file_id_prefix, i): [] for i in range(file_groups)
+        }
+        for record in records.get(partition, ()):
+            file_id = file_group_id(kind.file_id_prefix, file_group_index(record.key, file_groups))
+            groups[file_id].append(record)
         instant = self._begin(init)
-        records = listing_files_records(listing)
-        entries = _entries(records, self.version)
-        base = metadata_base_file(entries, self.version)
-        base_name = f"{FILES_FILE_ID}_{WRITE_TOKEN}_{init}{HFILE_EXTENSION}"
-        log_name = log_file_name(FILES_FILE_ID, init, 1, WRITE_TOKEN)
-        stats = [self._stat(base_name, len(base), init, len(entries)),
-                 self._stat(log_name, 0, init, 0)]  # fmt: skip
+        files: list[tuple[WriteStat, bytes]] = []
+        for file_id, grouped in groups.items():
+            if grouped:
+                entries = _entries(grouped, self.version)
+                base = metadata_base_file(entries, self.version)
+                name = f"{file_id}_{WRITE_TOKEN}_{init}{HFILE_EXTENSION}"
+                files.append((self._stat(partition, file_id, name, len(base), init,
+                                         len(entries)), base))  # fmt: skip
+            empty = delete_block([], init)
+            name = log_file_name(file_id, init, 1, WRITE_TOKEN)
+            files.append((self._stat(partition, file_id, name, len(empty), init, 0), empty))
+        stats = [stat for stat, _ in files]
         self.mdt.save_instant(
             instant.with_state(State.INFLIGHT), self._content(stats, "BULK_INSERT")
         )
-        storage.write_bytes(posixpath.join(FILES_PARTITION, base_name), base)
-        empty = delete_block([], init)
-        storage.write_bytes(posixpath.join(FILES_PARTITION, log_name), empty)
-        stats[1].file_size_in_bytes = stats[1].total_write_bytes = len(empty)
+        for stat, content in files:
+            assert stat.path is not None
+            storage.write_bytes(stat.path, content)
         crash_point("metadata_table.init_written")
         self.mdt.save_instant(
             instant.with_state(State.COMPLETED), self._content(stats, "BULK_INSERT")
@@ -313,33 +414,100 @@ class MetadataTableWriter:
         instant_time: str,
         records: Sequence[FilesRecord],
         check_lock: Callable[[], None] = lambda: None,
+        index: IndexRecords | None = None,
     ) -> None:
-        """One MDT delta commit at the data instant's time holding `records` (requested,
-        inflight naming the log file, the log file, completed). `check_lock` raises unless
-        the table lock is still held: called just before the delta commit completes, since a
-        writer that took an expired lock removes a pending one (`roll_back_pending`)."""
+        """One MDT delta commit at the data instant's time holding `records` (`files`) and
+        `index` (the index partitions' records and deleted keys): requested, inflight naming
+        its log files (one per file group written: a data block, and a delete block where
+        keys go), the log files, completed. `check_lock` raises unless the table lock is
+        still held: called just before the delta commit completes, since a writer that took
+        an expired lock removes a pending one (`roll_back_pending`)."""
         self.roll_back_pending()
         instant = self._begin(instant_time)
-        name = self._next_log_name(instant_time)
-        relative = posixpath.join(FILES_PARTITION, name)
-        block = hfile_data_block(
-            _entries(records, self.version), instant_time, self.schema, hbase_keys=self.hbase_keys
-        )
-        stats = [self._stat(name, len(block), instant_time, len(records))]
+        by_partition: dict[str, Sequence[MetadataRecord]] = {FILES_PARTITION: records}
+        deletes: Mapping[str, Sequence[str]] = {}
+        if index is not None:
+            by_partition.update(index.records)
+            deletes = index.deletes
+        files: list[tuple[WriteStat, bytes]] = []
+        for partition in self.partitions:
+            grouped = self._grouped(partition, by_partition.get(partition, ()),
+                                    deletes.get(partition, ()))  # fmt: skip
+            for file_id, (written, removed) in grouped.items():
+                if partition != FILES_PARTITION and not written and not removed:
+                    continue
+                name = self._next_log_name(partition, file_id, instant_time)
+                blocks = []
+                if written or partition == FILES_PARTITION:
+                    blocks.append(hfile_data_block(_entries(written, self.version), instant_time,
+                                                   self.schema, hbase_keys=self.hbase_keys))
+                if removed:
+                    # as Apache Hudi writes them: the MDT partition as partition path,
+                    # ordering value 0 (no ordering), the record schema in the header
+                    blocks.append(delete_block(
+                        [DeleteRecord(k, partition) for k in sorted(removed)],
+                        instant_time, self.schema,
+                    ))  # fmt: skip
+                content = b"".join(blocks)
+                stat = self._stat(partition, file_id, name, len(content), instant_time,
+                                  len(written))  # fmt: skip
+                stat.num_deletes = len(removed)
+                files.append((stat, content))
+        stats = [stat for stat, _ in files]
         self.mdt.save_instant(instant.with_state(State.INFLIGHT), self._content(stats))
         storage = self.mdt.storage
-        if armed("metadata_table.log_torn"):
-            storage.write_bytes(relative, block[: len(block) // 2])
-            crash_point("metadata_table.log_torn")
-        if not storage.create_if_absent(relative, block):
-            raise HoodieError(
-                f"metadata table of '{self.data.name}': {relative} exists already; another "
-                "writer is writing the metadata table"
-            )
+        for stat, content in files:
+            assert stat.path is not None
+            if armed("metadata_table.log_torn"):
+                storage.write_bytes(stat.path, content[: len(content) // 2])
+                crash_point("metadata_table.log_torn")
+            if not storage.create_if_absent(stat.path, content):
+                raise HoodieError(
+                    f"metadata table of '{self.data.name}': {stat.path} exists already; another "
+                    "writer is writing the metadata table"
+                )
         crash_point("metadata_table.log_written")
         check_lock()
         self.mdt.save_instant(instant.with_state(State.COMPLETED), self._content(stats))
         crash_point("metadata_table.committed")
+
+    def _grouped(
+        self, partition: str, records: Sequence[MetadataRecord], deletes: Sequence[str]
+    ) -> dict[str, tuple[list[MetadataRecord], set[str]]]:
+        """`records` and `deletes` by the partition's file group (a key's record and its
+        delete in one action: the record wins, as written after)."""
+        file_ids = self._file_ids(partition)
+        out: dict[str, tuple[list[MetadataRecord], set[str]]] = {f: ([], set()) for f in file_ids}
+        written = set()
+        for record in records:
+            out[file_ids[file_group_index(record.key, len(file_ids))]][0].append(record)
+            written.add(record.key)
+        for key in deletes:
+            if key not in written:
+                out[file_ids[file_group_index(key, len(file_ids))]][1].add(key)
+        return out
+
+    def _file_ids(self, partition: str) -> list[str]:
+        """The partition's file groups in index order (readers and writers find a key's file
+        group by the count of them, as Apache Hudi does)."""
+        if partition == FILES_PARTITION:
+            return [FILES_FILE_ID]
+        kind = MetadataPartitionType.of(partition)
+        found = set()
+        for info in self.mdt.storage.list_files(partition):
+            parsed = parse_log_file_name(info.name) or parse_base_file_name(
+                info.name, HFILE_EXTENSION
+            )
+            if parsed is not None:
+                found.add(parsed.file_id)
+        ids = sorted(found)
+        if not ids or ids != [file_group_id(kind.file_id_prefix, i) for i in range(len(ids))]:
+            raise HoodieError(
+                f"metadata table of '{self.data.name}': partition {partition} has file groups "
+                f"{ids or 'none'}, not {kind.file_id_prefix}0000-0 onwards; turn the metadata "
+                "table off and on again (hoodie.metadata.enable=false, then true) to rebuild it"
+            )
+        return ids
 
     def roll_back_pending(self) -> None:
         """Remove MDT instants a crash left pending: a delta commit's log file (its inflight
@@ -380,30 +548,32 @@ class MetadataTableWriter:
         requested = Instant(instant_time, Action.DELTA_COMMIT, State.REQUESTED)
         return self.mdt.save_instant(requested)
 
-    def _next_log_name(self, instant_time: str) -> str:
+    def _next_log_name(self, partition: str, file_id: str, instant_time: str) -> str:
         """Version 8: a log file of its own instant; version 6: the next log version of the
-        latest slice of `files-0000-0` (every name on storage counts, failed ones too)."""
+        file group's latest slice (every name on storage counts, failed ones too)."""
         if self.version >= 8:
-            return log_file_name(FILES_FILE_ID, instant_time, 1, WRITE_TOKEN)
+            return log_file_name(file_id, instant_time, 1, WRITE_TOKEN)
         view = FileSystemView(self.mdt.storage, self.mdt.timeline(),
                               base_file_extension=HFILE_EXTENSION)  # fmt: skip
-        groups = [g for g in view.file_groups([FILES_PARTITION]) if g.file_id == FILES_FILE_ID]
+        groups = [g for g in view.file_groups([partition]) if g.file_id == file_id]
         latest = groups[0].latest_slice if groups else None
         if latest is None:
-            raise HoodieError(f"metadata table of '{self.data.name}' has no {FILES_FILE_ID}")
+            raise HoodieError(f"metadata table of '{self.data.name}' has no {file_id}")
         versions = [
             parsed.version
-            for info in self.mdt.storage.list_files(FILES_PARTITION)
+            for info in self.mdt.storage.list_files(partition)
             if (parsed := parse_log_file_name(info.name)) is not None
-            and parsed.file_id == FILES_FILE_ID and parsed.instant == latest.base_instant
+            and parsed.file_id == file_id and parsed.instant == latest.base_instant
         ]  # fmt: skip
-        return log_file_name(FILES_FILE_ID, latest.base_instant, max(versions, default=0) + 1,
+        return log_file_name(file_id, latest.base_instant, max(versions, default=0) + 1,
                              WRITE_TOKEN)  # fmt: skip
 
-    def _stat(self, name: str, size: int, instant_time: str, writes: int) -> WriteStat:
+    def _stat(
+        self, partition: str, file_id: str, name: str, size: int, instant_time: str, writes: int
+    ) -> WriteStat:
         return WriteStat(
-            file_id=FILES_FILE_ID, partition_path=FILES_PARTITION,
-            path=posixpath.join(FILES_PARTITION, name), prev_commit=instant_time,
+            file_id=file_id, partition_path=partition,
+            path=posixpath.join(partition, name), prev_commit=instant_time,
             num_writes=writes, num_inserts=writes, total_write_bytes=size,
             file_size_in_bytes=size,
         )  # fmt: skip
@@ -455,6 +625,53 @@ def _mdt_client(data: HoodieTableMetaClient, storage: FileIO) -> HoodieTableMeta
     return HoodieTableMetaClient(storage, properties)
 
 
+def _blocking(data: HoodieTableMetaClient, timeline: Timeline, instant_time: str) -> bool:
+    """Is a data instant older than the latest completed one pending (other than the action's
+    own)? Its files are in no listing, so no partition is built now (Apache Hudi's rule)."""
+    latest = timeline.completed.last_timestamp()
+    blocking = [
+        i.timestamp for i in timeline.pending
+        if i.timestamp != instant_time and latest is not None and i.timestamp < latest
+        and i.action in (*_DATA_ACTIONS, Action.CLEAN, Action.ROLLBACK, Action.RESTORE)
+    ]  # fmt: skip
+    if blocking:
+        log.warning(
+            "table '%s': the metadata table is not built now: %s still pending, older than "
+            "the latest completed instant %s (as Apache Hudi, it is built by a later action)",
+            data.name, ", ".join(blocking), latest,
+        )  # fmt: skip
+    return bool(blocking)
+
+
+def plus_millis(instant: str, millis: int) -> str:
+    """`instant` (yyyyMMddHHmmssSSS, or an initialization instant of zeros) `millis` later."""
+    try:
+        moment = datetime.datetime.strptime(instant[:14], "%Y%m%d%H%M%S").replace(
+            microsecond=int(instant[14:17]) * 1000
+        )
+    except ValueError:
+        return f"{int(instant) + millis:0{len(instant)}d}"
+    later = moment + datetime.timedelta(milliseconds=millis)
+    return later.strftime("%Y%m%d%H%M%S") + f"{later.microsecond // 1000:03d}"
+
+
+def _latest_files(data: HoodieTableMetaClient, timeline: Timeline) -> list[tuple[str, str]]:
+    """The base and log files of every file group's latest slice as of the latest completed
+    instant ((partition path, path)), as Apache Hudi indexes them when it builds an index."""
+    view = FileSystemView(data.storage, timeline)
+    out: list[tuple[str, str]] = []
+    for group in view.file_groups():
+        latest = group.latest_slice
+        if latest is None:
+            continue
+        partition = group.partition_path
+        names = [f.name for f in latest.log_files]
+        if latest.base_file is not None:
+            names.insert(0, latest.base_file.name)
+        out.extend((partition, posixpath.join(partition, n) if partition else n) for n in names)
+    return out
+
+
 def _listing(
     data: HoodieTableMetaClient, timeline: Timeline, records: Sequence[FilesRecord]
 ) -> dict[str, dict[str, int]]:
@@ -487,15 +704,32 @@ def update_metadata_table(
     instant: Instant,
     content: bytes,
     check_lock: Callable[[], None] = lambda: None,
+    indexes: MetadataIndexes = MetadataIndexes(),  # noqa: B008 (frozen)
+    written: CommitMetadata | None = None,
 ) -> None:
     """Just before `instant` completes with `content` (its commit, clean, rollback or restore
     metadata): the metadata table's delta commit of it, the metadata table built first if the
-    table has none we keep. Called under the table lock, when there is one; `check_lock`
-    raises LockLostError unless it is still held (see `MetadataTableWriter.commit`)."""
+    table has none we keep, its index partitions as `indexes` says. `written`: a commit's
+    metadata as its write tasks returned it, whose stats carry the files' column ranges and
+    bloom filters (else they are read from the files). Called under the table lock, when
+    there is one; `check_lock` raises LockLostError unless it is still held (see
+    `MetadataTableWriter.commit`)."""
     records = files_records_of(instant.action, content)
     if records is None:
         return
     what = f"{instant.action.value} {instant.timestamp}"
-    writer = MetadataTableWriter.for_action(meta_client, instant.timestamp, what, records)
-    if writer is not None:
-        writer.commit(instant.timestamp, records, check_lock)
+    writer = MetadataTableWriter.for_action(meta_client, instant.timestamp, what, records,
+                                            indexes)  # fmt: skip
+    if writer is None:
+        return
+    index = None
+    if set(writer.partitions) & {COLUMN_STATS, BLOOM_FILTERS}:
+        maker = writer.index_record_maker(indexes=indexes)
+        if instant.action in _DATA_ACTIONS:
+            stats = (written or CommitMetadata.parse(content)).write_stats()
+            if written is not None and written.schema:
+                maker = maker.with_schema(with_meta_columns(from_avro_schema(written.schema)))
+            index = maker.written(stats)
+        else:
+            index = maker.removed(records)
+    writer.commit(instant.timestamp, records, check_lock, index)

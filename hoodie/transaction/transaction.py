@@ -134,16 +134,22 @@ class Transaction:
         unless told otherwise, after checking that nothing completed since it started wrote
         to the same file groups."""
         groups = file_groups_of(metadata) if check_conflicts_of else None
-        self.complete(self.meta_client.commit_content(metadata), groups)
+        self.complete(self.meta_client.commit_content(metadata), groups, metadata)
 
-    def complete(self, content: bytes, file_groups: FileGroups | None = None) -> None:
+    def complete(
+        self,
+        content: bytes,
+        file_groups: FileGroups | None = None,
+        written: CommitMetadata | None = None,
+    ) -> None:
         """Complete the instant with `content` (a commit's JSON, a clean's Avro metadata),
         after checking that no writer rolled the instant back and, given the `file_groups` it
         wrote, that no commit since it started touched them; with optimistic concurrency
         control, under the table lock. The metadata table's delta commit of the instant
         completes first (`hoodie.metadata.enable=true`), or the metadata table goes first
         (false: its readers would miss this instant's files). A metadata table's own actions
-        (its clean) have no metadata table to keep."""
+        (its clean) have no metadata table to keep. `written`: a commit's metadata as its
+        tasks returned it (with the files' column ranges and bloom filters for the indexes)."""
         keeps = self.policy.metadata_table and not self.meta_client.is_metadata_table
         if not self.policy.metadata_table and not self.meta_client.is_metadata_table:
             turn_off_metadata_table(self.meta_client, f"{self.instant.action} {self.instant_time}")
@@ -157,7 +163,8 @@ class Transaction:
             self.policy.check_lock()
             if keeps:
                 update_metadata_table(self.meta_client, self.instant, content,
-                                      self.policy.check_lock)  # fmt: skip
+                                      self.policy.check_lock, self.policy.metadata_indexes,
+                                      written)  # fmt: skip
             done = self.meta_client.save_instant(done, content)
             crash_point("commit.completed_under_lock")
         self.instant = done

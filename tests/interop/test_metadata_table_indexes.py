@@ -1,0 +1,186 @@
+"""The metadata table's `column_stats` and `bloom_filters` partitions, written by our actions
+(`hoodie/transaction/metadata_indexes.py`): after every write, compaction, clean and the MDT's
+own compaction, each file storage holds has the records its rows call for and no deleted file
+has any left (`listing_compare.assert_indexes_whole`), filtered reads skip files by them and
+return what an unfiltered read filtered in Python returns; turned on later they are built from
+the files, turned off they go. Apache Hudi reading them: tests/judge/test_hudi_reads_our_indexes.py.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import operator
+
+import pytest
+from listing_compare import assert_indexes_whole, assert_metadata_table_whole
+
+from hoodie import HoodieTable, WriteConfig
+from hoodie import properties as props
+from hoodie.exceptions import InvalidConfigError
+from hoodie.meta_client import HoodieTableMetaClient
+from hoodie.read import native
+from hoodie.table_metadata import METADATA_FOLDER, TableMetadata
+from hoodie.transaction.metadata_writer import plus_millis
+
+pytestmark = pytest.mark.spark
+
+INDEXES = {
+    "hoodie.metadata.enable": "true",
+    "hoodie.metadata.index.column.stats.enable": "true",
+    "hoodie.metadata.index.bloom.filter.enable": "true",
+    "hoodie.metadata.compact.max.delta.commits": "3",
+    "hoodie.cleaner.commits.retained": "1",
+    "hoodie.compact.inline.max.delta.commits": "2",
+}
+SCHEMA = (
+    "id string, dt string, ts long, n int, x double, day date, at timestamp, "
+    "amount decimal(10,2), ok boolean"
+)
+DAY0 = dt.date(2024, 1, 1)
+
+
+def config(version: int, table_type: str, **options: str) -> WriteConfig:
+    merged = {**INDEXES, "hoodie.write.table.version": str(version), **options}
+    return WriteConfig.build("idx", "id", "dt", "ts", table_type=table_type, options=merged)
+
+
+def rows(ids: list[int], step: int) -> list[tuple]:
+    return [
+        (
+            f"k{i:03d}", "ab"[i % 2], step, None if i % 7 == 0 else i * 10 + step, i * 1.5,
+            DAY0 + dt.timedelta(days=i), dt.datetime(2024, 1, 1, 0, 0, i % 60),
+            decimal.Decimal(i) / 100, i % 3 == 0,
+        )
+        for i in ids
+    ]  # fmt: skip
+
+
+def upsert(spark, path: str, cfg: WriteConfig, ids: list[int], step: int) -> None:
+    frame = spark.createDataFrame(rows(ids, step), SCHEMA)
+    HoodieTable.for_write(path, cfg).upsert(frame, cfg)
+
+
+def delete(spark, path: str, cfg: WriteConfig, ids: list[int]) -> None:
+    frame = spark.createDataFrame(rows(ids, 0), SCHEMA)
+    HoodieTable.for_write(path, cfg).delete(frame, cfg)
+
+
+FILTERS = [
+    [("n", "=", 125)],
+    [("x", ">", 60.0)],
+    [("day", "<", DAY0 + dt.timedelta(days=3))],
+    [("id", "=", "k031")],
+    [("n", "=", 99999)],
+]
+COMPARE = {"=": operator.eq, "<": operator.lt, ">": operator.gt}
+
+
+def check_reads(spark, path: str, step: str, monkeypatch) -> int:
+    """Every filter reads what the unfiltered read filtered in Python; the skipped slices
+    the metadata table decided, summed."""
+    reports = []
+    real = native.skip_slices
+
+    def recorded(*args, **kwargs):
+        kept, report = real(*args, **kwargs)
+        reports.append(report)
+        return kept, report
+
+    monkeypatch.setattr(native, "skip_slices", recorded)
+    table = HoodieTable.open(path)
+    everything = [r.asDict() for r in table.read(spark).collect()]
+    by_metadata = 0
+    for filters in FILTERS:
+        reports.clear()
+        got = sorted(r["id"] for r in table.read(spark, filters=filters).collect())
+        want = sorted(
+            r["id"] for r in everything
+            if all(r[c] is not None and COMPARE[op](r[c], v) for c, op, v in filters)
+        )  # fmt: skip
+        assert got == want, (step, filters)
+        by_metadata += sum(report.by_metadata for report in reports)
+    return by_metadata
+
+
+@pytest.mark.parametrize(
+    ("version", "table_type"), [(6, props.COPY_ON_WRITE), (8, props.MERGE_ON_READ)]
+)
+def test_every_action_keeps_the_indexes_whole(spark, tmp_path, monkeypatch, version, table_type):
+    path = str(tmp_path / "t")
+    cfg = config(version, table_type)
+    skipped = 0
+    steps = [
+        ("insert", lambda s: upsert(spark, path, cfg, list(range(0, 40)), s)),
+        ("insert more", lambda s: upsert(spark, path, cfg, list(range(40, 60)), s)),
+        ("update", lambda s: upsert(spark, path, cfg, [1, 2, 3, 41], s)),
+        ("delete", lambda s: delete(spark, path, cfg, [4, 5, 42])),
+        ("update again", lambda s: upsert(spark, path, cfg, [6, 7, 8, 60], s)),
+        ("update a third time", lambda s: upsert(spark, path, cfg, [9, 10, 43], s)),
+    ]
+    for step, (name, act) in enumerate(steps, start=1):
+        act(step)
+        meta = HoodieTableMetaClient.open(path)
+        assert_metadata_table_whole(meta, name)
+        assert_indexes_whole(meta, name)
+        skipped += check_reads(spark, path, name, monkeypatch)
+    meta = HoodieTableMetaClient.open(path)
+    partitions = props.metadata_partitions(meta.properties.extra)
+    assert set(partitions) == {"files", "column_stats", "bloom_filters"}
+    timeline = meta.timeline()
+    assert any(i.action.value == "clean" for i in timeline.completed), "no clean ran"
+    if table_type == props.MERGE_ON_READ:
+        assert any(i.action.value == "commit" for i in timeline.completed), "no compaction ran"
+    assert skipped > 0, "no slice was skipped by the metadata table"
+
+
+def test_indexes_are_built_from_the_files_and_dropped(spark, tmp_path, monkeypatch):
+    path = str(tmp_path / "t")
+    files_only = config(8, props.COPY_ON_WRITE, **{
+        "hoodie.metadata.index.column.stats.enable": "false",
+        "hoodie.metadata.index.bloom.filter.enable": "false",
+    })  # fmt: skip
+    for step in range(1, 4):
+        upsert(spark, path, files_only, list(range(step * 10, step * 10 + 15)), step)
+    meta = HoodieTableMetaClient.open(path)
+    assert props.metadata_partitions(meta.properties.extra) == ("files",)
+    # turned on: built from the footers of the latest slices, then kept by the write
+    on = config(8, props.COPY_ON_WRITE, **{"hoodie.cleaner.commits.retained": "10"})
+    upsert(spark, path, on, [11, 12, 50], 4)
+    meta = HoodieTableMetaClient.open(path)
+    assert set(props.metadata_partitions(meta.properties.extra)) == {
+        "files", "column_stats", "bloom_filters"}  # fmt: skip
+    metadata = TableMetadata.open(meta)
+    assert metadata is not None
+    instants = [i.timestamp for i in metadata.timeline]
+    # files at the initialization instant; each index 1 ms after the latest data instant
+    assert instants[0] == "00000000000000000", instants
+    latest = meta.timeline().completed.instants[-2].timestamp  # the write before the last
+    assert plus_millis(latest, 1) in instants and plus_millis(latest, 2) in instants, instants
+    check_reads(spark, path, "built", monkeypatch)
+    unset = WriteConfig.build("idx", "id", "dt", "ts", options={
+        "hoodie.metadata.enable": "true", "hoodie.cleaner.commits.retained": "10"})  # fmt: skip
+    upsert(spark, path, unset, [13], 5)  # unset keeps what the table has
+    meta = HoodieTableMetaClient.open(path)
+    assert set(props.metadata_partitions(meta.properties.extra)) == {
+        "files", "column_stats", "bloom_filters"}  # fmt: skip
+    off = config(8, props.COPY_ON_WRITE, **{"hoodie.metadata.index.column.stats.enable": "false"})
+    upsert(spark, path, off, [14], 6)
+    meta = HoodieTableMetaClient.open(path)
+    assert set(props.metadata_partitions(meta.properties.extra)) == {"files", "bloom_filters"}
+    assert not meta.storage.exists(f"{METADATA_FOLDER}/column_stats")
+    assert_metadata_table_whole(meta, "dropped")
+    check_reads(spark, path, "dropped", monkeypatch)
+
+
+def test_index_options_that_cannot_hold_are_refused():
+    with pytest.raises(InvalidConfigError, match="hoodie.metadata.enable=false"):
+        WriteConfig.build("t", "id", options={
+            "hoodie.metadata.enable": "false",
+            "hoodie.metadata.index.column.stats.enable": "true",
+        })  # fmt: skip
+    with pytest.raises(InvalidConfigError, match="bloom.filter.column.list names ts"):
+        WriteConfig.build("t", "id", options={
+            "hoodie.metadata.index.bloom.filter.column.list": "ts",
+        })  # fmt: skip
+
