@@ -146,10 +146,12 @@ class ApacheHudi:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    def read(self, path, **options: str) -> pa.Table:
-        """What Apache Hudi's datasource reads at `path` with `options` (query type and so on)."""
+    def read(self, path, where: str | None = None, **options: str) -> pa.Table:
+        """What Apache Hudi's datasource reads at `path` with `options` (query type and so on),
+        filtered by the SQL condition `where` (its data skipping sees the filter)."""
         out = self._folder("read")
-        self._ask({"job": "read", "path": str(path), "options": options, "out": str(out)})
+        job = {"job": "read", "path": str(path), "options": options, "out": str(out)}
+        self._ask({**job, "where": where})
         return self._rows(out)
 
     def count(self, path, **options: str) -> tuple[int, list[str]]:

@@ -7,7 +7,8 @@ stdin, one JSON reply per line on the file descriptor given by --reply-fd (stdou
 stderr, so nothing Spark or the JVM prints can break a reply). Rows travel as parquet folders:
 
 - {"job": "write", "path", "rows": parquet folder, "options": {...}, "mode": "append"}
-- {"job": "read", "path", "options": {...}, "out": parquet folder} -> {"rows": n}
+- {"job": "read", "path", "options": {...}, "where": SQL condition or absent, "out": parquet
+  folder} -> {"rows": n}
 - {"job": "count", "path", "options": {...}} -> {"rows": n, "columns": [names]} (no rows written:
   a table with no schema yet reads as a frame of no columns, which parquet cannot hold)
 - {"job": "sql", "statements": [...], "out": parquet folder or null} -> {"rows": n} of the last
@@ -61,6 +62,8 @@ def run(spark, job: dict) -> dict:
         return {}
     if kind == "read":
         frame = spark.read.format("hudi").options(**job.get("options", {})).load(job["path"])
+        if job.get("where"):
+            frame = frame.where(job["where"])
         frame.write.mode("overwrite").parquet(job["out"])
         return {"rows": spark.read.parquet(job["out"]).count()}
     if kind == "count":
