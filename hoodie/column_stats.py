@@ -194,7 +194,7 @@ class ColumnRange:
                 data["column"], _stat_from_json(data["min"]), _stat_from_json(data["max"]), *counts
             )
         except (KeyError, TypeError, ValueError, binascii.Error, decimal.DecimalException) as e:
-            raise HoodieError(f"{dict(data)!r} is not a column range: {e!r}") from e
+            raise HoodieError(f"{str(data)[:300]} is not a column range: {e!r}") from e
 
     def record(self, partition_path: str, file_name: str) -> ColumnStatsRecord:
         """The `column_stats` record of this range of `file_name` (a name, no folder) in the

@@ -15,6 +15,7 @@ import datetime
 import io
 import json
 import math
+import struct
 from decimal import Decimal
 
 import pyarrow as pa
@@ -339,18 +340,53 @@ def test_a_column_without_a_wrapper_is_refused():
 
 
 def test_only_top_level_columns_are_read():
-    """A struct's field has a leaf path that may spell a top-level column's name: the
-    top-level column's chunk is the one read."""
+    """A struct's field has a leaf path spelling a top-level column's name (`a.b`) or a leaf
+    name that is one (`b`): the top-level column's chunk is the one read."""
     table = pa.table(
         {
-            "a": pa.array([{"b": 100}, {"b": 200}]),
             "a.b": pa.array([1, 2], pa.int64()),
+            "b": pa.array([3, 4], pa.int64()),
+            "a": pa.array([{"b": 100}, {"b": 200}]),
             "l": pa.array([[7], [8]]),
         }
     )
-    found = by_column(ranges_from_parquet(footer(table), ["a.b", "b", "l", "a"]))
-    assert list(found) == ["a.b"]
-    assert bounds(found["a.b"]) == (1, 2)
+    found = by_column(ranges_from_parquet(footer(table), ["a.b", "b", "l", "a", "element"]))
+    assert list(found) == ["a.b", "b"]
+    assert (bounds(found["a.b"]), bounds(found["b"])) == ((1, 2), (3, 4))
+
+
+def patched_footer(table: pa.Table, old: bytes, new: bytes) -> pq.FileMetaData:
+    """The footer of `table`'s file with the bytes `old` (a statistic) replaced by `new`, as
+    another writer (parquet-mr) would have written the statistic."""
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    data = buffer.getvalue()
+    length = int.from_bytes(data[-8:-4], "little")
+    start = len(data) - 8 - length
+    assert old in data[start:]
+    patched = data[:start] + data[start:].replace(old, new)
+    return pq.ParquetFile(io.BytesIO(patched)).metadata
+
+
+def test_a_zero_min_in_a_footer_is_read_as_negative_zero():
+    """parquet-mr writes a min of +0.0 (pyarrow writes -0.0) and reads it as -0.0
+    (PARQUET-1222): Apache Hudi recorded -0.0 for such files."""
+    table = pa.table({"x": pa.array([0.0, 1.0], pa.float64())})
+    negative_zero, zero = struct.pack("<d", -0.0), struct.pack("<d", 0.0)
+    metadata = patched_footer(table, negative_zero, zero)
+    assert str(metadata.row_group(0).column(0).statistics.min) == "0.0"
+    (found,) = ranges_from_parquet(metadata, ["x"])
+    assert is_negative_zero(bounds(found)[0]) and bounds(found)[1] == 1.0
+
+
+def test_a_nan_bound_in_a_footer_leaves_the_column_out():
+    """parquet-mr writes NaN bounds; its readers then drop them (Apache Hudi recorded min 0.0,
+    max 0.0 for a file of 0.0 and NaN, which would skip the file for `x = 5` had it held 5.0):
+    no range, so readers keep the file."""
+    table = pa.table({"x": pa.array([0.5, 5.0], pa.float64())})
+    metadata = patched_footer(table, struct.pack("<d", 5.0), struct.pack("<d", NAN))
+    assert math.isnan(metadata.row_group(0).column(0).statistics.max)
+    assert ranges_from_parquet(metadata, ["x"]) == []
 
 
 # -- log files: rows ----------------------------------------------------------------------------
