@@ -42,6 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .bloom_filter import BLOOM_FILTER_FOOTER
 from .exceptions import HoodieError, InvalidConfigError
 from .metadata_records import (
     ColumnStatsRecord,
@@ -477,3 +478,60 @@ def _flip_high_bits(array: pa.Array) -> pa.Array:
     return pa.Array.from_buffers(
         array.type, len(array), [*head, flipped], array.null_count, array.offset
     )
+
+
+# -- what a write task records -----------------------------------------------------------------
+@dataclass(frozen=True)
+class IndexedColumns:
+    """The columns `column_stats` indexes: `fixed` (a configured list) or, when None, the
+    table version's default for each file's schema (`columns_to_index`)."""
+
+    table_version: int
+    fixed: tuple[str, ...] | None = None
+    max_columns: int = DEFAULT_MAX_COLUMNS
+
+    def of(self, schema: pa.Schema) -> tuple[str, ...]:
+        """The indexed columns a file of `schema` holds (a column added later is not in an
+        older file; the configured list is checked against the table by `columns_to_index`
+        when the write starts)."""
+        if self.fixed is None:
+            return columns_to_index(schema, self.table_version, None, self.max_columns)
+        names = set(schema.names)
+        listed = columns_to_index(schema, self.table_version, [c for c in self.fixed
+                                                                if c in names])  # fmt: skip
+        return listed if any(c in names for c in self.fixed) else ()
+
+
+@dataclass(frozen=True)
+class FileIndexing:
+    """What a write task records of each file it writes for the metadata table's indexes,
+    handed to the driver with the file's write stat (`WriteStat.column_ranges`,
+    `.bloom_filter`), so that the commit does not read the files back: the indexed columns'
+    ranges when `column_stats` is kept (`columns`), a base file's footer filter when
+    `bloom_filters` is."""
+
+    columns: IndexedColumns | None = None
+    bloom_filters: bool = False
+
+    def base_file(
+        self, metadata: pq.FileMetaData, footer: Mapping[bytes, bytes]
+    ) -> tuple[list[dict[str, Any]] | None, str | None]:
+        """A base file's (column ranges, bloom filter) from its footer as written."""
+        ranges = None
+        if self.columns is not None:
+            columns = self.columns.of(metadata.schema.to_arrow_schema())
+            ranges = [r.to_json() for r in ranges_from_parquet(metadata, columns)]
+        bloom = None
+        if self.bloom_filters:
+            stored = footer.get(BLOOM_FILTER_FOOTER)
+            bloom = stored.decode("ascii") if stored is not None else None
+        return ranges, bloom
+
+    def log_file(self, rows: pa.Table | None, schema: pa.Schema) -> list[dict[str, Any]] | None:
+        """A log file's column ranges: over the rows of its data block (None: deletes only,
+        whose ranges are of `schema`'s indexed columns, with no rows)."""
+        if self.columns is None:
+            return None
+        if rows is None:
+            rows = schema.empty_table()
+        return [r.to_json() for r in ranges_from_table(rows, self.columns.of(rows.schema))]

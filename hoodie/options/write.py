@@ -207,14 +207,15 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "the table has it",
                    attribute="metadata_column_stats", parse=boolean),
     ConfigProperty("hoodie.metadata.index.column.stats.column.list", None,
-                   "the columns column_stats indexes, comma-separated; none: the meta columns "
-                   "Apache Hudi indexes for the table version, then every data column of a type "
-                   "with statistics, up to hoodie.metadata.index.column.stats.max.columns.to.index "
-                   "(table version 8 keeps the list in .hoodie/.index_defs/index.json). A change "
-                   "builds the partition again",
+                   "the columns column_stats indexes, comma-separated (table version 8: after "
+                   "_hoodie_commit_time, _hoodie_partition_path and _hoodie_record_key, as Apache "
+                   "Hudi 1.x); none: the meta columns Apache Hudi indexes for the table version, "
+                   "then every data column of a type with statistics. A change applies to the "
+                   "files written from then on",
                    attribute="metadata_column_stats_columns", parse=optional_field_list),
     ConfigProperty("hoodie.metadata.index.column.stats.max.columns.to.index", 32,
-                   "with no column list: at most this many columns are indexed",
+                   "with no column list, on table version 8: at most this many data columns "
+                   "are indexed, as Apache Hudi 1.x (version 6 indexes all, as 0.15)",
                    attribute="metadata_column_stats_max_columns", parse=positive_int),
     ConfigProperty("hoodie.metadata.index.column.stats.file.group.count", 2,
                    "file groups of a column_stats partition built by this write (an existing "

@@ -207,11 +207,14 @@ class FileIO(ABC):
         compression: str,
         dictionary: Dictionary = True,
         footer: Mapping[bytes, bytes] | None = None,
+        written: list[Any] | None = None,
     ) -> int:
         """Write `table` as the parquet file `relative` (its folder made if needed); its size.
         `dictionary`: the columns to dictionary-encode (True: all). `footer`: key-value
         metadata for the footer alone (a base file's bloom filter, hundreds of kilobytes),
-        not also inside the Arrow schema pyarrow stores there, as `table`'s metadata is."""
+        not also inside the Arrow schema pyarrow stores there, as `table`'s metadata is.
+        `written`: gets the file's footer (pyarrow's `FileMetaData`) appended, for the
+        column statistics the metadata table keeps, without reading the file back."""
 
     @abstractmethod
     def move(self, source: str, target: str) -> None: ...

@@ -13,6 +13,7 @@ import posixpath
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -293,6 +294,7 @@ class PyArrowFileIO(FileIO):
         compression: str,
         dictionary: Dictionary = True,
         footer: Mapping[bytes, bytes] | None = None,
+        written: list[Any] | None = None,
     ) -> int:
         parent = posixpath.dirname(self.inside(relative))
         if parent:
@@ -303,6 +305,8 @@ class PyArrowFileIO(FileIO):
             writer.write_table(table)
             if footer:
                 writer.add_key_value_metadata(dict(footer))
+        if written is not None:
+            written.append(writer.writer.metadata)
         return self.size(relative)
 
     def move(self, source: str, target: str) -> None:

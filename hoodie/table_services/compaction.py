@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
 from ..bloom_filter import BloomFilterSpec
+from ..column_stats import FileIndexing
 from ..compaction_plan import CompactionOperation, CompactionPlan, read_plan
 from ..config import WriteConfig, option_default
 from ..exceptions import CommitError, HoodieError, InvalidConfigError
@@ -49,6 +50,7 @@ from ..schema import (
 from ..storage import FileIO
 from ..timeline import Action, Instant, State, Timeline
 from ..transaction.failed_writes import FailedWritesPolicy
+from ..transaction.metadata_indexes import file_indexing
 from ..transaction.rollback import Rollback
 from ..transaction.transaction import Transaction
 from ..write.merge_handle import task_token, write_base_file
@@ -113,6 +115,7 @@ class _CompactionTask:
     # The completed writes' blocks in each log file (relative path): a damaged block of a
     # completed delta commit stops the compaction rather than vanish into the new base file.
     log_writes: dict[str, tuple[BlockSpan, ...]] = field(default_factory=dict)
+    indexing: FileIndexing = FileIndexing()  # what the metadata table's indexes get
 
     def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -143,8 +146,9 @@ class _CompactionTask:
         markers = WriteMarkers(self.storage, self.instant)
         markers.create(relative, IOType.MERGE if op.base_file else IOType.CREATE)
         crash_point("compaction.task.marked")
+        indexed = WriteStat(file_id=op.file_id, partition_path=op.partition_path, path=relative)
         size = write_base_file(self.storage, relative, merged, self.compression,
-                               self.bloom_filter)  # fmt: skip
+                               self.bloom_filter, self.indexing, indexed)  # fmt: skip
         crash_point("compaction.task.written")
         from_logs = 0
         if merged.num_rows and op.base_file:
@@ -165,6 +169,8 @@ class _CompactionTask:
             total_log_files_compacted=len(op.log_files),
             total_log_size_compacted=log_sizes,
             total_updated_records_compacted=from_logs or 0,
+            column_ranges=indexed.column_ranges,
+            bloom_filter=indexed.bloom_filter,
         )
 
 
@@ -351,9 +357,11 @@ class Compactor:
         spans = {
             log: tuple((w.instant, w.offset, w.end) for w in written.get(log, ())) for log in logs
         }
+        indexing = file_indexing(self.meta_client, self.failed_writes.metadata_table,
+                                 self.failed_writes.metadata_indexes)  # fmt: skip
         task = _CompactionTask(
             self.meta_client.storage, instant_time, plan.operations, spec, self.compression,
-            self.bloom_filter, spans,
+            self.bloom_filter, spans, indexing,
         )  # fmt: skip
         indexes = spark.createDataFrame(
             [(i,) for i in range(len(plan.operations))], "operation int"

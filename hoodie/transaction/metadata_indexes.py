@@ -29,17 +29,19 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from .. import properties as props
 from ..bloom_filter import BLOOM_FILTER_FOOTER, BLOOM_TYPE_FOOTER
 from ..column_stats import (
     ColumnRange,
-    columns_to_index,
+    FileIndexing,
+    IndexedColumns,
     ranges_from_parquet,
     ranges_from_table,
-    stat_kind,
 )
-from ..config import BLOOM_FILTERS, COLUMN_STATS
+from ..config import BLOOM_FILTERS, COLUMN_STATS, MetadataIndexes
 from ..exceptions import CorruptDataFileError
 from ..logformat import read_log_file
+from ..meta_client import HoodieTableMetaClient
 from ..metadata import WriteStat
 from ..metadata_records import (
     BloomFilterRecord,
@@ -53,28 +55,6 @@ from ..naming import BASE_FILE_EXTENSION, parse_base_file_name, parse_log_file_n
 from ..storage import FileIO
 
 SIMPLE_FILTER_TYPE = "SIMPLE"  # a footer without a type code holds a simple filter
-
-
-@dataclass(frozen=True)
-class IndexedColumns:
-    """The columns `column_stats` indexes: `fixed` (a configured list, or the list table
-    version 8 records) or, when None, the table version's default for each file's schema
-    (`column_stats.columns_to_index`)."""
-
-    table_version: int
-    fixed: tuple[str, ...] | None = None
-    max_columns: int = 32
-
-    def of(self, schema: pa.Schema) -> tuple[str, ...]:
-        """The indexed columns a file of `schema` holds (a column added later is not in an
-        older file; one of a type without statistics is left out)."""
-        if self.fixed is None:
-            return columns_to_index(schema, self.table_version, None, self.max_columns)
-        names = set(schema.names)
-        return tuple(
-            c for c in self.fixed
-            if c in names and stat_kind(schema.field(c).type) is not None
-        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -209,3 +189,21 @@ class IndexRecordMaker:
         if stored is None:
             return None, None
         return stored, kind.decode("utf-8") if kind else SIMPLE_FILTER_TYPE
+
+
+def file_indexing(
+    meta_client: HoodieTableMetaClient, keeps_metadata_table: bool, indexes: MetadataIndexes
+) -> FileIndexing:
+    """What an action's write tasks record of the files they write (`FileIndexing`), for the
+    index partitions its commit keeps: those `indexes` keeps of the table's (nothing without
+    the metadata table). A partition another writer builds or drops meanwhile is still
+    right: the commit reads the files whose stats lack what it needs."""
+    if not keeps_metadata_table:
+        return FileIndexing()
+    properties = meta_client.properties
+    kept = indexes.kept(props.metadata_partitions(properties.extra))
+    columns = None
+    if COLUMN_STATS in kept:
+        columns = IndexedColumns(properties.table_version, indexes.column_list,
+                                 indexes.max_columns)  # fmt: skip
+    return FileIndexing(columns, BLOOM_FILTERS in kept)

@@ -1,20 +1,19 @@
-"""A table's Apache Hudi metadata table, turned off before any action of ours changes the table.
+"""Turning a table's Apache Hudi metadata table off, as a writer with
+`hoodie.metadata.enable=false` does.
 
 Apache Hudi 1.x writes a metadata table by default (`.hoodie/metadata`, announced by
 `hoodie.table.metadata.partitions=files,...` in `hoodie.properties`), and its readers (Apache
-Hudi's own, hudi-rs; Trino and Athena where configured to) then list a table's files through it
-instead of listing storage. dbt-hoodie
-does not maintain it yet, so a file we write, compact, clean or roll back would be missing from
-it (or still listed in it): every reader trusting it would read wrong rows. So each action of
-ours that changes the table does first what Apache Hudi does for a writer running with
-`hoodie.metadata.enable=false` (`HoodieTable.maybeDeleteMetadataTable`,
-`HoodieTableMetadataUtil.deleteMetadataTable`): clear the partitions in `hoodie.properties`,
-then delete the folder.
+Hudi's own, hudi-rs, ours; Trino and Athena where configured to) list a table's files through
+it instead of listing storage. A writer that does not keep it (`hoodie.metadata.enable=false`,
+or one holding partitions we do not write, which `metadata_writer.py` turns off and builds
+again) must not leave it behind: a file it writes, compacts, cleans or rolls back would be
+missing from it (or still listed in it). So it does first what Apache Hudi does
+(`HoodieTable.maybeDeleteMetadataTable`, `HoodieTableMetadataUtil.deleteMetadataTable`): clear
+the partitions in `hoodie.properties`, then delete the folder.
 
 That order is what makes it crash-safe: readers use the folder only while the property lists
 partitions, so once it is cleared the table reads right whether or not the folder is still
-there, and the next action (which finds a folder and no partitions) finishes the delete. Our
-own reader never uses the metadata table: it lists storage.
+there, and the next action (which finds a folder and no partitions) finishes the delete.
 """
 
 from __future__ import annotations
@@ -46,9 +45,8 @@ def turn_off_metadata_table(meta_client: HoodieTableMetaClient, action: str) -> 
     if listed:
         log.info(
             "table '%s': clearing hoodie.table.metadata.partitions (%s) and deleting %s%s "
-            "before this %s, as Apache Hudi does with hoodie.metadata.enable=false: dbt-hoodie "
-            "does not maintain the metadata table yet, and readers list the table's files "
-            "without it",
+            "before this %s, as Apache Hudi does with hoodie.metadata.enable=false: readers "
+            "list the table's files without it",
             meta_client.name, ",".join(listed), METADATA_TABLE_FOLDER,
             "" if folder else " (already gone)", action,
         )  # fmt: skip

@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..column_stats import FileIndexing
 from ..exceptions import ConcurrentWriteConflict, HoodieError
 from ..faults import armed, crash_point
 from ..index.placement import FileGroupTarget
@@ -33,7 +34,13 @@ from ..logformat import (
 from ..markers import IOType, WriteMarkers
 from ..metadata import WriteStat
 from ..naming import log_file_name
-from ..schema import PARTITION_PATH, RECORD_KEY, data_schema, to_avro_schema
+from ..schema import (
+    PARTITION_PATH,
+    RECORD_KEY,
+    data_schema,
+    to_avro_schema,
+    with_meta_columns,
+)
 from ..storage import FileIO
 from .merge_handle import (
     deduplicate,
@@ -69,6 +76,7 @@ class AppendHandle:
     # Table version 8 and later: a log file belongs to the delta commit that wrote it, named
     # by its instant (version 1), and its slice follows from the commit's completion time.
     logs_per_instant: bool = False
+    indexing: FileIndexing = FileIndexing()  # what the metadata table's indexes get
 
     def __call__(self, key: tuple[Any, ...], incoming: pa.Table) -> pa.Table:
         return stat_table([self.write(self.targets[group_key(key[0])], incoming)])
@@ -103,10 +111,11 @@ class AppendHandle:
         schema = data_schema(self.data_schema)
         avro = add_meta_fields(to_avro_schema(schema, self.table_name))
         blocks = []
+        stored = None
         if updates.num_rows:
             updates = updates.take(pc.sort_indices(updates, [(RECORD_KEY, "ascending")]))
             # Hudi names the file group, not a file, in a log record's _hoodie_file_name.
-            rows = stamp_records(
+            rows = stored = stamp_records(
                 updates, schema, self.instant, target.partition_path, target.file_id
             )
             blocks.append(
@@ -148,6 +157,7 @@ class AppendHandle:
             log_files=[*earlier, name],
             log_version=version,
             log_offset=0,
+            column_ranges=self.indexing.log_file(stored, with_meta_columns(schema)),
         )
 
     def _create(self, relative: str, data: bytes, file_id: str) -> None:

@@ -48,6 +48,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..bloom_filter import BloomFilterSpec
+from ..column_stats import FileIndexing
 from ..exceptions import DuplicateRecordKeyError
 from ..faults import crash_point
 from ..markers import IOType, WriteMarkers
@@ -141,6 +142,7 @@ class BulkInsertWriter:
     max_file_size: int
     max_memory: int
     bloom_filter: BloomFilterSpec = BloomFilterSpec()  # the footer's (the write's options)
+    indexing: FileIndexing = FileIndexing()  # what the metadata table's indexes get
     _file_records: int | None = field(default=None, repr=False)
     _open: dict[str, _PartitionRows] = field(default_factory=dict, repr=False)
     _taken: int = field(default=0, repr=False)  # records so far
@@ -253,12 +255,13 @@ class BulkInsertWriter:
                                file_name)  # fmt: skip
         self.markers.create(relative, IOType.CREATE)
         crash_point("task.base_file.marked")
+        stat = WriteStat(file_id=file_id, partition_path=partition, path=relative,
+                         num_writes=rows.num_rows, num_inserts=rows.num_rows)  # fmt: skip
         size = write_base_file(self.storage, relative, stored, self.compression,
-                               self.bloom_filter)  # fmt: skip
+                               self.bloom_filter, self.indexing, stat)  # fmt: skip
         crash_point("task.base_file.written")
-        return WriteStat(file_id=file_id, partition_path=partition, path=relative,
-                         num_writes=rows.num_rows, num_inserts=rows.num_rows,
-                         total_write_bytes=size, file_size_in_bytes=size)  # fmt: skip
+        stat.total_write_bytes = stat.file_size_in_bytes = size
+        return stat
 
 
 def _by_partition_path(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:

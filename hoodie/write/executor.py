@@ -17,6 +17,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
+from ..column_stats import FileIndexing
 from ..config import WriteConfig
 from ..fs_view import CommittedInstants
 from ..index.base import LOCATION
@@ -29,6 +30,7 @@ from ..metadata import CommitMetadata, WriteStat
 from ..schema import PARTITION_PATH, RECORD_KEY
 from ..storage import FileIO
 from ..timeline import Timeline
+from ..transaction.metadata_indexes import file_indexing
 from .append_handle import AppendHandle
 from .bucket_writer import BucketWriter
 from .bulk_insert import BulkInsertWriter, shuffled_for_bulk_insert
@@ -182,6 +184,7 @@ class WriteExecutor:
             record_key_fields=self.config.record_key_fields,
             compression=self.config.compression,
             bloom_filter=self.config.bloom_filter,
+            indexing=self._indexing(),
             markers=WriteMarkers(storage, self.instant),
             max_file_size=self.config.max_file_size,
             max_memory=self.config.merge_max_memory,
@@ -222,11 +225,13 @@ class WriteExecutor:
             markers=WriteMarkers(storage, self.instant),
         )
         delete_operation = self.operation == DELETE
+        indexing = self._indexing()
         rewrite = CopyOnWriteHandle(
             **common,
             # Hudi's delete operation removes keys whatever their ordering value.
             precombine_field=None if delete_operation else self.config.precombine_field,
             bloom_filter=self.config.bloom_filter,
+            indexing=indexing,
             allow_duplicate_keys=delete_operation,
             merges_by_commit_time=self.meta_client.properties.ordering_field is None,
         )
@@ -236,8 +241,14 @@ class WriteExecutor:
             precombine_field=self.config.precombine_field,
             unconditional_deletes=delete_operation,
             logs_per_instant=self.meta_client.properties.table_version >= 8,
+            indexing=indexing,
         )
         return rewrite, append
+
+    def _indexing(self) -> FileIndexing:
+        """What the write tasks record of each file for the metadata table's indexes."""
+        return file_indexing(self.meta_client, self.config.metadata_table is True,
+                             self.config.metadata_indexes)  # fmt: skip
 
 
 class _HandleFields(TypedDict):

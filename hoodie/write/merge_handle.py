@@ -24,6 +24,7 @@ from ..bloom_filter import (
     bloom_filter_footer,
     java_min_max,
 )
+from ..column_stats import FileIndexing
 from ..exceptions import DuplicateRecordKeyError
 from ..faults import crash_point
 from ..index.placement import FileGroupTarget
@@ -181,6 +182,7 @@ class CopyOnWriteHandle:
     compression: str
     markers: WriteMarkers
     bloom_filter: BloomFilterSpec = BloomFilterSpec()  # the footer's (the write's options)
+    indexing: FileIndexing = FileIndexing()  # what the metadata table's indexes get
     allow_duplicate_keys: bool = False  # deletes: naming a key twice is harmless
     # The table merges by commit time (`TableProperties.ordering_field` is None: Hudi 1.x's
     # COMMIT_TIME_ORDERING, or a version 6 table with Hudi 0.x's default payload,
@@ -325,7 +327,8 @@ class CopyOnWriteHandle:
         assert path is not None  # `_merge` names the new base file
         self.markers.create(path, io_type)
         crash_point("task.base_file.marked")
-        size = write_base_file(self.storage, path, output, self.compression, self.bloom_filter)
+        size = write_base_file(self.storage, path, output, self.compression, self.bloom_filter,
+                               self.indexing, stat)  # fmt: skip
         crash_point("task.base_file.written")
         stat.total_write_bytes = size
         stat.file_size_in_bytes = size
@@ -350,10 +353,14 @@ def write_base_file(
     rows: pa.Table,
     compression: str,
     bloom_filter: BloomFilterSpec,
+    indexing: FileIndexing = FileIndexing(),  # noqa: B008 (frozen)
+    stat: WriteStat | None = None,
 ) -> int:
     """Write a base file with its keys' bloom filter and range in the footer, as Apache Hudi
     writes them (its BLOOM index reads both; we route by the range). The rows' own schema
     metadata loses those keys: read from an older version of the file, they are stale.
+    `indexing`: what `stat` gets of the file for the metadata table's indexes (from the
+    footer as written).
 
     Returns the file's size.
     """
@@ -365,9 +372,13 @@ def write_base_file(
     stale = (BLOOM_FILTER_FOOTER, BLOOM_TYPE_FOOTER, MIN_KEY_FOOTER, MAX_KEY_FOOTER)
     metadata = {k: v for k, v in (rows.schema.metadata or {}).items() if k not in stale}
     rows = rows.replace_schema_metadata(metadata or None)
-    return storage.write_parquet(
-        relative, rows, parquet_codec(compression), dictionary_columns(rows), footer
+    written: list[Any] = []
+    size = storage.write_parquet(
+        relative, rows, parquet_codec(compression), dictionary_columns(rows), footer, written
     )
+    if stat is not None and (indexing.columns is not None or indexing.bloom_filters):
+        stat.column_ranges, stat.bloom_filter = indexing.base_file(written[0], footer)
+    return size
 
 
 # Dictionary encoding is chosen from a sample of this many rows...

@@ -15,7 +15,12 @@ from hoodie.meta_client import HoodieTableMetaClient
 from hoodie.metadata_records import ALL_PARTITIONS_KEY, FileEntry, FilesRecord
 from hoodie.table_metadata import METADATA_FOLDER, TableMetadata
 from hoodie.timeline import Action, Instant, State
-from hoodie.transaction.metadata_writer import MetadataTableWriter, _mdt_client
+from hoodie.transaction.metadata_writer import (
+    FILES_FILE_ID,
+    FILES_PARTITION,
+    MetadataTableWriter,
+    _mdt_client,
+)
 
 HUDI_0_15 = Path(__file__).resolve().parents[1] / "fixtures/mdt-tables/hudi-0.15.0-mor-v6.zip"
 FILES = ".hoodie/metadata/files"
@@ -59,8 +64,8 @@ def test_a_pending_delta_commit_is_removed_before_the_next(writer):
     mdt = writer.mdt
     stale = Instant("20261127185900000", Action.DELTA_COMMIT, State.REQUESTED)
     mdt.save_instant(stale)
-    name = writer._next_log_name(stale.timestamp)
-    stats = [writer._stat(name, 3, stale.timestamp, 1)]
+    name = writer._next_log_name(FILES_PARTITION, FILES_FILE_ID, stale.timestamp)
+    stats = [writer._stat(FILES_PARTITION, FILES_FILE_ID, name, 3, stale.timestamp, 1)]
     mdt.save_instant(stale.with_state(State.INFLIGHT), writer._content(stats))
     (root / FILES / name).write_bytes(b"torn")
     writer.commit("20261127190000000", [FilesRecord("a", False, {})])
