@@ -80,6 +80,20 @@ def run(spark, job: dict) -> dict:
     raise ValueError(f"unknown job {kind!r}")
 
 
+def _root_cause(error: Exception) -> str:
+    """A Java exception's innermost cause (a Spark job's error holds the real one deep down,
+    past where the message is cut)."""
+    java = getattr(error, "java_exception", None)
+    if java is None:
+        return ""
+    try:
+        while java.getCause() is not None and java.getCause() != java:
+            java = java.getCause()
+        return "\nRoot cause: " + str(java.toString())[:2000]
+    except Exception:  # the gateway may be gone
+        return ""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jar", required=True)
@@ -100,8 +114,8 @@ def main() -> None:
         try:
             reply = run(spark, job)
         except Exception as error:  # every failure goes back to the test, which decides
-            text = str(error) or traceback.format_exc()
-            reply = {"error": type(error).__name__, "message": text[:6000]}
+            text = (str(error) or traceback.format_exc())[:6000]
+            reply = {"error": type(error).__name__, "message": text + _root_cause(error)}
         replies.write(json.dumps(reply) + "\n")
     spark.stop()
 

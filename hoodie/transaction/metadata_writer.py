@@ -657,7 +657,11 @@ def plus_millis(instant: str, millis: int) -> str:
 
 def _latest_files(data: HoodieTableMetaClient, timeline: Timeline) -> list[tuple[str, str]]:
     """The base and log files of every file group's latest slice as of the latest completed
-    instant ((partition path, path)), as Apache Hudi indexes them when it builds an index."""
+    instant ((partition path, path)), as Apache Hudi indexes them when it builds an index;
+    less those pending instants marked (a version 6 log file is named by its slice's base
+    instant, not by the instant that wrote it)."""
+    pending = {m.data_file for i in timeline.pending
+               for m in WriteMarkers(data.storage, i.timestamp).all()}  # fmt: skip
     view = FileSystemView(data.storage, timeline)
     out: list[tuple[str, str]] = []
     for group in view.file_groups():
@@ -668,7 +672,8 @@ def _latest_files(data: HoodieTableMetaClient, timeline: Timeline) -> list[tuple
         names = [f.name for f in latest.log_files]
         if latest.base_file is not None:
             names.insert(0, latest.base_file.name)
-        out.extend((partition, posixpath.join(partition, n) if partition else n) for n in names)
+        paths = (posixpath.join(partition, n) if partition else n for n in names)
+        out.extend((partition, path) for path in paths if path not in pending)
     return out
 
 

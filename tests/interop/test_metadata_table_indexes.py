@@ -13,7 +13,8 @@ import decimal
 import operator
 
 import pytest
-from listing_compare import assert_indexes_whole, assert_metadata_table_whole
+from killed_writes import upsert_killed_at
+from listing_compare import assert_indexes_whole, assert_metadata_table_whole, storage_listing
 from rs_compare import assert_same_rows, read_ours, read_theirs
 
 from hoodie import HoodieTable, WriteConfig
@@ -21,6 +22,7 @@ from hoodie import properties as props
 from hoodie.exceptions import InvalidConfigError
 from hoodie.meta_client import HoodieTableMetaClient
 from hoodie.read import native
+from hoodie.read.datasource import register
 from hoodie.table_metadata import METADATA_FOLDER, TableMetadata
 from hoodie.transaction.metadata_indexes import IndexRecordMaker
 from hoodie.transaction.metadata_writer import plus_millis
@@ -111,6 +113,7 @@ def check_reads(spark, path: str, step: str, monkeypatch) -> int:
     ("version", "table_type"), [(6, props.COPY_ON_WRITE), (8, props.MERGE_ON_READ)]
 )
 def test_every_action_keeps_the_indexes_whole(spark, tmp_path, monkeypatch, version, table_type):
+    register(spark)
     path = str(tmp_path / "t")
     cfg = config(version, table_type)
     skipped = 0
@@ -198,3 +201,54 @@ def test_index_options_that_cannot_hold_are_refused():
             "hoodie.metadata.index.bloom.filter.column.list": "ts",
         })  # fmt: skip
 
+
+
+@pytest.mark.parametrize(
+    "point, version",
+    [
+        ("metadata_table.log_written", 8),
+        pytest.param("metadata_table.init_written", 6, marks=pytest.mark.hudi_full),
+    ],
+    ids=str,
+)
+def test_a_crash_in_the_indexes_commit_leaves_them_whole_after_the_next_write(
+    spark, tmp_path, point, version
+):
+    """Killed with the delta commit's log files written in every index partition's file groups
+    (or while the indexes are built on a table with `files` alone): the table reads as before,
+    and the next write removes the failed delta commit's files (or builds the metadata table
+    again) and leaves every partition whole."""
+    register(spark)
+    path = str(tmp_path / "t")
+    options = {**INDEXES, "hoodie.write.table.version": str(version),
+               "hoodie.compact.inline": "false"}  # fmt: skip
+    first = dict(options)
+    if point == "metadata_table.init_written":
+        first["hoodie.metadata.index.column.stats.enable"] = "false"
+        first["hoodie.metadata.index.bloom.filter.enable"] = "false"
+    schema = "id string, dt string, ts long, v string"
+
+    def write(rows: list[tuple], opts: dict[str, str]) -> None:
+        cfg = WriteConfig.build("mdt", "id", "dt", "ts", table_type=props.MERGE_ON_READ,
+                                options=opts)  # fmt: skip
+        HoodieTable.for_write(path, cfg).upsert(spark.createDataFrame(rows, schema), cfg)
+
+    write([("1", "a", 1, "x"), ("2", "b", 1, "y")], first)
+    before = sorted(read_ours(spark, path).to_pylist(), key=str)
+    assert upsert_killed_at(path, options, point) != 0
+    assert sorted(read_ours(spark, path).to_pylist(), key=str) == before
+    write([("4", "d", 6, "after"), ("2", "b", 6, "z")], options)
+    meta = HoodieTableMetaClient.open(path)
+    assert set(props.metadata_partitions(meta.properties.extra)) == {
+        "files", "column_stats", "bloom_filters"}  # fmt: skip
+    if point == "metadata_table.init_written":
+        # built again from a listing by the next write: the writes before have no delta
+        # commit in it, but it lists what storage holds
+        metadata = TableMetadata.open(meta)
+        assert metadata is not None
+        listed = {p: metadata.files_in_partition(p) for p in metadata.all_partition_paths()}
+        assert {p: f for p, f in listed.items() if f} == storage_listing(meta)
+        assert not list(metadata.timeline.pending)
+    else:
+        assert_metadata_table_whole(meta, point)
+    assert_indexes_whole(meta, point)
