@@ -183,8 +183,10 @@ test-v8: java $(VENV)/.dev $(CLASS_ARCHIVE)
 # tests/judge/test_smoke.py): Apache Hudi 1.2 and 0.15 read every layout we write, we read what
 # they write, both take turns on one table, and the soak's fixed sequences. ~15 minutes.
 # Then the other `hudi_full` cases, of files `make test` runs the rest of: the metadata table's
-# crash points on the table version `make test` leaves out (~1 minute).
-HUDI_FULL_ELSEWHERE := tests/interop/test_metadata_table_files.py
+# crash points on the table version `make test` leaves out, the crash in its compaction `make
+# test` leaves out and the crash while its indexes are built (~2 minutes).
+HUDI_FULL_ELSEWHERE := tests/interop/test_metadata_table_files.py \
+	tests/interop/test_metadata_table_services.py tests/interop/test_metadata_table_indexes.py
 test-hudi: java $(VENV)/.dev $(CLASS_ARCHIVE) apache-hudi
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)" HOODIE_REQUIRE_APACHE_HUDI=1; \
 	$(PYTEST) -m "not writers and not deploy and not bench" tests/judge \
