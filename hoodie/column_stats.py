@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .bloom_filter import BLOOM_FILTER_FOOTER
+from .bloom_filter import BLOOM_FILTER_FOOTER, BLOOM_TYPE_FOOTER
 from .exceptions import HoodieError, InvalidConfigError
 from .metadata_records import (
     ColumnStatsRecord,
@@ -480,6 +480,16 @@ def _flip_high_bits(array: pa.Array) -> pa.Array:
     )
 
 
+SIMPLE_FILTER_TYPE = "SIMPLE"  # a footer without a type code holds a simple filter
+
+
+def filter_type_of(footer: Mapping[bytes, bytes]) -> str:
+    """The type code of a base file's footer bloom filter (`DYNAMIC_V0`, `SIMPLE`), as the
+    metadata table's `bloom_filters` record names it."""
+    kind = footer.get(BLOOM_TYPE_FOOTER)
+    return kind.decode("ascii") if kind else SIMPLE_FILTER_TYPE
+
+
 # -- what a write task records -----------------------------------------------------------------
 @dataclass(frozen=True)
 class IndexedColumns:
@@ -515,17 +525,18 @@ class FileIndexing:
 
     def base_file(
         self, metadata: pq.FileMetaData, footer: Mapping[bytes, bytes]
-    ) -> tuple[list[dict[str, Any]] | None, str | None]:
-        """A base file's (column ranges, bloom filter) from its footer as written."""
+    ) -> tuple[list[dict[str, Any]] | None, str | None, str | None]:
+        """A base file's (column ranges, bloom filter, its type) from its footer as written."""
         ranges = None
         if self.columns is not None:
             columns = self.columns.of(metadata.schema.to_arrow_schema())
             ranges = [r.to_json() for r in ranges_from_parquet(metadata, columns)]
-        bloom = None
+        bloom = kind = None
         if self.bloom_filters:
             stored = footer.get(BLOOM_FILTER_FOOTER)
-            bloom = stored.decode("ascii") if stored is not None else None
-        return ranges, bloom
+            if stored is not None:
+                bloom, kind = stored.decode("ascii"), filter_type_of(footer)
+        return ranges, bloom, kind
 
     def log_file(self, rows: pa.Table | None, schema: pa.Schema) -> list[dict[str, Any]] | None:
         """A log file's column ranges: over the rows of its data block (None: deletes only,

@@ -118,6 +118,7 @@ class WriteStat:
     # (`column_stats.ColumnRange.to_json`), and a base file's serialized bloom filter.
     column_ranges: list[dict[str, Any]] | None = None
     bloom_filter: str | None = None
+    bloom_filter_type: str | None = None
 
     _JSON_NAMES = {
         "file_id": "fileId",

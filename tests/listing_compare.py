@@ -205,4 +205,6 @@ def assert_indexes_whole(meta: HoodieTableMetaClient, step: str = "") -> None:
             with meta.storage.parquet_file(f"{partition}/{name}" if partition else name) as pf:
                 footer = pf.metadata.metadata
             assert blooms[key].bloom_filter == footer[b"org.apache.hudi.bloomfilter"], name
+            kind = footer.get(b"hoodie_bloom_filter_type_code", b"SIMPLE").decode()
+            assert blooms[key].filter_type == kind, name
             assert blooms[key].timestamp == parse_base_file_name(name).instant, name

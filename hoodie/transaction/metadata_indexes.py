@@ -9,16 +9,16 @@ partitions, as Apache Hudi's `HoodieTableMetadataUtil.convertMetadataToColumnSta
 - A file an action deletes (a clean, a rollback, a restore) gets deletes of those keys (a
   delete block in the metadata table's log, as Apache Hudi 1.x writes them; Apache Hudi 0.15
   writes tombstone records instead, and keys them by a wrong file name).
-- Building a partition (`initial_index_records`) indexes the latest file slice of every file
+- Building a partition (`IndexRecordMaker.files`) indexes the latest file slice of every file
   group, as of the latest completed instant.
 
 A write task hands each file's column ranges and bloom filter to the driver with its write
-stat (`WriteStat.column_ranges`, `.bloom_filter`); a file whose stat does not carry them (an
-action run before the partition existed, a compaction) is read here instead: its footer, or
-its log blocks.
+stat (`WriteStat.column_ranges`, `.bloom_filter`: `file_indexing` says what it records); a
+file whose stat does not carry them (a partition being built, or built by another writer while
+this one wrote) is read here instead: its footer, or its log blocks.
 
-Which columns: `IndexedColumns` (the table version's default list, or the one configured, or,
-on table version 8, the one `.hoodie/.index_defs/index.json` records).
+Which columns: `column_stats.IndexedColumns` (the table version's default list, or the one
+configured).
 """
 
 from __future__ import annotations
@@ -30,17 +30,19 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from .. import properties as props
-from ..bloom_filter import BLOOM_FILTER_FOOTER, BLOOM_TYPE_FOOTER
+from ..bloom_filter import BLOOM_FILTER_FOOTER
 from ..column_stats import (
+    SIMPLE_FILTER_TYPE,
     ColumnRange,
     FileIndexing,
     IndexedColumns,
+    filter_type_of,
     ranges_from_parquet,
     ranges_from_table,
 )
 from ..config import BLOOM_FILTERS, COLUMN_STATS, MetadataIndexes
 from ..exceptions import CorruptDataFileError
-from ..logformat import read_log_file
+from ..logformat import BlockType, read_log_file
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import WriteStat
 from ..metadata_records import (
@@ -53,8 +55,6 @@ from ..metadata_records import (
 )
 from ..naming import BASE_FILE_EXTENSION, parse_base_file_name, parse_log_file_name
 from ..storage import FileIO
-
-SIMPLE_FILTER_TYPE = "SIMPLE"  # a footer without a type code holds a simple filter
 
 
 @dataclass(frozen=True)
@@ -150,15 +150,14 @@ class IndexRecordMaker:
         if BLOOM_FILTERS in self.partitions and base:
             parsed = parse_base_file_name(name)
             assert parsed is not None
-            stored = (stat.bloom_filter.encode("utf-8") if stat is not None
-                      and stat.bloom_filter is not None else None)  # fmt: skip
-            filter_type = None
-            if stored is None:
+            if stat is not None and stat.bloom_filter is not None:
+                stored: bytes | None = stat.bloom_filter.encode("ascii")
+                filter_type = stat.bloom_filter_type or SIMPLE_FILTER_TYPE
+            else:
                 stored, filter_type = self._footer_filter(path)
             if stored is not None:
                 out.records[BLOOM_FILTERS].append(BloomFilterRecord(
-                    bloom_filter_key(key_partition, name),
-                    filter_type or "DYNAMIC_V0", parsed.instant, stored,
+                    bloom_filter_key(key_partition, name), filter_type, parsed.instant, stored,
                 ))  # fmt: skip
 
     def _base_file_ranges(self, path: str) -> list[ColumnRange]:
@@ -169,7 +168,7 @@ class IndexRecordMaker:
     def _log_file_ranges(self, path: str) -> list[ColumnRange]:
         tables = []
         for block in read_log_file(self.storage, path):
-            if block.block_type.name == "CORRUPT":
+            if block.block_type is BlockType.CORRUPT:
                 raise CorruptDataFileError(
                     f"{self.storage.uri(path)}: a damaged log block at byte {block.offset}; "
                     "its column statistics cannot be read"
@@ -181,14 +180,10 @@ class IndexRecordMaker:
         rows = pa.concat_tables(tables, promote_options="default")
         return ranges_from_table(rows, self.columns.of(rows.schema))
 
-    def _footer_filter(self, path: str) -> tuple[bytes | None, str | None]:
+    def _footer_filter(self, path: str) -> tuple[bytes | None, str]:
         with self.storage.parquet_file(path) as parquet:
             footer = parquet.metadata.metadata or {}
-        stored = footer.get(BLOOM_FILTER_FOOTER)
-        kind = footer.get(BLOOM_TYPE_FOOTER)
-        if stored is None:
-            return None, None
-        return stored, kind.decode("utf-8") if kind else SIMPLE_FILTER_TYPE
+        return footer.get(BLOOM_FILTER_FOOTER), filter_type_of(footer)
 
 
 def file_indexing(

@@ -377,7 +377,9 @@ def write_base_file(
         relative, rows, parquet_codec(compression), dictionary_columns(rows), footer, written
     )
     if stat is not None and (indexing.columns is not None or indexing.bloom_filters):
-        stat.column_ranges, stat.bloom_filter = indexing.base_file(written[0], footer)
+        stat.column_ranges, stat.bloom_filter, stat.bloom_filter_type = indexing.base_file(
+            written[0], footer
+        )
     return size
 
 

@@ -162,8 +162,14 @@ def test_indexes_are_built_from_the_files_and_dropped(spark, tmp_path, monkeypat
     meta = HoodieTableMetaClient.open(path)
     assert props.metadata_partitions(meta.properties.extra) == ("files",)
     # turned on: built from the footers of the latest slices, then kept by the write
-    on = config(8, props.COPY_ON_WRITE, **{"hoodie.cleaner.commits.retained": "10"})
+    on = config(8, props.COPY_ON_WRITE, **{"hoodie.cleaner.commits.retained": "10",
+                                           "hoodie.bloom.index.filter.type": "SIMPLE"})
     upsert(spark, path, on, [11, 12, 50], 4)
+    meta = HoodieTableMetaClient.open(path)
+    metadata = TableMetadata.open(meta)
+    assert metadata is not None
+    kinds = {r.filter_type for r in metadata.read_partition("bloom_filters").values()}
+    assert kinds == {"DYNAMIC_V0", "SIMPLE"}, kinds  # built from footers; this write's SIMPLE
     meta = HoodieTableMetaClient.open(path)
     assert set(props.metadata_partitions(meta.properties.extra)) == {
         "files", "column_stats", "bloom_filters"}  # fmt: skip
