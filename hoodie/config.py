@@ -14,6 +14,7 @@ from typing import Any
 
 from .bloom_filter import BloomFilterSpec
 from .exceptions import ConflictingSettingsError, InvalidConfigError
+from .metadata_records import MetadataPartitionType
 from .options.property import ConfigProperty as ConfigProperty
 from .options.property import by_key, choice, closest_key
 from .options.table import TableType, TableVersion
@@ -31,6 +32,8 @@ from .properties import COPY_ON_WRITE, MERGE_ON_READ, metadata_partitions
 from .schema_evolution import SchemaChange
 
 _MAX_BLOOM_BITS = 2**31 - 1
+# Apache Hudi 1.x's secondary indexes: one metadata table partition each, named by this prefix.
+SECONDARY_INDEX_PREFIX = MetadataPartitionType.SECONDARY_INDEX.partition_name
 # The option values the core decides by (declared with their options in `hoodie.options.write`).
 SIMPLE_INDEX, BUCKET_INDEX = IndexType.SIMPLE.value, IndexType.BUCKET.value
 BLOOM_INDEX = IndexType.BLOOM.value
@@ -131,6 +134,10 @@ class WriteConfig:
     # hoodie.metadata.enable; None: by the table (`keeps_metadata_table`)
     metadata_table: bool | None = _default("metadata_table")
     metadata_compaction_delta_commits: int = _default("metadata_compaction_delta_commits")
+    metadata_compaction_delta_seconds: int = _default("metadata_compaction_delta_seconds")
+    metadata_compaction_trigger: str = _default("metadata_compaction_trigger")
+    # hoodie.metadata.index.secondary.enable; None: unset (a secondary index is not kept)
+    metadata_secondary_index: bool | None = _default("metadata_secondary_index")
     metadata_column_stats: bool | None = _default("metadata_column_stats")  # None: the table's
     metadata_column_stats_columns: tuple[str, ...] | None = _default(
         "metadata_column_stats_columns"
@@ -285,10 +292,24 @@ class WriteConfig:
         return table_version >= 8 or bool(metadata_partitions(dict(extra)))
 
     def for_table(self, table_version: int, extra: Mapping[str, str]) -> WriteConfig:
-        """This config with `hoodie.metadata.enable` decided for the table it writes."""
+        """This config with `hoodie.metadata.enable` decided for the table it writes; refused
+        where it asks to keep secondary indexes the table's metadata table has, which our
+        writes cannot keep (they rebuild a metadata table holding partitions we do not
+        write)."""
+        keeps = self.keeps_metadata_table(table_version, extra)
+        secondary = [p for p in metadata_partitions(dict(extra))
+                     if p.startswith(SECONDARY_INDEX_PREFIX)]  # fmt: skip
+        if keeps and self.metadata_secondary_index and secondary:
+            raise InvalidConfigError(
+                f"table '{self.table_name}': hoodie.metadata.index.secondary.enable=true asks to "
+                f"keep the secondary index(es) of its metadata table ({', '.join(secondary)}), "
+                "which dbt-hoodie cannot update (it writes no record index or secondary index "
+                "yet): our write would rebuild the metadata table without them. Set it to false "
+                "(or unset) to have them dropped, or write this table with Apache Hudi"
+            )
         if self.metadata_table is not None:
             return self
-        return replace(self, metadata_table=self.keeps_metadata_table(table_version, extra))
+        return replace(self, metadata_table=keeps)
 
     @classmethod
     def build(
@@ -409,6 +430,8 @@ def parse_options(options: Mapping[str, object]) -> dict[str, Any]:
         if prop is None:
             raise InvalidConfigError(_unknown_option(key))
         value = prop.value(key, value)
+        if not prop.attribute:
+            continue  # a switch taken at one value: its parse refused any other
         if prop.attribute in seen and parsed[prop.attribute] != value:
             raise InvalidConfigError(
                 f"options '{seen[prop.attribute]}' and '{key}' are the same setting with "

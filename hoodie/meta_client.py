@@ -217,23 +217,32 @@ class HoodieTableMetaClient:
         return archived_instants(self.storage, self.layout)
 
     def file_system_view(
-        self, as_of: str | None = None, *, timeline: Timeline | None = None, metadata: bool = False
+        self,
+        as_of: str | None = None,
+        *,
+        timeline: Timeline | None = None,
+        metadata: bool = False,
+        ignore_spurious_deletes: bool = True,
     ) -> FileSystemView:
         """The view as of `as_of` (default: the latest completed instant). `metadata`: list
         through the table's metadata table if it has a usable one (`file_listing`)."""
         timeline = timeline if timeline is not None else self.timeline()
         return FileSystemView(
             self.storage, timeline, as_of, base_file_extension=self.base_file_extension,
-            listing=self.file_listing(timeline, metadata),
+            listing=self.file_listing(timeline, metadata, ignore_spurious_deletes),
         )  # fmt: skip
 
-    def file_listing(self, timeline: Timeline, metadata: bool) -> FileListing:
+    def file_listing(
+        self, timeline: Timeline, metadata: bool, ignore_spurious_deletes: bool = True
+    ) -> FileListing:
         """Where views of this table find its files: with `metadata` (a reader's or writer's
         `hoodie.metadata.enable`) through its metadata table when
         `hoodie.table.metadata.partitions` lists `files` as completed, as Apache Hudi 1.x's
         file-system view does; else (or without one) by listing storage. A damaged metadata
-        table is an error, never a fall back to storage."""
-        listing = MetadataListing.open(self, timeline) if metadata else None
+        table is an error, never a fall back to storage; so is a spurious delete in it where
+        `ignore_spurious_deletes` is false (a read's `_hoodie.metadata.ignore.spurious.deletes`)."""
+        listing = (MetadataListing.open(self, timeline, ignore_spurious_deletes)
+                   if metadata else None)  # fmt: skip
         return listing if listing is not None else StorageListing(self.storage)
 
     def table_metadata(self, timeline: Timeline | None = None) -> TableMetadata | None:

@@ -239,8 +239,10 @@ class TableMetadata:
         properties: MetadataTableProperties,
         partitions: tuple[str, ...],
         data_timeline: Timeline | None = None,
+        ignore_spurious_deletes: bool = True,
     ):
         self.data = data
+        self.ignore_spurious_deletes = ignore_spurious_deletes
         self.storage = storage
         self.properties = properties
         self._partitions = partitions
@@ -251,16 +253,21 @@ class TableMetadata:
         return f"TableMetadata({self.storage.base_uri!r}, {list(self._partitions)})"
 
     @classmethod
-    def open(cls, data: DataTable, timeline: Timeline | None = None) -> TableMetadata | None:
+    def open(
+        cls, data: DataTable, timeline: Timeline | None = None, ignore_spurious_deletes: bool = True
+    ) -> TableMetadata | None:
         """The metadata table of `data` (its meta client), or None when readers must list
         storage: `hoodie.table.metadata.partitions` does not list `files` as completed.
         `timeline`: the data timeline a read already loaded, so both agree. Announced but
-        missing or damaged: a `DamagedMetadataTableError` naming the file."""
+        missing or damaged: a `DamagedMetadataTableError` naming the file.
+        `ignore_spurious_deletes` false (`_hoodie.metadata.ignore.spurious.deletes`): a
+        spurious delete in a `files` record a listing reads is an error too."""
         partitions = completed_partitions(data.properties)
         if FILES_PARTITION not in partitions:
             return None
         storage = data.storage.subfolder(METADATA_FOLDER)
-        return cls(data, storage, MetadataTableProperties.load(storage), partitions, timeline)
+        return cls(data, storage, MetadataTableProperties.load(storage), partitions, timeline,
+                   ignore_spurious_deletes)  # fmt: skip
 
     # -- the MDT as a table ----------------------------------------------------------------------
     @cached_property
@@ -430,6 +437,20 @@ class TableMetadata:
                 f"under key {key!r} of its files partition. {_DISABLE_HINT}",
                 self.storage.uri(FILES_PARTITION),
             )
+        spurious = sorted(name for name, entry in record.files.items() if entry.is_deleted)
+        if spurious and not self.ignore_spurious_deletes:
+            # Apache Hudi's `checkForSpuriousDeletes`: after merging, a record still deleting a
+            # file means no earlier record of the partition added it
+            what = "the partition list" if record.is_partition_list else f"partition {key!r}"
+            raise DamagedMetadataTableError(
+                f"the metadata table at {self.storage.uri()} deletes from {what} "
+                f"{', '.join(spurious)}, which no earlier record of its files partition added "
+                "(a spurious delete, as a rollback of a write whose metadata table commit never "
+                "counted leaves); _hoodie.metadata.ignore.spurious.deletes=false makes that an "
+                "error, as in Apache Hudi. Read with it true (the default) to ignore such "
+                f"deletes. {_READ_HINT}",
+                self.storage.uri(FILES_PARTITION),
+            )
         return record
 
     def all_partition_paths(self) -> list[str]:
@@ -586,10 +607,12 @@ class MetadataListing:
         return f"MetadataListing({self.metadata!r})"
 
     @classmethod
-    def open(cls, data: DataTable, timeline: Timeline | None = None) -> MetadataListing | None:
+    def open(
+        cls, data: DataTable, timeline: Timeline | None = None, ignore_spurious_deletes: bool = True
+    ) -> MetadataListing | None:
         """The listing through `data`'s metadata table, or None where it has no usable one."""
         with _listing_errors():
-            metadata = TableMetadata.open(data, timeline)
+            metadata = TableMetadata.open(data, timeline, ignore_spurious_deletes)
         return cls(metadata) if metadata is not None else None
 
     def partitions(self) -> list[str]:

@@ -76,6 +76,17 @@ DATA_SKIPPING = ConfigProperty(
     "column statistics, record key range and bloom filter (footers)",
     attribute="data_skipping", parse=boolean,
 )  # fmt: skip
+# Apache Hudi's reader tolerance (`HoodieMetadataConfig.IGNORE_SPURIOUS_DELETES`, true in 0.15
+# and 1.2; checked by `BaseTableMetadata.checkForSpuriousDeletes` where a listing reads a
+# `files` record): a rollback's delete of a file whose own delta commit never counted (its
+# data instant failed) is such a delete, harmless, so it is ignored unless a read asks.
+IGNORE_SPURIOUS_DELETES = ConfigProperty(
+    "_hoodie.metadata.ignore.spurious.deletes", True,
+    "listing through the metadata table: a files record still deleting a file after merging "
+    "(no earlier record of the partition added it) is ignored, as in Apache Hudi; false: the "
+    "read fails naming the partition and the file",
+    attribute="ignore_spurious_deletes", parse=boolean,
+)  # fmt: skip
 STORAGE = ConfigProperty(
     STORAGE_PREFIX + "<name>", None,
     "an option of the object store's pyarrow file system (endpoint_override, region, "
@@ -84,7 +95,7 @@ STORAGE = ConfigProperty(
 
 READ_OPTIONS: tuple[ConfigProperty, ...] = (
     QUERY_TYPE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT, MAX_PARTITION_BYTES, PARALLELISM,
-    METADATA_ENABLE, DATA_SKIPPING, STORAGE,
+    METADATA_ENABLE, DATA_SKIPPING, IGNORE_SPURIOUS_DELETES, STORAGE,
 )  # fmt: skip
 
 # A read plan `HoodieTable.read` made (`ReadPlan.to_json`): the data source reads exactly its

@@ -16,6 +16,7 @@ from . import table
 from .property import (
     Alias,
     ConfigProperty,
+    Parse,
     boolean,
     choice,
     choice_values,
@@ -77,6 +78,20 @@ class BloomFilterType(Enum):
 class CleanerPolicy(Enum):
     KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
     KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
+
+
+class CompactionTriggerStrategy(Enum):
+    """hoodie.metadata.compact.trigger.strategy: when the metadata table is compacted (Apache
+    Hudi's `CompactionTriggerStrategy`): after enough delta commits, enough seconds, both or
+    either. NUM_COMMITS_AFTER_LAST_REQUEST counts from the latest compaction requested, which
+    for us is the latest completed one (a pending metadata table compaction is removed before
+    the services run), so it is NUM_COMMITS."""
+
+    NUM_COMMITS = "NUM_COMMITS"
+    NUM_COMMITS_AFTER_LAST_REQUEST = "NUM_COMMITS_AFTER_LAST_REQUEST"
+    TIME_ELAPSED = "TIME_ELAPSED"
+    NUM_AND_TIME = "NUM_AND_TIME"
+    NUM_OR_TIME = "NUM_OR_TIME"
 
 
 class ConcurrencyMode(Enum):
@@ -149,6 +164,89 @@ def _dup_policy(key: str, value: object) -> str:
     return str(choice(InsertDupPolicy)(key, value))
 
 
+def _only(taken: bool, why: str) -> Parse:
+    """A metadata table switch we take at one value only, Apache Hudi's default (so configs
+    copied from Apache Hudi jobs carry over): the other value is refused, saying why and what
+    to do instead. Its option sets no `WriteConfig` field (there is nothing to choose)."""
+
+    def check(key: str, value: object) -> bool:
+        given = boolean(key, value)
+        if given != taken:
+            raise InvalidConfigError(
+                f"option '{key}'={str(given).lower()} is not supported: {why}. Leave it unset "
+                f"(or {str(taken).lower()}, Apache Hudi's default)"
+            )
+        return given
+
+    return check
+
+
+# What refusing each of Apache Hudi's metadata table switches says (keys and defaults as in
+# HoodieMetadataConfig of Apache Hudi 0.15.0 and 1.2.0, read from their bundles' classes).
+_NO_RECORD_INDEX = (
+    "the metadata table's record index (record_index partition) is not written by dbt-hoodie "
+    "yet (issue 41, step 8); a table Apache Hudi gave one has its metadata table rebuilt "
+    "without it by our writes. Use hoodie.index.type (SIMPLE, BLOOM, GLOBAL_SIMPLE, "
+    "GLOBAL_BLOOM or BUCKET) to find keys"
+)
+_REFUSED_SWITCHES = (
+    ConfigProperty("hoodie.metadata.log.compaction.enable", False,
+                   "Apache Hudi 0.14+ (default false): log compaction of the metadata table "
+                   "(its log blocks merged into one new log file); only false: we compact it "
+                   "into base files (hoodie.metadata.compact.*)",
+                   parse=_only(False, "the metadata table is compacted into HFile base files "
+                               "(hoodie.metadata.compact.max.delta.commits), never log-compacted "
+                               "by dbt-hoodie")),
+    ConfigProperty("hoodie.metadata.index.async", False,
+                   "Apache Hudi 0.11+ (default false): index partitions built by an "
+                   "asynchronous indexer; only false: the write that turns an index on builds "
+                   "it, inline",
+                   parse=_only(False, "dbt-hoodie has no asynchronous indexer: the write that "
+                               "turns an index on (hoodie.metadata.index.*.enable=true) builds "
+                               "it before its own delta commit")),
+    ConfigProperty("hoodie.metadata.streaming.write.enabled", False,
+                   "Apache Hudi 1.1+ (default false): the data and metadata table writes in "
+                   "one Spark job; only false: our metadata delta commit is written after the "
+                   "action's files, from their write stats, before the action completes",
+                   parse=_only(False, "the metadata table's delta commit is written from the "
+                               "action's write stats after its data files, before the action "
+                               "completes, as Apache Hudi's non-streaming writers do")),
+    ConfigProperty("hoodie.metadata.index.partition.stats.enable", False,
+                   "Apache Hudi 1.0 (its 1.2 builds partition_stats with column stats, on "
+                   "version 8, and reads no such key): only false: the partition_stats "
+                   "partition is not written (readers skip by column_stats without it)",
+                   parse=_only(False, "the metadata table's partition_stats partition is not "
+                               "written by dbt-hoodie (hoodie.metadata.index.column.stats.enable "
+                               "gives readers per-file statistics)")),
+    ConfigProperty("hoodie.metadata.global.record.level.index.enable", False,
+                   "Apache Hudi 1.2 (default false; 0.15's hoodie.metadata.record.index.enable): "
+                   "the record index; only false: not built yet (issue 41, step 8)",
+                   parse=_only(False, _NO_RECORD_INDEX),
+                   aliases=(Alias("hoodie.metadata.record.index.enable"),)),
+    ConfigProperty("hoodie.metadata.record.level.index.enable", False,
+                   "Apache Hudi 1.1+ (default false): the partitioned record index; only false: "
+                   "not built yet (issue 41, step 8)",
+                   parse=_only(False, _NO_RECORD_INDEX)),
+    ConfigProperty("hoodie.metadata.auto.initialize", True,
+                   "Apache Hudi 0.14+ (default true): the metadata table is built from a "
+                   "listing of the table's files; only true (false builds one without them)",
+                   parse=_only(True, "with false Apache Hudi builds the metadata table's files "
+                               "partition without listing the table's files (for metadata "
+                               "tables filled in by other means), and one missing files hides "
+                               "them from every reader; dbt-hoodie always builds it from a "
+                               "listing. To write without a metadata table, set "
+                               "hoodie.metadata.enable=false")),
+    ConfigProperty("_hoodie.metadata.ignore.spurious.deletes", True,
+                   "Apache Hudi 0.10+ (default true): a metadata table record deleting a file "
+                   "no earlier record added is ignored; only true on writes (the read option of "
+                   "this key, false, makes a read fail on one)",
+                   parse=_only(True, "writes read the metadata table tolerating spurious deletes "
+                               "(a files record deleting a file no earlier one added), as Apache "
+                               "Hudi does by default; to check a table for them, read "
+                               "it with this read option set to false (spark.read.format("
+                               "\"hoodie\").option(\"_hoodie.metadata.ignore.spurious.deletes\", "
+                               "\"false\"))")),
+)  # fmt: skip
 _DYNAMIC_V0, _SIMPLE = BloomFilterType.DYNAMIC_V0.value, BloomFilterType.SIMPLE.value
 OPTIONS: tuple[ConfigProperty, ...] = (
     # The table's identity, which callers usually give as arguments (dbt: record_key, ...);
@@ -199,6 +297,33 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "it is then cleaned (keeping min(hoodie.cleaner.commits.retained, 20) commits) "
                    "and archived (hoodie.keep.min/max.commits), as Apache Hudi does",
                    attribute="metadata_compaction_delta_commits", parse=positive_int),
+    ConfigProperty("hoodie.metadata.compact.max.delta.seconds", 7200,
+                   "with the metadata table and a time trigger strategy: seconds from its latest "
+                   "compaction (none yet: its first delta commit) to its latest delta commit "
+                   "after which it is compacted (Apache Hudi 1.2)",
+                   attribute="metadata_compaction_delta_seconds", parse=positive_int),
+    ConfigProperty("hoodie.metadata.compact.trigger.strategy",
+                   CompactionTriggerStrategy.NUM_COMMITS.value,
+                   "with the metadata table: what makes it due for compaction: "
+                   "hoodie.metadata.compact.max.delta.commits delta commits (NUM_COMMITS, "
+                   "NUM_COMMITS_AFTER_LAST_REQUEST), hoodie.metadata.compact.max.delta.seconds "
+                   "seconds (TIME_ELAPSED), both (NUM_AND_TIME) or either (NUM_OR_TIME), as "
+                   "Apache Hudi 1.2 decides, on both table versions",
+                   attribute="metadata_compaction_trigger",
+                   parse=choice(CompactionTriggerStrategy), choices=CompactionTriggerStrategy),
+    ConfigProperty("hoodie.metadata.max.logfile.size", 2 * 1024 * MB,
+                   "Apache Hudi 0.14+: bytes after which it rolls a metadata table log file "
+                   "over to a new one, after an append; ours are never appended to (one new log "
+                   "file per file group and delta commit), so each already holds one append, "
+                   "the least any value gives",
+                   parse=positive_int),
+    ConfigProperty("hoodie.metadata.index.secondary.enable", None,
+                   "Apache Hudi 1.x (default true): keep the secondary indexes CREATE INDEX "
+                   "made; dbt-hoodie makes and keeps none (they need the record index, issue 41 "
+                   "step 8): true is refused on a table whose metadata table has one (false, or "
+                   "unset: our writes rebuild its metadata table without it)",
+                   attribute="metadata_secondary_index", parse=boolean),
+    *_REFUSED_SWITCHES,
     ConfigProperty("hoodie.metadata.index.column.stats.enable", None,
                    "with the metadata table: its column_stats partition (each base and log "
                    "file's min, max, value and null counts per indexed column, as Apache Hudi "
@@ -379,7 +504,7 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "missed heartbeats before a pending write has failed",
                    attribute="heartbeat_tolerable_misses", parse=non_negative_int),
 )  # fmt: skip
-_BY_ATTRIBUTE = {prop.attribute: prop for prop in OPTIONS}
+_BY_ATTRIBUTE = {prop.attribute: prop for prop in OPTIONS if prop.attribute}
 
 
 def option(attribute: str) -> ConfigProperty:

@@ -28,6 +28,7 @@ MAX_PARTITION_BYTES = read.MAX_PARTITION_BYTES.key
 PARALLELISM = read.PARALLELISM.key
 METADATA_ENABLE = read.METADATA_ENABLE.key
 DATA_SKIPPING = read.DATA_SKIPPING.key
+IGNORE_SPURIOUS_DELETES = read.IGNORE_SPURIOUS_DELETES.key
 STORAGE_PREFIX = read.STORAGE_PREFIX
 
 SNAPSHOT = read.QueryType.SNAPSHOT.value
@@ -79,6 +80,7 @@ class ReadOptions:
     parallelism: int | None = None  # None: the cores of the planning process
     metadata_enable: bool = cast(bool, read.METADATA_ENABLE.default)  # `read.METADATA_ENABLE`
     data_skipping: bool = cast(bool, read.DATA_SKIPPING.default)  # see `read.data_skipping`
+    ignore_spurious_deletes: bool = cast(bool, read.IGNORE_SPURIOUS_DELETES.default)
     storage_options: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -143,6 +145,14 @@ class ReadOptions:
                 read.METADATA_ENABLE.value(METADATA_ENABLE, given[METADATA_ENABLE])
                 if METADATA_ENABLE in given
                 else read.METADATA_ENABLE.default,
+            ),
+            ignore_spurious_deletes=cast(
+                bool,
+                read.IGNORE_SPURIOUS_DELETES.value(
+                    IGNORE_SPURIOUS_DELETES, given[IGNORE_SPURIOUS_DELETES]
+                )
+                if IGNORE_SPURIOUS_DELETES in given
+                else read.IGNORE_SPURIOUS_DELETES.default,
             ),
             storage_options=storage,
         )

@@ -234,8 +234,12 @@ def _view(
 ) -> FileSystemView:
     """The view a read plans from: its files listed through the table's metadata table with
     `hoodie.metadata.enable` (the default) where the table has a usable one, else from
-    storage (`HoodieTableMetaClient.file_listing`)."""
-    return meta_client.file_system_view(as_of, timeline=timeline, metadata=options.metadata_enable)
+    storage (`HoodieTableMetaClient.file_listing`); `_hoodie.metadata.ignore.spurious.deletes`
+    false makes a spurious delete there an error."""
+    return meta_client.file_system_view(
+        as_of, timeline=timeline, metadata=options.metadata_enable,
+        ignore_spurious_deletes=options.ignore_spurious_deletes,
+    )  # fmt: skip
 
 
 def _metadata_of(view: FileSystemView) -> TableMetadata | None:

@@ -7,11 +7,13 @@ timeline would grow without bound. After a write, under the table lock when ther
 - **clean** (Hudi's MDT cleaner: KEEP_LATEST_COMMITS, `min(hoodie.cleaner.commits.retained,
   20)` commits), once three MDT instants completed since its latest compaction (a reader that
   opened the slices the compaction replaced still finds them);
-- **compaction**, once `hoodie.metadata.compact.max.delta.commits` delta commits completed
-  since the latest one, and only when no data instant at or before the MDT's latest delta
-  commit is pending: a base file at time T must hold every action up to T, and a pending data
-  instant's delta commit may still come, or belong to a write that failed. Every file slice
-  with log files becomes a new HFile base file of its merged records;
+- **compaction**, once due by `hoodie.metadata.compact.trigger.strategy` (`_due`; by default
+  `hoodie.metadata.compact.max.delta.commits` delta commits completed since the latest one,
+  else `hoodie.metadata.compact.max.delta.seconds` elapsed, both, or either), and only when
+  no data instant at or before the MDT's latest delta commit is pending: a base file at time
+  T must hold every action up to T, and a pending data instant's delta commit may still
+  come, or belong to a write that failed. Every file slice with log files becomes a new HFile
+  base file of its merged records;
 - **archival** of the MDT's timeline (`hoodie.keep.min/max.commits`), never of an instant the
   data table's active timeline still holds (readers decide which MDT blocks count by it), nor
   of the latest compaction and the delta commits since.
@@ -32,16 +34,18 @@ import logging
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from .. import properties as props
 from ..compaction_plan import CompactionOperation, CompactionPlan
-from ..config import WriteConfig
+from ..config import WriteConfig, option_default
 from ..faults import crash_point
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata, WriteStat
 from ..metadata_records import encode_metadata_record, metadata_record_schema
+from ..options.write import CompactionTriggerStrategy
 from ..table_metadata import HFILE_EXTENSION, TableMetadata
-from ..timeline import Action, Instant, State, Timeline, new_instant_time
+from ..timeline import Action, Instant, State, Timeline, instant_to_datetime, new_instant_time
 from ..transaction.failed_writes import FailedWritesPolicy
 from ..transaction.metadata_writer import (
     FILES_PARTITION,
@@ -69,6 +73,9 @@ class MetadataServicesConfig:
     commits_retained: int = 10  # min(hoodie.cleaner.commits.retained, 20)
     keep_min_commits: int = 20  # hoodie.keep.min.commits
     keep_max_commits: int = 30  # hoodie.keep.max.commits
+    # hoodie.metadata.compact.max.delta.seconds and hoodie.metadata.compact.trigger.strategy
+    compaction_delta_seconds: int = cast(int, option_default("metadata_compaction_delta_seconds"))
+    compaction_trigger: str = cast(str, option_default("metadata_compaction_trigger"))
 
     @classmethod
     def of(cls, config: WriteConfig) -> MetadataServicesConfig:
@@ -77,6 +84,8 @@ class MetadataServicesConfig:
             min(config.cleaner_commits_retained, MAX_COMMITS_RETAINED),
             config.keep_min_commits,
             config.keep_max_commits,
+            config.metadata_compaction_delta_seconds,
+            config.metadata_compaction_trigger,
         )
 
 
@@ -148,6 +157,46 @@ def _latest_delta_commit(timeline: Timeline) -> str | None:
     return deltas[-1] if deltas else None
 
 
+def _first_delta_commit(timeline: Timeline) -> str:
+    deltas = [i.timestamp for i in timeline.completed if i.action is Action.DELTA_COMMIT]
+    return deltas[0] if deltas else ""
+
+
+_TIME_ONLY = CompactionTriggerStrategy.TIME_ELAPSED.value
+_BOTH = CompactionTriggerStrategy.NUM_AND_TIME.value
+_EITHER = CompactionTriggerStrategy.NUM_OR_TIME.value
+
+
+def _due(config: MetadataServicesConfig, delta_commits: int, start: str, latest: str) -> bool:
+    """Is the MDT due for compaction, as Apache Hudi 1.2's `needCompact` decides by its trigger
+    strategy: `delta_commits` completed since its latest compaction against
+    `hoodie.metadata.compact.max.delta.commits`, and the seconds from `start` (that compaction,
+    or the first delta commit when none) to `latest`, its latest delta commit (the action just
+    written), against `hoodie.metadata.compact.max.delta.seconds`. Apache Hudi measures to the
+    compaction's own instant time, which on version 6 is `latest` (`<latest>001`) and on
+    version 8 a new one: the latest delta commit stands for it on both, so that the trigger
+    depends on the timeline alone. NUM_COMMITS_AFTER_LAST_REQUEST is NUM_COMMITS for us (see
+    `CompactionTriggerStrategy`)."""
+    by_count = delta_commits >= config.compaction_delta_commits
+    if config.compaction_trigger not in (_TIME_ONLY, _BOTH, _EITHER):
+        return by_count
+    by_time = _seconds(latest) - _seconds(start) >= config.compaction_delta_seconds
+    if config.compaction_trigger == _TIME_ONLY:
+        return by_time
+    return by_count and by_time if config.compaction_trigger == _BOTH else by_count or by_time
+
+
+def _seconds(instant_time: str) -> int:
+    """An instant time in whole seconds (Apache Hudi's `parsedToSeconds`; a version 6 MDT
+    suffix, `<t>001`, is ignored). An initialization instant of a table that had no commit
+    (`00000000000000...`) is no date: 0, as Apache Hudi reads its `INIT_INSTANT_TS`, so a
+    time trigger counts from long ago and fires."""
+    try:
+        return int(instant_to_datetime(instant_time).timestamp())
+    except ValueError:
+        return 0
+
+
 def _clean(writer: MetadataTableWriter, config: MetadataServicesConfig) -> str | None:
     mdt = writer.mdt
     timeline = mdt.timeline()
@@ -183,7 +232,7 @@ def _compact(
     after = compacted.timestamp if compacted is not None else ""
     since = [i for i in timeline.completed
              if i.action is Action.DELTA_COMMIT and i.timestamp > after]  # fmt: skip
-    if len(since) < config.compaction_delta_commits:
+    if not _due(config, len(since), after or _first_delta_commit(timeline), latest):
         return None
     blocking = [i.timestamp for i in data_timeline.pending if i.timestamp <= latest]
     if blocking:

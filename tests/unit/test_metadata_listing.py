@@ -20,10 +20,13 @@ from sample_tables import unzip
 from hoodie.exceptions import InvalidConfigError
 from hoodie.fs_view import StorageListing
 from hoodie.meta_client import HoodieTableMetaClient
+from hoodie.metadata_records import FileEntry, FilesRecord
 from hoodie.naming import parse_base_file_name
 from hoodie.read.options import ReadOptions
 from hoodie.storage import TracingFileIO, load_file_io
 from hoodie.table_metadata import METADATA_FOLDER, DamagedMetadataTableError
+from hoodie.timeline import Action, Instant, State
+from hoodie.transaction.metadata_writer import MetadataTableWriter, _mdt_client
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TRIPS = FIXTURES / "hudi-rs/quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip"
@@ -150,3 +153,42 @@ def test_a_writes_partitions_are_found_alike_by_either_listing(tmp_path):
     (root / partitions[0] / ".hoodie_partition_metadata").unlink()
     assert listed.existing(asked) == [partitions[0], partitions[-1]]
     assert sorted(listings(trace)) == sorted(f"list_files\t{p}" for p in asked)
+
+
+SPURIOUS = "_hoodie.metadata.ignore.spurious.deletes"
+
+
+def test_a_spurious_delete_fails_a_read_only_that_asks(tmp_path):
+    """A `files` record deleting a file no earlier record added (what a rollback of a write
+    whose metadata table commit never counted leaves) is ignored by default, as by Apache
+    Hudi; with `_hoodie.metadata.ignore.spurious.deletes=false` the read fails naming the
+    partition and the file, as Apache Hudi's `checkForSpuriousDeletes` does."""
+    root = unzip(HUDI_0_15, tmp_path)
+    meta = HoodieTableMetaClient.open(str(root))
+    strict = {SPURIOUS: "false"}
+    before = plan(meta, **strict)  # Apache Hudi's own metadata table has none
+    assert before == plan(meta)
+    data = meta.timeline().completed.write_timeline.latest()
+    assert data is not None
+    instant = "20261127190000000"
+    partition = plan(meta).splits[0].partition_path
+    ghost = f"00000000-0000-0000-0000-000000000000-0_0-1-1_{instant}.parquet"
+    writer = MetadataTableWriter(meta, _mdt_client(meta, meta.storage.subfolder(METADATA_FOLDER)))
+    writer.commit(instant, [FilesRecord(partition, False, {ghost: FileEntry(0, True)})])
+    requested = meta.save_instant(Instant(instant, Action.DELTA_COMMIT, State.REQUESTED))
+    meta.save_instant(requested.with_state(State.COMPLETED), meta.instant_content(data))
+    meta = HoodieTableMetaClient.open(str(root))
+    assert plan(meta).splits == before.splits  # ignored
+    with pytest.raises(DamagedMetadataTableError) as error:
+        plan(meta, **strict)
+    message = str(error.value)
+    assert f"partition {partition!r}" in message and ghost in message
+    assert f"{SPURIOUS}=false" in message and error.value.path.endswith("metadata/files")
+    assert plan(meta, **strict, **OFF).splits == before.splits  # storage listing: no check
+
+
+def test_the_spurious_deletes_option_is_a_boolean_defaulting_to_true():
+    assert ReadOptions.parse({}).ignore_spurious_deletes
+    assert not ReadOptions.parse({SPURIOUS: "FALSE"}).ignore_spurious_deletes
+    with pytest.raises(InvalidConfigError, match=SPURIOUS):
+        ReadOptions.parse({SPURIOUS: "no"})

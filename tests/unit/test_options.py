@@ -11,6 +11,7 @@ import pytest
 from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.hoodie.model_config import model_settings
+from hoodie import properties as props
 from hoodie.config import OPTIONS, WriteConfig
 from hoodie.exceptions import ConflictingSettingsError, InvalidConfigError
 from hoodie.table_services.archival import archive
@@ -82,7 +83,7 @@ def test_every_default_is_the_option_tables():
     """WriteConfig's fields and the table services' own defaults all come from OPTIONS."""
     defaults = WriteConfig("t", ("id",))
     for prop in OPTIONS:
-        if prop.attribute not in ("table_name", "record_key_fields"):
+        if prop.attribute and prop.attribute not in ("table_name", "record_key_fields"):
             assert getattr(defaults, prop.attribute) == prop.default, prop.key
     by_attribute = {prop.attribute: prop.default for prop in OPTIONS}
     clean = CleanConfig()
@@ -103,8 +104,8 @@ def _readme_write_options() -> dict[str, str]:
     rows = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) >= 2 and cells[0].startswith("`hoodie."):
-            for key in re.findall(r"`(hoodie\.[^`]+)`", cells[0]):
+        if len(cells) >= 2 and cells[0].startswith(("`hoodie.", "`_hoodie.")):
+            for key in re.findall(r"`(_?hoodie\.[^`]+)`", cells[0]):
                 rows[key] = cells[1]
     return rows
 
@@ -152,3 +153,92 @@ def test_a_dbt_model_key_given_twice_differently_names_both():
     config = {"record_key": "txn", "options": {"hoodie.datasource.write.recordkey.field": "id"}}
     with pytest.raises(CompilationError, match="record_key=txn and option 'hoodie.datasource"):
         _settings(config)
+
+
+# Apache Hudi's metadata table switches we take at its default only (keys and defaults as
+# HoodieMetadataConfig of the 0.15.0 and 1.2.0 bundles declare them): key -> (Apache Hudi's
+# default, what the refusal of the other value must say).
+HUDI_DEFAULT_ONLY = {
+    "hoodie.metadata.log.compaction.enable": ("false", "never log-compacted"),
+    "hoodie.metadata.index.async": ("false", "no asynchronous indexer"),
+    "hoodie.metadata.streaming.write.enabled": ("false", "non-streaming writers"),
+    "hoodie.metadata.index.partition.stats.enable": ("false", "partition_stats partition"),
+    "hoodie.metadata.record.index.enable": ("false", "issue 41, step 8"),
+    "hoodie.metadata.global.record.level.index.enable": ("false", "issue 41, step 8"),
+    "hoodie.metadata.record.level.index.enable": ("false", "issue 41, step 8"),
+    "hoodie.metadata.auto.initialize": ("true", "hoodie.metadata.enable=false"),
+    "_hoodie.metadata.ignore.spurious.deletes": ("true", "read option set to false"),
+}
+
+
+@pytest.mark.parametrize("key", HUDI_DEFAULT_ONLY)
+def test_a_metadata_switch_is_taken_at_apache_hudis_default_and_refused_otherwise(key):
+    taken, why = HUDI_DEFAULT_ONLY[key]
+    other = "true" if taken == "false" else "false"
+    for given in (taken, taken.upper(), f" {taken} "):
+        config = WriteConfig.build("t", "id", options={key: given})
+        assert dataclasses.replace(config, options={}) == WriteConfig("t", ("id",))
+    with pytest.raises(InvalidConfigError) as error:
+        WriteConfig.build("t", "id", options={key: other})
+    message = str(error.value)
+    assert f"option '{key}'={other} is not supported" in message
+    assert why in message and f"Leave it unset (or {taken}" in message
+    with pytest.raises(InvalidConfigError, match="must be true or false"):
+        WriteConfig.build("t", "id", options={key: "yes"})
+
+
+def test_both_names_of_the_record_index_switch_are_one_option():
+    both = {"hoodie.metadata.record.index.enable": "false",
+            "hoodie.metadata.global.record.level.index.enable": "false"}  # fmt: skip
+    WriteConfig.build("t", "id", options=both)
+    (prop,) = [p for p in OPTIONS if "hoodie.metadata.record.index.enable" in p.keys]
+    assert prop.key == "hoodie.metadata.global.record.level.index.enable"  # 1.2's name first
+
+
+def test_the_metadata_compaction_trigger_options():
+    config = WriteConfig.build("t", "id", options={
+        "hoodie.metadata.compact.trigger.strategy": "num_and_time",
+        "hoodie.metadata.compact.max.delta.seconds": "60",
+    })  # fmt: skip
+    assert config.metadata_compaction_trigger == "NUM_AND_TIME"
+    assert config.metadata_compaction_delta_seconds == 60
+    with pytest.raises(InvalidConfigError, match="NUM_COMMITS, NUM_COMMITS_AFTER_LAST_REQUEST, "
+                                                 "TIME_ELAPSED, NUM_AND_TIME, NUM_OR_TIME"):
+        WriteConfig.build("t", "id", options={"hoodie.metadata.compact.trigger.strategy": "DAILY"})
+    with pytest.raises(InvalidConfigError, match="max.delta.seconds' must be a positive integer"):
+        WriteConfig.build("t", "id", options={"hoodie.metadata.compact.max.delta.seconds": "0"})
+
+
+def test_the_metadata_log_file_size_is_any_positive_size():
+    """Our metadata table log files hold one append each (never appended to), what Apache
+    Hudi's rollover after an append gives at any size: every positive size is met."""
+    for size in ("1", "2147483648", "9999999999999"):
+        WriteConfig.build("t", "id", options={"hoodie.metadata.max.logfile.size": size})
+    with pytest.raises(InvalidConfigError, match="max.logfile.size' must be a positive integer"):
+        WriteConfig.build("t", "id", options={"hoodie.metadata.max.logfile.size": "-1"})
+
+
+SECONDARY = "hoodie.metadata.index.secondary.enable"
+WITH_SECONDARY_INDEX = {
+    props.METADATA_PARTITIONS: "files,record_index,secondary_index_idx_city",
+    props.METADATA_PARTITIONS_INFLIGHT: "",
+}
+
+
+def test_keeping_a_secondary_index_we_cannot_update_is_refused():
+    """Apache Hudi 1.x keeps the secondary indexes CREATE INDEX made (its default, true); our
+    writes rebuild a metadata table holding one without it, so an explicit true is refused
+    on such a table, and false (or unset) lets them go."""
+    keep = WriteConfig.build("t", "id", options={SECONDARY: "true"})
+    with pytest.raises(InvalidConfigError) as error:
+        keep.for_table(8, WITH_SECONDARY_INDEX)
+    message = str(error.value)
+    assert f"{SECONDARY}=true" in message and "secondary_index_idx_city" in message
+    assert "Set it to false" in message
+    assert keep.for_table(8, {}).metadata_table is True  # no secondary index: nothing to keep
+    off = WriteConfig.build("t", "id", options={SECONDARY: "true", "hoodie.metadata.enable":
+                                                "false"})  # fmt: skip
+    assert off.for_table(8, WITH_SECONDARY_INDEX).metadata_table is False  # it all goes
+    for options in ({SECONDARY: "false"}, {}):
+        chosen = WriteConfig.build("t", "id", options=options).for_table(8, WITH_SECONDARY_INDEX)
+        assert chosen.metadata_table is True
