@@ -286,9 +286,12 @@ class WriteConfig:
         Apache Hudi 1.x's default on a version 8 table (true); on a version 6 table, whether
         it has one already (`hoodie.table.metadata.partitions`, as a 0.x writer left it), so
         that tables written before keep their layout and a 0.x writer's metadata table is
-        kept rather than deleted."""
+        kept rather than deleted; true whatever the table when one of its indexes is asked
+        for (`hoodie.metadata.index.*.enable=true`)."""
         if self.metadata_table is not None:
             return self.metadata_table
+        if self.metadata_column_stats or self.metadata_bloom_filters:
+            return True  # an index of the metadata table asked for: the table comes with it
         return table_version >= 8 or bool(metadata_partitions(dict(extra)))
 
     def for_table(self, table_version: int, extra: Mapping[str, str]) -> WriteConfig:

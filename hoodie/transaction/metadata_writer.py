@@ -231,8 +231,8 @@ class MetadataTableWriter:
             if stored or data.storage.exists(METADATA_FOLDER):
                 turn_off_metadata_table(data, f"{action} (rebuilding the metadata table)")
             writer = cls._initialize(data, instant_time, records)
-        if writer is not None and not writer._sync_indexes(indexes, instant_time, records):
-            return None
+        if writer is not None:
+            writer._sync_indexes(indexes, instant_time, records)
         return writer
 
     @classmethod
@@ -289,9 +289,10 @@ class MetadataTableWriter:
     # -- the index partitions --------------------------------------------------------------------
     def _sync_indexes(
         self, indexes: MetadataIndexes, instant_time: str, records: Sequence[FilesRecord]
-    ) -> bool:
-        """Drop the index partitions `indexes` turns off, build those it turns on; False when
-        one cannot be built now (an older data instant is pending: as for `files`)."""
+    ) -> None:
+        """Drop the index partitions `indexes` turns off, build those it turns on, unless an
+        older data instant is pending (its files are in no listing, as for `files`): then a
+        later action builds them, and this one's delta commit holds the partitions built."""
         existing = [p for p in self.partitions if p != FILES_PARTITION]
         kept = indexes.kept(existing)
         for partition in existing:
@@ -299,10 +300,10 @@ class MetadataTableWriter:
                 self._drop_partition(partition)
         missing = [p for p in kept if p not in existing]
         if not missing:
-            return True
+            return
         timeline = self.data.timeline()
         if _blocking(self.data, timeline, instant_time):
-            return False
+            return
         maker = self.index_record_maker(missing, indexes)
         own = {(r.key, name) for r in records if not r.is_partition_list for name in r.files}
         files = [
@@ -319,7 +320,6 @@ class MetadataTableWriter:
                                               inflight=())  # fmt: skip
             log.info("table '%s': metadata table's %s built at %s (%d file(s))",
                      self.data.name, partition, init, len(files))  # fmt: skip
-        return True
 
     def index_record_maker(
         self, partitions: Sequence[str] | None = None, indexes: MetadataIndexes | None = None

@@ -258,3 +258,15 @@ def test_a_crash_in_the_indexes_commit_leaves_them_whole_after_the_next_write(
     else:
         assert_metadata_table_whole(meta, point)
     assert_indexes_whole(meta, point)
+
+
+def test_an_index_asked_for_brings_the_metadata_table_on_a_version_6_table():
+    """Unset `hoodie.metadata.enable` keeps a version 6 table without a metadata table as it
+    is, unless one of the metadata table's indexes is asked for: then it comes with it."""
+    plain = WriteConfig.build("t", "id")
+    assert not plain.keeps_metadata_table(6, {})
+    for key in ("hoodie.metadata.index.column.stats.enable",
+                "hoodie.metadata.index.bloom.filter.enable"):  # fmt: skip
+        assert WriteConfig.build("t", "id", options={key: "true"}).keeps_metadata_table(6, {})
+        off = WriteConfig.build("t", "id", options={key: "false"})
+        assert not off.keeps_metadata_table(6, {})
