@@ -161,11 +161,14 @@ def assert_indexes_whole(meta: HoodieTableMetaClient, step: str = "") -> None:
     """The `column_stats` and `bloom_filters` partitions of a table written with them on from
     its first write: every base and log file storage holds of completed instants has a record
     for each indexed column, whose bounds and counts are the file's rows' (`_expected_ranges`),
-    and every base file its footer's bloom filter; no file storage lacks has any left."""
+    and every base file its footer's bloom filter; no file storage lacks has any left. At least
+    one of the two must be built (a check of neither would pass any table)."""
     metadata = TableMetadata.open(meta)
     assert metadata is not None, f"{step}: no metadata table"
+    built = {"column_stats", "bloom_filters"} & set(metadata.partitions())
+    assert built, f"{step}: neither index is built: {metadata.partitions()}"
     listing = storage_listing(meta)
-    if "column_stats" in metadata._partitions:
+    if "column_stats" in built:
         stored = {}
         for record in metadata.read_partition("column_stats").values():
             if not record.is_deleted:
@@ -191,7 +194,7 @@ def assert_indexes_whole(meta: HoodieTableMetaClient, step: str = "") -> None:
                             *got[2:],
                         )  # fmt: skip
                     assert got == want, f"{step}: {partition}/{name} {column}: {got} != {want}"
-    if "bloom_filters" in metadata._partitions:
+    if "bloom_filters" in built:
         blooms = {}
         for record in metadata.read_partition("bloom_filters").values():
             if not record.is_deleted:
