@@ -14,6 +14,7 @@ completed delta commit there.
 from __future__ import annotations
 
 import datetime
+import zlib
 from dataclasses import replace
 
 import pyarrow as pa
@@ -22,6 +23,7 @@ import pytest
 
 from hoodie.exceptions import HoodieError
 from hoodie.fs_view import CommittedInstants, FileSystemView
+from hoodie.hfile import BLOCK_HEADER_SIZE, Deflate, HFileReader
 from hoodie.logformat import read_log_file
 from hoodie.markers import WriteMarkers
 from hoodie.meta_client import HoodieTableMetaClient
@@ -151,6 +153,23 @@ def _expected_ranges(meta: HoodieTableMetaClient, partition: str, name: str) -> 
         low, high = (bounds["min"], bounds["max"]) if bounds else (None, None)
         out[column] = (low, high, len(values), values.null_count)
     return out
+
+
+def deflated_with(hfile: bytes, deflate: Deflate) -> bool:
+    """Is each data block of an HFile the gzip stream `deflate` makes of its bytes? (zlib's
+    output for a level and strategy is deterministic; other settings may give the same
+    stream for a small block.)"""
+    reader = HFileReader(hfile, "deflated.hfile")
+    for entry in reader.data_index:
+        header = reader.block_header(entry.offset)
+        stored = hfile[entry.offset + BLOCK_HEADER_SIZE : entry.offset
+                       + header.on_disk_data_size_with_header]  # fmt: skip
+        raw = zlib.decompress(stored, 16 + zlib.MAX_WBITS)
+        deflater = zlib.compressobj(deflate.level, zlib.DEFLATED, -zlib.MAX_WBITS,
+                                    zlib.DEF_MEM_LEVEL, deflate.strategy)  # fmt: skip
+        if deflater.compress(raw) + deflater.flush() != stored[10:-8]:  # less gzip's frame
+            return False
+    return True
 
 
 def _stored(value):
