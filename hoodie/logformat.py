@@ -59,7 +59,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .exceptions import HoodieError, SchemaError, UnsupportedTableError
-from .hfile import HFileReader, write_hfile
+from .hfile import JAVA_DEFLATE, Deflate, HFileReader, write_hfile
 from .schema import META_COLUMNS, from_avro_schema
 from .storage import VERIFY_CHECKSUMS, FileIO, parquet_write_options
 
@@ -704,18 +704,21 @@ def hfile_data_block(
     *,
     block_size: int = 1 << 20,
     hbase_keys: bool = False,
+    deflate: Deflate = JAVA_DEFLATE,
 ) -> bytes:
     """An HFILE_DATA block, the metadata table's log block: a whole HFile of `entries` ((key,
     Avro-encoded `HoodieMetadataRecord`), strictly increasing by key) as `write_hfile` makes
     it, with the writer schema in its file info (`schema`) and in the SCHEMA header, and the
     INSTANT_TIME header first, as Apache Hudi 1.x frames it (no content version prefix).
-    `hbase_keys`: see `write_hfile` (tables of version 6, which Apache Hudi 0.15 reads)."""
+    `hbase_keys`, `deflate`: see `write_hfile` (`hbase_keys`: tables of version 6, which
+    Apache Hudi 0.15 reads)."""
     _check_instant(instant_time, "instant_time")
     content = write_hfile(
         entries,
         file_info={b"schema": schema_json.encode("utf-8")},
         block_size=block_size,
         hbase_keys=hbase_keys,
+        deflate=deflate,
     )
     header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}
     return encode_block(BlockType.HFILE_DATA, header, content)

@@ -14,6 +14,7 @@ completed delta commit there.
 from __future__ import annotations
 
 import datetime
+import zlib
 from dataclasses import replace
 
 import pyarrow as pa
@@ -22,6 +23,7 @@ import pytest
 
 from hoodie.exceptions import HoodieError
 from hoodie.fs_view import CommittedInstants, FileSystemView
+from hoodie.hfile import BLOCK_HEADER_SIZE, Deflate, HFileReader
 from hoodie.logformat import read_log_file
 from hoodie.markers import WriteMarkers
 from hoodie.meta_client import HoodieTableMetaClient
@@ -153,6 +155,23 @@ def _expected_ranges(meta: HoodieTableMetaClient, partition: str, name: str) -> 
     return out
 
 
+def deflated_with(hfile: bytes, deflate: Deflate) -> bool:
+    """Is each data block of an HFile the gzip stream `deflate` makes of its bytes? (zlib's
+    output for a level and strategy is deterministic; other settings may give the same
+    stream for a small block.)"""
+    reader = HFileReader(hfile, "deflated.hfile")
+    for entry in reader.data_index:
+        header = reader.block_header(entry.offset)
+        stored = hfile[entry.offset + BLOCK_HEADER_SIZE : entry.offset
+                       + header.on_disk_data_size_with_header]  # fmt: skip
+        raw = zlib.decompress(stored, 16 + zlib.MAX_WBITS)
+        deflater = zlib.compressobj(deflate.level, zlib.DEFLATED, -zlib.MAX_WBITS,
+                                    zlib.DEF_MEM_LEVEL, deflate.strategy)  # fmt: skip
+        if deflater.compress(raw) + deflater.flush() != stored[10:-8]:  # less gzip's frame
+            return False
+    return True
+
+
 def _stored(value):
     return None if value is None else value.value
 
@@ -161,11 +180,14 @@ def assert_indexes_whole(meta: HoodieTableMetaClient, step: str = "") -> None:
     """The `column_stats` and `bloom_filters` partitions of a table written with them on from
     its first write: every base and log file storage holds of completed instants has a record
     for each indexed column, whose bounds and counts are the file's rows' (`_expected_ranges`),
-    and every base file its footer's bloom filter; no file storage lacks has any left."""
+    and every base file its footer's bloom filter; no file storage lacks has any left. At least
+    one of the two must be built (a check of neither would pass any table)."""
     metadata = TableMetadata.open(meta)
     assert metadata is not None, f"{step}: no metadata table"
+    built = {"column_stats", "bloom_filters"} & set(metadata.partitions())
+    assert built, f"{step}: neither index is built: {metadata.partitions()}"
     listing = storage_listing(meta)
-    if "column_stats" in metadata._partitions:
+    if "column_stats" in built:
         stored = {}
         for record in metadata.read_partition("column_stats").values():
             if not record.is_deleted:
@@ -191,7 +213,7 @@ def assert_indexes_whole(meta: HoodieTableMetaClient, step: str = "") -> None:
                             *got[2:],
                         )  # fmt: skip
                     assert got == want, f"{step}: {partition}/{name} {column}: {got} != {want}"
-    if "bloom_filters" in metadata._partitions:
+    if "bloom_filters" in built:
         blooms = {}
         for record in metadata.read_partition("bloom_filters").values():
             if not record.is_deleted:

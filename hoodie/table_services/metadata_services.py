@@ -52,6 +52,7 @@ from ..transaction.metadata_writer import (
     MAINTAINED,
     WRITE_TOKEN,
     MetadataTableWriter,
+    deflate_of,
     metadata_base_file,
 )
 from .archival import archive
@@ -280,7 +281,8 @@ def _compact(
             (key.encode("utf-8"), encode_metadata_record(record, writer.version))
             for key, record in records.items()
         )
-        base = metadata_base_file(entries, writer.version)
+        base = metadata_base_file(entries, writer.version,
+                                  deflate_of(file_slice.partition_path))  # fmt: skip
         name = f"{file_slice.file_id}_{WRITE_TOKEN}_{instant_time}{HFILE_EXTENSION}"
         relative = posixpath.join(file_slice.partition_path, name)
         mdt.storage.write_atomic(relative, base)

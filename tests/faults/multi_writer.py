@@ -27,6 +27,9 @@ from hoodie.exceptions import HoodieError  # noqa: E402
 SCHEMA = "id int, value string, p string, ts bigint, _hoodie_is_deleted boolean"
 SHARED_KEYS = 8  # seeded into partition `shared` of every `overlap` table
 OWN_KEYS = 4  # seeded into partition `w<w>` of every `disjoint` table, per writer
+# The metadata table's index partitions, kept by every write's commit.
+INDEXES = {"hoodie.metadata.index.column.stats.enable": "true",
+           "hoodie.metadata.index.bloom.filter.enable": "true"}  # fmt: skip
 
 
 def config(spec: dict) -> WriteConfig:
@@ -35,7 +38,8 @@ def config(spec: dict) -> WriteConfig:
     merge-on-read compacting inline every two delta commits; archival is left out of the way
     so the test can read every instant back. With `metadata_table` (6 or 8): that table version,
     with hoodie.metadata.enable=true, compacting it every four delta commits (its clean follows;
-    its archival is held back as the data table's is)."""
+    its archival is held back as the data table's is); with `indexes` as well, its
+    `column_stats` and `bloom_filters` partitions (`INDEXES`)."""
     stated = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control"}
     options = {
         **({} if spec.get("defaults") else stated),
@@ -52,6 +56,8 @@ def config(spec: dict) -> WriteConfig:
         options.update({"hoodie.write.table.version": str(spec["metadata_table"]),
                         "hoodie.metadata.enable": "true",
                         "hoodie.metadata.compact.max.delta.commits": "4"})  # fmt: skip
+        if spec.get("indexes"):
+            options.update(INDEXES)
     return WriteConfig.build(
         "writers", record_key="id", partition_path="p", precombine_field="ts",
         table_type=spec["table_type"], options=options,

@@ -26,22 +26,28 @@ With the metadata table on (`hoodie.metadata.enable=true`, on table version 6 or
 every four delta commits), which every write commits to under the table lock and lists files
 through without it, the metadata table also lists what storage holds at the end, holds no
 pending instant and a delta commit of every completed data instant, and reads through it plan
-what listing storage plans (`listing_compare.py`).
+what listing storage plans (`listing_compare.py`). With its `column_stats` and `bloom_filters`
+partitions on too, every file storage holds has its records there, equal to its rows' bounds
+and counts, and no file a rollback (of a write that lost a conflict) or a clean deleted has
+any (`assert_indexes_whole`); and each read among the writers is also a filtered one, whose
+data skipping takes the files' statistics from those partitions: it returns the filtered
+state after a prefix of the commits.
 
 `make test` runs three scenarios with three writers for four rounds: merge-on-read BUCKET
 overlapping on S3 (concurrency stated), copy-on-write SIMPLE disjoint on a local disk with
 no concurrency option (the defaults), and merge-on-read SIMPLE overlapping on a local disk
-with the metadata table on table version 8. `make test-writers` (marker `writers`) runs all
-twelve stated scenarios with four writers for ten rounds, the eight local ones and merge-on-read
-BUCKET on S3 with the metadata table on both table versions, and two writers with the
-defaults for 20 rounds over all four table type and key combinations of SIMPLE on a local disk
-(~95 s).
+with the metadata table and its indexes on table version 8. `make test-writers` (marker
+`writers`) runs all twelve stated scenarios with four writers for ten rounds, the eight local
+ones and merge-on-read BUCKET on S3 with the metadata table on both table versions (files
+only, then with the indexes), and two writers with the defaults for 20 rounds over all four
+table type and key combinations of SIMPLE on a local disk (~95 s).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import operator
 import os
 import re
 import subprocess
@@ -51,12 +57,17 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from listing_compare import assert_metadata_table_whole, assert_reads_list_alike
+from listing_compare import (
+    assert_indexes_whole,
+    assert_metadata_table_whole,
+    assert_reads_list_alike,
+)
 from multi_writer import SCHEMA, config, seed_rows
 
 from hoodie import HoodieTable
 from hoodie.avro_metadata import RollbackMetadata
 from hoodie.integration import STORAGE_PREFIX
+from hoodie.read import native
 from hoodie.read.datasource import register
 from hoodie.timeline import METAFOLDER, WRITE_ACTIONS, Action
 
@@ -66,34 +77,42 @@ CHILD = Path(__file__).with_name("multi_writer.py")
 WRITERS, ROUNDS = 4, 10
 WRITERS_IN_MAKE_TEST, ROUNDS_IN_MAKE_TEST = 3, 4
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
-# (table type, index, keys, store, metadata table): None, the table version 6 default (no
-# metadata table); 6 or 8, that table version with hoodie.metadata.enable=true.
-SCENARIOS = [(t, i, k, "local", None) for t in (COW, MOR) for i in ("SIMPLE", "BUCKET")
+# (table type, index, keys, store, metadata table, its indexes): None, the table version 6
+# default (no metadata table); 6 or 8, that table version with hoodie.metadata.enable=true;
+# indexes: its column_stats and bloom_filters partitions too (multi_writer.INDEXES).
+SCENARIOS = [(t, i, k, "local", None, False) for t in (COW, MOR) for i in ("SIMPLE", "BUCKET")
              for k in ("overlap", "disjoint")]  # fmt: skip
-SCENARIOS += [(t, i, "overlap", store, None) for store in ("s3", "azure")
+SCENARIOS += [(t, i, "overlap", store, None, False) for store in ("s3", "azure")
               for t, i in ((COW, "SIMPLE"), (MOR, "BUCKET"))]  # fmt: skip
 # The metadata table on, on both table versions (make test-writers): every local scenario, and
-# one on S3 (the storage-based lock).
-MDT_SCENARIOS = [(t, i, k, "local", v) for v in (6, 8) for t in (COW, MOR)
+# one on S3 (the storage-based lock); with its files partition only, and with the indexes.
+MDT_SCENARIOS = [(t, i, k, "local", v, False) for v in (6, 8) for t in (COW, MOR)
                  for i in ("SIMPLE", "BUCKET") for k in ("overlap", "disjoint")]  # fmt: skip
-MDT_SCENARIOS += [(MOR, "BUCKET", "overlap", "s3", v) for v in (6, 8)]
-IN_MAKE_TEST = [(MOR, "BUCKET", "overlap", "s3", None), (COW, "SIMPLE", "disjoint", "local", None),
-                (MOR, "SIMPLE", "overlap", "local", 8)]  # fmt: skip
+MDT_SCENARIOS += [(MOR, "BUCKET", "overlap", "s3", v, False) for v in (6, 8)]
+INDEX_SCENARIOS = [(*s[:5], True) for s in MDT_SCENARIOS]
+IN_MAKE_TEST = [(MOR, "BUCKET", "overlap", "s3", None, False),
+                (COW, "SIMPLE", "disjoint", "local", None, False),
+                (MOR, "SIMPLE", "overlap", "local", 8, True)]  # fmt: skip
 # Of those, the scenarios whose writers give no concurrency option (the defaults).
-WITH_DEFAULTS_IN_MAKE_TEST = {(COW, "SIMPLE", "disjoint", "local", None)}
+WITH_DEFAULTS_IN_MAKE_TEST = {(COW, "SIMPLE", "disjoint", "local", None, False)}
 # Two writers with the default settings, 20 rounds (make test-writers).
-DEFAULT_SCENARIOS = [(t, "SIMPLE", k, "local", None) for t in (COW, MOR)
+DEFAULT_SCENARIOS = [(t, "SIMPLE", k, "local", None, False) for t in (COW, MOR)
                      for k in ("overlap", "disjoint")]  # fmt: skip
+# The filtered reads of a scenario with the indexes (one a read, in turn), which data skipping
+# decides by them: record keys (bloom filters, key ranges), a string and a number range.
+FILTERS = [[("id", "=", 3)], [("id", "=", 2001)], [("value", "=", "seed")], [("id", ">=", 3000)]]
+COMPARE = {"=": operator.eq, ">=": operator.ge}
 DEFAULT_ROUNDS = 20
 CONFLICT = re.compile(r"^write (\d{17}) to table '\w+' conflicts with (.+?), which")
 NAMED = re.compile(r"(\d{17}) \((\w+)\)")
 
 
 def _name(scenario) -> str:
-    table_type, index, keys, store, mdt = scenario
+    table_type, index, keys, store, mdt, indexes = scenario
     name = f"{'cow' if table_type == COW else 'mor'}-{index.lower()}-{keys}"
     name = name if store == "local" else f"{name}-{store}"
-    return name if mdt is None else f"{name}-mdt{mdt}"
+    name = name if mdt is None else f"{name}-mdt{mdt}"
+    return f"{name}-indexes" if indexes else name
 
 
 def test_concurrent_writers(spark, tmp_path, request):
@@ -112,6 +131,11 @@ def test_concurrent_writers_with_the_metadata_table_full_matrix(spark, tmp_path,
 
 
 @pytest.mark.writers
+def test_concurrent_writers_with_the_metadata_indexes_full_matrix(spark, tmp_path, request):
+    _run_and_check(spark, tmp_path, INDEX_SCENARIOS, request, ROUNDS, WRITERS)
+
+
+@pytest.mark.writers
 def test_two_writers_with_default_settings_full(spark, tmp_path, request):
     _run_and_check(spark, tmp_path, DEFAULT_SCENARIOS, request, DEFAULT_ROUNDS, 2,
                    defaults=set(DEFAULT_SCENARIOS))  # fmt: skip
@@ -120,15 +144,17 @@ def test_two_writers_with_default_settings_full(spark, tmp_path, request):
 # -- the run -------------------------------------------------------------------------------------
 def _run_and_check(
     spark, tmp_path, scenarios, request, rounds: int, writers: int,
-    defaults: set[tuple[str, str, str, str, int | None]] = frozenset(),  # no concurrency option
+    defaults: set[tuple[str, str, str, str, int | None, bool]] = frozenset(),  # stated no option
 ) -> None:  # fmt: skip
     register(spark)
+    request.getfixturevalue("monkeypatch").setattr(native, "skip_slices", _SKIPPING.record)
     specs = []
     for scenario in scenarios:
-        table_type, index, keys, store, mdt = scenario
+        table_type, index, keys, store, mdt, indexes = scenario
         spec = {"path": str(tmp_path / _name(scenario)), "name": _name(scenario),
                 "table_type": table_type, "index": index, "keys": keys,
-                "defaults": scenario in defaults, "metadata_table": mdt}  # fmt: skip
+                "defaults": scenario in defaults, "metadata_table": mdt,
+                "indexes": indexes}  # fmt: skip
         if store != "local":
             bucket = request.getfixturevalue("bucket_on")(store)
             spec.update(path=bucket.uri(_name(scenario)), storage_options=bucket.storage_options,
@@ -194,15 +220,53 @@ def _output(children) -> str:
     return "\n".join(text)
 
 
-def _read(spark, spec: dict) -> tuple[set[str], dict, set[str]]:
-    """A snapshot, and the completed writes (and compactions) seen just before and after it."""
+class _Skipping:
+    """Records what data skipping did in each filtered read (`native.skip_slices`)."""
+
+    def __init__(self) -> None:
+        self.reports: list = []
+
+    def record(self, *args, **kwargs):
+        kept, report = _SKIP_SLICES(*args, **kwargs)
+        self.reports.append(report)
+        return kept, report
+
+
+_SKIP_SLICES = native.skip_slices
+_SKIPPING = _Skipping()
+
+
+def _read(spark, spec: dict) -> tuple[set[str], dict, set[str], tuple | None]:
+    """A snapshot, and the completed writes (and compactions) seen just before and after it;
+    with the indexes also a filtered read (data skipping on: the filter's number in
+    `FILTERS`, its rows, what skipping did)."""
     before = _completed(spec)
     options = {STORAGE_PREFIX + k: v for k, v in (spec.get("storage_options") or {}).items()}
     reader = spark.read.format("hoodie").options(**options)
     rows = reader.load(spec["path"]).select("id", "value", "ts").collect()
     snapshot = {r.id: (r.value, r.ts) for r in rows}
     assert len(snapshot) == len(rows), f"duplicate keys in a read of {spec['path']}"
-    return before, snapshot, _completed(spec)
+    filtered = None
+    if spec.get("indexes"):
+        number = spec.setdefault("filtered_reads", 0) % len(FILTERS)
+        spec["filtered_reads"] += 1
+        table = HoodieTable.open(spec["path"], spec.get("storage_options"))
+        _SKIPPING.reports.clear()
+        rows = table.read(spark, filters=FILTERS[number]).select("id", "value", "ts").collect()
+        found = {r.id: (r.value, r.ts) for r in rows}
+        assert len(found) == len(rows), f"duplicate keys in a filtered read of {spec['path']}"
+        filtered = (number, found, list(_SKIPPING.reports))
+    return before, snapshot, _completed(spec), filtered
+
+
+def _filtered(state: dict, number: int) -> dict:
+    """The rows of `state` that filter `number` of `FILTERS` matches."""
+
+    def matches(key: int, value: str) -> bool:
+        row = {"id": key, "value": value}
+        return all(COMPARE[op](row[column], bound) for column, op, bound in FILTERS[number])
+
+    return {k: v for k, v in state.items() if matches(k, v[0])}
 
 
 def _completed(spec: dict) -> set[str]:
@@ -269,8 +333,11 @@ def _check_table(
 
     # Every acknowledged write is in the final table, with the right values.
     expected = _model(committed)
-    final = _read(spark, spec)[1]
-    assert final == expected, f"{name}: the table is not the committed writes' result"
+    final = _read(spark, spec)
+    assert final[1] == expected, f"{name}: the table is not the committed writes' result"
+    if final[3] is not None:
+        number, found, _ = final[3]
+        assert found == _filtered(expected, number), f"{name}: filter {FILTERS[number]}"
     hudi = pytest.importorskip("hudi")
     theirs = hudi.HudiTable(path, options=spec.get("hudi_rs_options") or {}).read()
     theirs = pa.Table.from_batches(theirs)
@@ -281,7 +348,8 @@ def _check_table(
     # Every read saw the state after a prefix of the commits (in the order they completed).
     order = _completion_order(path, by_instant) if "storage_options" not in spec else None
     assert order is None or sorted(order) == sorted(by_instant)
-    for before, snapshot, after in reads:
+    skipping = []  # the filtered reads' skipping reports
+    for before, snapshot, after, filtered in reads:
         before, after = before - compactions, after - compactions
         assert before <= after <= set(by_instant), "a completed write no writer saw commit"
         if order is None:  # S3: the completed before, and any of those completed during
@@ -295,6 +363,13 @@ def _check_table(
             assert set(order[:low]) == before and set(order[:high]) == after, "out of order"
             states = [_model([by_instant[i] for i in order[:k]]) for k in range(low, high + 1)]
         assert snapshot in states, f"{name}: a read saw a state no prefix of commits produced"
+        if filtered is not None:  # read with data skipping by the indexes, between the same two
+            number, found, reports = filtered
+            assert found in [_filtered(s, number) for s in states], (
+                f"{name}: a read filtered by {FILTERS[number]} saw a state no prefix of commits "
+                f"produced: {found}"
+            )
+            skipping.extend(reports)
 
     # No live or acknowledged write was rolled back; nothing is left pending.
     tried = {w["tried"] for w in failed}
@@ -308,11 +383,19 @@ def _check_table(
         assert_metadata_table_whole(table.meta_client, name)
         if "storage_options" not in spec:
             assert_reads_list_alike(table.meta_client, name)
+    summary = ""
+    if spec["indexes"]:
+        assert_indexes_whole(table.meta_client, name)
+        by_metadata = sum(r.by_metadata for r in skipping)
+        indexed = sum(r.indexed for r in skipping)
+        # the reads took base files' statistics from the indexes while the writers wrote
+        assert indexed > 0, f"{name}: no filtered read found a file's statistics: {skipping}"
+        summary = f" ({indexed} files' statistics from the indexes, {by_metadata} skipped)"
     done = {i.timestamp for i in timeline.completed}
     return (
         f"{name}: {len(committed) - 1} commits, {len(failed)} conflicts ({with_writes} with "
         f"writes), {len(rollbacks)} rollbacks, {len(compactions & done)} compactions, "
-        f"{len(reads)} reads"
+        f"{len(reads)} reads{summary}"
     )
 
 

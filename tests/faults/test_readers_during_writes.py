@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import operator
 import os
 import subprocess
 import sys
@@ -10,7 +11,11 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from listing_compare import assert_metadata_table_whole, assert_reads_list_alike
+from listing_compare import (
+    assert_indexes_whole,
+    assert_metadata_table_whole,
+    assert_reads_list_alike,
+)
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie.read.datasource import register
@@ -30,20 +35,37 @@ def _state(rounds_done: int) -> dict:
     return state
 
 
-def mdt(version: int | None) -> dict[str, str]:
+def mdt(version: int | str | None) -> dict[str, str]:
     """None: the table version 6 default (no metadata table); else that table version, the
-    metadata table kept by the writer, and read through by our reader and hudi-rs (version 8)."""
+    metadata table kept by the writer, and read through by our reader and hudi-rs (version 8);
+    "<version>-indexes": its column_stats and bloom_filters partitions too."""
     if version is None:
         return {}
-    return {"hoodie.write.table.version": str(version), "hoodie.metadata.enable": "true"}
+    options = {"hoodie.write.table.version": str(version)[0], "hoodie.metadata.enable": "true"}
+    if str(version).endswith("-indexes"):
+        options.update({"hoodie.metadata.index.column.stats.enable": "true",
+                        "hoodie.metadata.index.bloom.filter.enable": "true"})  # fmt: skip
+    return options
 
 
 WITH_MDT = [None, 8, pytest.param(6, marks=pytest.mark.writers)]
+# Merge-on-read: the writer's commits add log files that readers must merge or ignore. With the
+# indexes (make test-writers; in make test, readers filter among concurrent writers in
+# test_concurrent_writers.py), each read is also filtered, data skipping by them, and
+# copy-on-write too: its new base files are what skipping decides on.
+MOR, COW = "MERGE_ON_READ", "COPY_ON_WRITE"
+CASES = [
+    pytest.param(MOR, None, id="no-mdt"),
+    pytest.param(MOR, 8, id="mdt8"),
+    pytest.param(MOR, 6, id="mdt6", marks=pytest.mark.writers),
+    *(pytest.param(t, v, id=f"{name}-mdt{v}", marks=pytest.mark.writers)
+      for t, name in ((MOR, "mor"), (COW, "cow")) for v in ("8-indexes", "6-indexes")),
+]  # fmt: skip
+# The filtered reads: the writer's own keys (bloom filters, key ranges), the shared row.
+FILTERS = [[("id", "=", 1001)], [("id", ">=", 1002)], [("value", "=", "initial")]]
 
 
-# Merge-on-read: the writer's commits add log files that readers must merge or ignore.
-@pytest.mark.parametrize("table_type", ["MERGE_ON_READ"])
-@pytest.mark.parametrize("version", WITH_MDT, ids=lambda v: f"mdt{v}" if v else "no-mdt")
+@pytest.mark.parametrize("table_type, version", CASES)
 def test_readers_see_whole_snapshots_during_writes(spark, tmp_path, table_type, version):
     register(spark)
     path = str(tmp_path / "table")
@@ -77,6 +99,12 @@ def test_readers_see_whole_snapshots_during_writes(spark, tmp_path, table_type, 
         theirs = dict(zip(theirs["id"].to_pylist(), theirs["value"].to_pylist()))
         assert theirs in valid, f"hudi-rs saw a state no commit produced: {theirs}"
         seen.append(valid.index(ours))
+        if "indexes" in str(version):  # filtered, data skipping by the indexes
+            filters = FILTERS[len(seen) % len(FILTERS)]
+            reader = HoodieTable.open(path)
+            rows = reader.read(spark, filters=filters).select("id", "value").collect()
+            found = {r.id: r.value for r in rows}
+            assert found in [_filtered(state, filters) for state in valid], (filters, found)
     _, stderr = writer.communicate()
     assert writer.returncode == 0, stderr[-3000:]
     assert all("instant" in r for r in json.loads(out.read_text()))
@@ -87,6 +115,21 @@ def test_readers_see_whole_snapshots_during_writes(spark, tmp_path, table_type, 
     if version is not None:
         assert_metadata_table_whole(table.meta_client)
         assert_reads_list_alike(table.meta_client)
+    if "indexes" in str(version):
+        assert_indexes_whole(table.meta_client)
+        for filters in FILTERS:
+            rows = table.read(spark, filters=filters).select("id", "value").collect()
+            assert {r.id: r.value for r in rows} == _filtered(valid[-1], filters), filters
+
+
+def _filtered(state: dict, filters: list) -> dict:
+    """The rows of `state` (id -> value) that `filters` (an AND of = and >=) match."""
+    compare = {"=": operator.eq, ">=": operator.ge}
+    return {
+        key: value for key, value in state.items()
+        if all(compare[op]({"id": key, "value": value}[column], bound)
+               for column, op, bound in filters)
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize("version", WITH_MDT, ids=lambda v: f"mdt{v}" if v else "no-mdt")

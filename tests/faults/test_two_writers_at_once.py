@@ -21,29 +21,41 @@ from pathlib import Path
 
 import pytest
 from crash_support import CHILD, COW, FINISHED, FIRST, MOR, S1, apply, hudi_rs, snapshot
-from listing_compare import assert_metadata_table_whole, assert_reads_list_alike
+from listing_compare import (
+    assert_indexes_whole,
+    assert_metadata_table_whole,
+    assert_reads_list_alike,
+)
 from tests_support import SCHEMA, write_config
 
 from hoodie import HoodieTable
 from hoodie.faults import PAUSE_AT, PAUSE_DIR
 from hoodie.read.datasource import register
+from hoodie.table_metadata import TableMetadata
 from hoodie.timeline import WRITE_ACTIONS, Action
 
 pytestmark = pytest.mark.slow
 
 SINGLE = {"hoodie.write.concurrency.mode": "single_writer"}
+INDEXED = "hoodie.metadata.index.column.stats.enable"
 
 
-def mdt(version: int) -> dict[str, str]:
-    """The metadata table kept, on that table version."""
-    return {"hoodie.write.table.version": str(version), "hoodie.metadata.enable": "true"}
+def mdt(version: int, indexes: bool = False) -> dict[str, str]:
+    """The metadata table kept, on that table version; with `indexes`, its column_stats and
+    bloom_filters partitions too."""
+    options = {"hoodie.write.table.version": str(version), "hoodie.metadata.enable": "true"}
+    if indexes:
+        options.update({"hoodie.metadata.index.column.stats.enable": "true",
+                        "hoodie.metadata.index.bloom.filter.enable": "true"})  # fmt: skip
+    return options
 
 
 # (table type, options, partition of both writers' new keys, does the first one conflict?)
 # FIRST's partitions hold one small file group each, which both writers' inserts fill (and so
 # rewrite: a conflict); a new partition gets a new file group per writer. A child JVM each:
 # `make test` runs the issue's case (35-60 s on a loaded 2-core machine; writes that both apply
-# are in its test_concurrent_writers run) and the same with the metadata table on version 8,
+# are in its test_concurrent_writers run) and the same with the metadata table and its indexes
+# on version 8 (the conflicting write's rollback leaves none of its files' records),
 # `make test-writers` all.
 CASES = [
     pytest.param(COW, {}, FIRST[0][2], True, id="cow-same-group"),
@@ -54,12 +66,23 @@ CASES = [
     ),
     # With the metadata table: the conflicting write's rollback, and two delta commits of it
     # while the first writer's instant is pending.
-    pytest.param(COW, mdt(8), FIRST[0][2], True, id="cow-same-group-mdt8"),
+    pytest.param(COW, mdt(8, indexes=True), FIRST[0][2], True, id="cow-same-group-mdt8-indexes"),
+    pytest.param(COW, mdt(8), FIRST[0][2], True, id="cow-same-group-mdt8",
+                 marks=pytest.mark.writers),  # fmt: skip
     pytest.param(COW, mdt(6), FIRST[0][2], True, id="cow-same-group-mdt6",
                  marks=pytest.mark.writers),  # fmt: skip
     pytest.param(MOR, mdt(8), "2024-02-01", False, id="mor-new-groups-mdt8",
                  marks=pytest.mark.writers),  # fmt: skip
     pytest.param(MOR, mdt(6), "2024-02-01", False, id="mor-new-groups-mdt6",
+                 marks=pytest.mark.writers),  # fmt: skip
+    # With the indexes too: both writers' files get their records, or the loser's none.
+    pytest.param(COW, mdt(6, indexes=True), FIRST[0][2], True, id="cow-same-group-mdt6-indexes",
+                 marks=pytest.mark.writers),  # fmt: skip
+    pytest.param(COW, mdt(8, indexes=True), "2024-02-01", False, id="cow-new-groups-mdt8-indexes",
+                 marks=pytest.mark.writers),  # fmt: skip
+    pytest.param(MOR, mdt(8, indexes=True), "2024-02-01", False, id="mor-new-groups-mdt8-indexes",
+                 marks=pytest.mark.writers),  # fmt: skip
+    pytest.param(MOR, mdt(6, indexes=True), "2024-02-01", False, id="mor-new-groups-mdt6-indexes",
                  marks=pytest.mark.writers),  # fmt: skip
 ]
 
@@ -119,6 +142,26 @@ def test_a_second_writer_never_undoes_a_running_one(
     if "hoodie.metadata.enable" in options:
         assert_metadata_table_whole(table.meta_client)
         assert_reads_list_alike(table.meta_client)
+    if INDEXED in options:
+        assert_indexes_whole(table.meta_client)
+        written = _indexed_files(table.meta_client)
+        # both writers' files have their records; the conflicting write's rolled back, none
+        assert any(second.instant in name for name in written), written
+        assert any(first.timestamp in name for name in written) is not conflicts, written
+        # and a filtered read, with data skipping by them, reads what it filters
+        for key in (101, 201, 3):
+            rows = table.read(spark, filters=[("id", "=", key)]).select("id", "name").collect()
+            assert {r.id: r.name for r in rows} == {
+                k: v[0] for k, v in expected.items() if k == key
+            }, key  # fmt: skip
     if conflicts:  # the conflicting write's own files were rolled back: no base file names it
         names = [p.name for p in Path(path).rglob("*.parquet")]
         assert not [n for n in names if first.timestamp in n], names
+
+
+def _indexed_files(meta) -> set[str]:
+    """The files the metadata table's column_stats partition holds live records of."""
+    metadata = TableMetadata.open(meta)
+    assert metadata is not None
+    records = metadata.read_partition("column_stats").values()
+    return {r.file_name for r in records if not r.is_deleted}

@@ -20,7 +20,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 import pytest
-from listing_compare import assert_metadata_table_whole, assert_reads_list_alike
+from listing_compare import (
+    assert_indexes_whole,
+    assert_metadata_table_whole,
+    assert_reads_list_alike,
+)
 
 from hoodie import HoodieTable
 from hoodie.timeline import WRITE_ACTIONS, Action
@@ -37,19 +41,25 @@ from (select explode(array(0, 1, 2, 3, 4, {run}00)) as id)
 """
 SHARED = [0, 1, 2, 3, 4]
 # The metadata table: None, the table version 6 default (none); 6 or 8, that table version with
-# hoodie.metadata.enable=true (version 8's default), which both runs build and write at once.
+# hoodie.metadata.enable=true (version 8's default), which both runs build and write at once;
+# "8-indexes": with its column_stats and bloom_filters partitions too.
 # A case is two dbt processes (~100 s on a loaded 2-core machine): make test runs the first,
 # make test-writers the metadata table's (make test has concurrent writers with the metadata
-# table on in tests/faults).
+# table and its indexes on in tests/faults).
 VERSIONS = [None, pytest.param(8, marks=pytest.mark.writers),
-            pytest.param(6, marks=pytest.mark.writers)]  # fmt: skip
+            pytest.param(6, marks=pytest.mark.writers),
+            pytest.param("8-indexes", marks=pytest.mark.writers)]  # fmt: skip
+INDEXES = (", 'hoodie.metadata.index.column.stats.enable': 'true', "
+           "'hoodie.metadata.index.bloom.filter.enable': 'true'")  # fmt: skip
 
 
 @pytest.mark.parametrize("version", VERSIONS, ids=lambda v: f"mdt{v}" if v else "no-mdt")
 def test_two_dbt_runs_of_one_model_at_once(make_dbt_project, tmp_path, version):
     lake = tmp_path / "lake"
-    more = "" if version is None else (f", 'hoodie.write.table.version': '{version}', "
+    more = "" if version is None else (f", 'hoodie.write.table.version': '{str(version)[0]}', "
                                        "'hoodie.metadata.enable': 'true'")  # fmt: skip
+    if "indexes" in str(version):
+        more += INDEXES
     projects = []
     for run in (1, 2):
         project = make_dbt_project(f"project{run}")
@@ -70,6 +80,8 @@ def test_two_dbt_runs_of_one_model_at_once(make_dbt_project, tmp_path, version):
     if version is not None:
         assert_metadata_table_whole(table.meta_client)
         assert_reads_list_alike(table.meta_client)
+    if "indexes" in str(version):
+        assert_indexes_whole(table.meta_client)
 
     if all(o["success"] for o in outcomes):
         assert len(commits) == 2

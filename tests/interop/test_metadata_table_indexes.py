@@ -14,13 +14,21 @@ import operator
 
 import pytest
 from killed_writes import upsert_killed_at
-from listing_compare import assert_indexes_whole, assert_metadata_table_whole, storage_listing
+from listing_compare import (
+    assert_indexes_whole,
+    assert_metadata_table_whole,
+    deflated_with,
+    storage_listing,
+)
 from rs_compare import assert_same_rows, read_ours, read_theirs
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie import properties as props
 from hoodie.exceptions import InvalidConfigError
+from hoodie.hfile import JAVA_DEFLATE, RUN_LENGTH_DEFLATE, HFileReader
+from hoodie.logformat import BlockType, read_log_file
 from hoodie.meta_client import HoodieTableMetaClient
+from hoodie.naming import parse_log_file_name
 from hoodie.read import native
 from hoodie.read.datasource import register
 from hoodie.table_metadata import METADATA_FOLDER, TableMetadata
@@ -144,11 +152,38 @@ def test_every_action_keeps_the_indexes_whole(spark, tmp_path, monkeypatch, vers
     meta = HoodieTableMetaClient.open(path)
     partitions = props.metadata_partitions(meta.properties.extra)
     assert set(partitions) == {"files", "column_stats", "bloom_filters"}
+    assert_deflated_as_meant(meta)
     timeline = meta.timeline()
     assert any(i.action.value == "clean" for i in timeline.completed), "no clean ran"
     if table_type == props.MERGE_ON_READ:
         assert any(i.action.value == "commit" for i in timeline.completed), "no compaction ran"
     assert skipped > 0, "no slice was skipped by the metadata table"
+
+
+def assert_deflated_as_meant(meta: HoodieTableMetaClient) -> None:
+    """The bloom_filters partition's HFiles (base files and log blocks) are deflated
+    run-length, the others as Java's default (`metadata_writer.deflate_of`)."""
+    storage = meta.storage.subfolder(METADATA_FOLDER)
+    seen = set()
+    for partition in ("files", "column_stats", "bloom_filters"):
+        for info in storage.list_files(partition):
+            if info.name.endswith(".hfile"):
+                hfiles = [storage.read_bytes(info.relative_path)]
+            elif parse_log_file_name(info.name) is not None:
+                blocks = read_log_file(storage, info.relative_path)
+                hfiles = [b.content for b in blocks if b.block_type is BlockType.HFILE_DATA]
+            else:
+                continue
+            for hfile in hfiles:
+                if not HFileReader(hfile, info.name).data_index:
+                    continue  # no data block (a file group no key maps to)
+                if partition == "bloom_filters":  # filters of ~431 KB: the two differ
+                    assert deflated_with(hfile, RUN_LENGTH_DEFLATE), info.name
+                    assert not deflated_with(hfile, JAVA_DEFLATE), info.name
+                else:
+                    assert deflated_with(hfile, JAVA_DEFLATE), info.name
+                seen.add((partition, info.name.endswith(".hfile")))
+    assert ("bloom_filters", True) in seen and ("bloom_filters", False) in seen, seen
 
 
 def test_indexes_are_built_from_the_files_and_dropped(spark, tmp_path, monkeypatch):

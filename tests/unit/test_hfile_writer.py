@@ -12,6 +12,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from listing_compare import deflated_with
 
 from hoodie.hfile import (
     AVG_KEY_LEN,
@@ -19,12 +20,15 @@ from hoodie.hfile import (
     BLOCK_HEADER_SIZE,
     COMPARATOR_CLASS_NAME,
     CREATE_TIME_TS,
+    JAVA_DEFLATE,
     KEY_TAIL,
     KEY_VALUE_VERSION,
     LAST_KEY,
     MAX_MEMSTORE_TS_KEY,
+    RUN_LENGTH_DEFLATE,
     ChecksumType,
     Codec,
+    Deflate,
     HFileReader,
     _java_hash_order,
     write_hfile,
@@ -261,6 +265,23 @@ def test_hfile_data_block_round_trip():
     assert list(block.hfile()) == rows
     with pytest.raises(ValueError, match="instant"):
         hfile_data_block(rows, "now", schema)
+
+
+def test_how_the_data_blocks_are_deflated():
+    """Data blocks deflated as asked (Java's default otherwise); either way they read back."""
+    rows = entries(300)
+    default = write_hfile(rows, block_size=1024)
+    run_length = write_hfile(rows, block_size=1024, deflate=RUN_LENGTH_DEFLATE)
+    assert JAVA_DEFLATE == Deflate(6, zlib.Z_DEFAULT_STRATEGY)
+    assert deflated_with(default, JAVA_DEFLATE)
+    assert not deflated_with(default, RUN_LENGTH_DEFLATE)
+    assert deflated_with(run_length, RUN_LENGTH_DEFLATE)
+    assert not deflated_with(run_length, JAVA_DEFLATE)
+    assert list(read(run_length)) == list(read(default)) == rows
+    block = hfile_data_block(rows, "20261127000000000", "{}", deflate=RUN_LENGTH_DEFLATE)
+    (read_back,) = read_log_file(block)
+    assert deflated_with(read_back.content, RUN_LENGTH_DEFLATE)
+    assert list(read_back.hfile()) == rows
 
 
 def test_gzip_streams_are_javas():
