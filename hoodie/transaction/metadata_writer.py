@@ -227,9 +227,12 @@ class MetadataTableWriter:
         usable, with the index partitions `indexes` keeps built or dropped first; None when it
         cannot be built now (a data instant older than the latest completed one is pending:
         its files are in no listing and would be missed, the rule Apache Hudi initializes
-        by). `records`: the action's own `files` records, whose files a listing leaves to
-        them (Apache Hudi builds the table before the action writes; here the action's files
-        exist already, and a version 6 log file's name does not say which instant wrote it)."""
+        by). An index partition that cannot be built now for that reason is left to a later
+        action, and the action goes into the partitions the table has, as Apache Hudi's does
+        (`files` must never miss a completed instant). `records`: the action's own `files`
+        records, whose files a listing leaves to them (Apache Hudi builds the table before the
+        action writes; here the action's files exist already, and a version 6 log file's name
+        does not say which instant wrote it)."""
         data.properties = HoodieTableMetaClient.load(data.storage).properties  # afresh
         stored = props.metadata_partitions(data.properties.extra)
         completed = _csv(data.properties.extra.get(props.METADATA_PARTITIONS))
@@ -241,8 +244,8 @@ class MetadataTableWriter:
             if stored or data.storage.exists(METADATA_FOLDER):
                 turn_off_metadata_table(data, f"{action} (rebuilding the metadata table)")
             writer = cls._initialize(data, instant_time, records)
-        if writer is not None and not writer._sync_indexes(indexes, instant_time, records):
-            return None
+        if writer is not None:
+            writer._sync_indexes(indexes, instant_time, records)
         return writer
 
     @classmethod
@@ -301,7 +304,8 @@ class MetadataTableWriter:
         self, indexes: MetadataIndexes, instant_time: str, records: Sequence[FilesRecord]
     ) -> bool:
         """Drop the index partitions `indexes` turns off, build those it turns on; False when
-        one cannot be built now (an older data instant is pending: as for `files`)."""
+        one cannot be built now (an older data instant is pending: as for `files`), which a
+        later action builds."""
         existing = [p for p in self.partitions if p != FILES_PARTITION]
         kept = indexes.kept(existing)
         for partition in existing:
