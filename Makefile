@@ -165,9 +165,11 @@ fuzz: java $(VENV)/.dev $(CLASS_ARCHIVE)
 # and Azure, with inline compaction and clean inside the writers; then two writers with the
 # default settings, 20 rounds over COW/MOR x overlapping/disjoint keys, and every case of a
 # writer started while another is about to commit (test_two_writers_at_once.py); the same with
-# the metadata table on, on table versions 6 and 8 (the local scenarios and one on S3), readers
-# during writes and a writer losing its lock mid-commit on version 6, and two dbt runs of one
-# model at once with the metadata table on both versions (test_concurrent_runs.py).
+# the metadata table on, on table versions 6 and 8 (the local scenarios and one on S3), then
+# again with its column_stats and bloom_filters indexes (readers filtering by them meanwhile),
+# readers during writes and a writer losing its lock mid-commit on version 6, and two dbt runs
+# of one model at once with the metadata table on both versions and with its indexes
+# (test_concurrent_runs.py).
 test-writers: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	$(PYTEST) -m writers tests/faults tests/functional/test_concurrent_runs.py

@@ -17,6 +17,7 @@ from killed_writes import upsert_killed_at
 from listing_compare import (
     assert_indexes_whole,
     assert_metadata_table_whole,
+    assert_reads_list_alike,
     deflated_with,
     storage_listing,
 )
@@ -32,8 +33,11 @@ from hoodie.naming import parse_log_file_name
 from hoodie.read import native
 from hoodie.read.datasource import register
 from hoodie.table_metadata import METADATA_FOLDER, TableMetadata
+from hoodie.timeline import Action
+from hoodie.transaction.failed_writes import FailedWritesPolicy
 from hoodie.transaction.metadata_indexes import IndexRecordMaker
 from hoodie.transaction.metadata_writer import plus_millis
+from hoodie.transaction.transaction import Transaction
 
 hudi = pytest.importorskip("hudi")
 
@@ -229,6 +233,46 @@ def test_indexes_are_built_from_the_files_and_dropped(spark, tmp_path, monkeypat
     assert not meta.storage.exists(f"{METADATA_FOLDER}/column_stats")
     assert_metadata_table_whole(meta, "dropped")
     check_reads(spark, path, "dropped", monkeypatch)
+
+
+def test_a_write_that_cannot_build_the_indexes_yet_still_commits_to_the_metadata_table(
+    spark, tmp_path
+):
+    """Indexes turned on while another writer's write, older than the latest commit, is still
+    running: as Apache Hudi, no partition is built now (that write's files would be missed),
+    but the write's delta commit still goes into the partitions the table has. Before the
+    fix the write committed no delta commit at all, and reads through the metadata table
+    lost its rows."""
+    register(spark)
+    path = str(tmp_path / "t")
+    files_only = config(8, props.COPY_ON_WRITE, **{
+        "hoodie.metadata.index.column.stats.enable": "false",
+        "hoodie.metadata.index.bloom.filter.enable": "false",
+    })  # fmt: skip
+    upsert(spark, path, files_only, list(range(0, 10)), 1)
+    meta = HoodieTableMetaClient.open(path)
+    # another writer's write, started now and still running (its heartbeat beats)
+    running = Transaction.start(meta, FailedWritesPolicy.of(meta.storage, files_only),
+                                Action.COMMIT)  # fmt: skip
+    try:
+        upsert(spark, path, files_only, [1, 20], 2)  # completes after it started
+        on = config(8, props.COPY_ON_WRITE)
+        upsert(spark, path, on, [2, 30], 3)
+        meta = HoodieTableMetaClient.open(path)
+        assert props.metadata_partitions(meta.properties.extra) == ("files",)  # not built yet
+        assert_metadata_table_whole(meta, "indexes not built")
+        assert_reads_list_alike(meta, "indexes not built")
+        ids = sorted(r.id for r in HoodieTable.open(path).read(spark).collect())
+        assert ids == [f"k{i:03d}" for i in [*range(10), 20, 30]]
+    finally:
+        running.abort()
+        running.end()
+    upsert(spark, path, on, [3, 40], 4)  # nothing older pending: built now
+    meta = HoodieTableMetaClient.open(path)
+    assert set(props.metadata_partitions(meta.properties.extra)) == {
+        "files", "column_stats", "bloom_filters"}  # fmt: skip
+    assert_metadata_table_whole(meta, "built")
+    assert_indexes_whole(meta, "built")
 
 
 def test_index_options_that_cannot_hold_are_refused():
