@@ -103,13 +103,12 @@ $(CLASS_ARCHIVE): $(VENV)/.base .ci/jvm_class_archive.py | java
 	@echo "Making the JVM class archive for the tests (once per venv, ~1 minute)..."
 	@JAVA_TOOL_OPTIONS="$(JVM_QUICK)" $(BIN)/python .ci/jvm_class_archive.py $@
 
-# Tests whose work is all in child processes (two dbt runs at once, a clean venv, the
-# benchmark's smoke run, an upsert over Spark Connect) need neither suite's session: they run
+# Tests whose work is all in child processes (two dbt runs at once, a clean venv, an upsert
+# over Spark Connect) need neither suite's session: they run
 # in the dbt suite's process, which has less work of its own, so the two processes end
 # together.
 BESIDE_DBT := tests/functional/test_concurrent_runs.py \
 	tests/functional/test_packaging.py::test_wheel_in_a_clean_venv \
-	tests/bench/test_compare_smoke.py \
 	tests/integration/test_spark_connect.py
 # And the crash and fault tests and the object-store tests run after the dbt suite, in a
 # process of their own (a plain session, as the main suite's) on the same core: the main suite
@@ -118,6 +117,9 @@ BESIDE_DBT := tests/functional/test_concurrent_runs.py \
 # tests/faults 4m34s). The metadata table's writer tests (their crash cases kill a writer's JVM
 # each) joined them when the dbt suite ran its upstream incremental tests on one lake
 # materialization (estimated: main suite ~17 minutes, dbt suite then these ~17.5).
+# Session 35 (`make test` 21m43s, over the 20-minute target): the comparison's smoke run went
+# to `make bench-smoke`, and matrices `make test` samples keep their other cases under the
+# markers `full` (make test-full) and `hudi_full` (make test-hudi).
 AFTER_DBT := tests/faults tests/objectstore tests/interop/test_metadata_table_files.py
 
 test: java $(VENV)/.dev lint $(CLASS_ARCHIVE) apache-hudi
@@ -196,6 +198,13 @@ test-hudi: java $(VENV)/.dev $(CLASS_ARCHIVE) apache-hudi
 	$(PYTEST) -m hudi_full $(HUDI_FULL_ELSEWHERE); rest=$$?; \
 	test $$judge -eq 0 && test $$rest -eq 0
 
+# The cases of the core's test matrices `make test` samples (marker `full`): the layouts
+# (table type x version) and index variants a matrix's make-test cases already cover pairwise.
+# ~2 minutes.
+test-full: java $(VENV)/.dev $(CLASS_ARCHIVE)
+	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
+	$(PYTEST) -m full tests/spark tests/property tests/interop
+
 # The dbt tests `make test` runs a part of (marker `dbt_full`): dbt's adapter tests on the lake
 # materialization `make test` leaves out (it runs each upstream test of
 # tests/dbt/adapter/test_lake_incremental.py on one of cow_upsert and mor_upsert, which share
@@ -221,8 +230,8 @@ BENCH_SYSTEMS ?= cow_upsert,mor_upsert,spark_parquet,deltalake
 bench: java $(VENV)/.dev
 	$(BIN)/python bench/compare.py --rows $(BENCH_SIZES) --systems $(BENCH_SYSTEMS)
 
-# Smoke runs of the by-hand benchmarks (marker `bench`, left out of `make test`, which runs the
-# comparison's own smoke run): bench/dbt_incremental.py at 3,000 rows, ~1.5 minutes.
+# Smoke runs of the benchmarks (marker `bench`, left out of `make test`): the comparison
+# (bench/compare.py) and bench/dbt_incremental.py at 3,000 rows, ~3 minutes.
 bench-smoke: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
 	$(PYTEST) -m bench tests/bench

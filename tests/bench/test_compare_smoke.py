@@ -1,6 +1,7 @@
 """Smoke test of the comparative benchmark (bench/compare.py) at a tiny size.
 
-The benchmark itself is not part of the test suite (`make bench` runs it); this only proves
+The benchmark itself is not part of the test suite (`make bench` runs it), nor is this smoke
+run of it (`make bench-smoke` runs it, ~1.5 minutes of `make test`'s CPU before); it proves
 that the whole pipeline still works end to end: workload generation, every system's worker,
 the measurements, the correctness check and the three outputs. It runs the real entry point in
 a subprocess (with a JVM of its own, apart from the suite's session) with its own output and
@@ -32,6 +33,7 @@ STEPS = ["load", "upsert_1", "upsert_2", "update_1pct", "delete"]
 
 
 @pytest.mark.slow
+@pytest.mark.bench
 def test_compare_smoke(tmp_path):
     out = tmp_path / "results"
     command = [

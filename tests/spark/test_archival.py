@@ -63,7 +63,9 @@ def test_old_instants_are_archived_and_their_files_stay_visible(spark, tmp_path,
 
 
 @pytest.mark.layout_v6
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize(
+    "table_type", ["MERGE_ON_READ", pytest.param("COPY_ON_WRITE", marks=pytest.mark.full)]
+)
 def test_archiving_beyond_a_savepoint_leaves_a_hole_readers_handle(spark, tmp_path, table_type):
     """hoodie.archive.beyond.savepoint=true: archival skips the savepointed commit and archives
     the commits after it. The commits in that hole still count as committed (the timeline

@@ -40,8 +40,15 @@ def _rows(keys, dt, ts, name="v", deleted=False):
     return [(k, f"{name}{k}", dt, ts, deleted) for k in keys]
 
 
-@pytest.mark.parametrize("version", [6, 8])
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize(
+    "table_type, version",
+    [
+        ("COPY_ON_WRITE", 6),
+        ("MERGE_ON_READ", 8),
+        pytest.param("COPY_ON_WRITE", 8, marks=pytest.mark.full),
+        pytest.param("MERGE_ON_READ", 6, marks=pytest.mark.full),
+    ],
+)
 def test_upserts_and_deletes_under_bloom(spark, tmp_path, table_type, version):
     """Updates find their file groups (a duplicate key would show in the snapshot), stale
     versions lose, deletes remove, a delete of an unknown key does nothing, new keys insert;

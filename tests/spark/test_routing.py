@@ -85,7 +85,9 @@ def _hudi_rs(path: str) -> dict[str, tuple]:
     return {r["id"]: (r["name"], r["dt"], r["ts"]) for r in rows}
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize(
+    "table_type", ["COPY_ON_WRITE", pytest.param("MERGE_ON_READ", marks=pytest.mark.full)]
+)
 def test_keys_route_to_the_unit_whose_range_holds_them(spark, tmp_path, table_type):
     table, cfg = _table(spark, tmp_path, table_type, _keys(range(100)))
     plan = _plan(spark, table, cfg)
