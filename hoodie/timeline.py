@@ -265,7 +265,7 @@ def new_instant_time(after: str | None = None) -> str:
     global _last_issued
     with _clock_lock:
         floor = max(after or "", _last_issued)
-        if floor and instant_to_datetime(floor) > datetime.now(timezone.utc) + _MAX_CLOCK_WAIT:
+        if floor and _clock_time(floor) > datetime.now(timezone.utc) + _MAX_CLOCK_WAIT:
             # The table's clock runs ahead of ours (Hudi writes local time by default): order
             # after its last instant instead of waiting hours for our clock to catch up.
             later = instant_to_datetime(floor) + timedelta(milliseconds=1)
@@ -278,6 +278,15 @@ def new_instant_time(after: str | None = None) -> str:
                 _last_issued = stamp
                 return stamp
             time.sleep(0.001)
+
+
+def _clock_time(timestamp: str) -> datetime:
+    """The moment an instant time stands for; Apache Hudi's initialization instants, which are
+    no date (`00000000000000000`, version 6's with a suffix), stand for the distant past."""
+    try:
+        return instant_to_datetime(timestamp)
+    except ValueError:
+        return datetime.min.replace(tzinfo=timezone.utc)
 
 
 def instant_to_datetime(timestamp: str) -> datetime:

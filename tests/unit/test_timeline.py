@@ -370,6 +370,15 @@ def test_new_instant_time_strictly_increasing():
     assert all(a < b for a, b in zip(stamps, stamps[1:]))
 
 
+@pytest.mark.parametrize("initial", ["00000000000000000", "00000000000000001", "00000000000000010"])
+def test_new_instant_time_after_an_initialization_instant(initial):
+    """Apache Hudi's initialization instants (zeros, the metadata table's next ones a
+    millisecond later) are no date: a new instant comes after them at the clock's time."""
+    stamp = new_instant_time(after=initial)
+    assert re.fullmatch(r"\d{17}", stamp) and stamp > initial
+    assert abs(instant_to_datetime(stamp) - datetime.now(timezone.utc)) < timedelta(seconds=5)
+
+
 def test_new_instant_time_after():
     previous = _stamp(datetime.now(timezone.utc) - timedelta(seconds=1))
     for _ in range(50):
