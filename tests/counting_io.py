@@ -15,8 +15,12 @@ class CountingFileIO(LocalFileIO):
         self.reset()
 
     def reset(self) -> None:
-        self.ranges: list[tuple[str, int, int]] = []  # (relative, start, bytes returned)
-        self.whole: list[tuple[str, int]] = []  # (relative, bytes)
+        """Forget what was read (in place: nested tables' `FileIO`s share the lists)."""
+        if not hasattr(self, "ranges"):
+            self.ranges: list[tuple[str, int, int]] = []  # (relative, start, bytes returned)
+            self.whole: list[tuple[str, int]] = []  # (relative, bytes)
+        self.ranges.clear()
+        self.whole.clear()
 
     def read_range(self, relative: str, start: int, length: int) -> bytes:
         data = super().read_range(relative, start, length)
