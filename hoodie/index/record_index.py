@@ -21,6 +21,7 @@ of keys (`locate_in_record_index`) never brings the keys to the driver:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,8 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from ..config import GLOBAL_SIMPLE_INDEX, RECORD_INDEX_TYPE, WriteConfig
+from ..meta_client import HoodieTableMetaClient
 from ..metadata_records import RecordIndexRecord, file_group_indexes
 from ..schema import PARTITION_PATH, RECORD_KEY
 from ..table_metadata import (
@@ -39,11 +42,18 @@ from ..table_metadata import (
     data_partition,
     read_slice,
 )
-from .base import LOCATION
+from .base import LOCATION, Placement, TaggingContext
+from .global_index import STORED_PARTITION, GlobalIndex, SimpleKeyLookup
 
+log = logging.getLogger(__name__)
+
+# Whether records move in the GLOBAL_SIMPLE fallback (`RecordIndex`): Apache Hudi's fallback
+# config takes hoodie.simple.index.update.partition.path at its default, true.
+FALLBACK_MOVES = True
 FILE_GROUP = "__hoodie_record_index_group"  # the key's file group in the record index
 LOCATED_SCHEMA = f"{RECORD_KEY} string, {PARTITION_PATH} string, {LOCATION} string"
 _GROUPED_SCHEMA = f"{FILE_GROUP} int, {RECORD_KEY} string"
+_STORED_SCHEMA = f"{RECORD_KEY} string, {STORED_PARTITION} string, {LOCATION} string"
 _LOCATED = pa.schema(
     [(RECORD_KEY, pa.string()), (PARTITION_PATH, pa.string()), (LOCATION, pa.string())]
 )
@@ -148,9 +158,76 @@ def locate_in_record_index(
     return grouped.groupBy(FILE_GROUP).applyInArrow(look_up, LOCATED_SCHEMA)
 
 
+@dataclass(frozen=True)
+class RecordIndexKeyLookup:
+    """RECORD_INDEX's `KeyLookup`: the batch's keys looked up in the record index
+    (`locate_in_record_index`), each key's one stored place; None where nothing is stored."""
+
+    lookup: RecordIndexLookup | None
+
+    def locate(self, batch: DataFrame, context: TaggingContext) -> DataFrame:
+        if self.lookup is None:
+            return batch.sparkSession.createDataFrame([], _STORED_SCHEMA)
+        located = locate_in_record_index(batch.select(RECORD_KEY), self.lookup)
+        return located.withColumnRenamed(PARTITION_PATH, STORED_PARTITION)
+
+
+class RecordIndex(GlobalIndex):
+    """RECORD_INDEX: a global index whose lookup is the metadata table's record index
+    (Apache Hudi's `SparkMetadataTableRecordIndex`; 1.2's `SparkMetadataTableGlobalRecordLevel
+    Index`, also named GLOBAL_RECORD_LEVEL_INDEX). A record whose partition value changed
+    moves or stays by `hoodie.record.index.update.partition.path` (false by default, as in
+    Apache Hudi). Entries pointing at a file group the write does not see (no longer in the
+    table, or in another partition) are left out (`RecordIndexLookup.live`).
+
+    Where the table's metadata table has no usable record index (`record_index` not listed
+    as completed in `hoodie.table.metadata.partitions`, or no metadata table at all), the
+    write is tagged as GLOBAL_SIMPLE tags it, as Apache Hudi 0.15 and 1.2 do ("Record index
+    not initialized so falling back to GLOBAL_SIMPLE for tagging records"), and with what
+    their fallback does with partition moves: the fallback's write config takes every index
+    option at its default, so a record whose partition value changed moves whatever
+    `hoodie.record.index.update.partition.path` or `hoodie.simple.index.update.partition.path`
+    say (seen with both releases: docs/design/metadata-table.md, 7 step 8). Apache Hudi does
+    not build the record index for `hoodie.index.type=RECORD_INDEX` alone:
+    `hoodie.metadata.record.index.enable=true` does."""
+
+    def __init__(self, config: WriteConfig):
+        super().__init__(RECORD_INDEX_TYPE, RecordIndexKeyLookup(None),
+                         config.record_index_update_partition_path)  # fmt: skip
+
+    @classmethod
+    def of(cls, config: WriteConfig) -> RecordIndex:
+        return cls(config)
+
+    def tag_and_place(self, batch: DataFrame, context: TaggingContext) -> Placement:
+        if not context.slices:  # nothing stored: every record an insert, nothing to look up
+            return super().tag_and_place(batch, context)
+        # the metadata table's partitions as `hoodie.properties` lists them now: another
+        # writer may have built or dropped the record index since this client loaded it
+        fresh = HoodieTableMetaClient.load(context.meta_client.storage)
+        metadata = TableMetadata.open(fresh, context.timeline)
+        live = {s.file_id: s.partition_path for s in context.slices}
+        lookup = RecordIndexLookup.of(metadata, live) if metadata is not None else None
+        if lookup is None:
+            log.warning(
+                "table '%s': hoodie.index.type=%s, but its metadata table has no record index "
+                "(%s is not listed in hoodie.table.metadata.partitions): the write is tagged "
+                "as %s tags it, and records whose partition value changed move, as Apache "
+                "Hudi's fallback does; hoodie.metadata.record.index.enable=true builds the "
+                "record index",
+                context.meta_client.name, self.name, RECORD_INDEX, GLOBAL_SIMPLE_INDEX,
+            )  # fmt: skip
+            fallback = GlobalIndex(GLOBAL_SIMPLE_INDEX, SimpleKeyLookup(), FALLBACK_MOVES)
+            return fallback.tag_and_place(batch, context)
+        index = GlobalIndex(self.name, RecordIndexKeyLookup(lookup), self.update_partition_path)
+        return index.tag_and_place(batch, context)
+
+
 __all__ = [
     "FILE_GROUP",
     "LOCATED_SCHEMA",
+    "RecordIndex",
+    "RecordIndexKeyLookup",
     "RecordIndexLookup",
     "locate_in_record_index",
 ]

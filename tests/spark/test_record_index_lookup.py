@@ -129,3 +129,24 @@ def test_the_driver_lookup_reads_the_blocks_of_its_keys(spark, tmp_path):
     hfile_bytes = sum(n for rel, _, n in storage.ranges if rel.endswith(".hfile"))
     assert 0 < hfile_bytes < 100_000  # the tail, the index, one block: not the file
     assert not [rel for rel, _ in storage.whole if rel.endswith(".hfile")]
+
+
+def test_entries_of_file_groups_the_write_does_not_see_are_left_out(spark, tmp_path):
+    path = ours(spark, tmp_path, 6)
+    placed = synthetic(300, 5)
+    add_record_index(path, placed, 3)
+    metadata = TableMetadata.open(HoodieTableMetaClient.open(path))
+    assert metadata is not None
+    seen = sorted({place for place in placed.values()})[:2]
+    live = {file_id: partition for partition, file_id in seen}
+    lookup = RecordIndexLookup.of(metadata, live)
+    assert lookup is not None and lookup.file_groups == 3
+    frame = spark.createDataFrame([(k,) for k in placed], "_hoodie_record_key string")
+    rows = locate_in_record_index(frame, lookup).toArrow().to_pylist()
+    got = {r["_hoodie_record_key"]: (r["_hoodie_partition_path"], r["__hoodie_location"])
+           for r in rows}  # fmt: skip
+    assert got == {k: place for k, place in placed.items() if place in seen}
+    # a file id seen in another partition than the entry says is no place either
+    moved = {file_id: partition + "-elsewhere" for partition, file_id in seen}
+    lookup = RecordIndexLookup.of(metadata, moved)
+    assert lookup is not None and locate_in_record_index(frame, lookup).count() == 0
