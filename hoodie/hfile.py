@@ -32,8 +32,11 @@ hudi-rs's readers, this one does not verify checksums (Hudi 1.x writes them as z
   `TrailerProto` (offsets, counts, codec), zero padding, then the minor version (1 byte)
   and the major version (3 bytes, always 3).
 
-`write_hfile` writes what Apache Hudi 1.2 writes, byte for byte where the inputs are the
-same (see its docstring); protobuf and gzip are done by hand with the standard library.
+`HFileReader` reads a file held in memory (a log block's) or, through `HFileReader.open`, one
+in storage by ranged reads: its tail and load-on-open section, then the index and data blocks
+a lookup needs (`FileIO.read_range`). `write_hfile` writes what Apache Hudi 1.2 writes, byte
+for byte where the inputs are the same (see its docstring); protobuf and gzip are done by
+hand with the standard library.
 """
 
 from __future__ import annotations

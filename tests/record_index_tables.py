@@ -14,9 +14,11 @@ need not hold those keys: a lookup reads the metadata table only.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hoodie import properties as props
@@ -29,6 +31,7 @@ from hoodie.metadata_records import (
     encode_metadata_record,
     file_group_id,
     file_group_index,
+    file_group_indexes,
     metadata_record_schema,
     partition_identifier,
 )
@@ -95,23 +98,31 @@ def add_record_index(
     folder = root / METADATA_FOLDER / RECORD_INDEX.partition_name
     folder.mkdir(parents=True, exist_ok=True)
 
-    def records(places: Mapping[str, tuple[str, str]], group: int) -> list[RecordIndexRecord]:
-        return [
-            RecordIndexRecord.placing(
-                key, partition_identifier(partition), file_id, instant, timezone
-            )  # fmt: skip
-            for key, (partition, file_id) in places.items()
-            if file_group_index(key, file_groups) == group
-        ]
+    def by_group(places: Mapping[str, tuple[str, str]]) -> list[list[RecordIndexRecord]]:
+        out: list[list[RecordIndexRecord]] = [[] for _ in range(file_groups)]
+        keys = list(places)
+        groups = file_group_indexes(pa.array(keys, pa.string()), file_groups) if keys else []
+        templates: dict[tuple[str, str], RecordIndexRecord] = {}
+        for key, group in zip(keys, groups):
+            place = places[key]
+            template = templates.get(place)
+            if template is None:
+                template = RecordIndexRecord.placing(
+                    "", partition_identifier(place[0]), place[1], instant, timezone
+                )
+                templates[place] = template
+            out[group].append(dataclasses.replace(template, key=key))
+        return out
 
+    placed, updated = by_group(locations), by_group(logged or {})
     gone = set(deleted)
     for group in range(file_groups):
         file_id = file_group_id(RECORD_INDEX.file_id_prefix, group)
-        data = write_hfile(_entries(records(locations, group), version),
+        data = write_hfile(_entries(placed[group], version),
                            file_info={b"schema": schema.encode()}, block_size=block_size,
                            hbase_keys=hbase_keys)  # fmt: skip
         (folder / f"{file_id}_0-0-0_{instant}.hfile").write_bytes(data)
-        updates = records(logged or {}, group)
+        updates = updated[group]
         removed = sorted(k for k in gone if file_group_index(k, file_groups) == group)
         if not updates and not removed:
             continue

@@ -470,7 +470,24 @@ def _record_index_fast(key: str, value: bytes, layout: int) -> RecordIndexRecord
     The datum: five nullable strings (the meta fields), `key` (a string), `type` (int 5), three
     null unions (files, bloom filter, column stats), then branch 1 of `recordIndexMetadata`:
     nullable partitionName, fileIdHighBits, fileIdLowBits, fileIndex, fileId, instantTime, the
-    int fileIdEncoding and (1.2) a nullable position; (1.2) a null SecondaryIndexMetadata."""
+    int fileIdEncoding and (1.2) a nullable position; (1.2) a null SecondaryIndexMetadata.
+    The key is the HFile's (the stored one is empty), so the entries of one file group's
+    records written by one instant are the same bytes: their reading is cached."""
+    fields = _record_index_fields(value, layout)
+    if fields is None:
+        return None
+    stored, partition, file_id, instant, position, encoding, meta = fields
+    if stored not in ("", key):
+        return None
+    return RecordIndexRecord(key, partition, file_id, instant, position, encoding, meta)
+
+
+_IndexFields = tuple[str, str | None, str, int | None, int | None, int, Meta]
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _record_index_fields(value: bytes, layout: int) -> _IndexFields | None:
+    """What `_record_index_fast` reads of `value`: the stored key, then the entry's fields."""
     try:
         pos = 0
         meta: list[tuple[str, str]] = []
@@ -479,7 +496,7 @@ def _record_index_fast(key: str, value: bytes, layout: int) -> RecordIndexRecord
             if text is not None:
                 meta.append((name, text))
         stored, pos = _avro_string(value, pos)
-        if stored not in ("", key) or value[pos] != 2 * RECORD_INDEX_TYPE:
+        if value[pos] != 2 * RECORD_INDEX_TYPE:
             return None
         if value[pos + 1 : pos + 5] != b"\x00\x00\x00\x02":
             return None
@@ -509,7 +526,7 @@ def _record_index_fast(key: str, value: bytes, layout: int) -> RecordIndexRecord
         file_id = raw
     else:
         return None
-    return RecordIndexRecord(key, partition, file_id, instant, position, encoding, tuple(meta))
+    return stored, partition, file_id, instant, position, encoding, tuple(meta)
 
 
 def _avro_long(data: bytes, pos: int) -> tuple[int, int]:
