@@ -39,9 +39,12 @@ SIMPLE_INDEX, BUCKET_INDEX = IndexType.SIMPLE.value, IndexType.BUCKET.value
 BLOOM_INDEX = IndexType.BLOOM.value
 GLOBAL_SIMPLE_INDEX = IndexType.GLOBAL_SIMPLE.value
 GLOBAL_BLOOM_INDEX = IndexType.GLOBAL_BLOOM.value
-INDEX_TYPES = (SIMPLE_INDEX, BUCKET_INDEX, BLOOM_INDEX, GLOBAL_SIMPLE_INDEX, GLOBAL_BLOOM_INDEX)
+RECORD_INDEX_TYPE = IndexType.RECORD_INDEX.value
+INDEX_TYPES = (SIMPLE_INDEX, BUCKET_INDEX, BLOOM_INDEX, GLOBAL_SIMPLE_INDEX, GLOBAL_BLOOM_INDEX,
+               RECORD_INDEX_TYPE)  # fmt: skip
 # The indexes that look up which keys the table holds: an insert's dup policy needs them.
-KEY_LOOKUP_INDEXES = (SIMPLE_INDEX, BLOOM_INDEX, GLOBAL_SIMPLE_INDEX, GLOBAL_BLOOM_INDEX)
+KEY_LOOKUP_INDEXES = (SIMPLE_INDEX, BLOOM_INDEX, GLOBAL_SIMPLE_INDEX, GLOBAL_BLOOM_INDEX,
+                      RECORD_INDEX_TYPE)  # fmt: skip
 # hoodie.datasource.write.operation: what a write does with keys the table already holds.
 UPSERT, INSERT, BULK_INSERT = (
     Operation.UPSERT.value, Operation.INSERT.value, Operation.BULK_INSERT.value
@@ -159,6 +162,7 @@ class WriteConfig:
     index_type: str = _default("index_type")
     simple_index_update_partition_path: bool = _default("simple_index_update_partition_path")
     bloom_index_update_partition_path: bool = _default("bloom_index_update_partition_path")
+    record_index_update_partition_path: bool = _default("record_index_update_partition_path")
     bloom_num_entries: int = _default("bloom_num_entries")
     bloom_fpp: float = _default("bloom_fpp")
     bloom_filter_type: str = _default("bloom_filter_type")

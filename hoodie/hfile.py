@@ -32,8 +32,11 @@ hudi-rs's readers, this one does not verify checksums (Hudi 1.x writes them as z
   `TrailerProto` (offsets, counts, codec), zero padding, then the minor version (1 byte)
   and the major version (3 bytes, always 3).
 
-`write_hfile` writes what Apache Hudi 1.2 writes, byte for byte where the inputs are the
-same (see its docstring); protobuf and gzip are done by hand with the standard library.
+`HFileReader` reads a file held in memory (a log block's) or, through `HFileReader.open`, one
+in storage by ranged reads: its tail and load-on-open section, then the index and data blocks
+a lookup needs (`FileIO.read_range`). `write_hfile` writes what Apache Hudi 1.2 writes, byte
+for byte where the inputs are the same (see its docstring); protobuf and gzip are done by
+hand with the standard library.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
 from .exceptions import CorruptDataFileError
+from .storage import FileIO
 
 MAJOR_VERSION = 3
 TRAILER_SIZE = 4096
@@ -174,63 +178,233 @@ class IndexEntry:
     key: bytes
 
 
-class HFileReader:
-    """Reads an HFile held in memory: file info, meta blocks, and the key-values in key order,
-    whole or by key through the block index (only the data blocks a lookup needs are
-    decompressed).
+class _Whole:
+    """The bytes of a file held in memory (a log block's HFile, or a file read whole)."""
 
-    `data` is the whole file; `name` (its path) is what errors name. Damaged or unsupported
-    files raise `CorruptDataFileError` naming the file.
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self.size = len(data)
+
+    def read(self, offset: int, length: int) -> bytes:
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise ValueError(f"bytes {offset} to {offset + length} are outside the file's "
+                             f"{self.size}")  # fmt: skip
+        return self._data[offset : offset + length]
+
+    def keep(self, offset: int, length: int) -> None:
+        """Hold these bytes for the reader's life (nothing to do: all are held)."""
+
+    def prefetch(self, spans: Iterable[tuple[int, int]]) -> None:
+        """Hold these spans until `release` (nothing to do: all are held)."""
+
+    def release(self) -> None:
+        """Drop what the last `prefetch` held."""
+
+
+class _Ranged:
+    """The bytes of a file in storage, read by ranges (`FileIO.read_range`).
+
+    What the reader keeps for its life (the trailer and the load-on-open section) is read
+    when it opens; a lookup first names every block it will read (`prefetch`), and those are
+    read in as few requests as the gaps between them allow: blocks less than `_MERGE_GAP`
+    apart share one read (the bytes between cost less than another request on an object
+    store). Where the blocks to read come to half the file or more, the file is read whole
+    in one request instead, and kept: a lookup of most keys costs what reading the file
+    costs, and no more than twice what its blocks alone would."""
+
+    def __init__(self, storage: FileIO, relative: str, size: int) -> None:
+        self.storage = storage
+        self.relative = relative
+        self.size = size
+        self._whole: bytes | None = None
+        self._kept: list[tuple[int, bytes]] = []
+        self._held: list[tuple[int, bytes]] = []
+
+    def read(self, offset: int, length: int) -> bytes:
+        if self._whole is not None:
+            return _Whole(self._whole).read(offset, length)
+        for start, data in (*self._held, *self._kept):
+            if start <= offset and offset + length <= start + len(data):
+                return data[offset - start : offset - start + length]
+        return self._fetch(offset, length)
+
+    def _covered(self, offset: int, length: int) -> bool:
+        return self._whole is not None or any(
+            start <= offset and offset + length <= start + len(data)
+            for start, data in (*self._held, *self._kept)
+        )
+
+    def _fetch(self, offset: int, length: int) -> bytes:
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise ValueError(f"bytes {offset} to {offset + length} are outside the file's "
+                             f"{self.size}")  # fmt: skip
+        data = self.storage.read_range(self.relative, offset, length)
+        if len(data) != length:
+            raise ValueError(f"the file ends at byte {offset + len(data)}, short of the "
+                             f"{self.size} bytes it was listed with")  # fmt: skip
+        return data
+
+    def keep(self, offset: int, length: int) -> None:
+        if self._covered(offset, length):
+            return
+        if length * 2 >= self.size:
+            self._whole = self._fetch(0, self.size)
+            self._kept = []
+        else:
+            self._kept.append((offset, self._fetch(offset, length)))
+
+    def prefetch(self, spans: Iterable[tuple[int, int]]) -> None:
+        wanted = sorted((max(0, offset), min(self.size, offset + length))
+                        for offset, length in spans if length > 0)  # fmt: skip
+        merged: list[list[int]] = []
+        for start, end in wanted:
+            if self._covered(start, end - start):
+                continue
+            if merged and start <= merged[-1][1] + _MERGE_GAP:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        if not merged:
+            return
+        if sum(end - start for start, end in merged) * 2 >= self.size:
+            self._whole = self._fetch(0, self.size)
+            self._kept, self._held = [], []
+            return
+        self._held = [(start, self._fetch(start, end - start)) for start, end in merged]
+
+    def release(self) -> None:
+        self._held = []
+
+
+# What the first read of a ranged open takes from the end of the file: the trailer and, for
+# any file but the largest, the whole load-on-open section (indexes and file info).
+_OPEN_READ = 64 << 10
+# Blocks closer than this are read in one request (see `_Ranged`).
+_MERGE_GAP = 128 << 10
+
+
+class HFileReader:
+    """Reads an HFile: file info, meta blocks, and the key-values in key order, whole or by
+    key through the block index (only the data blocks a lookup needs are decompressed).
+
+    `HFileReader(data, name)` reads a file held in memory (`data`, e.g. the HFile inside a log
+    block); `HFileReader.open(storage, relative, size)` reads one in storage through ranged
+    reads: the trailer and load-on-open section (root index, meta index, file info) when it
+    opens, then per lookup only the intermediate and leaf index blocks and the data blocks the
+    sorted keys fall in, coalesced into few requests; a lookup whose blocks make up half the
+    file or more reads it whole, once (see `_Ranged`). `name` (the file's path or URI) is what
+    errors name: damaged or unsupported files raise `CorruptDataFileError` naming the file.
     """
 
     def __init__(self, data: bytes, name: str) -> None:
-        self._data = bytes(data)
+        self._open(_Whole(bytes(data)), name)
+
+    @classmethod
+    def open(cls, storage: FileIO, relative: str, size: int | None = None) -> HFileReader:
+        """The HFile `relative` of `storage`, read by ranges; `size` is its size as listed
+        (asked of the store when not given). A file shorter than that is damage."""
+        reader = cls.__new__(cls)
+        reader._open(_Ranged(storage, relative, storage.size(relative) if size is None else size),
+                     storage.uri(relative))  # fmt: skip
+        return reader
+
+    def _open(self, source: _Whole | _Ranged, name: str) -> None:
+        self._source = source
         self.name = name
-        self._end = len(self._data) - TRAILER_SIZE  # where blocks may end
+        self._end = source.size - TRAILER_SIZE  # where blocks may end
         with self._damage("the trailer"):
+            if source.size < TRAILER_SIZE:
+                raise ValueError(f"the file has {source.size} bytes, less than a trailer's")
+            tail = min(source.size, _OPEN_READ)
+            source.keep(source.size - tail, tail)
             self.trailer = self._read_trailer()
         self.codec = Codec(self.trailer.compression_codec)
         with self._damage("the block index"):
-            self.data_index = self._read_data_index()
+            levels = self.trailer.num_data_index_levels
+            if not 1 <= levels <= _MAX_INDEX_LEVELS:
+                raise ValueError(f"{levels} data index levels")
+            load_on_open = self.trailer.load_on_open_offset
+            if not 0 <= load_on_open <= self._end - BLOCK_HEADER_SIZE:
+                raise ValueError(f"the load-on-open section at byte {load_on_open} is outside "
+                                 "the file's blocks")  # fmt: skip
+            source.keep(load_on_open, self._end - load_on_open)
+            _, root = self._read_block(load_on_open, (BlockType.ROOT_INDEX,))
+            self._root = self._index_entries(
+                _root_index_entries(root, self.trailer.data_index_count)
+            )
             self.meta_index = self._read_meta_index()
         with self._damage("file info"):
             self.file_info = self._read_file_info()
         self._with_mvcc = self.file_info.get(KEY_VALUE_VERSION) == _INT.pack(1)
-        self._index_rows = [entry.key for entry in self.data_index]
         self.entry_count = self.trailer.entry_count
-        self.first_key: bytes | None = self._index_rows[0] if self.data_index else None
+        # an index block's first key is its first child's: the root's first is the file's
+        self.first_key: bytes | None = self._root[0].key if self._root else None
         self.last_key: bytes | None = None
         last = self.file_info.get(LAST_KEY)
         if last:
             with self._damage("file info's hfile.LASTKEY"):
                 self.last_key = _row_of(last)
+        self._index_blocks: dict[int, list[IndexEntry]] = {}
+        self._leaves: list[IndexEntry] | None = None
         self._cached: tuple[int, list[bytes], list[bytes]] | None = None
 
     # -- public --------------------------------------------------------------------------------
+    @property
+    def data_index(self) -> list[IndexEntry]:
+        """Every data block's index entry (offset, on-disk size, first row), in order: the
+        leaf level of the index, every index block read for it."""
+        if self._leaves is None:
+            with self._damage("the block index"):
+                entries = self._root
+                for _ in range(self.trailer.num_data_index_levels - 1):
+                    self._source.prefetch((entry.offset, entry.size) for entry in entries)
+                    deeper: list[IndexEntry] = []
+                    for entry in entries:
+                        deeper.extend(self._children(entry))
+                        if len(deeper) > self._end // BLOCK_HEADER_SIZE:
+                            raise ValueError("the index lists more blocks than the file can hold")
+                    entries = deeper
+                self._source.release()
+                if any(a.key > b.key for a, b in zip(entries, entries[1:])):
+                    raise ValueError("the data block index's keys are not in order")
+                self._leaves = entries
+        return self._leaves
+
     def meta_block(self, name: str) -> bytes | None:
         """The payload of the meta block `name` (e.g. "bloomFilter"), or None if there is none."""
         wanted = name.encode("utf-8")
         for entry in self.meta_index:
             if entry.key == wanted:
                 with self._damage(f"meta block {name!r}"):
-                    return self._read_block(entry.offset, (BlockType.META,))[1]
+                    self._source.prefetch([(entry.offset, entry.size)])
+                    try:
+                        return self._read_block(entry.offset, (BlockType.META,))[1]
+                    finally:
+                        self._source.release()
         return None
 
     def __iter__(self) -> Iterator[tuple[bytes, bytes]]:
         """Every (row key, value) in key order; duplicate keys (HBase allows them) in file
         order."""
-        count = 0
-        previous: bytes | None = None
-        for number in range(len(self.data_index)):
-            _, rows, values = self._block(number)
-            if previous is not None and rows and rows[0] < previous:
-                raise self._damaged(f"data block {number} starts before its predecessor ends")
-            count += len(rows)
-            previous = rows[-1] if rows else previous
-            yield from zip(rows, values)
-        if count != self.entry_count:
-            raise self._damaged(f"the data blocks hold {count} entries, the trailer says "
-                                f"{self.entry_count}")  # fmt: skip
+        index = self.data_index
+        with self._damage("the data blocks"):
+            self._source.prefetch((entry.offset, entry.size) for entry in index)
+        try:
+            count = 0
+            previous: bytes | None = None
+            for number in range(len(index)):
+                _, rows, values = self._block(number)
+                if previous is not None and rows and rows[0] < previous:
+                    raise self._damaged(f"data block {number} starts before its predecessor "
+                                        "ends")  # fmt: skip
+                count += len(rows)
+                previous = rows[-1] if rows else previous
+                yield from zip(rows, values)
+            if count != self.entry_count:
+                raise self._damaged(f"the data blocks hold {count} entries, the trailer says "
+                                    f"{self.entry_count}")  # fmt: skip
+        finally:
+            self._source.release()
 
     def get(self, key: bytes) -> bytes | None:
         """The value of `key` (its first, should the file repeat it), or None."""
@@ -240,42 +414,74 @@ class HFileReader:
 
     def lookup(self, keys: Iterable[bytes]) -> Iterator[tuple[bytes, bytes]]:
         """(key, value) for each of `keys` the file holds, in key order: the keys are sorted
-        and deduplicated first, so each data block is decompressed at most once."""
+        and deduplicated first, so each index and data block is read and decompressed at most
+        once, and (reading by ranges) the blocks of all keys are read together."""
         wanted = sorted(set(keys))
-        if not wanted or not self.data_index:
+        if self.last_key is not None:
+            wanted = wanted[: bisect.bisect_right(wanted, self.last_key)]
+        if not wanted or not self._root:
             return
-        for key in wanted:
-            if self.last_key is not None and key > self.last_key:
-                return
-            found = self._find(key)
-            if found is not None:
-                yield key, found
+        with self._damage("the block index and data blocks"):
+            groups = _assign(wanted, self._root)
+            for _ in range(self.trailer.num_data_index_levels - 1):
+                self._source.prefetch((entry.offset, entry.size) for entry, _ in groups)
+                groups = [pair for entry, some in groups
+                          for pair in _assign(some, self._children(entry))]  # fmt: skip
+            self._source.prefetch((entry.offset, entry.size) for entry, _ in groups)
+        try:
+            for entry, some in groups:
+                _, rows, values = self._data_block(entry, None)
+                for key in some:
+                    at = bisect.bisect_left(rows, key)
+                    if at < len(rows) and rows[at] == key:
+                        yield key, values[at]
+        finally:
+            self._source.release()
 
     def block_header(self, offset: int) -> BlockHeader:
         """The header of the block at `offset` (tests compare files' layouts with it)."""
         with self._damage(f"the block at byte {offset}"):
             return self._header(offset)
 
-    # -- lookups -------------------------------------------------------------------------------
-    def _find(self, key: bytes) -> bytes | None:
-        # The block that can hold `key` is the last whose index key is at most `key`: an
-        # index key is at most its block's first row (HBase may shorten it) and greater than
-        # the previous block's last row. Repeats of a key stay in one block (both Hudi's and
-        # HBase's writers keep them together), so that block holds all of them.
-        number = bisect.bisect_right(self._index_rows, key) - 1
-        if number < 0:
-            return None
-        _, rows, values = self._block(number)
-        at = bisect.bisect_left(rows, key)
-        return values[at] if at < len(rows) and rows[at] == key else None
+    # -- blocks ----------------------------------------------------------------------------------
+    def _children(self, entry: IndexEntry) -> list[IndexEntry]:
+        """The entries of the intermediate or leaf index block `entry` points at (each index
+        block is read once)."""
+        children = self._index_blocks.get(entry.offset)
+        if children is None:
+            _, payload = self._read_block(
+                entry.offset, (BlockType.INTERMEDIATE_INDEX, BlockType.LEAF_INDEX)
+            )
+            children = self._index_entries(_non_root_index_entries(payload))
+            self._index_blocks[entry.offset] = children
+        return children
+
+    def _index_entries(self, entries: list[IndexEntry]) -> list[IndexEntry]:
+        """Index entries with their keys cut to rows, checked: blocks inside the file, rows in
+        order."""
+        out = []
+        for entry in entries:
+            if not 0 <= entry.offset < self._end or entry.size < 0:
+                raise ValueError(f"a block index entry points at byte {entry.offset}")
+            out.append(IndexEntry(entry.offset, entry.size, _row_of(entry.key)))
+        if any(a.key > b.key for a, b in zip(out, out[1:])):
+            raise ValueError("the data block index's keys are not in order")
+        return out
 
     def _block(self, number: int) -> tuple[int, list[bytes], list[bytes]]:
-        """Data block `number` decoded to rows and values; the last one decoded is kept, so a
-        sorted lookup decompresses each block once."""
-        if self._cached is not None and self._cached[0] == number:
+        """Data block `number` (of `data_index`) decoded to rows and values."""
+        return self._data_block(self.data_index[number], number)
+
+    def _data_block(
+        self, entry: IndexEntry, number: int | None
+    ) -> tuple[int, list[bytes], list[bytes]]:
+        """The data block of index entry `entry` decoded to rows and values; the last one
+        decoded is kept, so a sorted lookup decompresses each block once."""
+        if self._cached is not None and self._cached[0] == entry.offset:
             return self._cached
-        entry = self.data_index[number]
-        with self._damage(f"data block {number} (byte {entry.offset})"):
+        what = (f"data block {number} (byte {entry.offset})" if number is not None
+                else f"the data block at byte {entry.offset}")  # fmt: skip
+        with self._damage(what):
             header, payload = self._read_block(entry.offset, (BlockType.DATA,))
             if header.on_disk_size != entry.size:
                 raise ValueError(
@@ -286,7 +492,7 @@ class HFileReader:
                 raise ValueError("its first key is before its index key, or it has none")
             if any(a > b for a, b in zip(rows, rows[1:])):
                 raise ValueError("its keys are not in order")
-        self._cached = (number, rows, values)
+        self._cached = (entry.offset, rows, values)
         return self._cached
 
     def _key_values(self, payload: bytes) -> tuple[list[bytes], list[bytes]]:
@@ -313,10 +519,9 @@ class HFileReader:
         return rows, values
 
     # -- structure -----------------------------------------------------------------------------
+    # -- structure -----------------------------------------------------------------------------
     def _read_trailer(self) -> Trailer:
-        if len(self._data) < TRAILER_SIZE:
-            raise ValueError(f"the file has {len(self._data)} bytes, less than a trailer's")
-        trailer = self._data[self._end :]
+        trailer = self._source.read(self._end, TRAILER_SIZE)
         major = int.from_bytes(trailer[-3:], "big")
         minor = trailer[-4]
         if trailer[: len(TRAILER_MAGIC)] != TRAILER_MAGIC:
@@ -368,30 +573,6 @@ class HFileReader:
             major_version=major,
         )
 
-    def _read_data_index(self) -> list[IndexEntry]:
-        levels = self.trailer.num_data_index_levels
-        if not 1 <= levels <= _MAX_INDEX_LEVELS:
-            raise ValueError(f"{levels} data index levels")
-        _, root = self._read_block(self.trailer.load_on_open_offset, (BlockType.ROOT_INDEX,))
-        entries = _root_index_entries(root, self.trailer.data_index_count)
-        for _ in range(levels - 1):  # descend to the leaf level
-            deeper: list[IndexEntry] = []
-            for entry in entries:
-                _, payload = self._read_block(
-                    entry.offset, (BlockType.INTERMEDIATE_INDEX, BlockType.LEAF_INDEX)
-                )
-                deeper.extend(_non_root_index_entries(payload))
-                if len(deeper) > self._end // BLOCK_HEADER_SIZE:
-                    raise ValueError("the index lists more blocks than the file can hold")
-            entries = deeper
-        for entry in entries:
-            if not 0 <= entry.offset < self._end:
-                raise ValueError(f"a data block index entry points at byte {entry.offset}")
-        rows = [_row_of(entry.key) for entry in entries]
-        if any(a > b for a, b in zip(rows, rows[1:])):
-            raise ValueError("the data block index's keys are not in order")
-        return [IndexEntry(e.offset, e.size, row) for e, row in zip(entries, rows)]
-
     def _read_meta_index(self) -> list[IndexEntry]:
         root = self._header(self.trailer.load_on_open_offset)
         _, payload = self._read_block(root.offset + root.on_disk_size, (BlockType.ROOT_INDEX,))
@@ -418,7 +599,7 @@ class HFileReader:
     def _header(self, offset: int) -> BlockHeader:
         if not 0 <= offset <= self._end - BLOCK_HEADER_SIZE:
             raise ValueError(f"a block header at byte {offset} is outside the file's blocks")
-        header = BlockHeader(offset, *_HEADER.unpack_from(self._data, offset))
+        header = BlockHeader(offset, *_HEADER.unpack(self._source.read(offset, BLOCK_HEADER_SIZE)))
         if header.on_disk_size_without_header < 0 or header.uncompressed_size < 0:
             raise ValueError(f"the block at byte {offset} has a negative size")
         if header.offset + header.on_disk_size > self._end:
@@ -441,7 +622,7 @@ class HFileReader:
                 f"the block at byte {offset} has magic {header.magic!r}, not {expected}"
             )
         start = offset + BLOCK_HEADER_SIZE
-        stored = self._data[start : offset + header.on_disk_data_size_with_header]
+        stored = self._source.read(start, header.on_disk_data_size_with_header - BLOCK_HEADER_SIZE)
         if self.codec == Codec.NONE:
             payload = stored
         else:
@@ -478,6 +659,25 @@ def _damage(name: str, what: str) -> Iterator[None]:
             f"HFile {name} is damaged: {what} does not read ({type(error).__name__}: {error})",
             name,
         ) from error
+
+
+def _assign(keys: list[bytes], entries: list[IndexEntry]) -> list[tuple[IndexEntry, list[bytes]]]:
+    """Sorted `keys` by the block of `entries` (an index level, by first row) that can hold
+    each: the last whose row is at most the key (an index row is at most its block's first
+    row, HBase may shorten it, and greater than the previous block's last row; repeats of a
+    key stay in one block, as both Hudi's and HBase's writers keep them). Keys before the
+    first block are in none."""
+    rows = [entry.key for entry in entries]
+    out: list[tuple[IndexEntry, list[bytes]]] = []
+    for key in keys:
+        number = bisect.bisect_right(rows, key) - 1
+        if number < 0:
+            continue
+        if out and out[-1][0] is entries[number]:
+            out[-1][1].append(key)
+        else:
+            out.append((entries[number], [key]))
+    return out
 
 
 def _row_of(key: bytes) -> bytes:

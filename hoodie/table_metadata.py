@@ -36,6 +36,7 @@ from . import properties as props
 from .avro_metadata import RestoreMetadata, RollbackMetadata, RollbackPlan
 from .exceptions import DamagedFileError, MalformedMetadataError, UnsafePathError, malformed
 from .fs_view import (
+    BlockSpan,
     CommittedInstants,
     FileSlice,
     FileSystemView,
@@ -43,7 +44,7 @@ from .fs_view import (
     live_log_blocks,
 )
 from .hfile import HFileReader
-from .logformat import BlockType, LogBlock
+from .logformat import BlockType
 from .metadata_records import (
     ALL_PARTITIONS_KEY,
     NON_PARTITIONED_NAME,
@@ -312,17 +313,30 @@ class TableMetadata:
                 slices.append(latest)
         return sorted(slices, key=lambda s: s.file_id)
 
-    def _blocks(self, file_slice: FileSlice) -> Iterator[tuple[str, LogBlock]]:
-        """The log blocks of a slice that count, in log order, with their file: blocks of
-        valid instants completed on the MDT timeline, less those a rollback block retracted.
-        Torn blocks are skipped where no completed MDT commit recorded bytes (as in data
-        tables, `checked_log_blocks`); inside recorded bytes they are damage."""
-        committed = CommittedInstants.of(self.timeline, self.latest_instant)
+    @cached_property
+    def _committed(self) -> CommittedInstants:
+        """The MDT's completed writes as of its latest instant."""
+        return CommittedInstants.of(self.timeline, self.latest_instant)
+
+    @cached_property
+    def _counted(self) -> frozenset[str]:
+        """The instants whose log blocks count: valid ones completed on the MDT timeline."""
+        return frozenset(i for i in self.valid_instants if i in self._committed)
+
+    def slice_read(self, file_slice: FileSlice) -> SliceRead:
+        """What reading `file_slice` (of an MDT partition) takes, as plain data: its base file
+        and size, its log files with the blocks completed MDT commits recorded in them, and
+        which instants' blocks count. `read_slice` reads it, here or in a Spark task."""
+        base = file_slice.base_file
         relatives = tuple(lf.relative_path for lf in file_slice.log_files)
         spans = self._view.block_spans(relatives)
-        valid = {i for i in self.valid_instants if i in committed}
-        yield from live_log_blocks(self.storage, zip(relatives, spans, strict=True), committed,
-                                   valid)  # fmt: skip
+        return SliceRead(
+            self.storage,
+            (base.relative_path, base.size) if base is not None else None,
+            tuple(zip(relatives, spans, strict=True)),
+            self._committed,
+            self._counted,
+        )
 
     # -- records ---------------------------------------------------------------------------------
     def _file_groups(self, partition: str) -> dict[int, FileSlice]:
@@ -359,9 +373,16 @@ class TableMetadata:
             merged.update(self._read_slice(file_slice, None))
         return merged
 
+    def slice_reads(self, partition: str) -> dict[int, SliceRead]:
+        """What reading each file group of an MDT partition takes (`slice_read`), by file
+        group index (what `file_group_index` maps keys to); empty where the partition is not
+        usable. For lookups in Spark tasks: the driver lists once, tasks get plain data."""
+        return {index: self.slice_read(s) for index, s in self._file_groups(partition).items()}
+
     def lookup(self, partition: str, keys: Iterable[str]) -> dict[str, MetadataRecord]:
         """The live records of these keys in an MDT partition: each key looked up in the file
-        group it maps to (`file_group_index`), through the HFiles' block indexes."""
+        group it maps to (`file_group_index`), through the HFiles' block indexes (base files
+        read by ranges: the blocks the keys fall in, `HFileReader.open`)."""
         groups = self._file_groups(partition)
         if not groups:
             return {}
@@ -381,44 +402,7 @@ class TableMetadata:
     def _read_slice(
         self, file_slice: FileSlice, keys: list[str] | None
     ) -> dict[str, MetadataRecord]:
-        """One file slice's records (all, or only `keys`, sorted): the log blocks merged among
-        themselves in order, then over the base file's records, as Apache Hudi's merged log
-        scanner and `HoodieMetadataPayload` do. A key of a delete block is gone, whatever the
-        base file says."""
-        wanted = [k.encode() for k in keys] if keys is not None else None
-        selected = set(keys) if keys is not None else None
-        # a key's record after the log blocks, None where a delete block removed it
-        logs: dict[str, MetadataRecord | None] = {}
-        for relative, block in self._blocks(file_slice):
-            where = f"{self.storage.uri(relative)} (log block of instant {block.instant_time})"
-            if block.block_type is BlockType.DELETE:
-                with damaged_data_file(self.storage, relative, "a metadata table delete block"):
-                    deleted = block.deleted_records()
-                for gone in deleted:
-                    if selected is None or gone.record_key in selected:
-                        logs[gone.record_key] = None
-                continue
-            if block.block_type is not BlockType.HFILE_DATA:
-                raise DamagedMetadataTableError(
-                    f"{where} is a {block.block_type.name} block; metadata table logs hold "
-                    f"HFile data, delete and command blocks only. {_DISABLE_HINT}",
-                    self.storage.uri(relative),
-                )
-            reader = block.hfile()
-            schema = block.schema or _schema_of(reader, where)
-            for key, record in _records(reader, wanted, schema, where):
-                logs[key] = merge_metadata_records(logs[key], record) if key in logs else record
-        merged: dict[str, MetadataRecord] = {}
-        base = file_slice.base_file
-        if base is not None:
-            where = self.storage.uri(base.relative_path)
-            reader = HFileReader(self.storage.read_bytes(base.relative_path), where)
-            for key, record in _records(reader, wanted, _schema_of(reader, where), where):
-                combined = merge_metadata_records(record, logs.pop(key)) if key in logs else record
-                if combined is not None:
-                    merged[key] = combined
-        merged.update((key, last) for key, last in logs.items() if last is not None)
-        return merged
+        return read_slice(self.slice_read(file_slice), keys)
 
     # -- what readers ask ------------------------------------------------------------------------
     @cached_property
@@ -470,7 +454,7 @@ class TableMetadata:
                         f"{name!r}, which {reason}: not a partition of the table. Nothing was "
                         f"read there; the metadata table is damaged or crafted. {_DISABLE_HINT}"
                     )
-            paths.append(_data_partition(name))
+            paths.append(data_partition(name))
         return sorted(paths)
 
     def files_in_partition(self, partition_path: str) -> dict[str, int]:
@@ -515,7 +499,7 @@ class TableMetadata:
             if not isinstance(record, RecordIndexRecord):
                 continue
             out[key] = RecordLocation(
-                _data_partition(record.partition or ""),
+                data_partition(record.partition),
                 record.file_id,
                 record.instant_time(self.data_timezone),
                 record.position,
@@ -589,6 +573,76 @@ class TableMetadata:
         return out
 
 
+@dataclass(frozen=True)
+class SliceRead:
+    """One file slice of an MDT partition as a reader needs it (`TableMetadata.slice_read`):
+    plain data that pickles, so that a Spark task reads the slice without listing anything.
+    `storage` is the MDT's; `base` the base HFile's path and listed size; `logs` each log
+    file with the spans completed MDT commits recorded in it; `committed` the MDT's completed
+    writes as of its latest instant; `counts` the instants whose blocks count (valid ones,
+    `valid_instants`)."""
+
+    storage: FileIO
+    base: tuple[str, int] | None
+    logs: tuple[tuple[str, tuple[BlockSpan, ...]], ...]
+    committed: CommittedInstants
+    counts: frozenset[str]
+
+
+def read_slice(read: SliceRead, keys: list[str] | None) -> dict[str, MetadataRecord]:
+    """One file slice's records (all, or only `keys`, sorted), as Apache Hudi's merged log
+    scanner and `HoodieMetadataPayload` read it: the log blocks that count (valid instants
+    completed on the MDT timeline, less those a rollback block retracted; torn blocks skipped
+    where no completed MDT commit recorded bytes, damage inside recorded bytes) merged among
+    themselves in order, then over the base file's records. A key of a delete block is gone,
+    whatever the base file says. The base file is read by ranges: its index, then only the
+    blocks `keys` fall in (`HFileReader.open`)."""
+    storage = read.storage
+    wanted = [k.encode() for k in keys] if keys is not None else None
+    selected = set(keys) if keys is not None else None
+    # a key's record after the log blocks, None where a delete block removed it
+    logs: dict[str, MetadataRecord | None] = {}
+    for relative, block in live_log_blocks(storage, read.logs, read.committed, read.counts):
+        where = f"{storage.uri(relative)} (log block of instant {block.instant_time})"
+        if block.block_type is BlockType.DELETE:
+            with damaged_data_file(storage, relative, "a metadata table delete block"):
+                deleted = block.deleted_records()
+            for gone in deleted:
+                if selected is None or gone.record_key in selected:
+                    logs[gone.record_key] = None
+            continue
+        if block.block_type is not BlockType.HFILE_DATA:
+            raise DamagedMetadataTableError(
+                f"{where} is a {block.block_type.name} block; metadata table logs hold "
+                f"HFile data, delete and command blocks only. {_DISABLE_HINT}",
+                storage.uri(relative),
+            )
+        reader = block.hfile()
+        schema = block.schema or _schema_of(reader, where)
+        for key, record in _records(reader, wanted, schema, where):
+            logs[key] = merge_metadata_records(logs[key], record) if key in logs else record
+    merged: dict[str, MetadataRecord] = {}
+    if read.base is not None:
+        relative, size = read.base
+        with damaged_data_file(storage, relative, "a metadata table base file"):
+            reader = HFileReader.open(storage, relative, size)
+        where = reader.name
+        for key, record in _records(reader, wanted, _schema_of(reader, where), where):
+            combined = merge_metadata_records(record, logs.pop(key)) if key in logs else record
+            if combined is not None:
+                merged[key] = combined
+    merged.update((key, last) for key, last in logs.items() if last is not None)
+    return merged
+
+
+def data_partition(identifier: str | None) -> str:
+    """A data partition path from its name in the metadata table (`.` or none: the table is
+    not partitioned, '')."""
+    if identifier is None or identifier == NON_PARTITIONED_NAME:
+        return ""
+    return identifier
+
+
 class MetadataListing:
     """A data table's files as its metadata table lists them (`FileListing`): partitions from
     the `files` partition's `__all_partitions__` record, a partition's files from its own
@@ -655,11 +709,6 @@ class RecordLocation:
     position: int | None = None  # the record's position in its base file (1.x), if stored
 
 
-def _data_partition(identifier: str) -> str:
-    """A data partition path from its name in the metadata table (`.`: non-partitioned)."""
-    return "" if identifier == NON_PARTITIONED_NAME else identifier
-
-
 def _records(
     reader: HFileReader, keys: list[bytes] | None, schema: str, where: str
 ) -> Iterator[tuple[str, MetadataRecord]]:
@@ -702,14 +751,18 @@ __all__ = [
     "FILES_PARTITION",
     "HFILE_EXTENSION",
     "METADATA_FOLDER",
+    "RECORD_INDEX",
     "SOLO_COMMIT_TIMESTAMP",
     "DamagedMetadataTableError",
     "DataTable",
     "MetadataListing",
     "MetadataTableProperties",
     "RecordLocation",
+    "SliceRead",
     "TableMetadata",
     "check_file_name",
     "completed_partitions",
+    "data_partition",
+    "read_slice",
     "valid_instants",
 ]

@@ -5,12 +5,14 @@ from ..config import (
     BUCKET_INDEX,
     GLOBAL_BLOOM_INDEX,
     GLOBAL_SIMPLE_INDEX,
+    RECORD_INDEX_TYPE,
     WriteConfig,
 )
 from .base import HoodieIndex
 from .bloom import BloomIndex
 from .bucket import BucketIndex
 from .global_index import GlobalIndex
+from .record_index import RecordIndex
 from .simple import SimpleIndex
 
 
@@ -24,7 +26,17 @@ def index_for(config: WriteConfig) -> HoodieIndex:
         return GlobalIndex.simple(config)
     if config.index_type == GLOBAL_BLOOM_INDEX:
         return GlobalIndex.bloom(config)
+    if config.index_type == RECORD_INDEX_TYPE:
+        return RecordIndex.of(config)
     return SimpleIndex()
 
 
-__all__ = ["BloomIndex", "BucketIndex", "GlobalIndex", "HoodieIndex", "SimpleIndex", "index_for"]
+__all__ = [
+    "BloomIndex",
+    "BucketIndex",
+    "GlobalIndex",
+    "HoodieIndex",
+    "RecordIndex",
+    "SimpleIndex",
+    "index_for",
+]

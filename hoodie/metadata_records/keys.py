@@ -20,6 +20,9 @@ import hashlib
 import math
 import struct
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import xxhash
 
 from ..exceptions import HoodieError
@@ -137,6 +140,85 @@ def file_group_index(key: str, count: int) -> int:
     h = _java_abs(java_string_hash(key))
     remainder = int(math.fmod(h, count))  # Java's %: the sign of the dividend
     return abs(remainder)
+
+
+# Keys hashed per numpy pass (`java_string_hashes`): bounds the per-unit arrays to some MB.
+_HASH_CHUNK = 1 << 16
+
+
+def java_string_hashes(keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """`java_string_hash` of every string of `keys` (no nulls), vectorized: an int32 array.
+
+    Java hashes UTF-16 code units: h = sum(unit_i * 31^(n - 1 - i)) modulo 2^32. An ASCII
+    string's UTF-8 bytes are its units, so those are hashed straight from the Arrow buffer;
+    other strings are encoded to UTF-16 first (a character beyond the BMP is two units, its
+    surrogates). Products and sums wrap modulo 2^64 in uint64, which keeps them right
+    modulo 2^32."""
+    array = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+    if array.null_count:
+        raise HoodieError("record keys are never null: a null key has no file group")
+    array = array.cast(pa.large_string())
+    out = np.empty(len(array), dtype=np.int32)
+    for start in range(0, len(array), _HASH_CHUNK):
+        chunk = array.slice(start, _HASH_CHUNK)
+        ascii_ = pc.string_is_ascii(chunk).to_numpy(zero_copy_only=False)
+        hashes = np.empty(len(chunk), dtype=np.uint64)
+        if ascii_.all():
+            hashes[:] = _hash_units(*_ascii_units(chunk))
+        else:
+            picked = np.flatnonzero(ascii_)
+            hashes[picked] = _hash_units(*_ascii_units(chunk.take(pa.array(picked))))
+            others = np.flatnonzero(~ascii_)
+            encoded = [
+                text.encode("utf-16-be") for text in chunk.take(pa.array(others)).to_pylist()
+            ]
+            units = np.frombuffer(b"".join(encoded), dtype=">u2").astype(np.uint64)
+            ends = np.cumsum([len(e) // 2 for e in encoded], dtype=np.int64)
+            hashes[others] = _hash_units(units, np.concatenate(([0], ends)))
+        out[start : start + len(chunk)] = hashes.astype(np.uint32).view(np.int32)
+    return out
+
+
+def _ascii_units(chunk: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The code units (bytes) of an ASCII large-string array and its offsets."""
+    _, offsets_buffer, data_buffer = chunk.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[
+        chunk.offset : chunk.offset + len(chunk) + 1
+    ]
+    data = (
+        np.frombuffer(data_buffer, dtype=np.uint8)
+        if data_buffer is not None
+        else np.empty(0, np.uint8)
+    )
+    return data[offsets[0] : offsets[-1]].astype(np.uint64), offsets - offsets[0]
+
+
+def _hash_units(units: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Java's hash of each string (units[offsets[i]:offsets[i + 1]]), as uint64 < 2^32."""
+    lengths = np.diff(offsets)
+    count = len(lengths)
+    if count == 0 or len(units) == 0:
+        return np.zeros(count, dtype=np.uint64)
+    longest = int(lengths.max())
+    powers = np.ones(longest, dtype=np.uint64)
+    if longest > 1:
+        powers[1:] = np.cumprod(np.full(longest - 1, 31, dtype=np.uint64))  # wraps mod 2^64
+    owner = np.repeat(np.arange(count), lengths)
+    exponents = offsets[1:][owner] - 1 - np.arange(len(units))
+    terms = units * powers[exponents]
+    filled = lengths > 0
+    sums = np.zeros(count, dtype=np.uint64)
+    sums[filled] = np.add.reduceat(terms, offsets[:-1][filled])
+    return sums & np.uint64(0xFFFFFFFF)
+
+
+def file_group_indexes(keys: pa.Array | pa.ChunkedArray, count: int) -> np.ndarray:
+    """`file_group_index` of every key of `keys`, vectorized (`java_string_hashes`)."""
+    if count <= 0:
+        raise HoodieError(f"a metadata table partition has at least one file group, not {count}")
+    hashes = java_string_hashes(keys).astype(np.int64)
+    # abs(abs(h) % count) in Java ints equals |h| % count in longs, Integer.MIN_VALUE too
+    return (np.abs(hashes) % count).astype(np.int32)
 
 
 def file_group_id(prefix: str, index: int) -> str:

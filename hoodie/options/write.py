@@ -66,6 +66,13 @@ class IndexType(Enum):
     BLOOM = "BLOOM"
     GLOBAL_SIMPLE = "GLOBAL_SIMPLE"
     GLOBAL_BLOOM = "GLOBAL_BLOOM"
+    RECORD_INDEX = "RECORD_INDEX"
+
+
+# Apache Hudi 1.2's other names of index types: the same index, another value.
+INDEX_TYPE_ALIASES = {"GLOBAL_RECORD_LEVEL_INDEX": IndexType.RECORD_INDEX.value}
+# Apache Hudi 1.1+'s partitioned record index (keys unique per partition), which we lack.
+_PARTITIONED_RECORD_INDEX = "RECORD_LEVEL_INDEX"
 
 
 class BloomFilterType(Enum):
@@ -144,7 +151,15 @@ def _lock_provider(key: str, value: object) -> str:
 
 def _index_type(key: str, value: object) -> str:
     folded = str(value).strip().upper()
+    folded = INDEX_TYPE_ALIASES.get(folded, folded)
     supported = choice_values(IndexType)
+    if folded == _PARTITIONED_RECORD_INDEX:
+        raise InvalidConfigError(
+            f"option '{key}'={value!r} (Apache Hudi 1.1+'s partitioned record index, keys "
+            "unique per partition) is not supported; RECORD_INDEX (the global record index, "
+            "also named GLOBAL_RECORD_LEVEL_INDEX) is, and SIMPLE or BLOOM look keys up per "
+            "partition"
+        )
     if folded not in supported:
         raise InvalidConfigError(
             f"option '{key}'={value!r} is not supported; supported: {', '.join(supported)}"
@@ -397,7 +412,10 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "of the key, no key scan), BLOOM (stored keys read only from the files whose "
                    "footer key range and bloom filter may hold an incoming key), GLOBAL_SIMPLE "
                    "and GLOBAL_BLOOM (the same lookups in every partition: a key is unique "
-                   "across the table)",
+                   "across the table), RECORD_INDEX (global: each key looked up in the "
+                   "metadata table's record_index partition, only the HFile blocks it falls "
+                   "in read; a table without one is tagged as by GLOBAL_SIMPLE, as Apache "
+                   "Hudi does; 1.2's GLOBAL_RECORD_LEVEL_INDEX is the same)",
                    attribute="index_type", parse=_index_type, choices=IndexType),
     ConfigProperty("hoodie.bloom.index.prune.by.ranges", True,
                    "BLOOM index: skip the files whose footer key range (hoodie_min_record_key, "
@@ -417,6 +435,13 @@ OPTIONS: tuple[ConfigProperty, ...] = (
     ConfigProperty("hoodie.bloom.index.update.partition.path", True,
                    "GLOBAL_BLOOM: as hoodie.simple.index.update.partition.path for GLOBAL_SIMPLE",
                    attribute="bloom_index_update_partition_path", parse=boolean),
+    ConfigProperty("hoodie.record.index.update.partition.path", False,
+                   "RECORD_INDEX: as hoodie.simple.index.update.partition.path for "
+                   "GLOBAL_SIMPLE, but off by default, as in Apache Hudi 0.15 and 1.2 (a record "
+                   "whose partition value changed is updated where it is stored); on a table "
+                   "without a record index, tagging falls back to GLOBAL_SIMPLE and such "
+                   "records move whatever this says, as in Apache Hudi's fallback",
+                   attribute="record_index_update_partition_path", parse=boolean),
     ConfigProperty("hoodie.index.bloom.num_entries", 60_000,
                    "keys a base file's bloom filter (in its footer, which Apache Hudi's BLOOM "
                    "index reads; written whatever our index) is sized for",

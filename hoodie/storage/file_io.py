@@ -46,6 +46,13 @@ def normalize_uri(base_uri: str) -> str:
     return base_uri.rstrip("/")
 
 
+def check_range(start: int, length: int) -> None:
+    """A byte range `read_range` takes: from 0 or later, of 0 or more bytes."""
+    if start < 0 or length < 0:
+        raise ValueError(f"a byte range starts at 0 or later, of 0 bytes or more: {start}, "
+                         f"{length}")  # fmt: skip
+
+
 @dataclass(frozen=True)
 class FileInfo:
     """One listed file: its path relative to the table base path, and its size."""
@@ -149,6 +156,14 @@ class FileIO(ABC):
     @abstractmethod
     def read_bytes(self, relative: str) -> bytes:
         """The whole file, as one version of it (`FileNotFoundError` when there is none)."""
+
+    @abstractmethod
+    def read_range(self, relative: str, start: int, length: int) -> bytes:
+        """The file's bytes from `start` (>= 0), `length` of them, in one request where the store
+        takes ranged reads (object stores' ranged GET): fewer where the file ends first, none
+        from past its end (`FileNotFoundError` when there is no file). How a reader takes a few
+        blocks of a large file (an HFile's index, then the blocks its keys fall in) without
+        reading the rest."""
 
     @abstractmethod
     def size(self, relative: str) -> int: ...

@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
 import obstore
-from obstore.exceptions import AlreadyExistsError, NotFoundError, PreconditionError
+from obstore.exceptions import AlreadyExistsError, BaseError, NotFoundError, PreconditionError
 from obstore.store import AzureStore, GCSStore, S3Store
 
 from ..exceptions import InvalidConfigError
@@ -210,6 +210,31 @@ def read_versioned(uri: str, options: Mapping[str, str]) -> tuple[bytes, str] | 
     except (FileNotFoundError, NotFoundError):
         return None
     return bytes(result.bytes()), _version(result.meta)
+
+
+def read_range(uri: str, options: Mapping[str, str], start: int, length: int) -> bytes:
+    """Bytes [start, start + length) of the object, in one ranged GET: fewer where it ends
+    first, none from past its end (the store answers that with an error, taken as no bytes
+    once the object is known to exist)."""
+    if start < 0 or length < 0:
+        raise ValueError(f"a byte range starts at 0 or later, of 0 bytes or more: {start}, "
+                         f"{length}")  # fmt: skip
+    store, key = _located(uri, options)
+    if length == 0:
+        return b""
+    try:
+        return bytes(obstore.get_range(store, key, start=start, length=length))
+    except (FileNotFoundError, NotFoundError):
+        raise FileNotFoundError(uri) from None
+    except BaseError:
+        # a range starting past the end (HTTP 416): no bytes there, if the object exists
+        try:
+            size = obstore.head(store, key)["size"]
+        except (FileNotFoundError, NotFoundError):
+            raise FileNotFoundError(uri) from None
+        if start >= size:
+            return b""
+        raise
 
 
 def replace_if(

@@ -32,6 +32,10 @@ class ObjectStoreFileIO(PyArrowFileIO):
             raise FileNotFoundError(self.uri(relative))
         return current[0]
 
+    def read_range(self, relative: str, start: int, length: int) -> bytes:
+        """One ranged GET (obstore's `get_range`), no size asked first."""
+        return object_store.read_range(self.uri(relative), self.options, start, length)
+
     def read_versioned(self, relative: str) -> tuple[bytes, str] | None:
         return object_store.read_versioned(self.uri(relative), self.options)
 

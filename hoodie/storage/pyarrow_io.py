@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from ..exceptions import InvalidConfigError, UnsafePathError
 from ..options import storage as storage_options
 from . import object_store
-from .file_io import Dictionary, FileInfo, FileIO, normalize_uri
+from .file_io import Dictionary, FileInfo, FileIO, check_range, normalize_uri
 
 # Object stores whose pyarrow file system takes options (Hudi takes them from the Hadoop
 # configuration; we take the keyword arguments of the pyarrow class, as strings).
@@ -216,6 +216,15 @@ class PyArrowFileIO(FileIO):
     def read_bytes(self, relative: str) -> bytes:
         with self.fs.open_input_stream(self.full_path(relative)) as stream:
             return stream.read()
+
+    def read_range(self, relative: str, start: int, length: int) -> bytes:
+        check_range(start, length)
+        if length == 0:
+            return b""
+        with self.fs.open_input_file(self.full_path(relative)) as handle:
+            if start >= handle.size():
+                return b""
+            return handle.read_at(min(length, handle.size() - start), start).to_pybytes()
 
     def size(self, relative: str) -> int:
         return self.fs.get_file_info(self.full_path(relative)).size or 0

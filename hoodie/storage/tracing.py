@@ -15,7 +15,7 @@ from .file_io import FileIO
 
 # The operations recorded: every method of the interface that takes a path.
 TRACED = frozenset({
-    "exists", "read_bytes", "read_text", "size", "mtime", "list_files", "list_dirs",
+    "exists", "read_bytes", "read_range", "read_text", "size", "mtime", "list_files", "list_dirs",
     "read_parquet", "parquet_file", "read_versioned", "makedirs", "write_bytes",
     "write_atomic", "create_if_absent", "replace_if", "write_parquet", "move", "delete",
     "delete_dir", "swap_in",

@@ -339,3 +339,43 @@ def test_another_releases_schema_resolves_by_field_name() -> None:
     fastavro.schemaless_writer(buffer, fastavro.parse_schema(schema), datum)
     decoded = decode_metadata_record("p", buffer.getvalue(), json.dumps(schema))
     assert decoded == FilesRecord("p", False, {"f.parquet": FileEntry(9)})
+
+
+RECORD_INDEX_ENTRIES = [
+    RecordIndexRecord("key", "dt=1", FILE_ID, 1795794472798),
+    RecordIndexRecord("ключ 😀", "", "46732c7d-27e4-4f2e-83a5-d07db8837ec3", 0),
+    RecordIndexRecord("k", "p/q=ü", "my-own-file-id", 5, file_id_encoding=1),
+    RecordIndexRecord("k", None, FILE_ID, None),
+    RecordIndexRecord("k", "p", FILE_ID, -1, meta=(("_hoodie_file_name", "x.hfile"),)),
+    RecordIndexRecord("k", "p", "ffffffff-ffff-ffff-ffff-ffffffffffff-2147483647", 2**40),
+]
+
+
+@pytest.mark.parametrize("version, schema", [(6, V6), (8, V8)])
+def test_record_index_entries_read_by_hand_as_fastavro_reads_them(version, schema) -> None:
+    """`decode_metadata_record` reads record index entries of 0.15's and 1.2's layout by hand;
+    what it gives is what fastavro's way gives, and the schema text may be formatted
+    another way (Apache Hudi's own text)."""
+    from hoodie.metadata_records import records
+
+    entries = [*RECORD_INDEX_ENTRIES]
+    if version == 8:
+        entries.append(RecordIndexRecord("k", "p", FILE_ID, 7, position=123))
+    pretty = json.dumps(json.loads(schema), indent=2)
+    assert records._fast_layout(schema) == records._fast_layout(pretty) == version
+    for record in entries:
+        value = encode_metadata_record(record, version)
+        fast = records._record_index_fast(record.key, value, version)
+        assert fast == record
+        assert decode_metadata_record(record.key, value, pretty) == record
+        # fastavro's way, with the schema resolved as another release's would be
+        slow = records._from_avro(record.key, fastavro.schemaless_reader(
+            io.BytesIO(value), records.parsed_schema(schema), None, return_record_name=True))
+        assert slow == record
+        # anything unexpected goes fastavro's way: cut short, one byte more, another key
+        assert records._record_index_fast(record.key, value[:-1], version) is None
+        assert records._record_index_fast(record.key, value + b"\x00", version) is None
+    other = encode_metadata_record(BloomFilterRecord("k", "SIMPLE", "1", b"x"), version)
+    assert records._record_index_fast("k", other, version) is None
+    assert records._fast_layout(json.dumps({"type": "record", "name": "X", "fields": []})) is None
+    assert records._fast_layout("not json") is None

@@ -141,3 +141,38 @@ def test_the_estimate_multiplies_in_java_floats() -> None:
 def test_the_estimate_refuses_a_record_larger_than_a_file_group() -> None:
     with pytest.raises(HoodieError, match="max.filegroup.size"):
         estimate_file_group_count(10, 2048, 1, 100, 2.0, 1024)
+
+
+def test_hashes_vectorized_equal_the_scalar_ones() -> None:
+    """`java_string_hashes` (numpy over UTF-16 code units; ASCII straight from the Arrow
+    buffer) against `java_string_hash`, which the JVM's values above check: ASCII, accents,
+    CJK, characters beyond the BMP (surrogate pairs), empty strings, long strings, a sliced
+    and a chunked array, and the file groups they map to."""
+    import random
+
+    import numpy as np
+    import pyarrow as pa
+
+    from hoodie.metadata_records import file_group_indexes, java_string_hashes
+
+    rng = random.Random(41)
+    alphabet = "abcXYZ09 '\"/\\=%\téäü日本語キー\U0001f600\U0001d11e\uffff\u07ff"
+    texts = [text for text, *_ in JAVA]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(40))) for _ in range(3000)]
+    texts += [f"key-{i}" for i in range(3000)] + ["x" * 100_000, "é" * 5000]
+    rng.shuffle(texts)
+    expected = np.array([java_string_hash(t) for t in texts], dtype=np.int32)
+    array = pa.array(texts)
+    assert (java_string_hashes(array) == expected).all()
+    assert (java_string_hashes(array.slice(7, 500)) == expected[7:507]).all()
+    chunked = pa.chunked_array([array.slice(0, 10), array.slice(10)])
+    assert (java_string_hashes(chunked) == expected).all()
+    assert (java_string_hashes(array.cast(pa.large_string())) == expected).all()
+    assert len(java_string_hashes(pa.array([], pa.string()))) == 0
+    for count in (1, 4, 7, 10, 10_000):
+        scalar = [file_group_index(t, count) for t in texts]
+        assert file_group_indexes(array, count).tolist() == scalar
+    with pytest.raises(HoodieError, match="never null"):
+        java_string_hashes(pa.array(["a", None]))
+    with pytest.raises(HoodieError):
+        file_group_indexes(array, 0)

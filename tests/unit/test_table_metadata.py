@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from record_index_tables import live_keys
 from sample_tables import unzip
 
 from hoodie import properties as props
 from hoodie.avro_metadata import InstantInfo, RollbackMetadata, RollbackPlan
 from hoodie.exceptions import DamagedFileError, UnsafePathError
 from hoodie.fs_view import CommittedInstants
-from hoodie.logformat import BlockType, hfile_data_block, read_log_file, rollback_command_block
+from hoodie.logformat import hfile_data_block, rollback_command_block
 from hoodie.meta_client import PROPERTIES_FILE, HoodieTableMetaClient
 from hoodie.metadata_records import (
     ALL_PARTITIONS_KEY,
@@ -127,31 +128,6 @@ def test_hudi_rs_version_9_tables_list_the_same_through_their_metadata_table(tmp
     for partition in partitions:
         listed = metadata.files_in_partition(partition)
         assert listed and listed == storage_listing(meta, partition), partition
-
-
-def live_keys(meta: HoodieTableMetaClient) -> dict[str, tuple[str, str]]:
-    """Every live key of the table's latest file slices -> (partition, file id): the base
-    file's keys and the log blocks' of completed instants, less the keys deleted after."""
-    view = meta.file_system_view()
-    out: dict[str, tuple[str, str]] = {}
-    for group in view.file_groups():
-        latest = group.latest_slice
-        assert latest is not None
-        place = (group.partition_path, group.file_id)
-        if latest.base_file is not None:
-            table = pq.read_table(meta.storage.uri(latest.base_file.relative_path), columns=[KEY])
-            out.update((key, place) for key in table.column(KEY).to_pylist())
-        for log in latest.log_files:
-            for block in read_log_file(meta.storage, log.relative_path, include_corrupt=False):
-                if block.instant_time not in view.committed:
-                    continue
-                if block.block_type is BlockType.DELETE:
-                    for gone in block.deleted_records():
-                        out.pop(gone.record_key, None)
-                elif block.is_data_block:
-                    keys = block.records().column(KEY).to_pylist()
-                    out.update((key, place) for key in keys)
-    return out
 
 
 def test_the_record_index_points_at_every_live_key(table):

@@ -1,0 +1,128 @@
+"""`hoodie.index.type=RECORD_INDEX`: a global index that finds keys in the metadata table's
+record index (`hoodie.index.record_index.RecordIndex`).
+
+Our writes do not maintain a record index yet (the writer side is another step of issue 41):
+here a table of ours gets one by hand holding exactly its live keys (`add_record_index`), and
+the next RECORD_INDEX write tags by it: a record whose partition value changed is updated in
+place (`hoodie.record.index.update.partition.path` false, Apache Hudi's default) or moved
+(true); deletes find the key wherever it is. That write rebuilds the metadata table without
+the record index, so the write after it is tagged as GLOBAL_SIMPLE tags it, and a changed
+partition value moves the record whatever the options say: what Apache Hudi 0.15 and 1.2 do
+without a record index (docs/design/metadata-table.md, 7 step 8).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from _spark_helpers import id_dt_ts_config, snapshot
+from record_index_tables import add_record_index, live_keys
+
+from hoodie import HoodieTable, WriteConfig
+from hoodie.exceptions import InvalidConfigError
+from hoodie.meta_client import HoodieTableMetaClient
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "id int, name string, dt string, ts bigint, _hoodie_is_deleted boolean"
+A, B = "2024-01-01", "2024-01-02"
+FALLBACK = "has no record index"
+
+
+def config(table_type: str, version: int, **options: str) -> WriteConfig:
+    return id_dt_ts_config("ri", table_type, {
+        "hoodie.index.type": "RECORD_INDEX",
+        "hoodie.write.table.version": str(version),
+        "hoodie.metadata.enable": "true",
+        "hoodie.compact.inline": "false",
+        **options,
+    })  # fmt: skip
+
+
+def view(table: HoodieTable, spark) -> dict[int, tuple[str, str, str]]:
+    """key -> (name, dt column, _hoodie_partition_path)."""
+    return {int(k): (r["name"], r["dt"], r["_hoodie_partition_path"])
+            for k, r in snapshot(table, spark).items()}  # fmt: skip
+
+
+def with_record_index(spark, path: str, cfg: WriteConfig) -> HoodieTable:
+    """Keys 1 and 2 in A, 3 in B; then a record index of exactly them, in 3 file groups."""
+    table = HoodieTable.for_write(path, cfg)
+    rows = [(1, "one", A, 1, False), (2, "two", A, 1, False), (3, "three", B, 1, False)]
+    table.upsert(spark.createDataFrame(rows, SCHEMA), cfg)
+    add_record_index(path, live_keys(HoodieTableMetaClient.open(path)), 3)
+    return table
+
+
+@pytest.mark.parametrize(
+    "table_type, version", [("COPY_ON_WRITE", 6), ("MERGE_ON_READ", 8)], ids=["cow-v6", "mor-v8"]
+)
+def test_tagging_by_the_record_index_then_falling_back(spark, tmp_path, caplog, table_type,
+                                                       version):  # fmt: skip
+    path = str(tmp_path / "t")
+    cfg = config(table_type, version)
+    table = with_record_index(spark, path, cfg)
+    caplog.set_level(logging.WARNING, logger="hoodie.index.record_index")
+    batch = [(1, "one-b", B, 2, False), (3, None, B, 2, True), (4, "four", A, 2, False)]
+    table.upsert(spark.createDataFrame(batch, SCHEMA), cfg)
+    assert FALLBACK not in caplog.text  # tagged by the record index
+    # key 1 updated where it is stored (its partition column carries the new value), key 3
+    # deleted, key 4 inserted
+    assert view(table, spark) == {1: ("one-b", B, A), 2: ("two", A, A), 4: ("four", A, A)}
+    # our write rebuilt the metadata table without the record index: GLOBAL_SIMPLE's tagging,
+    # and a changed partition value moves the record, as in Apache Hudi's fallback
+    table.upsert(spark.createDataFrame([(2, "two-b", B, 3, False)], SCHEMA), cfg)
+    assert FALLBACK in caplog.text
+    assert view(table, spark) == {1: ("one-b", B, A), 2: ("two-b", B, B), 4: ("four", A, A)}
+
+
+def test_moves_with_update_partition_path(spark, tmp_path, caplog):
+    path = str(tmp_path / "t")
+    cfg = config("MERGE_ON_READ", 6, **{"hoodie.record.index.update.partition.path": "true"})
+    table = with_record_index(spark, path, cfg)
+    caplog.set_level(logging.WARNING, logger="hoodie.index.record_index")
+    batch = [(1, "one-b", B, 2, False), (2, "two", A, 2, False)]
+    table.upsert(spark.createDataFrame(batch, SCHEMA), cfg)
+    assert FALLBACK not in caplog.text
+    assert view(table, spark) == {1: ("one-b", B, B), 2: ("two", A, A), 3: ("three", B, B)}
+
+
+def test_a_new_table_takes_inserts_and_an_insert_finds_stored_keys(spark, tmp_path):
+    path = str(tmp_path / "t")
+    cfg = config("COPY_ON_WRITE", 8)
+    table = HoodieTable.for_write(path, cfg)
+    table.upsert(spark.createDataFrame([(1, "one", A, 1, False)], SCHEMA), cfg)
+    add_record_index(path, live_keys(HoodieTableMetaClient.open(path)), 2)
+    insert = WriteConfig.build(
+        "ri",
+        record_key="id",
+        partition_path="dt",
+        precombine_field="ts",
+        options={
+            **cfg.options,
+            "hoodie.datasource.write.operation": "insert",
+            "hoodie.datasource.insert.dup.policy": "drop",
+        },
+    )
+    table.insert(spark.createDataFrame([(1, "again", B, 2, False), (5, "five", B, 2, False)],
+                                       SCHEMA), insert)  # fmt: skip
+    assert view(table, spark) == {1: ("one", A, A), 5: ("five", B, B)}
+
+
+@pytest.mark.parametrize(
+    "value, parsed",
+    [("RECORD_INDEX", "RECORD_INDEX"), ("record_index", "RECORD_INDEX"),
+     ("GLOBAL_RECORD_LEVEL_INDEX", "RECORD_INDEX")],
+)  # fmt: skip
+def test_the_index_type_and_its_option(value, parsed):
+    cfg = WriteConfig.build("t", record_key="id", options={"hoodie.index.type": value})
+    assert cfg.index_type == parsed and cfg.record_index_update_partition_path is False
+    cfg = WriteConfig.build(
+        "t",
+        record_key="id",
+        options={"hoodie.index.type": value, "hoodie.record.index.update.partition.path": "true"},
+    )
+    assert cfg.record_index_update_partition_path is True
+    with pytest.raises(InvalidConfigError, match="partitioned record index.*RECORD_INDEX"):
+        WriteConfig.build("t", record_key="id", options={"hoodie.index.type": "RECORD_LEVEL_INDEX"})
