@@ -47,9 +47,6 @@ from .global_index import STORED_PARTITION, GlobalIndex, SimpleKeyLookup
 
 log = logging.getLogger(__name__)
 
-# Whether records move in the GLOBAL_SIMPLE fallback (`RecordIndex`): Apache Hudi's fallback
-# config takes hoodie.simple.index.update.partition.path at its default, true.
-FALLBACK_MOVES = True
 FILE_GROUP = "__hoodie_record_index_group"  # the key's file group in the record index
 LOCATED_SCHEMA = f"{RECORD_KEY} string, {PARTITION_PATH} string, {LOCATION} string"
 _GROUPED_SCHEMA = f"{FILE_GROUP} int, {RECORD_KEY} string"
@@ -183,13 +180,15 @@ class RecordIndex(GlobalIndex):
     Where the table's metadata table has no usable record index (`record_index` not listed
     as completed in `hoodie.table.metadata.partitions`, or no metadata table at all), the
     write is tagged as GLOBAL_SIMPLE tags it, as Apache Hudi 0.15 and 1.2 do ("Record index
-    not initialized so falling back to GLOBAL_SIMPLE for tagging records"), and with what
-    their fallback does with partition moves: the fallback's write config takes every index
-    option at its default, so a record whose partition value changed moves whatever
-    `hoodie.record.index.update.partition.path` or `hoodie.simple.index.update.partition.path`
-    say (seen with both releases: docs/design/metadata-table.md, 7 step 8). Apache Hudi does
-    not build the record index for `hoodie.index.type=RECORD_INDEX` alone:
-    `hoodie.metadata.record.index.enable=true` does."""
+    not initialized so falling back to GLOBAL_SIMPLE for tagging records"): the first write
+    asking for the index (its commit builds it: `hoodie.index.type=RECORD_INDEX` turns
+    `hoodie.metadata.record.index.enable` on, `config.py`), or one while the index cannot be
+    built (an older write of another writer is pending). Unlike Apache Hudi's fallback, whose
+    write config takes every index option at its default, so that a record whose partition
+    value changed moves whatever the options say (seen with both releases:
+    docs/design/metadata-table.md, 7 step 8), ours keeps
+    `hoodie.record.index.update.partition.path`: a write's result does not depend on whether
+    the index was built yet."""
 
     def __init__(self, config: WriteConfig):
         super().__init__(RECORD_INDEX_TYPE, RecordIndexKeyLookup(None),
@@ -211,13 +210,13 @@ class RecordIndex(GlobalIndex):
         if lookup is None:
             log.warning(
                 "table '%s': hoodie.index.type=%s, but its metadata table has no record index "
-                "(%s is not listed in hoodie.table.metadata.partitions): the write is tagged "
-                "as %s tags it, and records whose partition value changed move, as Apache "
-                "Hudi's fallback does; hoodie.metadata.record.index.enable=true builds the "
-                "record index",
+                "(%s is not listed in hoodie.table.metadata.partitions, yet): the write is "
+                "tagged as %s tags it, as Apache Hudi's fallback does, and the record index is "
+                "built when the metadata table can build it",
                 context.meta_client.name, self.name, RECORD_INDEX, GLOBAL_SIMPLE_INDEX,
             )  # fmt: skip
-            fallback = GlobalIndex(GLOBAL_SIMPLE_INDEX, SimpleKeyLookup(), FALLBACK_MOVES)
+            fallback = GlobalIndex(GLOBAL_SIMPLE_INDEX, SimpleKeyLookup(),
+                                   self.update_partition_path)  # fmt: skip
             return fallback.tag_and_place(batch, context)
         index = GlobalIndex(self.name, RecordIndexKeyLookup(lookup), self.update_partition_path)
         return index.tag_and_place(batch, context)
