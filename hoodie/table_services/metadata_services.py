@@ -47,13 +47,12 @@ from ..options.write import CompactionTriggerStrategy
 from ..table_metadata import HFILE_EXTENSION, TableMetadata
 from ..timeline import Action, Instant, State, Timeline, instant_to_datetime, new_instant_time
 from ..transaction.failed_writes import FailedWritesPolicy
+from ..transaction.metadata_files import deflate_of, metadata_base_file
 from ..transaction.metadata_writer import (
     FILES_PARTITION,
     MAINTAINED,
     WRITE_TOKEN,
     MetadataTableWriter,
-    deflate_of,
-    metadata_base_file,
 )
 from .archival import archive
 from .clean import KEEP_LATEST_COMMITS, CleanConfig, Cleaner

@@ -1,0 +1,132 @@
+"""The metadata table's `record_index` partition, written by our actions
+(`hoodie/transaction/record_index.py`): after every action kind (insert, upsert, delete, a
+global index's move, insert overwrite, compaction, clean, rollback of a completed commit,
+restore to a savepoint, the metadata table's compaction) it equals {key: (partition, file id)}
+of the table as read (`listing_compare.assert_record_index_whole`), on version 6
+copy-on-write and version 8 merge-on-read, by the driver path (few keys) and the Spark job.
+Apache Hudi reading and writing on it: tests/judge/test_hudi_uses_our_record_index.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+from listing_compare import assert_metadata_table_whole, assert_record_index_whole
+
+from hoodie import HoodieTable, WriteConfig
+from hoodie import properties as props
+from hoodie.meta_client import HoodieTableMetaClient
+from hoodie.read.datasource import register
+from hoodie.table_metadata import TableMetadata
+from hoodie.timeline import Action
+from hoodie.transaction import metadata_writer, record_index
+
+pytestmark = pytest.mark.spark
+
+RECORD_INDEX = {
+    "hoodie.metadata.enable": "true",
+    "hoodie.metadata.record.index.enable": "true",
+    "hoodie.metadata.compact.max.delta.commits": "4",
+    "hoodie.cleaner.commits.retained": "2",
+    "hoodie.compact.inline.max.delta.commits": "2",
+}
+SCHEMA = "id string, dt string, ts long, n int"
+
+
+def config(version: int, table_type: str, **options: str) -> WriteConfig:
+    merged = {**RECORD_INDEX, "hoodie.write.table.version": str(version), **options}
+    return WriteConfig.build("ri", "id", "dt", "ts", table_type=table_type, options=merged)
+
+
+def frame(spark, ids, step: int, moved: frozenset[int] = frozenset()):
+    rows = [(f"k{i:04d}", "ab"[(i + (i in moved)) % 2], step, i * 10 + step) for i in ids]
+    return spark.createDataFrame(rows, SCHEMA)
+
+
+@pytest.mark.parametrize(
+    ("version", "table_type", "path"),
+    [
+        (6, props.COPY_ON_WRITE, "driver"),
+        (8, props.MERGE_ON_READ, "spark"),
+        pytest.param(6, props.COPY_ON_WRITE, "spark", marks=pytest.mark.hudi_full),
+        pytest.param(8, props.MERGE_ON_READ, "driver", marks=pytest.mark.hudi_full),
+        pytest.param(6, props.MERGE_ON_READ, "spark", marks=pytest.mark.hudi_full),
+        pytest.param(8, props.COPY_ON_WRITE, "driver", marks=pytest.mark.hudi_full),
+    ],
+)
+def test_every_action_keeps_the_record_index_whole(
+    spark, tmp_path, monkeypatch, version, table_type, path
+):
+    register(spark)
+    location = str(tmp_path / "t")
+    jobs, key_files = [], []
+    if path == "spark":
+        monkeypatch.setattr(record_index, "DRIVER_KEYS", -1)
+        job = metadata_writer.write_with_spark
+        monkeypatch.setattr(metadata_writer, "write_with_spark",
+                            lambda *a, **k: jobs.append(1) or job(*a, **k))  # fmt: skip
+    else:  # the driver path must never start a job of its own
+        monkeypatch.setattr(metadata_writer, "write_with_spark", _no_job)
+    handed_over = record_index.RecordIndexChanges.of_stats.__func__
+
+    def of_stats(cls, instant, stats):
+        stats = list(stats)
+        key_files.extend(s.keys_file for s in stats if s.keys_file)
+        return handed_over(cls, instant, stats)
+
+    monkeypatch.setattr(record_index.RecordIndexChanges, "of_stats", classmethod(of_stats))
+    cfg = config(version, table_type)
+    moving = config(version, table_type, **{"hoodie.index.type": "GLOBAL_SIMPLE",
+                                            "hoodie.simple.index.update.partition.path": "true"})
+    table = HoodieTable.for_write(location, cfg)
+    meta = table.meta_client
+    sizes = {}
+
+    def check(step: str) -> None:
+        sizes[step] = assert_record_index_whole(spark, meta, step)
+        assert_metadata_table_whole(HoodieTableMetaClient.load(meta.storage), step)
+
+    # 600 keys: 300 a file group in each partition, beyond what a stat carries (key files)
+    table.upsert(frame(spark, range(600), 1), cfg)
+    check("insert")
+    table.upsert(frame(spark, range(500, 900), 2), cfg)  # 100 updates, 300 inserts
+    check("upsert")
+    table.delete(frame(spark, range(0, 40), 0), cfg)
+    check("delete")
+    moved = frozenset(range(560, 580))
+    table.upsert(frame(spark, [*moved, *range(900, 910)], 3, moved), moving)
+    check("global move")
+    savepoint = table.services.savepoint(config=cfg)
+    table.upsert(frame(spark, range(850, 950), 4), cfg)
+    check("upsert after the savepoint")
+    table.services.rollback(config=cfg)
+    check("rollback of a completed commit")
+    assert sizes["rollback of a completed commit"] == sizes["global move"]
+    table.upsert(frame(spark, range(950, 990), 5), cfg)
+    table.delete(frame(spark, range(40, 60), 0), cfg)
+    check("more writes")
+    table.services.restore(savepoint.instant, cfg)
+    check("restore")
+    assert sizes["restore"] == sizes["global move"]
+    table.overwrite(frame(spark, range(2000, 2300), 6), cfg)
+    check("insert overwrite table")
+    assert sizes["insert overwrite table"] == 300
+    for step in range(7, 11):  # compactions, cleans and the metadata table's compaction
+        table.upsert(frame(spark, range(2250 + step, 2400, 7), step), cfg)
+        check(f"upsert {step}")
+    timeline = meta.timeline().completed
+    assert any(i.action is Action.CLEAN for i in timeline)
+    if table_type == props.MERGE_ON_READ:
+        assert any(i.action is Action.COMMIT for i in timeline)  # a compaction
+    metadata = TableMetadata.open(HoodieTableMetaClient.load(meta.storage))
+    assert metadata is not None
+    assert any(i.action is Action.COMMIT for i in metadata.timeline.completed)
+    assert all(s.base_file is not None for s in metadata.file_slices("record_index"))
+    # write tasks handed over keys in key files (more than a stat carries), none left behind
+    assert key_files
+    assert not list((tmp_path / "t" / ".hoodie" / ".temp").rglob("*.parquet"))
+    # every action with record index changes ran its job (writes, build, rollback, restore)
+    assert len(jobs) >= (14 if path == "spark" else 0)
+
+
+def _no_job(*args, **kwargs):
+    raise AssertionError("a small action started a record index job")
