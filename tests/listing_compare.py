@@ -280,7 +280,8 @@ def assert_record_index_whole(spark, meta: HoodieTableMetaClient, step: str = ""
     assert not missing, f"{step}: {len(missing)} key(s) not in the record index: {missing[:5]}"
     assert not stray, f"{step}: {len(stray)} key(s) the table lacks: {stray[:5]}"
     wrong = {k: (stored[k], expected[k]) for k in expected if stored[k] != expected[k]}
-    assert not wrong, f"{step}: {len(wrong)} key(s) misplaced (index, table): {list(wrong.items())[:5]}"
+    shown = list(wrong.items())[:5]
+    assert not wrong, f"{step}: {len(wrong)} key(s) misplaced (index, table): {shown}"
     metadata = TableMetadata.open(meta)
     zone = metadata.data_timezone
     latest = meta.timeline().completed.last_timestamp()
