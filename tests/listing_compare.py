@@ -283,6 +283,10 @@ def assert_record_index_whole(spark, meta: HoodieTableMetaClient, step: str = ""
     shown = list(wrong.items())[:5]
     assert not wrong, f"{step}: {len(wrong)} key(s) misplaced (index, table): {shown}"
     metadata = TableMetadata.open(meta)
+    # and readers find each key where they look: in the file group its hash names
+    found = metadata.read_record_index([*expected, "no-such-key"])
+    looked_up = {k: (v.partition_path, v.file_id) for k, v in found.items()}
+    assert looked_up == expected, f"{step}: a key looked up is not where the table holds it"
     zone = metadata.data_timezone
     latest = meta.timeline().completed.last_timestamp()
     for key, record in metadata.read_partition("record_index").items():

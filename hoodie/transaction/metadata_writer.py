@@ -563,7 +563,7 @@ class MetadataTableWriter:
                 files.append((stat, content))
         job = None
         planned: list[WriteStat] = []
-        if RECORD_INDEX in self.partitions and record_index is not None:
+        if RECORD_INDEX in self.partitions and record_index is not None and record_index.sources:
             job, planned = self._record_index_files(instant_time, record_index, files, spark)
         stats = [stat for stat, _ in files]
         self.mdt.save_instant(instant.with_state(State.INFLIGHT),

@@ -18,6 +18,7 @@ from listing_compare import assert_metadata_table_whole, assert_record_index_who
 from hoodie import HoodieTable, WriteConfig
 from hoodie import properties as props
 from hoodie.meta_client import HoodieTableMetaClient
+from hoodie.metadata_records import encode_metadata_record
 from hoodie.read.datasource import register
 from hoodie.table_metadata import TableMetadata
 from hoodie.table_services import metadata_services
@@ -210,6 +211,16 @@ def test_the_metadata_tables_compaction_of_the_record_index_in_spark_tasks_is_th
     table.upsert(frame(spark, range(300), 1), cfg)
     table.upsert(frame(spark, range(200, 400), 2), cfg)
     table.delete(frame(spark, range(0, 30), 0), cfg)
+    # the record index's slices merge without decoding, as decoding them merges
+    meta = HoodieTableMetaClient.open(str(path))
+    metadata = TableMetadata.open(meta)
+    compactor = metadata_services.SliceCompactor(metadata, 6, "x")
+    slices = metadata.file_slices("record_index")
+    assert sum(len(s.log_files) for s in slices) > 10
+    for file_slice in slices:
+        decoded = sorted((k.encode(), encode_metadata_record(r, 6))
+                         for k, r in metadata.read_file_slice(file_slice).items())  # fmt: skip
+        assert compactor._raw_entries(file_slice) == decoded
     copy = tmp_path / "copy"
     shutil.copytree(path, copy)
     services = MetadataServicesConfig(compaction_delta_commits=1)
@@ -228,3 +239,31 @@ def test_the_metadata_tables_compaction_of_the_record_index_in_spark_tasks_is_th
     assert all(a.read_bytes() == b.read_bytes() for a, b in zip(ours, theirs, strict=True))
     for root in (path, copy):
         assert_record_index_whole(spark, HoodieTableMetaClient.open(str(root)), str(root))
+
+
+def test_turned_off_it_goes_unset_it_stays_turned_on_it_is_built_from_the_table(
+    spark, tmp_path
+):
+    register(spark)
+    path = tmp_path / "t"
+    on = config(8, props.COPY_ON_WRITE)
+    unset = WriteConfig.build("ri", "id", "dt", "ts", options={"hoodie.write.table.version": "8"})
+    off = config(8, props.COPY_ON_WRITE, **{"hoodie.metadata.record.index.enable": "false"})
+    table = HoodieTable.for_write(str(path), on)
+
+    def partitions() -> list[str]:
+        meta = HoodieTableMetaClient.open(str(path))
+        return props.metadata_partitions(meta.properties.extra)
+
+    table.upsert(frame(spark, range(50), 1), on)
+    table.upsert(frame(spark, range(40, 60), 2), unset)  # kept: unset keeps the table's
+    assert "record_index" in partitions()
+    assert_record_index_whole(spark, HoodieTableMetaClient.open(str(path)), "kept")
+    table.upsert(frame(spark, range(60, 70), 3), off)
+    assert "record_index" not in partitions()
+    assert not (path / ".hoodie" / "metadata" / "record_index").exists()
+    table.upsert(frame(spark, range(70, 80), 4), unset)
+    assert "record_index" not in partitions()
+    table.delete(frame(spark, range(0, 5), 0), on)  # built from the table, then this delete
+    assert "record_index" in partitions()
+    assert assert_record_index_whole(spark, HoodieTableMetaClient.open(str(path)), "built") == 75
