@@ -522,6 +522,9 @@ class FileIndexing:
 
     columns: IndexedColumns | None = None
     bloom_filters: bool = False
+    # `record_index` is kept: the keys each written file's group gained and lost go to the
+    # commit with its stat (`transaction/record_index.hand_over_keys`)
+    record_index: bool = False
 
     def base_file(
         self, metadata: pq.FileMetaData, footer: Mapping[bytes, bytes]

@@ -14,7 +14,7 @@ from typing import Any
 
 from .bloom_filter import BloomFilterSpec
 from .exceptions import ConflictingSettingsError, InvalidConfigError
-from .metadata_records import MetadataPartitionType
+from .metadata_records import MetadataPartitionType, estimate_file_group_count
 from .options.property import ConfigProperty as ConfigProperty
 from .options.property import by_key, choice, closest_key
 from .options.table import TableType, TableVersion
@@ -78,6 +78,7 @@ def _default(attribute: str) -> Any:
 
 COLUMN_STATS = "column_stats"
 BLOOM_FILTERS = "bloom_filters"
+RECORD_INDEX = MetadataPartitionType.RECORD_INDEX.partition_name
 
 
 @dataclass(frozen=True)
@@ -94,14 +95,29 @@ class MetadataIndexes:
     column_stats_file_groups: int = 2
     bloom_filters: bool | None = None
     bloom_filter_file_groups: int = 4
+    record_index: bool | None = None
+    record_index_min_file_groups: int = 10
+    record_index_max_file_groups: int = 10000
+    record_index_max_file_group_size: int = 1024 * 1024 * 1024
+    record_index_growth_factor: float = 2.0
 
     def kept(self, existing: Collection[str]) -> tuple[str, ...]:
         """The index partitions kept, given the table's completed ones."""
         out = []
-        for name, on in ((BLOOM_FILTERS, self.bloom_filters), (COLUMN_STATS, self.column_stats)):
+        for name, on in ((BLOOM_FILTERS, self.bloom_filters), (COLUMN_STATS, self.column_stats),
+                         (RECORD_INDEX, self.record_index)):  # fmt: skip
             if on or (on is None and name in existing):
                 out.append(name)
         return tuple(out)
+
+    def record_index_file_groups(self, record_count: int, average_entry_size: int) -> int:
+        """File groups of a `record_index` partition built over `record_count` keys whose
+        entries take `average_entry_size` bytes (Apache Hudi's `estimateFileGroupCount`)."""
+        return estimate_file_group_count(
+            record_count, average_entry_size, self.record_index_min_file_groups,
+            self.record_index_max_file_groups, self.record_index_growth_factor,
+            self.record_index_max_file_group_size,
+        )  # fmt: skip
 
     def file_groups(self, partition: str) -> int:
         """File groups of `partition` when it is built."""
@@ -152,6 +168,13 @@ class WriteConfig:
     metadata_bloom_filter_columns: tuple[str, ...] | None = _default(
         "metadata_bloom_filter_columns"
     )
+    metadata_record_index: bool | None = _default("metadata_record_index")  # None: the table's
+    metadata_record_index_min_file_groups: int = _default("metadata_record_index_min_file_groups")
+    metadata_record_index_max_file_groups: int = _default("metadata_record_index_max_file_groups")
+    metadata_record_index_max_file_group_size: int = _default(
+        "metadata_record_index_max_file_group_size"
+    )
+    metadata_record_index_growth_factor: float = _default("metadata_record_index_growth_factor")
     database: str = "default"
     max_file_size: int = _default("max_file_size")
     small_file_limit: int = _default("small_file_limit")
@@ -257,9 +280,18 @@ class WriteConfig:
                 f"{', '.join(stray)}: the metadata table's bloom filters are the base files' "
                 f"record key filters ({', '.join(self.record_key_fields)}); leave it unset"
             )
+        low = self.metadata_record_index_min_file_groups
+        high = self.metadata_record_index_max_file_groups
+        if low > high:
+            raise InvalidConfigError(
+                f"hoodie.metadata.global.record.level.index.min.filegroup.count ({low}) must not "
+                "be larger than hoodie.metadata.global.record.level.index.max.filegroup.count "
+                f"({high})"
+            )
         wanted = [key for key, on in (
             ("hoodie.metadata.index.column.stats.enable", self.metadata_column_stats),
             ("hoodie.metadata.index.bloom.filter.enable", self.metadata_bloom_filters),
+            ("hoodie.metadata.global.record.level.index.enable", self.metadata_record_index),
         ) if on]  # fmt: skip
         if wanted and self.metadata_table is False:
             raise InvalidConfigError(
@@ -277,6 +309,11 @@ class WriteConfig:
             column_stats_file_groups=self.metadata_column_stats_file_groups,
             bloom_filters=self.metadata_bloom_filters,
             bloom_filter_file_groups=self.metadata_bloom_filter_file_groups,
+            record_index=self.metadata_record_index,
+            record_index_min_file_groups=self.metadata_record_index_min_file_groups,
+            record_index_max_file_groups=self.metadata_record_index_max_file_groups,
+            record_index_max_file_group_size=self.metadata_record_index_max_file_group_size,
+            record_index_growth_factor=self.metadata_record_index_growth_factor,
         )
 
     @property
@@ -294,7 +331,7 @@ class WriteConfig:
         for (`hoodie.metadata.index.*.enable=true`)."""
         if self.metadata_table is not None:
             return self.metadata_table
-        if self.metadata_column_stats or self.metadata_bloom_filters:
+        if self.metadata_column_stats or self.metadata_bloom_filters or self.metadata_record_index:
             return True  # an index of the metadata table asked for: the table comes with it
         return table_version >= 8 or bool(metadata_partitions(dict(extra)))
 
@@ -310,8 +347,8 @@ class WriteConfig:
             raise InvalidConfigError(
                 f"table '{self.table_name}': hoodie.metadata.index.secondary.enable=true asks to "
                 f"keep the secondary index(es) of its metadata table ({', '.join(secondary)}), "
-                "which dbt-hoodie cannot update (it writes no record index or secondary index "
-                "yet): our write would rebuild the metadata table without them. Set it to false "
+                "which dbt-hoodie cannot update (it writes no secondary index): our write would "
+                "rebuild the metadata table without them. Set it to false "
                 "(or unset) to have them dropped, or write this table with Apache Hudi"
             )
         if self.metadata_table is not None:

@@ -119,6 +119,13 @@ class WriteStat:
     column_ranges: list[dict[str, Any]] | None = None
     bloom_filter: str | None = None
     bloom_filter_type: str | None = None
+    # The record index's changes of the file (`transaction/record_index.hand_over_keys`): how
+    # many keys (None: not recorded), and the keys themselves (those the file group gained,
+    # those it lost), or the key file under the instant's temp folder holding them.
+    index_keys: int | None = None
+    located_keys: list[str] | None = None
+    removed_keys: list[str] | None = None
+    keys_file: str | None = None
 
     _JSON_NAMES = {
         "file_id": "fileId",

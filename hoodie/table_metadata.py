@@ -44,7 +44,7 @@ from .fs_view import (
     live_log_blocks,
 )
 from .hfile import HFileReader
-from .logformat import BlockType
+from .logformat import BlockType, LogBlock
 from .metadata_records import (
     ALL_PARTITIONS_KEY,
     NON_PARTITIONED_NAME,
@@ -337,6 +337,12 @@ class TableMetadata:
             self._committed,
             self._counted,
         )
+
+    def log_blocks(self, file_slice: FileSlice) -> Iterator[tuple[str, LogBlock]]:
+        """The log blocks of `file_slice` (of an MDT partition) that count, in order, with
+        their file's path: those `read_slice` merges (for a merge that needs no decoding)."""
+        read = self.slice_read(file_slice)
+        return live_log_blocks(read.storage, read.logs, read.committed, read.counts)
 
     # -- records ---------------------------------------------------------------------------------
     def _file_groups(self, partition: str) -> dict[int, FileSlice]:

@@ -230,3 +230,66 @@ def assert_indexes_whole(meta: HoodieTableMetaClient, step: str = "") -> None:
             kind = footer.get(b"hoodie_bloom_filter_type_code", b"SIMPLE").decode()
             assert blooms[key].filter_type == kind, name
             assert blooms[key].timestamp == parse_base_file_name(name).instant, name
+
+
+def _file_id_of(file_name: str) -> str:
+    """The file group of a row by its `_hoodie_file_name`: a base file's name, or (a log
+    record's, as Apache Hudi and we stamp them) the file id itself."""
+    parsed = parse_base_file_name(file_name)
+    return parsed.file_id if parsed is not None else file_name
+
+
+def table_locations(spark, meta: HoodieTableMetaClient) -> dict[str, tuple[str, str]]:
+    """{key: (partition path, file id)} of the table as a snapshot read gives it; a key read
+    twice is an error (the table's own trouble, which no record index can mirror)."""
+    frame = spark.read.format("hoodie").load(meta.base_uri)
+    rows = frame.select("_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name")
+    out: dict[str, tuple[str, str]] = {}
+    read = rows.toArrow()
+    for key, partition, name in zip(
+        read.column("_hoodie_record_key").to_pylist(),
+        read.column("_hoodie_partition_path").to_pylist(),
+        read.column("_hoodie_file_name").to_pylist(),
+        strict=True,
+    ):
+        assert key not in out, f"key {key!r} read twice: {out[key]} and {(partition, name)}"
+        out[key] = (partition or "", _file_id_of(name))
+    return out
+
+
+def record_index_locations(meta: HoodieTableMetaClient) -> dict[str, tuple[str, str]]:
+    """{key: (partition path, file id)} as the metadata table's `record_index` holds them."""
+    metadata = TableMetadata.open(meta)
+    assert metadata is not None, "no metadata table"
+    assert "record_index" in metadata.partitions(), f"no record index: {metadata.partitions()}"
+    out = {}
+    for key, record in metadata.read_partition("record_index").items():
+        out[key] = ("" if record.partition in (None, ".") else record.partition, record.file_id)
+    return out
+
+
+def assert_record_index_whole(spark, meta: HoodieTableMetaClient, step: str = "") -> int:
+    """The `record_index` partition equals {key: (partition, file id)} of the table as read,
+    and every entry's instant time is an instant of the table at or before its latest; the
+    number of keys."""
+    meta = HoodieTableMetaClient.load(meta.storage)
+    stored = record_index_locations(meta)
+    expected = table_locations(spark, meta)
+    missing = sorted(set(expected) - set(stored))
+    stray = sorted(set(stored) - set(expected))
+    assert not missing, f"{step}: {len(missing)} key(s) not in the record index: {missing[:5]}"
+    assert not stray, f"{step}: {len(stray)} key(s) the table lacks: {stray[:5]}"
+    wrong = {k: (stored[k], expected[k]) for k in expected if stored[k] != expected[k]}
+    shown = list(wrong.items())[:5]
+    assert not wrong, f"{step}: {len(wrong)} key(s) misplaced (index, table): {shown}"
+    metadata = TableMetadata.open(meta)
+    # and readers find each key where they look: in the file group its hash names
+    found = metadata.read_record_index([*expected, "no-such-key"])
+    looked_up = {k: (v.partition_path, v.file_id) for k, v in found.items()}
+    assert looked_up == expected, f"{step}: a key looked up is not where the table holds it"
+    zone = metadata.data_timezone
+    latest = meta.timeline().completed.last_timestamp()
+    for key, record in metadata.read_partition("record_index").items():
+        when = record.instant_time(zone)
+        assert when is not None and when <= latest, f"{step}: {key}: instant {when} > {latest}"
+    return len(stored)

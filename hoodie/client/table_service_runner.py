@@ -80,16 +80,18 @@ class TableServiceRunner:
                     self.policy.metadata_table,
                 )
 
-    def metadata_table_services(self) -> MetadataServicesResult:
+    def metadata_table_services(self, spark: SparkSession | None = None) -> MetadataServicesResult:
         """Clean, compact and archive the table's metadata table, under the table lock (its
-        writes are the data table's writers', one at a time); nothing where it has none."""
+        writes are the data table's writers', one at a time); nothing where it has none.
+        `spark`: the session a large record index is compacted in."""
         config = self.config
         if config is None:
             return MetadataServicesResult()
         with self.policy.exclusive():
             return run_metadata_table_services(
-                self.meta_client, MetadataServicesConfig.of(config), self.policy.check_lock
-            )
+                self.meta_client, MetadataServicesConfig.of(config), self.policy.check_lock,
+                spark,
+            )  # fmt: skip
 
     def upgrade(self, spark: SparkSession | None) -> UpgradeResult:
         """Upgrade a version 6 table to version 8 as Hudi does: failed writes rolled back and
@@ -145,7 +147,8 @@ class TableServiceRunner:
         if config.auto_clean:
             self._logged("cleaning", self._clean)
         if self.policy.metadata_table:
-            self._logged("maintaining the metadata table of", self.metadata_table_services)
+            self._logged("maintaining the metadata table of",
+                         lambda: self.metadata_table_services(spark))  # fmt: skip
         if config.auto_archive:
             self._logged("archiving the timeline of", self.archive)
 

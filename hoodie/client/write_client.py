@@ -146,7 +146,7 @@ class WriteClient:
                 crash_point("write.files_written")
                 executor.finalize(metadata)
                 crash_point("write.finalized")
-                transaction.commit(metadata)
+                transaction.commit(metadata, spark=spark)
             finally:
                 operation.release()
         result = WriteResult(transaction.instant_time, operation.name, metadata,

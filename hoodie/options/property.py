@@ -153,6 +153,16 @@ def non_negative_int(key: str, value: object) -> int:
     return number
 
 
+def positive_float(key: str, value: object) -> float:
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        number = -1.0
+    if not number > 0.0 or number == float("inf"):
+        raise InvalidConfigError(f"option '{key}' must be a positive number, got {value!r}")
+    return number
+
+
 def probability(key: str, value: object) -> float:
     try:
         number = float(str(value).strip())

@@ -24,6 +24,7 @@ from .property import (
     field_list,
     non_negative_int,
     optional_field_list,
+    positive_float,
     positive_int,
     probability,
     text,
@@ -198,11 +199,11 @@ def _only(taken: bool, why: str) -> Parse:
 
 # What refusing each of Apache Hudi's metadata table switches says (keys and defaults as in
 # HoodieMetadataConfig of Apache Hudi 0.15.0 and 1.2.0, read from their bundles' classes).
-_NO_RECORD_INDEX = (
-    "the metadata table's record index (record_index partition) is not written by dbt-hoodie "
-    "yet (issue 41, step 8); a table Apache Hudi gave one has its metadata table rebuilt "
-    "without it by our writes. Use hoodie.index.type (SIMPLE, BLOOM, GLOBAL_SIMPLE, "
-    "GLOBAL_BLOOM or BUCKET) to find keys"
+_NO_PARTITIONED_RECORD_INDEX = (
+    "the metadata table's partitioned record index (Apache Hudi 1.1+: record_index keyed by "
+    "partition and key) is not written by dbt-hoodie; its global record index is "
+    "(hoodie.metadata.global.record.level.index.enable, 0.15's "
+    "hoodie.metadata.record.index.enable)"
 )
 _REFUSED_SWITCHES = (
     ConfigProperty("hoodie.metadata.log.compaction.enable", False,
@@ -233,15 +234,10 @@ _REFUSED_SWITCHES = (
                    parse=_only(False, "the metadata table's partition_stats partition is not "
                                "written by dbt-hoodie (hoodie.metadata.index.column.stats.enable "
                                "gives readers per-file statistics)")),
-    ConfigProperty("hoodie.metadata.global.record.level.index.enable", False,
-                   "Apache Hudi 1.2 (default false; 0.15's hoodie.metadata.record.index.enable): "
-                   "the record index; only false: not built yet (issue 41, step 8)",
-                   parse=_only(False, _NO_RECORD_INDEX),
-                   aliases=(Alias("hoodie.metadata.record.index.enable"),)),
     ConfigProperty("hoodie.metadata.record.level.index.enable", False,
-                   "Apache Hudi 1.1+ (default false): the partitioned record index; only false: "
-                   "not built yet (issue 41, step 8)",
-                   parse=_only(False, _NO_RECORD_INDEX)),
+                   "Apache Hudi 1.1+ (default false): the partitioned record index; only false "
+                   "(the global one is hoodie.metadata.global.record.level.index.enable)",
+                   parse=_only(False, _NO_PARTITIONED_RECORD_INDEX)),
     ConfigProperty("hoodie.metadata.auto.initialize", True,
                    "Apache Hudi 0.14+ (default true): the metadata table is built from a "
                    "listing of the table's files; only true (false builds one without them)",
@@ -374,6 +370,32 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "only the record key (none, or the key's field) is supported: the bloom "
                    "filters are the base files' footer filters of their keys",
                    attribute="metadata_bloom_filter_columns", parse=optional_field_list),
+    ConfigProperty("hoodie.metadata.global.record.level.index.enable", None,
+                   "with the metadata table: its record_index partition (where each record key "
+                   "lives: partition, file group, the instant that put it there; Apache Hudi's "
+                   "RECORD_INDEX index finds keys by it): true builds it from the keys of the "
+                   "latest file slices and keeps it with every action, false drops it; none: "
+                   "kept where the table has it",
+                   attribute="metadata_record_index", parse=boolean,
+                   aliases=(Alias("hoodie.metadata.record.index.enable"),)),
+    ConfigProperty("hoodie.metadata.global.record.level.index.min.filegroup.count", 10,
+                   "fewest file groups of a record_index partition built by this write (the "
+                   "count is estimated from the table's keys when it is built, then fixed)",
+                   attribute="metadata_record_index_min_file_groups", parse=positive_int,
+                   aliases=(Alias("hoodie.metadata.record.index.min.filegroup.count"),)),
+    ConfigProperty("hoodie.metadata.global.record.level.index.max.filegroup.count", 10000,
+                   "most file groups of a record_index partition built by this write",
+                   attribute="metadata_record_index_max_file_groups", parse=positive_int,
+                   aliases=(Alias("hoodie.metadata.record.index.max.filegroup.count"),)),
+    ConfigProperty("hoodie.metadata.record.index.max.filegroup.size", 1024 * MB,
+                   "bytes of record index entries one record_index file group is sized for when "
+                   "the partition is built (Apache Hudi's estimate: keys x growth factor x "
+                   "average entry size / this)",
+                   attribute="metadata_record_index_max_file_group_size", parse=positive_int),
+    ConfigProperty("hoodie.metadata.record.index.growth.factor", 2.0,
+                   "how many times the table's key count a record_index partition is sized for "
+                   "when it is built",
+                   attribute="metadata_record_index_growth_factor", parse=positive_float),
     # What a write does.
     ConfigProperty("hoodie.datasource.write.operation", Operation.UPSERT.value,
                    "upsert (update stored keys, insert new ones), insert (only new keys, filling "

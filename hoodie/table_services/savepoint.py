@@ -36,7 +36,12 @@ from ..meta_client import HoodieTableMetaClient
 from ..timeline import WRITE_ACTIONS, Action, Instant, State
 from ..transaction.failed_writes import FailedWritesPolicy
 from ..transaction.metadata_table import turn_off_metadata_table
-from ..transaction.metadata_writer import update_metadata_table
+from ..transaction.metadata_writer import (
+    capture_for_undo,
+    undone_record_index,
+    update_metadata_table,
+)
+from ..transaction.record_index import forget_undone
 from ..transaction.rollback import Rollback
 from ..transaction.transaction import Transaction
 
@@ -185,6 +190,8 @@ def _run_restore(
             continue  # undone before an interruption
         undo_plan = rollback.plan(instant)
         rollback.revert_to_inflight(instant)
+        if metadata_table:  # what the record index must forget, read before the files go
+            capture_for_undo(meta_client, inflight.timestamp, info, undo_plan)
         done[info.commit_time] = [rollback.undo(undo_plan, inflight.timestamp, time.monotonic())]
         rollback.forget(undo_plan)
         crash_point("restore.instant_undone")
@@ -201,8 +208,10 @@ def _run_restore(
     )
     content = metadata.to_avro()
     if metadata_table:  # the metadata table's delta commit first, as for a write
-        update_metadata_table(meta_client, inflight, content)
+        changes = undone_record_index(meta_client, inflight.timestamp)
+        update_metadata_table(meta_client, inflight, content, record_index=changes)
     meta_client.save_instant(inflight.with_state(State.COMPLETED), content)
+    forget_undone(meta_client.storage, inflight.timestamp)
     return metadata
 
 

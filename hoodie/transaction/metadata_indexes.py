@@ -40,7 +40,7 @@ from ..column_stats import (
     ranges_from_parquet,
     ranges_from_table,
 )
-from ..config import BLOOM_FILTERS, COLUMN_STATS, MetadataIndexes
+from ..config import BLOOM_FILTERS, COLUMN_STATS, RECORD_INDEX, MetadataIndexes
 from ..exceptions import CorruptDataFileError
 from ..logformat import BlockType, read_log_file
 from ..meta_client import HoodieTableMetaClient
@@ -201,4 +201,4 @@ def file_indexing(
     if COLUMN_STATS in kept:
         columns = IndexedColumns(properties.table_version, indexes.column_list,
                                  indexes.max_columns)  # fmt: skip
-    return FileIndexing(columns, BLOOM_FILTERS in kept)
+    return FileIndexing(columns, BLOOM_FILTERS in kept, RECORD_INDEX in kept)

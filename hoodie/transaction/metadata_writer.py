@@ -33,24 +33,26 @@ with its base files, before the next delta commit (nothing reads a pending compa
 
 from __future__ import annotations
 
-import base64
 import datetime
 import logging
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from .. import properties as props
-from ..avro_metadata import CleanMetadata, RestoreMetadata, RollbackMetadata
-from ..bloom_filter import BloomFilterSpec, serialized_filter
-from ..config import BLOOM_FILTERS, COLUMN_STATS, MetadataIndexes
-from ..exceptions import HoodieError, MalformedMetadataError
+from ..avro_metadata import (
+    CleanMetadata,
+    InstantInfo,
+    RestoreMetadata,
+    RollbackMetadata,
+    RollbackPlan,
+)
+from ..config import BLOOM_FILTERS, COLUMN_STATS, RECORD_INDEX, MetadataIndexes
+from ..exceptions import HoodieError, InvalidConfigError, MalformedMetadataError
 from ..faults import armed, crash_point
-from ..fs_view import FileSystemView
-from ..hfile import JAVA_DEFLATE, RUN_LENGTH_DEFLATE, Deflate, write_hfile
-from ..logformat import DeleteRecord, delete_block, hfile_data_block
+from ..fs_view import CommittedInstants, FileSystemView, damaged_data_file
+from ..logformat import delete_block
 from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata, WriteStat
@@ -65,7 +67,6 @@ from ..metadata_records import (
     FilesRecord,
     MetadataPartitionType,
     MetadataRecord,
-    encode_metadata_record,
     file_group_id,
     file_group_index,
     metadata_record_schema,
@@ -86,8 +87,29 @@ from ..table_metadata import (
     MetadataTableProperties,
 )
 from ..timeline import METAFOLDER, Action, Instant, State, Timeline, layout_of
+from .metadata_files import deflate_of, log_content, metadata_base_file, sorted_entries
 from .metadata_indexes import IndexedColumns, IndexRecordMaker, IndexRecords
 from .metadata_table import turn_off_metadata_table
+from .record_index import (
+    RECORD_INDEX_ENTRY_SIZE,
+    GroupWriter,
+    KeySource,
+    RecordIndexChanges,
+    SliceReading,
+    active_session,
+    capture_undone,
+    located_entries,
+    on_driver,
+    read_on_driver,
+    slice_size,
+    stats_of,
+    undone_changes,
+    unrecorded,
+    write_with_spark,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +117,7 @@ FILES = MetadataPartitionType.FILES
 FILES_PARTITION = FILES.partition_name
 FILES_FILE_ID = file_group_id(FILES.file_id_prefix, 0)  # files-0000-0
 # The partitions we write: `files`, and the indexes of issue 41's step 7.
-MAINTAINED = (FILES_PARTITION, COLUMN_STATS, BLOOM_FILTERS)
+MAINTAINED = (FILES_PARTITION, COLUMN_STATS, BLOOM_FILTERS, RECORD_INDEX)
 WRITE_TOKEN = "0-0-0"  # one writer, no Spark task: Apache Hudi's initialization token
 # Version 6's initialization instant: the base plus `PARTITION_INITIALIZATION_TIME_SUFFIX`
 # (10) plus the partition's position (files: 0) as 3 digits; version 8's base is 17 digits.
@@ -106,16 +128,6 @@ V6_KEYGEN_CLASS = "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator"
 V6_MERGER_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 V8_MERGE_STRATEGY_ID = "00000000-0000-0000-0000-000000000000"
 _DATA_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION)
-
-
-def deflate_of(partition: str) -> Deflate:
-    """How a metadata table partition's HFile blocks are deflated: Java's default, as Apache
-    Hudi writes them, but run-length for `bloom_filters` (readers cannot tell). Each of its
-    records is a base file's bloom filter as base64 text (~431 KB at the default 60,000
-    entries), which the default deflate took 10-17 ms a filter over in the driver: 0.46 s of
-    a 1M-row upsert's 0.57 s commit of 30 files, 1.8 s of the 2.2 s the metadata table's
-    compaction of 200 files' filters took (bench/README.md, metadata_table.py)."""
-    return RUN_LENGTH_DEFLATE if partition == BLOOM_FILTERS else JAVA_DEFLATE
 
 
 def metadata_table_properties(data: props.TableProperties) -> dict[str, str]:
@@ -188,10 +200,6 @@ def files_records_of(action: Action, content: bytes) -> list[FilesRecord] | None
     return None
 
 
-def _entries(records: Sequence[MetadataRecord], version: int) -> list[tuple[bytes, bytes]]:
-    return sorted((r.key.encode("utf-8"), encode_metadata_record(r, version)) for r in records)
-
-
 @dataclass
 class MetadataTableWriter:
     """The `files` partition of one data table's MDT, written by actions of ours."""
@@ -222,6 +230,7 @@ class MetadataTableWriter:
         action: str,
         records: Sequence[FilesRecord] = (),
         indexes: MetadataIndexes = MetadataIndexes(),  # noqa: B008 (frozen)
+        spark: SparkSession | None = None,
     ) -> MetadataTableWriter | None:
         """The MDT to bring `instant_time`'s action into, initialized if the table has none
         usable, with the index partitions `indexes` keeps built or dropped first; None when it
@@ -242,7 +251,7 @@ class MetadataTableWriter:
                 turn_off_metadata_table(data, f"{action} (rebuilding the metadata table)")
             writer = cls._initialize(data, instant_time, records)
         if writer is not None:
-            writer._sync_indexes(indexes, instant_time, records)
+            writer._sync_indexes(indexes, instant_time, records, spark)
         return writer
 
     @classmethod
@@ -298,11 +307,17 @@ class MetadataTableWriter:
 
     # -- the index partitions --------------------------------------------------------------------
     def _sync_indexes(
-        self, indexes: MetadataIndexes, instant_time: str, records: Sequence[FilesRecord]
+        self,
+        indexes: MetadataIndexes,
+        instant_time: str,
+        records: Sequence[FilesRecord],
+        spark: SparkSession | None = None,
     ) -> None:
         """Drop the index partitions `indexes` turns off, build those it turns on, unless an
         older data instant is pending (its files are in no listing, as for `files`): then a
-        later action builds them, and this one's delta commit holds the partitions built."""
+        later action builds them, and this one's delta commit holds the partitions built.
+        The record index is built from the keys of every latest slice, read in Spark tasks
+        (`spark`, or the active session) unless the table is small."""
         existing = [p for p in self.partitions if p != FILES_PARTITION]
         kept = indexes.kept(existing)
         for partition in existing:
@@ -325,7 +340,11 @@ class MetadataTableWriter:
             init = self._init_instant(timeline)
             self.data.set_metadata_partitions(completed=self.partitions,
                                               inflight=(partition,))  # fmt: skip
-            self._build_partition(partition, init, built.records, indexes.file_groups(partition))
+            if partition == RECORD_INDEX:
+                self._build_record_index(init, timeline, indexes, spark)
+            else:
+                self._build_partition(partition, init, built.records,
+                                      indexes.file_groups(partition))  # fmt: skip
             self.data.set_metadata_partitions(completed=(*self.partitions, partition),
                                               inflight=())  # fmt: skip
             log.info("table '%s': metadata table's %s built at %s (%d file(s))",
@@ -399,7 +418,7 @@ class MetadataTableWriter:
         files: list[tuple[WriteStat, bytes]] = []
         for file_id, grouped in groups.items():
             if grouped:
-                entries = _entries(grouped, self.version)
+                entries = sorted_entries(grouped, self.version)
                 base = metadata_base_file(entries, self.version, deflate_of(partition))
                 name = f"{file_id}_{WRITE_TOKEN}_{init}{HFILE_EXTENSION}"
                 files.append((self._stat(partition, file_id, name, len(base), init,
@@ -419,19 +438,104 @@ class MetadataTableWriter:
             instant.with_state(State.COMPLETED), self._content(stats, "BULK_INSERT")
         )
 
+    def _build_record_index(
+        self,
+        init: str,
+        timeline: Timeline,
+        indexes: MetadataIndexes,
+        spark: SparkSession | None,
+    ) -> None:
+        """The `record_index` partition's initialization delta commit (Apache Hudi's
+        `initializeRecordIndexPartition`): the live keys of every file group's latest slice as
+        of the latest completed instant, each located in its file group at the slice's base
+        instant; as many file groups as `estimate_file_group_count` gives for the base files'
+        rows (Apache Hudi's entry size, 48 bytes); per file group an empty delete block log
+        file and a base HFile of its keys. A table written without meta fields has no key
+        column to read: refused, naming the option."""
+        if not self.data.properties.populate_meta_fields:
+            raise InvalidConfigError(
+                f"table '{self.data.name}' was written without meta fields "
+                "(hoodie.populate.meta.fields=false): its files hold no _hoodie_record_key "
+                "column to build the metadata table's record index from. Leave "
+                "hoodie.metadata.global.record.level.index.enable unset (or false)"
+            )
+        storage = self.data.storage
+        view = FileSystemView(storage, timeline)
+        sources, rows = [], 0
+        for file_group in view.file_groups():
+            latest = file_group.latest_slice
+            if latest is None:
+                continue
+            logs = tuple(lf.relative_path for lf in latest.log_files)
+            sources.append(KeySource.of_slice(latest, latest.base_instant,
+                                              view.block_spans(logs)))  # fmt: skip
+            if latest.base_file is not None:
+                with damaged_data_file(storage, latest.base_file.relative_path,
+                                       "a parquet base file"):  # fmt: skip
+                    parquet = storage.parquet_file(latest.base_file.relative_path)
+                    rows += parquet.metadata.num_rows
+        count = indexes.record_index_file_groups(rows, RECORD_INDEX_ENTRY_SIZE)
+        kind = MetadataPartitionType.RECORD_INDEX
+        file_ids = [file_group_id(kind.file_id_prefix, i) for i in range(count)]
+        mdt = self.mdt.storage
+        mdt.makedirs(RECORD_INDEX)
+        mdt.write_atomic(posixpath.join(RECORD_INDEX, ".hoodie_partition_metadata"),
+                         partition_metadata_text(init, 1).encode())  # fmt: skip
+        instant = self._begin(init)
+        files: list[tuple[WriteStat, bytes]] = []
+        for file_id in file_ids:
+            empty = delete_block([], init)
+            name = log_file_name(file_id, init, 1, WRITE_TOKEN)
+            files.append((self._stat(RECORD_INDEX, file_id, name, len(empty), init, 0), empty))
+        names = {f: f"{f}_{WRITE_TOKEN}_{init}{HFILE_EXTENSION}" for f in file_ids}
+        reading = self.slice_reading(timeline)
+        session = None if on_driver(rows) else active_session(spark)
+        planned: list[WriteStat] = []
+        if session is None:
+            grouped = located_entries(read_on_driver(storage, sources, reading, count),
+                                      self.version, self.timezone)  # fmt: skip
+            for group, (entries, _) in sorted(grouped.items()):
+                base = metadata_base_file(entries, self.version)
+                file_id = file_ids[group]
+                files.append((self._stat(RECORD_INDEX, file_id, names[file_id], len(base), init,
+                                         len(entries)), base))  # fmt: skip
+        else:
+            planned = [self._stat(RECORD_INDEX, f, names[f], 0, init, 0) for f in file_ids]
+        stats = [stat for stat, _ in files]
+        self.mdt.save_instant(instant.with_state(State.INFLIGHT),
+                              self._content(stats + planned, "BULK_INSERT"))  # fmt: skip
+        for stat, content in files:
+            assert stat.path is not None
+            mdt.write_bytes(stat.path, content)
+        if session is not None:
+            paths = {i: posixpath.join(RECORD_INDEX, names[f]) for i, f in enumerate(file_ids)}
+            writer = GroupWriter(mdt, self.version, self.timezone, init, paths, base_file=True)
+            written = write_with_spark(session, storage, sources, reading, writer, count)
+            stats += stats_of(written, dict(enumerate(file_ids)))
+        crash_point("metadata_table.init_written")
+        self.mdt.save_instant(
+            instant.with_state(State.COMPLETED), self._content(stats, "BULK_INSERT")
+        )
+
     def commit(
         self,
         instant_time: str,
         records: Sequence[FilesRecord],
         check_lock: Callable[[], None] = lambda: None,
         index: IndexRecords | None = None,
+        record_index: RecordIndexChanges | None = None,
+        spark: SparkSession | None = None,
     ) -> None:
-        """One MDT delta commit at the data instant's time holding `records` (`files`) and
-        `index` (the index partitions' records and deleted keys): requested, inflight naming
-        its log files (one per file group written: a data block, and a delete block where
-        keys go), the log files, completed. `check_lock` raises unless the table lock is
-        still held: called just before the delta commit completes, since a writer that took
-        an expired lock removes a pending one (`roll_back_pending`)."""
+        """One MDT delta commit at the data instant's time holding `records` (`files`),
+        `index` (the index partitions' records and deleted keys) and `record_index` (the
+        record index's changes, as sources of keys): requested, inflight naming its log files
+        (one per file group written: a data block, and a delete block where keys go), the log
+        files, completed. The record index's log files are made here for a small action and
+        by a Spark job (`spark`, or the active session) for a large one, whose inflight names
+        every file group's log file (the job writes those of the groups it touches).
+        `check_lock` raises unless the table lock is still held: called just before the delta
+        commit completes, since a writer that took an expired lock removes a pending one
+        (`roll_back_pending`)."""
         self.roll_back_pending()
         instant = self._begin(instant_time)
         by_partition: dict[str, Sequence[MetadataRecord]] = {FILES_PARTITION: records}
@@ -441,32 +545,29 @@ class MetadataTableWriter:
             deletes = index.deletes
         files: list[tuple[WriteStat, bytes]] = []
         for partition in self.partitions:
+            if partition == RECORD_INDEX:
+                continue
             grouped = self._grouped(partition, by_partition.get(partition, ()),
                                     deletes.get(partition, ()))  # fmt: skip
-            for file_id, (written, removed) in grouped.items():
-                if partition != FILES_PARTITION and not written and not removed:
-                    continue
-                name = self._next_log_name(partition, file_id, instant_time)
-                blocks = []
-                if written or partition == FILES_PARTITION:
-                    blocks.append(hfile_data_block(
-                        _entries(written, self.version), instant_time, self.schema,
-                        hbase_keys=self.hbase_keys, deflate=deflate_of(partition),
-                    ))  # fmt: skip
-                if removed:
-                    # as Apache Hudi writes them: the MDT partition as partition path,
-                    # ordering value 0 (no ordering), the record schema in the header
-                    blocks.append(delete_block(
-                        [DeleteRecord(k, partition) for k in sorted(removed)],
-                        instant_time, self.schema,
-                    ))  # fmt: skip
-                content = b"".join(blocks)
-                stat = self._stat(partition, file_id, name, len(content), instant_time,
-                                  len(written))  # fmt: skip
+            touched = [f for f, (w, r) in grouped.items()
+                       if w or r or partition == FILES_PARTITION]  # fmt: skip
+            names = self._next_log_names(partition, touched, instant_time)
+            for file_id in touched:
+                written, removed = grouped[file_id]
+                content = log_content(partition, sorted_entries(written, self.version),
+                                      removed, instant_time, self.version,
+                                      data_block=partition == FILES_PARTITION)  # fmt: skip
+                stat = self._stat(partition, file_id, names[file_id], len(content),
+                                  instant_time, len(written))  # fmt: skip
                 stat.num_deletes = len(removed)
                 files.append((stat, content))
+        job = None
+        planned: list[WriteStat] = []
+        if RECORD_INDEX in self.partitions and record_index is not None and record_index.sources:
+            job, planned = self._record_index_files(instant_time, record_index, files, spark)
         stats = [stat for stat, _ in files]
-        self.mdt.save_instant(instant.with_state(State.INFLIGHT), self._content(stats))
+        self.mdt.save_instant(instant.with_state(State.INFLIGHT),
+                              self._content(stats + planned))  # fmt: skip
         storage = self.mdt.storage
         for stat, content in files:
             assert stat.path is not None
@@ -478,10 +579,91 @@ class MetadataTableWriter:
                     f"metadata table of '{self.data.name}': {stat.path} exists already; another "
                     "writer is writing the metadata table"
                 )
+        if job is not None:
+            stats += job()
         crash_point("metadata_table.log_written")
         check_lock()
         self.mdt.save_instant(instant.with_state(State.COMPLETED), self._content(stats))
         crash_point("metadata_table.committed")
+
+    # -- the record index ------------------------------------------------------------------------
+    @property
+    def timezone(self) -> str:
+        """The data table's timeline zone, which the record index's instant times are in."""
+        return self.data.properties.extra.get(props.TIMELINE_TIMEZONE) or "LOCAL"
+
+    def written_changes(self, instant_time: str, metadata: CommitMetadata) -> RecordIndexChanges:
+        """A commit's record index changes: the keys its write tasks handed over with their
+        stats; the files of stats without them (a record index another writer built while this
+        one wrote) read: their keys located, their logs' deletes removed; and for a replace
+        commit the live keys of the file groups it replaced removed (the keys it wrote again
+        keep their new location). A compaction changes no location."""
+        changes = RecordIndexChanges()
+        if metadata.compacted:
+            return changes
+        stats = metadata.write_stats()
+        changes = RecordIndexChanges.of_stats(instant_time, stats)
+        for stat in unrecorded(stats):
+            assert stat.path is not None
+            changes.add(KeySource(stat.partition_path, stat.file_id, instant_time,
+                                  files=(stat.path,), of_instant=instant_time),
+                        size=stat.file_size_in_bytes)  # fmt: skip
+        replaced = metadata.partition_to_replace_file_ids or {}
+        if replaced:
+            timeline = self.data.timeline()
+            view = FileSystemView(self.data.storage, timeline)
+            for group in view.file_groups(sorted(replaced)):
+                latest = group.latest_slice
+                if latest is None or group.file_id not in replaced[group.partition_path]:
+                    continue
+                logs = tuple(lf.relative_path for lf in latest.log_files)
+                changes.add(KeySource.of_slice(latest, instant_time, view.block_spans(logs),
+                                               removes=True),
+                            size=slice_size(latest))  # fmt: skip
+        return changes
+
+    def slice_reading(self, timeline: Timeline) -> SliceReading:
+        """How tasks read the data table's slices as of `timeline`."""
+        return SliceReading(CommittedInstants.of(timeline), self.data.properties.ordering_field)
+
+    def _record_index_files(
+        self,
+        instant_time: str,
+        changes: RecordIndexChanges,
+        files: list[tuple[WriteStat, bytes]],
+        spark: SparkSession | None,
+    ) -> tuple[Callable[[], list[WriteStat]] | None, list[WriteStat]]:
+        """The record index's part of a delta commit: made here (added to `files`) when the
+        action is small or there is no Spark session; else a Spark job to run once the
+        inflight names its files (every file group's: planned), and those planned stats."""
+        file_ids = self._file_ids(RECORD_INDEX)
+        count = len(file_ids)
+        reading = self.slice_reading(self.data.timeline())
+        session = None if changes.small else active_session(spark)
+        if session is None:
+            rows = read_on_driver(self.data.storage, changes.sources, reading, count)
+            grouped = located_entries(rows, self.version, self.timezone)
+            touched = [file_ids[g] for g in sorted(grouped)]
+            names = self._next_log_names(RECORD_INDEX, touched, instant_time)
+            for group, (entries, removed) in sorted(grouped.items()):
+                file_id = file_ids[group]
+                content = log_content(RECORD_INDEX, entries, removed, instant_time, self.version)
+                stat = self._stat(RECORD_INDEX, file_id, names[file_id], len(content),
+                                  instant_time, len(entries))  # fmt: skip
+                stat.num_deletes = len(removed)
+                files.append((stat, content))
+            return None, []
+        names = self._next_log_names(RECORD_INDEX, file_ids, instant_time)
+        paths = {i: posixpath.join(RECORD_INDEX, names[f]) for i, f in enumerate(file_ids)}
+        planned = [self._stat(RECORD_INDEX, f, names[f], 0, instant_time, 0) for f in file_ids]
+        writer = GroupWriter(self.mdt.storage, self.version, self.timezone, instant_time, paths)
+
+        def job() -> list[WriteStat]:
+            written = write_with_spark(session, self.data.storage, changes.sources, reading,
+                                       writer, count)  # fmt: skip
+            return stats_of(written, dict(enumerate(file_ids)))
+
+        return job, planned
 
     def _grouped(
         self, partition: str, records: Sequence[MetadataRecord], deletes: Sequence[str]
@@ -560,25 +742,34 @@ class MetadataTableWriter:
         requested = Instant(instant_time, Action.DELTA_COMMIT, State.REQUESTED)
         return self.mdt.save_instant(requested)
 
-    def _next_log_name(self, partition: str, file_id: str, instant_time: str) -> str:
-        """Version 8: a log file of its own instant; version 6: the next log version of the
-        file group's latest slice (every name on storage counts, failed ones too)."""
+    def _next_log_names(
+        self, partition: str, file_ids: Sequence[str], instant_time: str
+    ) -> dict[str, str]:
+        """The log file each of `file_ids` gets in this delta commit. Version 8: a log file
+        of its own instant; version 6: the next log version of the file group's latest slice
+        (every name on storage counts, failed ones too)."""
         if self.version >= 8:
-            return log_file_name(file_id, instant_time, 1, WRITE_TOKEN)
+            return {f: log_file_name(f, instant_time, 1, WRITE_TOKEN) for f in file_ids}
+        if not file_ids:
+            return {}
         view = FileSystemView(self.mdt.storage, self.mdt.timeline(),
                               base_file_extension=HFILE_EXTENSION)  # fmt: skip
-        groups = [g for g in view.file_groups([partition]) if g.file_id == file_id]
-        latest = groups[0].latest_slice if groups else None
-        if latest is None:
-            raise HoodieError(f"metadata table of '{self.data.name}' has no {file_id}")
-        versions = [
-            parsed.version
-            for info in self.mdt.storage.list_files(partition)
-            if (parsed := parse_log_file_name(info.name)) is not None
-            and parsed.file_id == file_id and parsed.instant == latest.base_instant
-        ]  # fmt: skip
-        return log_file_name(file_id, latest.base_instant, max(versions, default=0) + 1,
-                             WRITE_TOKEN)  # fmt: skip
+        latest = {g.file_id: g.latest_slice for g in view.file_groups([partition])}
+        versions: dict[tuple[str, str], int] = {}
+        for info in self.mdt.storage.list_files(partition):
+            parsed = parse_log_file_name(info.name)
+            if parsed is not None:
+                at = (parsed.file_id, parsed.instant)
+                versions[at] = max(versions.get(at, 0), parsed.version)
+        out = {}
+        for file_id in file_ids:
+            slice_ = latest.get(file_id)
+            if slice_ is None:
+                raise HoodieError(f"metadata table of '{self.data.name}' has no {file_id}")
+            base = slice_.base_instant
+            out[file_id] = log_file_name(file_id, base, versions.get((file_id, base), 0) + 1,
+                                         WRITE_TOKEN)  # fmt: skip
+        return out
 
     def _stat(
         self, partition: str, file_id: str, name: str, size: int, instant_time: str, writes: int
@@ -596,27 +787,6 @@ class MetadataTableWriter:
         for stat in stats:
             metadata.add(stat)
         return self.mdt.commit_content(metadata)
-
-
-def metadata_base_file(
-    entries: Sequence[tuple[bytes, bytes]], version: int, deflate: Deflate = JAVA_DEFLATE
-) -> bytes:
-    """An MDT base file of `entries` (sorted (key, encoded record) pairs) as Apache Hudi writes
-    it: an HFile whose file info holds the record schema, the key range and the type of the
-    bloom filter of its keys, which a meta block holds; whole KeyValue keys in its indexes for
-    version 6 (Apache Hudi 0.15 reads it with HBase's reader); data blocks deflated as `deflate`
-    says (`deflate_of` its partition)."""
-    keys = pa.array([key.decode("utf-8") for key, _ in entries], pa.string())
-    bloom = base64.b64encode(serialized_filter(keys, BloomFilterSpec()))
-    file_info = {
-        b"schema": metadata_record_schema(version).encode("utf-8"),
-        b"bloomFilterTypeCode": b"DYNAMIC_V0",
-    }
-    if entries:
-        file_info[b"minRecordKey"] = entries[0][0]
-        file_info[b"maxRecordKey"] = entries[-1][0]
-    return write_hfile(entries, file_info=file_info, meta_blocks={"bloomFilter": bloom},
-                       hbase_keys=version < 8, deflate=deflate)  # fmt: skip
 
 
 def _csv(value: str | None) -> list[str]:
@@ -726,20 +896,24 @@ def update_metadata_table(
     check_lock: Callable[[], None] = lambda: None,
     indexes: MetadataIndexes = MetadataIndexes(),  # noqa: B008 (frozen)
     written: CommitMetadata | None = None,
+    spark: SparkSession | None = None,
+    record_index: RecordIndexChanges | None = None,
 ) -> None:
     """Just before `instant` completes with `content` (its commit, clean, rollback or restore
     metadata): the metadata table's delta commit of it, the metadata table built first if the
     table has none we keep, its index partitions as `indexes` says. `written`: a commit's
     metadata as its write tasks returned it, whose stats carry the files' column ranges and
-    bloom filters (else they are read from the files). Called under the table lock, when
-    there is one; `check_lock` raises LockLostError unless it is still held (see
-    `MetadataTableWriter.commit`)."""
+    bloom filters and the record index's keys (else they are read from the files).
+    `record_index`: a rollback's or restore's record index changes (`rollback_changes`).
+    `spark`: the session the record index's jobs run in (default: the active one; none: the
+    driver does them). Called under the table lock, when there is one; `check_lock` raises
+    LockLostError unless it is still held (see `MetadataTableWriter.commit`)."""
     records = files_records_of(instant.action, content)
     if records is None:
         return
     what = f"{instant.action.value} {instant.timestamp}"
     writer = MetadataTableWriter.for_action(meta_client, instant.timestamp, what, records,
-                                            indexes)  # fmt: skip
+                                            indexes, spark)  # fmt: skip
     if writer is None:
         return
     index = None
@@ -752,4 +926,60 @@ def update_metadata_table(
             index = maker.written(stats)
         else:
             index = maker.removed(records)
-    writer.commit(instant.timestamp, records, check_lock, index)
+    if RECORD_INDEX in writer.partitions and instant.action in _DATA_ACTIONS:
+        record_index = writer.written_changes(instant.timestamp,
+                                              written or CommitMetadata.parse(content))
+    writer.commit(instant.timestamp, records, check_lock, index, record_index, spark)
+
+
+def capture_for_undo(
+    data: HoodieTableMetaClient,
+    undoing: str,
+    target: InstantInfo,
+    plan: RollbackPlan,
+    spark: SparkSession | None = None,
+) -> None:
+    """Before a rollback or restore at `undoing` undoes instant `target` by `plan`: where the
+    table keeps a record index that may count the instant (its metadata table delta commit
+    completed; a compaction moves no key), the keys of the files it is about to delete or
+    retract and the file groups they and a replace commit's replaced groups belong to, kept
+    in the rollback's temp folder (`record_index.capture_undone`)."""
+    data.properties = HoodieTableMetaClient.load(data.storage).properties
+    if RECORD_INDEX not in props.metadata_partitions(data.properties.extra):
+        return
+    if target.action == Action.COMPACTION.value or (
+        target.action == Action.COMMIT.value and data.merge_on_read
+    ):
+        return
+    writer = MetadataTableWriter.open_existing(data)
+    if writer is None or not any(
+        i.timestamp == target.commit_time and i.action is Action.DELTA_COMMIT
+        for i in writer.mdt.timeline().completed
+    ):
+        return
+    files, groups = [], set()
+    for request in plan.rollback_requests:
+        for uri in [*request.files_to_be_deleted, *request.log_blocks_to_be_deleted]:
+            relative = data.storage.relative(uri)
+            name = posixpath.basename(relative)
+            parsed = parse_base_file_name(name) or parse_log_file_name(name)
+            files.append(relative)
+            if parsed is not None:
+                groups.add((posixpath.dirname(relative), parsed.file_id))
+    for state in (State.INFLIGHT, State.COMPLETED):
+        try:
+            metadata = data.commit_metadata(Instant(target.commit_time, Action(target.action),
+                                                    state))  # fmt: skip
+        except (FileNotFoundError, MalformedMetadataError, HoodieError):
+            continue
+        for partition, file_ids in (metadata.partition_to_replace_file_ids or {}).items():
+            groups.update((partition, f) for f in file_ids)
+        break
+    capture_undone(data.storage, undoing, target.commit_time, files, groups, spark)
+
+
+def undone_record_index(data: HoodieTableMetaClient, undoing: str) -> RecordIndexChanges | None:
+    """Once a rollback or restore at `undoing` has undone its files: its record index changes
+    (`record_index.undone_changes`), against the table as it is now."""
+    view = FileSystemView(data.storage, data.timeline())
+    return undone_changes(data.storage, undoing, undoing, view)

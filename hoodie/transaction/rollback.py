@@ -52,7 +52,8 @@ from ..timeline import METAFOLDER, WRITE_ACTIONS, Action, Instant, State
 from .failed_writes import FailedWritesPolicy
 from .heartbeat import heartbeat_path
 from .metadata_table import turn_off_metadata_table
-from .metadata_writer import update_metadata_table
+from .metadata_writer import capture_for_undo, undone_record_index, update_metadata_table
+from .record_index import forget_undone
 
 log = logging.getLogger(__name__)
 
@@ -380,13 +381,20 @@ class Rollback:
         self, inflight: Instant, plan: RollbackPlan, started: float, policy: FailedWritesPolicy
     ) -> RollbackMetadata:
         self.meta_client.save_instant(inflight)
+        target = plan.instant_to_rollback
+        if policy.metadata_table and target is not None:
+            # what the record index must forget of the instant, read before its files go
+            capture_for_undo(self.meta_client, inflight.timestamp, target, plan)
         metadata = self.undo(plan, inflight.timestamp, started)
         content = metadata.to_avro()
         if policy.metadata_table:  # the metadata table's delta commit first, as for a write
-            update_metadata_table(self.meta_client, inflight, content, policy.check_lock)
+            changes = undone_record_index(self.meta_client, inflight.timestamp)
+            update_metadata_table(self.meta_client, inflight, content, policy.check_lock,
+                                  record_index=changes)  # fmt: skip
         self.meta_client.save_instant(inflight.with_state(State.COMPLETED), content)
         crash_point("rollback.completed")
         self.forget(plan)
+        forget_undone(self.storage, inflight.timestamp)
         return metadata
 
     def forget(self, plan: RollbackPlan) -> None:

@@ -29,6 +29,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from ..exceptions import WriteRolledBackError
 from ..faults import crash_point
@@ -42,6 +43,9 @@ from .heartbeat import Heartbeat
 from .metadata_table import turn_off_metadata_table
 from .metadata_writer import update_metadata_table
 from .rollback import Rollback
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
 
@@ -129,18 +133,25 @@ class Transaction:
         )
         return self.instant
 
-    def commit(self, metadata: CommitMetadata, check_conflicts_of: bool = True) -> None:
+    def commit(
+        self,
+        metadata: CommitMetadata,
+        check_conflicts_of: bool = True,
+        spark: SparkSession | None = None,
+    ) -> None:
         """Complete a write or compaction with its commit metadata; with concurrent writers,
         unless told otherwise, after checking that nothing completed since it started wrote
-        to the same file groups."""
+        to the same file groups. `spark`: the session of the write, for the metadata table's
+        record index jobs."""
         groups = file_groups_of(metadata) if check_conflicts_of else None
-        self.complete(self.meta_client.commit_content(metadata), groups, metadata)
+        self.complete(self.meta_client.commit_content(metadata), groups, metadata, spark)
 
     def complete(
         self,
         content: bytes,
         file_groups: FileGroups | None = None,
         written: CommitMetadata | None = None,
+        spark: SparkSession | None = None,
     ) -> None:
         """Complete the instant with `content` (a commit's JSON, a clean's Avro metadata),
         after checking that no writer rolled the instant back and, given the `file_groups` it
@@ -164,7 +175,7 @@ class Transaction:
             if keeps:
                 update_metadata_table(self.meta_client, self.instant, content,
                                       self.policy.check_lock, self.policy.metadata_indexes,
-                                      written)  # fmt: skip
+                                      written, spark)  # fmt: skip
             done = self.meta_client.save_instant(done, content)
             crash_point("commit.completed_under_lock")
         self.instant = done

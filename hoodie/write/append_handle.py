@@ -42,6 +42,7 @@ from ..schema import (
     with_meta_columns,
 )
 from ..storage import FileIO
+from ..transaction.record_index import hand_over_keys
 from .merge_handle import (
     deduplicate,
     deleted_mask,
@@ -77,6 +78,11 @@ class AppendHandle:
     # by its instant (version 1), and its slice follows from the commit's completion time.
     logs_per_instant: bool = False
     indexing: FileIndexing = FileIndexing()  # what the metadata table's indexes get
+    # The record index gets the location of every live key a log file writes: a key a log of
+    # the slice deleted may come back as an update, which tagging that reads the slice's keys
+    # without its deletes (SIMPLE, BLOOM; BUCKET tags nothing) cannot tell from one in place.
+    # False where tagging looks through deletes (global indexes): updates write nothing.
+    locates_updates: bool = True
 
     def __call__(self, key: tuple[Any, ...], incoming: pa.Table) -> pa.Table:
         return stat_table([self.write(self.targets[group_key(key[0])], incoming)])
@@ -137,7 +143,7 @@ class AppendHandle:
         self._create(relative, data, target.file_id)
         crash_point("task.log_file.written")
         size = self.storage.size(relative)
-        return WriteStat(
+        stat = WriteStat(
             file_id=target.file_id,
             partition_path=target.partition_path,
             path=relative,
@@ -159,6 +165,10 @@ class AppendHandle:
             log_offset=0,
             column_ranges=self.indexing.log_file(stored, with_meta_columns(schema)),
         )
+        if self.indexing.record_index:
+            located = updates.column(RECORD_KEY) if self.locates_updates else ()
+            hand_over_keys(self.storage, self.instant, stat, located, deletes.column(RECORD_KEY))
+        return stat
 
     def _create(self, relative: str, data: bytes, file_id: str) -> None:
         """Create the log file, which another writer appending to the same file group at the

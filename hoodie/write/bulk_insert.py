@@ -57,6 +57,7 @@ from ..metadata import WriteStat
 from ..naming import base_file_name
 from ..schema import PARTITION_PATH, RECORD_KEY, as_array, data_schema
 from ..storage import FileIO, parquet_size
+from ..transaction.record_index import hand_over_keys
 from .merge_handle import (
     deleted_mask,
     dictionary_columns,
@@ -261,6 +262,8 @@ class BulkInsertWriter:
                                self.bloom_filter, self.indexing, stat)  # fmt: skip
         crash_point("task.base_file.written")
         stat.total_write_bytes = stat.file_size_in_bytes = size
+        if self.indexing.record_index:  # every key is new to the table, in a new file group
+            hand_over_keys(self.storage, self.instant, stat, stored.column(RECORD_KEY))
         return stat
 
 

@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
 from ..column_stats import FileIndexing
-from ..config import WriteConfig
+from ..config import GLOBAL_BLOOM_INDEX, GLOBAL_SIMPLE_INDEX, WriteConfig
 from ..fs_view import CommittedInstants
 from ..index.base import LOCATION
 from ..index.bucket import BUCKET, BucketIndex
@@ -51,6 +51,9 @@ from .task_errors import (
 )
 
 _BUCKET_POINT = "__hoodie_bucket_point"
+# Indexes that tag merge-on-read records by the keys a slice holds after its logs' deletes: an
+# update they send to a log file is one in place (see `AppendHandle.locates_updates`).
+LIVE_KEY_TAGGING = (GLOBAL_SIMPLE_INDEX, GLOBAL_BLOOM_INDEX, "RECORD_INDEX")
 _HASH_RANGE = 2_147_483_647
 
 
@@ -242,6 +245,7 @@ class WriteExecutor:
             unconditional_deletes=delete_operation,
             logs_per_instant=self.meta_client.properties.table_version >= 8,
             indexing=indexing,
+            locates_updates=self.config.index_type not in LIVE_KEY_TAGGING,
         )
         return rewrite, append
 

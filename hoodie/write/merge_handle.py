@@ -51,6 +51,7 @@ from ..schema import (
     row_numbers,
 )
 from ..storage import Dictionary, FileIO
+from ..transaction.record_index import hand_over_keys
 
 TARGET = "__hoodie_target"  # the file id a record is written to
 STAT_SCHEMA = "stat string"
@@ -203,10 +204,12 @@ class CopyOnWriteHandle:
         """
         incoming = self.combine(incoming)
         stored = self._read_previous(target)
-        output, stat = self._merge(target, incoming, stored)
+        output, stat, (located, removed) = self._merge(target, incoming, stored)
         if stored is None and output.num_rows == 0:
             return None
         self._write(target, output, stat)
+        if self.indexing.record_index:
+            hand_over_keys(self.storage, self.instant, stat, located, removed)
         return stat
 
     def combine(self, incoming: pa.Table) -> pa.Table:
@@ -226,7 +229,9 @@ class CopyOnWriteHandle:
 
     def _merge(
         self, target: FileGroupTarget, incoming: pa.Table, stored: pa.Table | None
-    ) -> tuple[pa.Table, WriteStat]:
+    ) -> tuple[pa.Table, WriteStat, tuple[pa.Array, pa.Array]]:
+        """The file group's new version, its stat, and the record index's changes: the keys
+        it gains (inserts) and those it loses (deletes of stored keys)."""
         token = task_token()
         file_name = base_file_name(target.file_id, token, self.instant)
         relative = posixpath.join(target.partition_path, file_name)
@@ -264,6 +269,9 @@ class CopyOnWriteHandle:
             stat.prev_commit = target.previous_instant or "null"
 
         live = pc.invert(deleted)
+        inserted, removed = pc.and_(live, pc.invert(exists)), pc.and_(deleted, exists)
+        keys = incoming.column(RECORD_KEY)
+        changes = (keys.filter(inserted), keys.filter(removed))
         stat.num_deletes = pc.sum(pc.and_(deleted, exists)).as_py() or 0
         stat.num_update_writes = pc.sum(pc.and_(live, exists)).as_py() or 0
         stat.num_inserts = pc.sum(pc.and_(live, pc.invert(exists))).as_py() or 0
@@ -285,7 +293,7 @@ class CopyOnWriteHandle:
             parts.insert(0, old)
         output = pa.concat_tables(parts)
         stat.num_writes = output.num_rows
-        return output, stat
+        return output, stat, changes
 
     def _incoming_wins(self, incoming: pa.Table, stored: pa.Table, exists: pa.Array) -> pa.Array:
         """Per incoming record: does it replace the stored one (DefaultHoodieRecordPayload;

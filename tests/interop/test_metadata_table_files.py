@@ -161,9 +161,9 @@ def test_every_action_keeps_the_files_partition_equal_to_storage(table):
 def test_the_write_option_is_honoured_and_the_other_partitions_keys_refused():
     assert WriteConfig.build("t", "id", options={"hoodie.metadata.enable": "true"}).metadata_table
     assert not WriteConfig.build("t", "id").metadata_table
-    # the record index is not written yet (issue 41 step 8): an unknown option
-    with pytest.raises(InvalidConfigError, match="hoodie.metadata.record.index.enable"):
-        WriteConfig.build("t", "id", options={"hoodie.metadata.record.index.enable": "true"})
+    # the partitioned record index (1.1+) is not written: refused
+    with pytest.raises(InvalidConfigError, match="hoodie.metadata.record.level.index.enable"):
+        WriteConfig.build("t", "id", options={"hoodie.metadata.record.level.index.enable": "true"})
 
 
 def test_turning_it_off_deletes_it(table):

@@ -64,7 +64,7 @@ def test_a_pending_delta_commit_is_removed_before_the_next(writer):
     mdt = writer.mdt
     stale = Instant("20261127185900000", Action.DELTA_COMMIT, State.REQUESTED)
     mdt.save_instant(stale)
-    name = writer._next_log_name(FILES_PARTITION, FILES_FILE_ID, stale.timestamp)
+    name = writer._next_log_names(FILES_PARTITION, [FILES_FILE_ID], stale.timestamp)[FILES_FILE_ID]
     stats = [writer._stat(FILES_PARTITION, FILES_FILE_ID, name, 3, stale.timestamp, 1)]
     mdt.save_instant(stale.with_state(State.INFLIGHT), writer._content(stats))
     (root / FILES / name).write_bytes(b"torn")

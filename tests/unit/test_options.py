@@ -163,9 +163,7 @@ HUDI_DEFAULT_ONLY = {
     "hoodie.metadata.index.async": ("false", "no asynchronous indexer"),
     "hoodie.metadata.streaming.write.enabled": ("false", "non-streaming writers"),
     "hoodie.metadata.index.partition.stats.enable": ("false", "partition_stats partition"),
-    "hoodie.metadata.record.index.enable": ("false", "issue 41, step 8"),
-    "hoodie.metadata.global.record.level.index.enable": ("false", "issue 41, step 8"),
-    "hoodie.metadata.record.level.index.enable": ("false", "issue 41, step 8"),
+    "hoodie.metadata.record.level.index.enable": ("false", "partitioned record index"),
     "hoodie.metadata.auto.initialize": ("true", "hoodie.metadata.enable=false"),
     "_hoodie.metadata.ignore.spurious.deletes": ("true", "read option set to false"),
 }
@@ -190,9 +188,72 @@ def test_a_metadata_switch_is_taken_at_apache_hudis_default_and_refused_otherwis
 def test_both_names_of_the_record_index_switch_are_one_option():
     both = {"hoodie.metadata.record.index.enable": "false",
             "hoodie.metadata.global.record.level.index.enable": "false"}  # fmt: skip
-    WriteConfig.build("t", "id", options=both)
+    assert WriteConfig.build("t", "id", options=both).metadata_record_index is False
     (prop,) = [p for p in OPTIONS if "hoodie.metadata.record.index.enable" in p.keys]
     assert prop.key == "hoodie.metadata.global.record.level.index.enable"  # 1.2's name first
+    with pytest.raises(InvalidConfigError, match="same setting with different values"):
+        WriteConfig.build("t", "id", options={"hoodie.metadata.record.index.enable": "true",
+                          "hoodie.metadata.global.record.level.index.enable": "false"})
+
+
+RECORD_INDEX_SIZING = {
+    # attribute: (Apache Hudi 0.15's key, 1.2's key (the same where it kept it), default, a value)
+    "metadata_record_index_min_file_groups": (
+        "hoodie.metadata.record.index.min.filegroup.count",
+        "hoodie.metadata.global.record.level.index.min.filegroup.count", 10, "3"),
+    "metadata_record_index_max_file_groups": (
+        "hoodie.metadata.record.index.max.filegroup.count",
+        "hoodie.metadata.global.record.level.index.max.filegroup.count", 10000, "40"),
+    "metadata_record_index_max_file_group_size": (
+        "hoodie.metadata.record.index.max.filegroup.size",
+        "hoodie.metadata.record.index.max.filegroup.size", 1024**3, "4096"),
+    "metadata_record_index_growth_factor": (
+        "hoodie.metadata.record.index.growth.factor",
+        "hoodie.metadata.record.index.growth.factor", 2.0, "1.5"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("attribute", RECORD_INDEX_SIZING)
+def test_the_record_index_sizing_options_take_both_apache_hudi_keys(attribute):
+    old, new, default, value = RECORD_INDEX_SIZING[attribute]
+    assert getattr(WriteConfig("t", ("id",)), attribute) == default
+    for key in {old, new}:
+        config = WriteConfig.build("t", "id", options={key: value})
+        assert getattr(config, attribute) == type(default)(value)
+        assert getattr(config.metadata_indexes, attribute.replace("metadata_", "")) == type(
+            default
+        )(value)
+        for bad in ("0", "-2", "many"):
+            with pytest.raises(InvalidConfigError, match=f"option '{key}' must be a positive"):
+                WriteConfig.build("t", "id", options={key: bad})
+
+
+def test_the_record_index_is_built_between_its_file_group_bounds():
+    with pytest.raises(InvalidConfigError, match=r"min.filegroup.count \(20\) must not be larger"):
+        WriteConfig.build("t", "id", options={
+            "hoodie.metadata.record.index.min.filegroup.count": "20",
+            "hoodie.metadata.record.index.max.filegroup.count": "10",
+        })  # fmt: skip
+    indexes = WriteConfig.build("t", "id", options={
+        "hoodie.metadata.record.index.enable": "true",
+        "hoodie.metadata.record.index.max.filegroup.size": str(64 * 1024),
+    }).metadata_indexes  # fmt: skip
+    assert indexes.record_index is True
+    assert indexes.kept(()) == ("record_index",)
+    # 100,000 keys x 2.0 of 64-byte entries in 64 KiB file groups: 195 of them
+    assert indexes.record_index_file_groups(100_000, 64) == 195
+    assert indexes.record_index_file_groups(10, 64) == 10  # the minimum
+    # unset: a table's record index is kept, never built; false drops it
+    unset = WriteConfig("t", ("id",)).metadata_indexes
+    assert unset.kept(("record_index",)) == ("record_index",) and unset.kept(()) == ()
+    off = WriteConfig.build("t", "id", options={"hoodie.metadata.record.index.enable": "false"})
+    assert off.metadata_indexes.kept(("record_index", "column_stats")) == ("column_stats",)
+    # asking for it keeps the metadata table, which false then contradicts
+    on = WriteConfig.build("t", "id", options={"hoodie.metadata.record.index.enable": "true"})
+    assert on.keeps_metadata_table(6, {})
+    with pytest.raises(InvalidConfigError, match="need the metadata table"):
+        WriteConfig.build("t", "id", options={"hoodie.metadata.record.index.enable": "true",
+                                              "hoodie.metadata.enable": "false"})
 
 
 def test_the_metadata_compaction_trigger_options():
