@@ -338,7 +338,7 @@ class TableMetadata:
             self._counted,
         )
 
-    def log_blocks(self, file_slice: FileSlice) -> Iterator[tuple[str, LogBlock]]:
+    def log_blocks(self, file_slice: FileSlice) -> list[tuple[str, LogBlock]]:
         """The log blocks of `file_slice` (of an MDT partition) that count, in order, with
         their file's path: those `read_slice` merges (for a merge that needs no decoding)."""
         read = self.slice_read(file_slice)
