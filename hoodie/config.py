@@ -288,10 +288,20 @@ class WriteConfig:
                 "be larger than hoodie.metadata.global.record.level.index.max.filegroup.count "
                 f"({high})"
             )
+        if self.index_type == RECORD_INDEX_TYPE and self.metadata_record_index is False:
+            raise InvalidConfigError(
+                f"table '{self.table_name}': hoodie.index.type={RECORD_INDEX_TYPE} tags records by "
+                "the metadata table's record index, which "
+                "hoodie.metadata.record.index.enable=false drops; unset that option (the index "
+                "type turns it on) or choose hoodie.index.type=GLOBAL_SIMPLE"
+            )
+        record_index_key = ("hoodie.metadata.global.record.level.index.enable"
+                            if self.metadata_record_index else
+                            f"hoodie.index.type={RECORD_INDEX_TYPE}")  # fmt: skip
         wanted = [key for key, on in (
             ("hoodie.metadata.index.column.stats.enable", self.metadata_column_stats),
             ("hoodie.metadata.index.bloom.filter.enable", self.metadata_bloom_filters),
-            ("hoodie.metadata.global.record.level.index.enable", self.metadata_record_index),
+            (record_index_key, self.record_index_wanted),
         ) if on]  # fmt: skip
         if wanted and self.metadata_table is False:
             raise InvalidConfigError(
@@ -309,12 +319,22 @@ class WriteConfig:
             column_stats_file_groups=self.metadata_column_stats_file_groups,
             bloom_filters=self.metadata_bloom_filters,
             bloom_filter_file_groups=self.metadata_bloom_filter_file_groups,
-            record_index=self.metadata_record_index,
+            record_index=self.record_index_wanted,
             record_index_min_file_groups=self.metadata_record_index_min_file_groups,
             record_index_max_file_groups=self.metadata_record_index_max_file_groups,
             record_index_max_file_group_size=self.metadata_record_index_max_file_group_size,
             record_index_growth_factor=self.metadata_record_index_growth_factor,
         )
+
+    @property
+    def record_index_wanted(self) -> bool | None:
+        """`hoodie.metadata.record.index.enable` (None: keep the table's), which
+        `hoodie.index.type=RECORD_INDEX` turns on where it is unset: that index type tags by
+        the record index, so asking for it asks for the index. (Apache Hudi builds the index
+        only for the option, and tags by GLOBAL_SIMPLE until then; the table is the same.)"""
+        if self.metadata_record_index is None and self.index_type == RECORD_INDEX_TYPE:
+            return True
+        return self.metadata_record_index
 
     @property
     def bloom_filter(self) -> BloomFilterSpec:
@@ -328,10 +348,10 @@ class WriteConfig:
         it has one already (`hoodie.table.metadata.partitions`, as a 0.x writer left it), so
         that tables written before keep their layout and a 0.x writer's metadata table is
         kept rather than deleted; true whatever the table when one of its indexes is asked
-        for (`hoodie.metadata.index.*.enable=true`)."""
+        for (`hoodie.metadata.index.*.enable=true`, `hoodie.index.type=RECORD_INDEX`)."""
         if self.metadata_table is not None:
             return self.metadata_table
-        if self.metadata_column_stats or self.metadata_bloom_filters or self.metadata_record_index:
+        if self.metadata_column_stats or self.metadata_bloom_filters or self.record_index_wanted:
             return True  # an index of the metadata table asked for: the table comes with it
         return table_version >= 8 or bool(metadata_partitions(dict(extra)))
 

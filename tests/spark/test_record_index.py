@@ -1,14 +1,13 @@
 """`hoodie.index.type=RECORD_INDEX`: a global index that finds keys in the metadata table's
-record index (`hoodie.index.record_index.RecordIndex`).
+record index (`hoodie.index.record_index.RecordIndex`), which the index type turns on
+(`hoodie.metadata.record.index.enable` unset: true) and our writes keep.
 
-Our writes do not maintain a record index yet (the writer side is another step of issue 41):
-here a table of ours gets one by hand holding exactly its live keys (`add_record_index`), and
-the next RECORD_INDEX write tags by it: a record whose partition value changed is updated in
-place (`hoodie.record.index.update.partition.path` false, Apache Hudi's default) or moved
-(true); deletes find the key wherever it is. That write rebuilds the metadata table without
-the record index, so the write after it is tagged as GLOBAL_SIMPLE tags it, and a changed
-partition value moves the record whatever the options say: what Apache Hudi 0.15 and 1.2 do
-without a record index (docs/design/metadata-table.md, 7 step 8).
+A write tagged by it updates a record whose partition value changed in place
+(`hoodie.record.index.update.partition.path` false, Apache Hudi's default) or moves it (true);
+deletes find the key wherever it is. A write on a table that has no record index yet is
+tagged as GLOBAL_SIMPLE tags it, with the same option (Apache Hudi's fallback takes every
+index option at its default and moves the record: docs/design/metadata-table.md, 7 step 8),
+and its commit builds the index.
 """
 
 from __future__ import annotations
@@ -17,9 +16,9 @@ import logging
 
 import pytest
 from _spark_helpers import id_dt_ts_config, snapshot
-from record_index_tables import add_record_index, live_keys
 
 from hoodie import HoodieTable, WriteConfig
+from hoodie import properties as props
 from hoodie.exceptions import InvalidConfigError
 from hoodie.meta_client import HoodieTableMetaClient
 
@@ -47,19 +46,23 @@ def view(table: HoodieTable, spark) -> dict[int, tuple[str, str, str]]:
 
 
 def with_record_index(spark, path: str, cfg: WriteConfig) -> HoodieTable:
-    """Keys 1 and 2 in A, 3 in B; then a record index of exactly them, in 3 file groups."""
+    """Keys 1 and 2 in A, 3 in B, written by `cfg`, whose commit builds the record index."""
     table = HoodieTable.for_write(path, cfg)
     rows = [(1, "one", A, 1, False), (2, "two", A, 1, False), (3, "three", B, 1, False)]
     table.upsert(spark.createDataFrame(rows, SCHEMA), cfg)
-    add_record_index(path, live_keys(HoodieTableMetaClient.open(path)), 3)
+    assert record_index_listed(path)
     return table
+
+
+def record_index_listed(path: str) -> bool:
+    meta = HoodieTableMetaClient.open(path)
+    return "record_index" in props.metadata_partitions(meta.properties.extra)
 
 
 @pytest.mark.parametrize(
     "table_type, version", [("COPY_ON_WRITE", 6), ("MERGE_ON_READ", 8)], ids=["cow-v6", "mor-v8"]
 )
-def test_tagging_by_the_record_index_then_falling_back(spark, tmp_path, caplog, table_type,
-                                                       version):  # fmt: skip
+def test_tagging_by_the_record_index(spark, tmp_path, caplog, table_type, version):
     path = str(tmp_path / "t")
     cfg = config(table_type, version)
     table = with_record_index(spark, path, cfg)
@@ -70,11 +73,33 @@ def test_tagging_by_the_record_index_then_falling_back(spark, tmp_path, caplog, 
     # key 1 updated where it is stored (its partition column carries the new value), key 3
     # deleted, key 4 inserted
     assert view(table, spark) == {1: ("one-b", B, A), 2: ("two", A, A), 4: ("four", A, A)}
-    # our write rebuilt the metadata table without the record index: GLOBAL_SIMPLE's tagging,
-    # and a changed partition value moves the record, as in Apache Hudi's fallback
-    table.upsert(spark.createDataFrame([(2, "two-b", B, 3, False)], SCHEMA), cfg)
+    # the write kept the index: the next one is tagged by it too, key 4 found where it went
+    table.upsert(spark.createDataFrame([(2, "two-b", B, 3, False), (4, "four-b", B, 3, False)],
+                                       SCHEMA), cfg)  # fmt: skip
+    assert FALLBACK not in caplog.text
+    assert view(table, spark) == {1: ("one-b", B, A), 2: ("two-b", B, A), 4: ("four-b", B, A)}
+
+
+def test_a_table_without_the_index_is_tagged_as_global_simple_and_gets_it(spark, tmp_path, caplog):
+    """The first RECORD_INDEX write on a table without a record index: tagged by the key
+    column of every partition, keeping `hoodie.record.index.update.partition.path` (false:
+    key 2 stays in A), and its commit builds the index, which the next write is tagged by."""
+    path = str(tmp_path / "t")
+    plain = id_dt_ts_config("ri", "COPY_ON_WRITE", {"hoodie.write.table.version": "8"})
+    table = HoodieTable.for_write(path, plain)
+    rows = [(1, "one", A, 1, False), (2, "two", A, 1, False), (3, "three", B, 1, False)]
+    table.upsert(spark.createDataFrame(rows, SCHEMA), plain)
+    assert not record_index_listed(path)
+    cfg = config("COPY_ON_WRITE", 8)
+    caplog.set_level(logging.WARNING, logger="hoodie.index.record_index")
+    table.upsert(spark.createDataFrame([(2, "two-b", B, 2, False)], SCHEMA), cfg)
     assert FALLBACK in caplog.text
-    assert view(table, spark) == {1: ("one-b", B, A), 2: ("two-b", B, B), 4: ("four", A, A)}
+    assert view(table, spark) == {1: ("one", A, A), 2: ("two-b", B, A), 3: ("three", B, B)}
+    assert record_index_listed(path)
+    caplog.clear()
+    table.upsert(spark.createDataFrame([(3, "three-c", A, 3, True)], SCHEMA), cfg)
+    assert FALLBACK not in caplog.text
+    assert view(table, spark) == {1: ("one", A, A), 2: ("two-b", B, A)}
 
 
 def test_moves_with_update_partition_path(spark, tmp_path, caplog):
@@ -93,7 +118,6 @@ def test_a_new_table_takes_inserts_and_an_insert_finds_stored_keys(spark, tmp_pa
     cfg = config("COPY_ON_WRITE", 8)
     table = HoodieTable.for_write(path, cfg)
     table.upsert(spark.createDataFrame([(1, "one", A, 1, False)], SCHEMA), cfg)
-    add_record_index(path, live_keys(HoodieTableMetaClient.open(path)), 2)
     insert = WriteConfig.build(
         "ri",
         record_key="id",
@@ -126,3 +150,11 @@ def test_the_index_type_and_its_option(value, parsed):
     assert cfg.record_index_update_partition_path is True
     with pytest.raises(InvalidConfigError, match="partitioned record index.*RECORD_INDEX"):
         WriteConfig.build("t", record_key="id", options={"hoodie.index.type": "RECORD_LEVEL_INDEX"})
+    # the index type asks for the index, and with it the metadata table
+    assert cfg.metadata_indexes.record_index is True
+    assert cfg.keeps_metadata_table(6, {}) is True
+    for off, named in (("hoodie.metadata.record.index.enable", "record.index.enable=false"),
+                       ("hoodie.metadata.enable", "hoodie.metadata.enable=false")):  # fmt: skip
+        with pytest.raises(InvalidConfigError, match=f"RECORD_INDEX.*{named}"):
+            WriteConfig.build("t", record_key="id",
+                              options={"hoodie.index.type": value, off: "false"})  # fmt: skip
