@@ -34,6 +34,7 @@ from diff_model import (
     GLOBAL_BLOOM,
     GLOBAL_SIMPLE,
     MOR,
+    RECORD_INDEX,
     Archive,
     Clean,
     Compact,
@@ -49,10 +50,13 @@ from diff_model import (
     Upgrade,
     Upsert,
 )
+from listing_compare import assert_record_index_whole
 
 from hoodie import HoodieTable, WriteConfig
+from hoodie import properties as props
 from hoodie.client.table_service_runner import TableServiceRunner
 from hoodie.exceptions import HoodieError, TimelineError
+from hoodie.meta_client import HoodieTableMetaClient
 
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
 RS = "hudi-rs-0.5"
@@ -85,10 +89,9 @@ def options_of(p: Params) -> dict[str, str]:
         options["hoodie.index.bloom.num_entries"] = "2"
         options["hoodie.index.bloom.fpp"] = "0.4"
     if p.index in GLOBAL:
-        flag = "simple" if p.index == GLOBAL_SIMPLE else "bloom"
-        options[f"hoodie.{flag}.index.update.partition.path"] = str(
-            p.update_partition_path
-        ).lower()
+        flag = {GLOBAL_SIMPLE: "simple.index", GLOBAL_BLOOM: "bloom.index",
+                RECORD_INDEX: "record.index"}[p.index]  # fmt: skip
+        options[f"hoodie.{flag}.update.partition.path"] = str(p.update_partition_path).lower()
     if p.table_type == MOR:
         options["hoodie.compact.inline.max.delta.commits"] = str(p.compact_every)
     if p.max_file_size is not None:
@@ -559,7 +562,21 @@ class Runner:
                     ro,
                     rows_of(read_spark(self.spark, path, READ_OPTIMIZED), p, "spark"),
                 )
+        if p.index == RECORD_INDEX:
+            self._check_record_index()
         self._check_history()
+
+    def _check_record_index(self) -> None:
+        """The record index equals {key: (partition, file id)} of the table as read, where
+        the table has one (a write on a table whose metadata table cannot be built yet, with
+        an older write pending, is tagged without it)."""
+        meta = HoodieTableMetaClient.open(self.path)
+        if "record_index" not in props.metadata_partitions(meta.properties.extra):
+            return
+        try:
+            assert_record_index_whole(self.spark, meta, self.step)
+        except AssertionError as error:
+            raise Disagreement(f"{self.step}: the record index: {error}") from error
 
     def _hudi_rs(self, **kwargs):
         if not self.model.history:

@@ -112,12 +112,13 @@ from dataclasses import dataclass, field, replace
 
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 SIMPLE, BUCKET, BLOOM = "SIMPLE", "BUCKET", "BLOOM"
-GLOBAL_SIMPLE, GLOBAL_BLOOM = "GLOBAL_SIMPLE", "GLOBAL_BLOOM"
+GLOBAL_SIMPLE, GLOBAL_BLOOM, RECORD_INDEX = "GLOBAL_SIMPLE", "GLOBAL_BLOOM", "RECORD_INDEX"
 # Indexes that tag by looking up stored keys: BLOOM tags as SIMPLE does (R6, R12).
 KEY_LOOKUP = (SIMPLE, BLOOM)
-# Global indexes: a key is unique across the table (G1-G9); GLOBAL_BLOOM finds what
-# GLOBAL_SIMPLE finds.
-GLOBAL = (GLOBAL_SIMPLE, GLOBAL_BLOOM)
+# Global indexes: a key is unique across the table (G1-G9); GLOBAL_BLOOM and RECORD_INDEX (the
+# metadata table's record index, which the harness checks against the table after every step)
+# find what GLOBAL_SIMPLE finds.
+GLOBAL = (GLOBAL_SIMPLE, GLOBAL_BLOOM, RECORD_INDEX)
 NATURAL = "natural"  # a delete's ordering value meaning "no ordering": arrival decides (R7)
 VALUE_COLUMNS = ("v",)  # data columns every batch carries besides key, partition and ts
 EXTRA_COLUMNS = ("e1", "e2")  # columns a batch may add (R11)

@@ -17,6 +17,7 @@ from diff_model import (
     GLOBAL_SIMPLE,
     KEY_LOOKUP,
     MOR,
+    RECORD_INDEX,
     SIMPLE,
     Archive,
     Clean,
@@ -35,7 +36,7 @@ from diff_model import (
 from hypothesis import strategies as st
 
 KEYS = ("k0", "k1", "k2", "k3")
-INDEXES = (SIMPLE, BUCKET, BLOOM, GLOBAL_SIMPLE, GLOBAL_BLOOM)
+INDEXES = (SIMPLE, BUCKET, BLOOM, GLOBAL_SIMPLE, GLOBAL_BLOOM, RECORD_INDEX)
 PARTITIONS = ("p0", "p1")
 TS = (None, 0, 1, 2, 3, 5)
 VALUES = (None, "a", "b", "c")

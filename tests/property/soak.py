@@ -16,6 +16,8 @@ import traceback
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# tests/: the helpers the harness shares with the other tests (listing_compare)
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from diff_harness import Disagreement, run_scenario  # noqa: E402
 from diff_strategies import INDEXES, scenarios  # noqa: E402
@@ -122,7 +124,7 @@ def main(argv=None) -> int:
         p = scenario.params
         kinds = Counter(type(op).__name__ for op in scenario.ops)
         ops = " ".join(f"{name}x{count}" for name, count in sorted(kinds.items()))
-        moving = p.index in ("GLOBAL_SIMPLE", "GLOBAL_BLOOM")
+        moving = p.index in ("GLOBAL_SIMPLE", "GLOBAL_BLOOM", "RECORD_INDEX")
         print(
             f"sequence {tally['agreed']}: agreed, {stats.steps} steps, {stats.reads} reads "
             f"({stats.refused} refused), {time.monotonic() - t0:.1f} s (operations "

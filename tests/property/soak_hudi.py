@@ -86,7 +86,7 @@ def main(argv=None) -> int:
         known.update(stats.known)
         p = scenario.params
         moving = ""
-        if p.index in ("GLOBAL_SIMPLE", "GLOBAL_BLOOM"):
+        if p.index in ("GLOBAL_SIMPLE", "GLOBAL_BLOOM", "RECORD_INDEX"):
             moving = f" update_partition_path={p.update_partition_path}"
         kinds = Counter(type(op).__name__ for op in scenario.ops)
         ops = " ".join(f"{name}x{count}" for name, count in sorted(kinds.items()))

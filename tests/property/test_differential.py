@@ -22,6 +22,7 @@ from diff_model import (
     COW,
     GLOBAL_SIMPLE,
     MOR,
+    RECORD_INDEX,
     SIMPLE,
     Archive,
     Clean,
@@ -266,14 +267,19 @@ def test_an_upgrade_to_version_8_midway(spark, tmp_path, table_type):
 
 
 @pytest.mark.parametrize(
-    "table_type, update_partition_path, version",
-    # each table type, behaviour and version once (the soak's `--index GLOBAL_SIMPLE` draws
-    # the rest)
-    [(MOR, True, 8), (COW, False, 6)],
-    ids=["mor-move-v8", "cow-in-place-v6"],
-)
+    "table_type, update_partition_path, version, index",
+    # each table type, behaviour, version and index once in make test (make test-full: each
+    # index both ways; the soak's `--index` draws the rest)
+    [
+        pytest.param(MOR, True, 8, GLOBAL_SIMPLE, id="mor-move-v8"),
+        pytest.param(COW, False, 6, RECORD_INDEX, id="cow-in-place-v6-record-index"),
+        pytest.param(COW, False, 6, GLOBAL_SIMPLE, id="cow-in-place-v6", marks=pytest.mark.full),
+        pytest.param(MOR, True, 8, RECORD_INDEX, id="mor-move-v8-record-index",
+                     marks=pytest.mark.full),
+    ],
+)  # fmt: skip
 def test_global_index_keys_change_partitions(
-    spark, tmp_path, table_type, update_partition_path, version
+    spark, tmp_path, table_type, update_partition_path, version, index
 ):
     """G1-G8 in one sequence: keys change partitions (there and back before a compaction, a
     stale row, one key in both partitions of a batch, deletes naming the wrong partition, the
@@ -289,7 +295,7 @@ def test_global_index_keys_change_partitions(
         *([Compact()] if table_type == MOR else []),
         Upsert((Rec("k3", "p1", ts=3, v="d3"), Rec("k0", "p0", ts=5, v="a5"))),
     )
-    params = Params(table_type=table_type, index=GLOBAL_SIMPLE, compact_every=10,
+    params = Params(table_type=table_type, index=index, compact_every=10,
                     update_partition_path=update_partition_path,
                     table_version=version)  # fmt: skip
     run_scenario(spark, Scenario(params, ops), str(tmp_path), spark_reads="last")
