@@ -120,7 +120,8 @@ BESIDE_DBT := tests/functional/test_concurrent_runs.py \
 # Session 35 (`make test` 21m43s, over the 20-minute target): the comparison's smoke run went
 # to `make bench-smoke`, and matrices `make test` samples keep their other cases under the
 # markers `full` (make test-full) and `hudi_full` (make test-hudi).
-AFTER_DBT := tests/faults tests/objectstore tests/interop/test_metadata_table_files.py
+AFTER_DBT := tests/faults tests/objectstore tests/interop/test_metadata_table_files.py \
+	tests/interop/test_metadata_table_record_index.py
 
 test: java $(VENV)/.dev lint $(CLASS_ARCHIVE) apache-hudi
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)" HOODIE_REQUIRE_APACHE_HUDI=1; \
@@ -190,7 +191,8 @@ test-v8: java $(VENV)/.dev $(CLASS_ARCHIVE)
 # crash points on the table version `make test` leaves out, the crash in its compaction `make
 # test` leaves out and the crash while its indexes are built (~2 minutes).
 HUDI_FULL_ELSEWHERE := tests/interop/test_metadata_table_files.py \
-	tests/interop/test_metadata_table_services.py tests/interop/test_metadata_table_indexes.py
+	tests/interop/test_metadata_table_services.py tests/interop/test_metadata_table_indexes.py \
+	tests/interop/test_metadata_table_record_index.py
 test-hudi: java $(VENV)/.dev $(CLASS_ARCHIVE) apache-hudi
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)" HOODIE_REQUIRE_APACHE_HUDI=1; \
 	$(PYTEST) -m "not writers and not deploy and not bench" tests/judge \

@@ -14,12 +14,14 @@ others.
 
 Then we write with RECORD_INDEX (an update in place, a move, a delete and an insert), tagged by
 Apache Hudi's record index: Apache Hudi reads one row per key where our write put it. Our write
-rebuilds the metadata table without the record index (we do not maintain one yet); Apache
-Hudi's next write builds it again from our files, and our lookup agrees with its read again.
+keeps the record index (a metadata table holding partitions we do not write, as 1.2's
+`partition_stats`, is built again with those we do, the record index among them); Apache
+Hudi's next write goes on from it, and our lookup agrees with its read again.
 
-`make test` runs version 8 merge-on-read, our lookup checked after the last of Apache Hudi's
-writes before ours and after theirs after it; `hudi_full` checks it after every write, on both
-versions and table types.
+All `hudi_full` (`make test-hudi`): our lookup checked after every write, on both versions
+and table types. `make test` reads Apache Hudi's record indexes in
+tests/spark/test_record_index_lookup.py (tables it wrote, kept as fixtures) and has Apache Hudi
+write by ours in tests/judge/test_hudi_uses_our_record_index.py.
 """
 
 from __future__ import annotations
@@ -40,7 +42,6 @@ pytestmark = pytest.mark.spark
 FULL = pytest.mark.hudi_full
 # (Apache Hudi, table version, table type, whether our lookup is checked after every write)
 CASES = [
-    pytest.param(HUDI_1, 8, "mor", False, id="v8-mor-smoke"),
     pytest.param(HUDI_1, 8, "mor", True, id="v8-mor", marks=FULL),
     pytest.param(HUDI_0, 6, "mor", True, id="v6-mor", marks=FULL),
     pytest.param(HUDI_1, 8, "cow", True, id="v8-cow", marks=FULL),
