@@ -330,8 +330,8 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    parse=positive_int),
     ConfigProperty("hoodie.metadata.index.secondary.enable", None,
                    "Apache Hudi 1.x (default true): keep the secondary indexes CREATE INDEX "
-                   "made; dbt-hoodie makes and keeps none (they need the record index, issue 41 "
-                   "step 8): true is refused on a table whose metadata table has one (false, or "
+                   "made; dbt-hoodie makes and keeps none: true is refused on a table whose "
+                   "metadata table has one (false, or "
                    "unset: our writes rebuild its metadata table without it)",
                    attribute="metadata_secondary_index", parse=boolean),
     *_REFUSED_SWITCHES,

@@ -326,6 +326,13 @@ class MetadataTableWriter:
         missing = [p for p in kept if p not in existing]
         if not missing:
             return
+        if RECORD_INDEX in missing and not self.data.properties.populate_meta_fields:
+            raise InvalidConfigError(
+                f"table '{self.data.name}' was written without meta fields "
+                "(hoodie.populate.meta.fields=false): its files hold no _hoodie_record_key "
+                "column to build the metadata table's record index from. Leave "
+                "hoodie.metadata.global.record.level.index.enable unset (or false)"
+            )
         timeline = self.data.timeline()
         if _blocking(self.data, timeline, instant_time):
             return
@@ -450,15 +457,8 @@ class MetadataTableWriter:
         of the latest completed instant, each located in its file group at the slice's base
         instant; as many file groups as `estimate_file_group_count` gives for the base files'
         rows (Apache Hudi's entry size, 48 bytes); per file group an empty delete block log
-        file and a base HFile of its keys. A table written without meta fields has no key
-        column to read: refused, naming the option."""
-        if not self.data.properties.populate_meta_fields:
-            raise InvalidConfigError(
-                f"table '{self.data.name}' was written without meta fields "
-                "(hoodie.populate.meta.fields=false): its files hold no _hoodie_record_key "
-                "column to build the metadata table's record index from. Leave "
-                "hoodie.metadata.global.record.level.index.enable unset (or false)"
-            )
+        file and a base HFile of its keys (a table without meta fields is refused before:
+        `_sync_indexes`)."""
         storage = self.data.storage
         view = FileSystemView(storage, timeline)
         sources, rows = [], 0

@@ -17,6 +17,7 @@ from listing_compare import assert_metadata_table_whole, assert_record_index_who
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie import properties as props
+from hoodie.exceptions import InvalidConfigError
 from hoodie.meta_client import HoodieTableMetaClient
 from hoodie.metadata_records import encode_metadata_record
 from hoodie.read.datasource import register
@@ -267,3 +268,51 @@ def test_turned_off_it_goes_unset_it_stays_turned_on_it_is_built_from_the_table(
     table.delete(frame(spark, range(0, 5), 0), on)  # built from the table, then this delete
     assert "record_index" in partitions()
     assert assert_record_index_whole(spark, HoodieTableMetaClient.open(str(path)), "built") == 75
+
+
+@pytest.mark.parametrize("index", ["BUCKET", "SIMPLE"])
+def test_merge_on_read_log_inserts_and_soft_deletes_keep_it_whole(spark, tmp_path, index):
+    """Keys new to the table that a merge-on-read write puts in log files (the BUCKET index
+    sends every record of a bucket to its file group's log), soft deletes
+    (`_hoodie_is_deleted`), and a key a log deleted coming back as an "update" (SIMPLE tags by
+    the slice's keys, the base file's included): the record index stays the table's."""
+    register(spark)
+    path = str(tmp_path / "t")
+    cfg = config(8, props.MERGE_ON_READ, **{"hoodie.index.type": index,
+                                            "hoodie.bucket.index.num.buckets": "2",
+                                            "hoodie.compact.inline": "false"})  # fmt: skip
+    schema = f"{SCHEMA}, _hoodie_is_deleted boolean"
+
+    def write(ids, step: int, deleted: bool = False) -> None:
+        rows = [(f"k{i:04d}", "ab"[i % 2], step, i, deleted) for i in ids]
+        HoodieTable.for_write(path, cfg).upsert(spark.createDataFrame(rows, schema), cfg)
+        assert_record_index_whole(spark, HoodieTableMetaClient.open(path), f"{index} {step}")
+
+    write(range(0, 40), 1)
+    write(range(30, 70), 2)  # 10 updates, 30 inserts: into logs under BUCKET
+    write(range(0, 10), 3, deleted=True)  # soft deletes into logs
+    write([*range(5, 15), 80], 4)  # 5 deleted keys back (tagged as updates by SIMPLE), 1 new
+    meta = HoodieTableMetaClient.open(path)
+    view = meta.file_system_view()
+    assert any(g.latest_slice.log_files for g in view.file_groups() if g.latest_slice)
+
+
+def test_a_table_without_meta_fields_is_refused_a_record_index(spark, tmp_path):
+    """Its files hold no key column to build the record index from (an Apache Hudi table
+    written with hoodie.populate.meta.fields=false): refused naming the option; nothing is
+    left half built, and the write without it goes on."""
+    register(spark)
+    path = tmp_path / "t"
+    plain = config(8, props.COPY_ON_WRITE, **{"hoodie.metadata.record.index.enable": "false"})
+    HoodieTable.for_write(str(path), plain).upsert(frame(spark, range(10), 1), plain)
+    properties = path / ".hoodie" / "hoodie.properties"
+    text = properties.read_text()
+    assert "hoodie.populate.meta.fields=true" in text
+    properties.write_text(text.replace("hoodie.populate.meta.fields=true",
+                                       "hoodie.populate.meta.fields=false"))  # fmt: skip
+    on = config(8, props.COPY_ON_WRITE)
+    with pytest.raises(InvalidConfigError, match="hoodie.populate.meta.fields=false"):
+        HoodieTable.for_write(str(path), on).upsert(frame(spark, range(10, 20), 2), on)
+    meta = HoodieTableMetaClient.open(str(path))
+    assert "record_index" not in props.metadata_partitions(meta.properties.extra)
+    assert not meta.timeline().pending
