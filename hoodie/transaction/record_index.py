@@ -43,7 +43,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -64,7 +63,7 @@ from ..metadata import WriteStat
 from ..metadata_records import (
     RecordIndexRecord,
     encode_metadata_record,
-    java_string_hash,
+    file_group_indexes,
 )
 from ..naming import parse_log_file_name
 from ..schema import COMMIT_TIME, RECORD_KEY, constant_column, row_numbers
@@ -339,44 +338,6 @@ def slice_live_keys(storage: FileIO, source: KeySource, reading: SliceReading) -
                else pa.table({RECORD_KEY: pa.array([], pa.string())}))  # fmt: skip
     merged = merge_slice(rows, RECORD_KEY, removed, ordering)
     return merged.column(RECORD_KEY).combine_chunks()
-
-
-# -- file groups ----------------------------------------------------------------------------------
-def file_group_indexes(keys: pa.Array, count: int) -> np.ndarray:
-    """`file_group_index` of every key (Java's `String.hashCode` over UTF-16 code units, then
-    `abs(abs(h) % count)`), vectorized: ASCII keys (bytes = code units) in numpy's wrapping
-    uint32 arithmetic, any other key one by one."""
-    n = len(keys)
-    if n == 0:
-        return np.zeros(0, np.int32)
-    keys = keys.cast(pa.string())
-    if keys.null_count:
-        raise HoodieError("a record key is null: the record index has no entry for it")
-    offsets = np.frombuffer(keys.buffers()[1], np.int32, n + 1, keys.offset * 4)
-    values = keys.buffers()[2]
-    data = np.frombuffer(values, np.uint8) if values is not None else np.zeros(0, np.uint8)
-    data = data[offsets[0] : offsets[-1]]
-    starts = offsets[:-1] - offsets[0]
-    lengths = np.diff(offsets)
-    hashes = np.zeros(n, np.uint32)
-    if len(data):
-        ends = np.repeat(starts + lengths, lengths)
-        position = np.arange(len(data), dtype=np.int64)
-        exponent = ends - 1 - position  # 31 ** (length - 1 - index in the key)
-        # 1, 31, 31^2, ... wrapping at 2^32 (array arithmetic wraps silently)
-        powers = np.cumprod(np.full(int(lengths.max()), 31, np.uint32), dtype=np.uint32)
-        powers = np.concatenate([np.ones(1, np.uint32), powers[:-1]])
-        terms = data.astype(np.uint32) * powers[exponent]
-        nonempty = lengths > 0
-        sums = np.add.reduceat(terms, starts[nonempty]).astype(np.uint32)
-        hashes[nonempty] = sums
-        if (data >= 0x80).any():  # a key beyond ASCII: UTF-8 bytes are not its code units
-            wide = np.add.reduceat((data >= 0x80).astype(np.int64), starts[nonempty]) > 0
-            for i in np.flatnonzero(nonempty)[wide]:
-                hashes[i] = np.uint32(java_string_hash(keys[int(i)].as_py()) & 0xFFFFFFFF)
-    signed = hashes.view(np.int32).astype(np.int64)
-    java_abs = np.where(signed == -(1 << 31), signed, np.abs(signed))
-    return np.abs(np.fmod(java_abs, count)).astype(np.int32)
 
 
 # -- records --------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from hoodie.metadata_records import (
     RecordIndexRecord,
     encode_metadata_record,
     file_group_index,
+    file_group_indexes,
     java_string_hash,
 )
 from hoodie.transaction.record_index import (
@@ -27,7 +28,6 @@ from hoodie.transaction.record_index import (
     PARTITION,
     EntryMaker,
     KeySource,
-    file_group_indexes,
 )
 
 KEYS = [
