@@ -83,19 +83,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     parts = {p.strip() for p in args.parts.split(",")}
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.driver.memory", "4g")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = bench_session()
     results = {}
     root = tempfile.mkdtemp(prefix="bench-mdt-")
     try:
@@ -172,14 +160,34 @@ TIMED = [
 ]  # fmt: skip
 
 
+def bench_session():
+    """The benchmarks' session (also bench/record_index.py's): local[2], 4 shuffle partitions,
+    4 GB of driver memory, UTC, no UI."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.driver.memory", "4g")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
 @contextlib.contextmanager
-def timers():
-    """Seconds spent in each of `TIMED` during the block."""
+def timers(timed=TIMED):
+    """Seconds spent in each of `timed` ((name, module, owner, attribute); this benchmark's
+    `TIMED` by default) during the block."""
     import importlib
 
-    seconds = {name: 0.0 for name, *_ in TIMED}
+    seconds = {name: 0.0 for name, *_ in timed}
     patched = []
-    for name, module, owner, attribute in TIMED:
+    for name, module, owner, attribute in timed:
         target = importlib.import_module(module)
         if owner is not None:
             target = getattr(target, owner)

@@ -27,9 +27,6 @@ The record index is checked whole after each upsert (every key once, where the t
 from __future__ import annotations
 
 import argparse
-import contextlib
-import functools
-import importlib
 import json
 import os
 import shutil
@@ -40,6 +37,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from metadata_table import bench_session, timers  # noqa: E402
+
 RECORD_INDEX = {"hoodie.metadata.enable": "true", "hoodie.metadata.record.index.enable": "true"}
 SMALL_SETTINGS = {
     "files": {"hoodie.metadata.enable": "true"},
@@ -71,19 +71,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     parts = {p.strip() for p in args.parts.split(",")}
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.driver.memory", "4g")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = bench_session()
     results = {}
     root = tempfile.mkdtemp(prefix="bench-ri-")
     try:
@@ -137,33 +125,6 @@ def small_writes(spark, args, root: str) -> dict:
     return out
 
 
-@contextlib.contextmanager
-def timers():
-    """Seconds spent in each of `TIMED` during the block."""
-    seconds = {name: 0.0 for name, *_ in TIMED}
-    patched = []
-    for name, module, owner, attribute in TIMED:
-        target = importlib.import_module(module)
-        if owner is not None:
-            target = getattr(target, owner)
-        original = target.__dict__[attribute]
-
-        def timed(*args, _fn=original, _name=name, **kwargs):
-            started = time.perf_counter()
-            try:
-                return _fn(*args, **kwargs)
-            finally:
-                seconds[_name] += time.perf_counter() - started
-
-        setattr(target, attribute, functools.wraps(original)(timed))
-        patched.append((target, attribute, original))
-    try:
-        yield seconds
-    finally:
-        for target, attribute, original in patched:
-            setattr(target, attribute, original)
-
-
 def check_record_index(spark, path: str) -> int:
     """Every key of the table once in the record index, where the table holds it: their count."""
     from hoodie.meta_client import HoodieTableMetaClient
@@ -185,7 +146,6 @@ def check_record_index(spark, path: str) -> int:
 
 
 def large_write(spark, args, root: str, parts: set[str]) -> dict:
-    sys.path.insert(0, str(HERE))
     from compare.workload import KEY, PARTITION_COLUMN, PRECOMBINE, generate
 
     from hoodie import HoodieTable, WriteConfig
@@ -212,7 +172,7 @@ def large_write(spark, args, root: str, parts: set[str]) -> dict:
                 if step is upsert and setting.endswith("built by the upsert"):
                     given = RECORD_INDEX
                 frame = spark.read.parquet(*step.files)
-                with timers() as seconds:
+                with timers(TIMED) as seconds:
                     started = time.perf_counter()
                     result = write(frame, config(given))
                     total = time.perf_counter() - started
