@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..config import RECORD_INDEX
-from ..exceptions import HoodieError
+from ..exceptions import HoodieError, malformed
 from ..faults import crash_point
 from ..fs_view import (
     BlockSpan,
@@ -653,7 +653,9 @@ def undone_changes(
     groups: set[tuple[str, str]] = set()
     for info in captured:
         if info.name == _GROUPS_FILE:
-            groups.update((p, f) for p, f in json.loads(storage.read_bytes(info.relative_path)))
+            with malformed(storage.uri(info.relative_path), "the file groups a rollback undid"):
+                pairs = json.loads(storage.read_bytes(info.relative_path))
+                groups.update((str(p), str(f)) for p, f in pairs)
         elif info.name.endswith(".parquet"):
             changes.add(KeySource("", "", instant, keys_file=info.relative_path),
                         size=info.size)

@@ -5,6 +5,7 @@ sources' JSON round trip, and the location records, whose values a task shares b
 
 from __future__ import annotations
 
+import posixpath
 import random
 
 import pyarrow as pa
@@ -92,3 +93,18 @@ def test_location_records_share_their_value_and_a_location_wins_over_a_delete():
             "a", "p1", "8a1f0a52-6c4f-4b5e-a5a5-2f1f1e0d2c3b-0", "20240102030405678", "UTC"
         ), version)  # fmt: skip
         assert entries[0][1] == entries[1][1] == want
+
+
+@pytest.mark.parametrize("content", [b"{not json", b'[["dt=a"]]', b"7"])
+def test_a_damaged_groups_file_of_a_rollback_is_an_error_naming_it(tmp_path, content):
+    """What a rollback captured of the file groups it undid, damaged: an error naming the
+    file, not a record index left with keys located nowhere."""
+    from hoodie.exceptions import MalformedMetadataError
+    from hoodie.storage.local import LocalFileIO
+    from hoodie.transaction.record_index import _GROUPS_FILE, undo_folder, undone_changes
+
+    storage = LocalFileIO(str(tmp_path))
+    storage.write_bytes(posixpath.join(undo_folder("20240101000000002", "20240101000000001"),
+                                       _GROUPS_FILE), content)  # fmt: skip
+    with pytest.raises(MalformedMetadataError, match=_GROUPS_FILE):
+        undone_changes(storage, "20240101000000002", "20240101000000001", view=None)
