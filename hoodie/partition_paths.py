@@ -37,6 +37,7 @@ import json
 import re
 
 from .exceptions import UnsafePathError
+from .naming import DEFAULT_PARTITION
 
 MAX_SEGMENT_BYTES = 255
 METADATA_FOLDER_PREFIX = ".hoodie"
@@ -96,6 +97,25 @@ def escape_path_name(value: str) -> str:
 def unescape_path_name(text: str) -> str:
     """A value from its `urlencode`d segment: `%XX` back to its character, as Hudi does."""
     return _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
+
+
+def field_texts(
+    path: str, fields: tuple[str, ...], hive_style: bool, url_encoded: bool
+) -> dict[str, str | None] | None:
+    """Each partition field's value, as text, in a partition path the key generator made
+    (`keygen.KeyGenerator.partition_path`'s inverse): None for Hudi's default partition (a
+    null or empty value). None for a path that does not split into one segment per field (a
+    value holding `/`, written as folders without urlencode, cannot be told apart)."""
+    segments = path.split("/") if path else []
+    if len(segments) != len(fields):
+        return None
+    out: dict[str, str | None] = {}
+    for name, segment in zip(fields, segments):
+        text = segment.split("=", 1)[1] if hive_style and "=" in segment else segment
+        if url_encoded:
+            text = unescape_path_name(text)
+        out[name] = None if text == DEFAULT_PARTITION else text
+    return out
 
 
 def shown(value: str) -> str:

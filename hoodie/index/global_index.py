@@ -14,7 +14,8 @@ for GLOBAL_BLOOM), as Apache Hudi makes it
   field and the stored version's value is larger, the stored version wins the merge and stays
   where it is: the incoming record is routed there as an update, which loses.
 - false: the record is updated where it is stored; its `_hoodie_partition_path` stays the old
-  one (its partition column carries the new value).
+  one, and so do its partition columns (`_stored_partition_values`: Apache Hudi's writer
+  stores the new value there, which its Spark reader replaces by the folder's).
 - Deletes (Hudi's delete operation, `_hoodie_is_deleted` rows) go to the partition that holds
   the key, whatever partition value they carry.
 
@@ -40,6 +41,7 @@ import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from .. import partition_paths as paths
 from ..config import FAIL_ON_EXISTING, GLOBAL_BLOOM_INDEX, GLOBAL_SIMPLE_INDEX, WriteConfig
 from ..exceptions import DuplicateRecordKeyError
 from ..fs_view import CommittedInstants
@@ -62,7 +64,10 @@ from .simple import (
 STORED_PARTITION = "__hoodie_stored_partition"  # the partition holding the key today
 _STORED_ORDERING = "__hoodie_stored_ordering"
 _MOVES = "__hoodie_moves"  # the record moves: deleted where it was, inserted where it goes
+_IN_PLACE = "__hoodie_in_place"  # the record is updated in its stored partition, not its own
 _BATCH_ROWS = 65536
+# A stored partition's path and its fields' texts (`_stored_partition_values`).
+_STORED_PATH, _STORED_TEXT = "__hoodie_stored_path", "__hoodie_stored_text_"
 
 
 class KeyLookup(Protocol):
@@ -199,18 +204,57 @@ class GlobalIndex(HoodieIndex):
             stale, removed = _verdicts(joined.filter(elsewhere & live), context)
             moves = elsewhere & live & ~F.col(RECORD_KEY).isin(stale)
             gone = F.col(RECORD_KEY).isin(removed)
-        marked = joined.withColumn(_MOVES, moves)
-        in_place = elsewhere & ~F.col(_MOVES)
+        marked = joined.withColumn(_MOVES, moves).withColumn(_IN_PLACE, elsewhere & ~moves)
+        in_place = F.col(_IN_PLACE)
         kept = marked.withColumns({
             PARTITION_PATH: F.when(in_place, F.col(STORED_PARTITION))
                              .otherwise(F.col(PARTITION_PATH)),
             LOCATION: F.when(F.col(_MOVES), F.lit(None).cast("string"))
                        .otherwise(F.col(LOCATION)),
         })  # fmt: skip
+        kept = _stored_partition_values(kept, in_place, context)
         columns = [c for c in joined.columns if c != STORED_PARTITION]
         # (a key whose stored copy a log already removed is only inserted, as Hudi does)
         moved_out = marked.filter(F.col(_MOVES) & ~gone).select(*_delete_of_move(marked, columns))
         return kept.select(*columns).unionByName(moved_out)
+
+
+def _stored_partition_values(
+    kept: DataFrame, in_place: Column, context: TaggingContext
+) -> DataFrame:
+    """`kept` with the partition columns of the records updated in place holding the values of
+    the partition that stores them (read back from its path), instead of their new values.
+
+    A row's partition columns must agree with its partition path: Apache Hudi's Spark reader
+    takes them from the path, hudi-rs and ours from the file, and partition pruning decides
+    by the path. Apache Hudi's writer leaves the new value in the file, so its readers
+    disagree about such a row; we keep the one value every reader shows. A value the path
+    cannot give back (a path of more segments than fields, a text the column's type does not
+    parse) is left as the batch has it."""
+    fields = context.config.partition_fields
+    if not fields:
+        return kept
+    props = context.meta_client.properties
+    types = dict(kept.dtypes)
+    rows = []
+    for path in sorted({s.partition_path for s in context.slices}):
+        found = paths.field_texts(path, fields, props.hive_style_partitioning,
+                                  props.url_encode_partition_path)  # fmt: skip
+        if found is not None:
+            rows.append((path, *(found[f] for f in fields)))
+    if not rows:
+        return kept
+    texts = [f"{_STORED_TEXT}{i}" for i in range(len(fields))]
+    known = kept.sparkSession.createDataFrame(
+        rows, ", ".join(f"`{c}` string" for c in (_STORED_PATH, *texts))
+    )
+    joined = kept.join(F.broadcast(known), F.col(STORED_PARTITION) == F.col(_STORED_PATH), "left")
+    restored = {}
+    for field, text in zip(fields, texts):
+        value = F.col(text).try_cast(types[field])
+        parsed = F.col(_STORED_PATH).isNotNull() & (F.col(text).isNull() | value.isNotNull())
+        restored[field] = F.when(in_place & parsed, value).otherwise(F.col(f"`{field}`"))
+    return joined.withColumns(restored).drop(_STORED_PATH, *texts)
 
 
 def _delete_of_move(marked: DataFrame, columns: list[str]) -> list[Column]:

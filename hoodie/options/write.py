@@ -452,7 +452,8 @@ OPTIONS: tuple[ConfigProperty, ...] = (
     ConfigProperty("hoodie.simple.index.update.partition.path", True,
                    "GLOBAL_SIMPLE: a record whose partition value changed is deleted from its "
                    "old partition and inserted in the new one, in one commit (true), or updated "
-                   "where it is, keeping its old partition path (false)",
+                   "where it is, keeping its old partition path and that partition's values in its "
+                   "partition columns (false)",
                    attribute="simple_index_update_partition_path", parse=boolean),
     ConfigProperty("hoodie.bloom.index.update.partition.path", True,
                    "GLOBAL_BLOOM: as hoodie.simple.index.update.partition.path for GLOBAL_SIMPLE",

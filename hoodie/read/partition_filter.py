@@ -11,7 +11,6 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -30,7 +29,7 @@ from pyspark.sql.datasource import (
 )
 
 from ..meta_client import HoodieTableMetaClient
-from ..naming import DEFAULT_PARTITION
+from ..partition_paths import field_texts
 
 _COMPARISONS = {
     GreaterThan: operator.gt,
@@ -86,16 +85,13 @@ class PartitionMatcher:
         )
 
     def values(self, partition_path: str) -> dict[str, Any]:
-        segments = partition_path.split("/") if partition_path else []
-        if len(segments) != len(self.fields):
+        texts = field_texts(partition_path, self.fields, self.hive_style, self.url_encoded)
+        if texts is None:
             raise _Unknown
         out: dict[str, Any] = {}
-        for name, segment in zip(self.fields, segments):
-            text = segment.split("=", 1)[1] if self.hive_style and "=" in segment else segment
-            if self.url_encoded:
-                text = unquote(text)
+        for name, text in texts.items():
             dtype = self.types.get(name, pa.string())
-            if text == DEFAULT_PARTITION:
+            if text is None:
                 # Hudi's folder for a null value, and for an empty string: a string column's
                 # rows there may hold either.
                 text_column = pa.types.is_string(dtype) or pa.types.is_large_string(dtype)

@@ -232,17 +232,13 @@ def rows_of(table: pa.Table | None, p: Params, what: str) -> dict:
     out: dict = {}
     if table is None:
         return out
-    # G6: a global index updating in place keeps a row's partition path while its dt column
-    # takes the new value; the record is where it is stored.
-    in_place = p.index in GLOBAL and not p.update_partition_path
     for r in table.to_pylist():
         partition = r.get("dt") if p.partitioned else None
-        if in_place and p.partitioned and "_hoodie_partition_path" in r:
-            partition = r["_hoodie_partition_path"]
         ident = (partition, r["id"])
         if "_hoodie_record_key" in r and r["_hoodie_record_key"] != r["id"]:
             raise Disagreement(f"{what}: _hoodie_record_key {r['_hoodie_record_key']!r} != id")
-        if p.partitioned and "_hoodie_partition_path" in r and not in_place:
+        # (G6: a record a global index updates in place takes its stored partition's dt too)
+        if p.partitioned and "_hoodie_partition_path" in r:
             if r["_hoodie_partition_path"] != partition:
                 raise Disagreement(f"{what}: _hoodie_partition_path != dt in {r}")
         if ident in out:

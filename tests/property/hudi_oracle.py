@@ -399,10 +399,10 @@ class OracleRunner:
         out: dict = {}
         if table is None:
             return out
-        # Under a global index updating in place, a row keeps its stored partition while `dt`
-        # holds the new value, and Apache Hudi's copy-on-write reader shows the folder's value
-        # (README's listed difference; FINDINGS.md G6): such rows are compared by the
-        # partition they are stored in.
+        # Under a global index updating in place, a row keeps its stored partition: Apache
+        # Hudi's file holds the new `dt`, which its copy-on-write reader replaces by the
+        # folder's value and 0.15's merge-on-read snapshot does not; ours holds the folder's
+        # value (FINDINGS.md G6). Such rows are compared by the partition they are stored in.
         in_place = self.p.index in GLOBAL and not self.p.update_partition_path
         partition_of = "_hoodie_partition_path" if in_place else "dt"
         for r in table.to_pylist():

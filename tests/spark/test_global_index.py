@@ -151,12 +151,37 @@ def test_update_partition_path_false_updates_in_place(
     cfg = global_config(table_type, version, index, **{FLAG[index]: "false"})
     table = first_write(path, cfg)
     table.upsert(rows_of(spark, [(1, "one-v2", B, 2, False), (9, "new", C, 2, False)]), cfg)
-    # Updated where it is: its partition path stays A; the dt column carries the new value.
+    # Updated where it is: its partition path stays A, and so does its dt column (the one value
+    # every reader shows: Apache Hudi's takes it from the folder).
     assert view(table, spark) == {
-        1: ("one-v2", B, A, 2), 2: ("two", A, A, 1), 3: ("three", B, B, 1), 9: ("new", C, C, 2),
+        1: ("one-v2", A, A, 2), 2: ("two", A, A, 1), 3: ("three", B, B, 1), 9: ("new", C, C, 2),
     }  # fmt: skip
     assert data_files_in(path, B)  # (B was not touched for key 1)
     assert hudi_rs_rows(path)[1] == ("one-v2", A)
+    # Partition pruning decides by the folder: a filter on dt finds the row by its dt.
+    found = table.read(spark, filters=[("dt", "=", A)]).collect()
+    assert sorted((r["id"], r["dt"]) for r in found) == [(1, A), (2, A)]
+
+
+def test_in_place_updates_read_their_partition_values_back_from_encoded_paths(
+    spark, tmp_path, first_write
+):
+    """Hive-style, urlencoded partition folders (`dt=a%2Fb%3Ac`) and the default partition
+    (a null dt) give the stored partition's values back to a record updated in place."""
+    path = str(tmp_path / "t")
+    odd = "a/b:c"
+    cfg = global_config("COPY_ON_WRITE", 8, **{
+        FLAG["GLOBAL_SIMPLE"]: "false",
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+        "hoodie.datasource.write.partitionpath.urlencode": "true",
+    })  # fmt: skip
+    table = HoodieTable.for_write(path, cfg)
+    table.upsert(rows_of(spark, [(1, "one", odd, 1, False), (2, "two", None, 1, False)]), cfg)
+    table.upsert(rows_of(spark, [(1, "one-v2", A, 2, False), (2, "two-v2", B, 2, False)]), cfg)
+    assert view(table, spark) == {
+        1: ("one-v2", odd, "dt=a%2Fb%3Ac", 2),
+        2: ("two-v2", None, "dt=__HIVE_DEFAULT_PARTITION__", 2),
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(("table_type", "version", "index"), COVERED)

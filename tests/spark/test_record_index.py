@@ -70,14 +70,14 @@ def test_tagging_by_the_record_index(spark, tmp_path, caplog, table_type, versio
     batch = [(1, "one-b", B, 2, False), (3, None, B, 2, True), (4, "four", A, 2, False)]
     table.upsert(spark.createDataFrame(batch, SCHEMA), cfg)
     assert FALLBACK not in caplog.text  # tagged by the record index
-    # key 1 updated where it is stored (its partition column carries the new value), key 3
-    # deleted, key 4 inserted
-    assert view(table, spark) == {1: ("one-b", B, A), 2: ("two", A, A), 4: ("four", A, A)}
+    # key 1 updated where it is stored (its partition column keeps that partition's value), key
+    # 3 deleted, key 4 inserted
+    assert view(table, spark) == {1: ("one-b", A, A), 2: ("two", A, A), 4: ("four", A, A)}
     # the write kept the index: the next one is tagged by it too, key 4 found where it went
     table.upsert(spark.createDataFrame([(2, "two-b", B, 3, False), (4, "four-b", B, 3, False)],
                                        SCHEMA), cfg)  # fmt: skip
     assert FALLBACK not in caplog.text
-    assert view(table, spark) == {1: ("one-b", B, A), 2: ("two-b", B, A), 4: ("four-b", B, A)}
+    assert view(table, spark) == {1: ("one-b", A, A), 2: ("two-b", A, A), 4: ("four-b", A, A)}
 
 
 def test_a_table_without_the_index_is_tagged_as_global_simple_and_gets_it(spark, tmp_path, caplog):
@@ -94,12 +94,12 @@ def test_a_table_without_the_index_is_tagged_as_global_simple_and_gets_it(spark,
     caplog.set_level(logging.WARNING, logger="hoodie.index.record_index")
     table.upsert(spark.createDataFrame([(2, "two-b", B, 2, False)], SCHEMA), cfg)
     assert FALLBACK in caplog.text
-    assert view(table, spark) == {1: ("one", A, A), 2: ("two-b", B, A), 3: ("three", B, B)}
+    assert view(table, spark) == {1: ("one", A, A), 2: ("two-b", A, A), 3: ("three", B, B)}
     assert record_index_listed(path)
     caplog.clear()
     table.upsert(spark.createDataFrame([(3, "three-c", A, 3, True)], SCHEMA), cfg)
     assert FALLBACK not in caplog.text
-    assert view(table, spark) == {1: ("one", A, A), 2: ("two-b", B, A)}
+    assert view(table, spark) == {1: ("one", A, A), 2: ("two-b", A, A)}
 
 
 def test_moves_with_update_partition_path(spark, tmp_path, caplog):
