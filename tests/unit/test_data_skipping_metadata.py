@@ -35,7 +35,6 @@ from hoodie.read.data_skipping import (
 from hoodie.read.datasource import snapshot_arrow_schema
 from hoodie.read.options import ReadOptions
 from hoodie.read.planner import FileSplit, plan_read
-from hoodie.read.slice_reader import SliceReadSpec, read_slice
 from hoodie.read.predicates import (
     AllOf,
     Among,
@@ -46,6 +45,7 @@ from hoodie.read.predicates import (
     NullCheck,
     Predicate,
 )
+from hoodie.read.slice_reader import SliceReadSpec, read_slice
 from hoodie.storage import load_file_io
 from hoodie.table_metadata import BLOOM_FILTERS, COLUMN_STATS
 
