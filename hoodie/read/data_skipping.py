@@ -20,8 +20,29 @@ Soundness first, so a slice is skipped only when no row of it can match:
 - a row group can match unless its statistics rule the predicate out; a file can match if
   one of its row groups can, or its key range and bloom filter allow one of the keys an
   equality on the record key names (a bloom filter has no false negatives);
-- a slice whose log files the read merges is never skipped: a log may hold a newer version of
-  a row, which the base file's statistics do not describe, or a delete;
+- a slice whose log files the read merges is never skipped by its base file alone: a log may
+  hold a newer version of a row, which the base file's statistics do not describe. It is
+  decided by the statistics of all its files combined per column (the base file's and every
+  log file's: min of mins, max of maxes, null counts summed; `combine`), where the metadata
+  table's `column_stats` holds every log file's (as our writers and Apache Hudi's keep them:
+  from the rows of its data blocks; a log of deletes only has none, and deletes only remove
+  rows, so it bounds nothing). Per column, not file by file, so that it stays sound under
+  partial updates, where a merged row takes one column from a log and another from the base
+  file. A log file the metadata table has no usable statistics of (not indexed, a column not
+  indexed, a read not listing through it) keeps the slice unchecked: log files are not read
+  for statistics. The stats are looked up for exactly the log files the read merges (the
+  plan's: those of completed instants; a rolled-back or failed write's log file is not
+  listed, and its blocks in a shared log file, which the reader skips, only widen that file's
+  statistics, as the metadata table merges a file's records of several writes). A record key
+  filter on such a slice uses the combined range of `_hoodie_record_key` (bloom filters cover
+  base files only), only where every file has it and the table keeps its meta columns;
+- a record key filter (equality or IN on the key) on a snapshot read as of the table's latest
+  instant, listed through the metadata table with a completed `record_index`, keeps only the
+  slices of the file groups the index puts its keys in (up to `RECORD_INDEX_MAX_KEYS` keys,
+  looked up on the driver by `TableMetadata.read_record_index`), slices with logs too; never
+  for time travel, incremental or read-optimized reads (the index describes the latest state
+  only), nor where the metadata table counts a commit the plan did not see
+  (`_index_is_of`);
 - a column the base file lacks (added by schema evolution) is null in all its rows, as the
   reader reads it;
 - only types whose order in parquet statistics is Spark's are compared: integers, dates,
