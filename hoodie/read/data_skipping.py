@@ -20,8 +20,29 @@ Soundness first, so a slice is skipped only when no row of it can match:
 - a row group can match unless its statistics rule the predicate out; a file can match if
   one of its row groups can, or its key range and bloom filter allow one of the keys an
   equality on the record key names (a bloom filter has no false negatives);
-- a slice whose log files the read merges is never skipped: a log may hold a newer version of
-  a row, which the base file's statistics do not describe, or a delete;
+- a slice whose log files the read merges is never skipped by its base file alone: a log may
+  hold a newer version of a row, which the base file's statistics do not describe. It is
+  decided by the statistics of all its files combined per column (the base file's and every
+  log file's: min of mins, max of maxes, null counts summed; `combine`), where the metadata
+  table's `column_stats` holds every log file's (as our writers and Apache Hudi's keep them:
+  from the rows of its data blocks; a log of deletes only has none, and deletes only remove
+  rows, so it bounds nothing). Per column, not file by file, so that it stays sound under
+  partial updates, where a merged row takes one column from a log and another from the base
+  file. A log file the metadata table has no usable statistics of (not indexed, a column not
+  indexed, a read not listing through it) keeps the slice unchecked: log files are not read
+  for statistics. The stats are looked up for exactly the log files the read merges (the
+  plan's: those of completed instants; a rolled-back or failed write's log file is not
+  listed, and its blocks in a shared log file, which the reader skips, only widen that file's
+  statistics, as the metadata table merges a file's records of several writes). A record key
+  filter on such a slice uses the combined range of `_hoodie_record_key` (bloom filters cover
+  base files only), only where every file has it and the table keeps its meta columns;
+- a record key filter (equality or IN on the key) on a snapshot read as of the table's latest
+  instant, listed through the metadata table with a completed `record_index`, keeps only the
+  slices of the file groups the index puts its keys in (up to `RECORD_INDEX_MAX_KEYS` keys,
+  looked up on the driver by `TableMetadata.read_record_index`), slices with logs too; never
+  for time travel, incremental or read-optimized reads (the index describes the latest state
+  only), nor where the metadata table counts a commit the plan did not see
+  (`_index_is_of`);
 - a column the base file lacks (added by schema evolution) is null in all its rows, as the
   reader reads it;
 - only types whose order in parquet statistics is Spark's are compared: integers, dates,
@@ -55,17 +76,27 @@ import pyarrow as pa
 
 from ..bloom_filter import BLOOM_FILTER_FOOTER, BLOOM_TYPE_FOOTER, StoredFilter
 from ..exceptions import MalformedMetadataError
-from ..fs_view import damaged_data_file
+from ..fs_view import CommittedInstants, damaged_data_file
 from ..metadata_records import BloomFilterRecord, ColumnStatsRecord, StatKind
-from ..schema import MAX_KEY_FOOTER, MIN_KEY_FOOTER
+from ..schema import MAX_KEY_FOOTER, MIN_KEY_FOOTER, RECORD_KEY
 from ..storage import FileIO
-from ..table_metadata import BLOOM_FILTERS, COLUMN_STATS, TableMetadata
+from ..table_metadata import (
+    BLOOM_FILTERS,
+    COLUMN_STATS,
+    RECORD_INDEX,
+    SOLO_COMMIT_TIMESTAMP,
+    TableMetadata,
+)
+from ..timeline import Action
 from .planner import FileSplit
 from .predicates import AllOf, Among, AnyOf, Compare, KeyIn, NullCheck, Predicate, Prefix
 
 log = logging.getLogger(__name__)
 
 FOOTER_THREADS = 16  # footers read at once on the driver
+# The most record keys a read looks up in the record index on the driver; a filter naming more
+# is left to the statistics (each key is a lookup in the metadata table's HFiles).
+RECORD_INDEX_MAX_KEYS = 1000
 
 # How a column's statistics may be used, by the table's type of it.
 ORDERED, FLOATING, NULLS_ONLY = "ordered", "floating", "nulls only"
@@ -531,15 +562,174 @@ def _keys_may_be_in(
     return any(bloom.might_contain(candidates))
 
 
+# -- slices with log files: their files' statistics combined ---------------------------------
+
+
+def combine(parts: Iterable[ColumnStats | None]) -> ColumnStats | None:
+    """One column's statistics of a file slice from those of its files (the base file and
+    every log file the read merges): rows and nulls summed, the smallest low and the largest
+    high over the files with values (a file whose column is all null, or that holds no rows,
+    such as a log of deletes only, bounds nothing). None where a file's are unknown.
+
+    A merged row takes each column's value from one of the slice's files (a newer version of
+    the row, or, with partial updates, some columns from a log and the rest from the base
+    file), and a delete only removes rows: so the merged rows' values lie within these bounds,
+    and a column all null in every file is null in every merged row. The counts are not the
+    merged rows' (a row and its newer version count twice): only the bounds, `nulls == 0`
+    (no null anywhere) and `nulls == rows` (nothing but nulls) are read from them."""
+    rows = 0
+    nulls_known: int | None = 0
+    low: Any = None
+    high: Any = None
+    bounded = True
+    for part in parts:
+        if part is None:
+            return None
+        rows += part.rows
+        if nulls_known is not None:
+            nulls_known = None if part.nulls is None else nulls_known + part.nulls
+        if part.all_null or part.rows == 0:
+            continue  # no value to bound
+        if not part.bounded:
+            bounded = False
+            continue
+        try:
+            low = part.low if low is None or part.low < low else low
+            high = part.high if high is None or part.high > high else high
+        except TypeError:
+            bounded = False
+    if bounded and low is not None and high is not None:
+        return ColumnStats(rows, nulls_known, low, high, bounded=True)
+    return ColumnStats(rows, nulls_known)
+
+
+def slice_may_match(
+    predicate: Predicate, stats: dict[str, ColumnStats], table: pa.Schema, keys_by_stats: bool
+) -> bool:
+    """Whether a file slice may hold a merged row matching `predicate`, by its files'
+    statistics combined per column (`combine`; a column not in `stats` may match). A record
+    key filter (`KeyIn`) is held to the combined range of `_hoodie_record_key` where
+    `keys_by_stats` (the table keeps its meta columns) and no file has a null key there."""
+    if isinstance(predicate, AllOf):
+        return all(slice_may_match(p, stats, table, keys_by_stats) for p in predicate.parts)
+    if isinstance(predicate, AnyOf):
+        return any(slice_may_match(p, stats, table, keys_by_stats) for p in predicate.parts)
+    if isinstance(predicate, KeyIn):
+        held = stats.get(RECORD_KEY)
+        if not keys_by_stats or held is None or not held.bounded or held.nulls != 0:
+            return True
+        return _leaf_may(Among(RECORD_KEY, predicate.keys), held, ORDERED)
+    column = predicate.column
+    if column not in table.names or column not in stats:
+        return True
+    try:
+        return _leaf_may(predicate, stats[column], kind_of(table.field(column).type))
+    except (TypeError, ValueError, ArithmeticError):
+        return True
+
+
+def _stats_columns(predicate: Predicate, table: pa.Schema) -> list[str]:
+    """The columns whose statistics decide `predicate` (a record key filter's: the key's)."""
+    columns = set()
+    for leaf in _leaves(predicate):
+        columns.add(RECORD_KEY if isinstance(leaf, KeyIn) else leaf.column)
+    return sorted(columns & set(table.names))
+
+
+def whole_file_stats(evaluator: StatsEvaluator, footer: Footer, column: str) -> ColumnStats | None:
+    """A column's statistics of a whole base file from its footer's row groups."""
+    if not footer.groups:
+        return ColumnStats(0, 0)
+    return combine(
+        evaluator._stats(column, footer, group, rows)
+        for group, rows in zip(footer.groups, footer.rows)
+    )
+
+
+# -- the record index --------------------------------------------------------------------------
+
+
+def _record_keys(predicate: Predicate) -> set[str]:
+    return {key for leaf in _leaves(predicate) if isinstance(leaf, KeyIn) for key in leaf.keys}
+
+
+_MOVES_NO_WRITE = frozenset({Action.ROLLBACK, Action.RESTORE, Action.SAVEPOINT})
+
+
+def _index_is_of(metadata: TableMetadata, snapshot: CommittedInstants) -> bool:
+    """Whether the metadata table's record index describes the snapshot a read planned (its
+    completed writes `snapshot`, as of the table's latest): no MDT delta commit counts (is a
+    valid instant) of a data write the plan did not see, as a write that completed after the
+    plan was listed, or a rollback or restore after it. The data table's cleans and the
+    MDT's initialization move no key; a plan's own instants and those before them are known."""
+    data = {i.timestamp: i.action for i in metadata.data_timeline}
+    valid = metadata.valid_instants
+    for instant in metadata.timeline.completed:
+        time = instant.timestamp
+        if instant.action is not Action.DELTA_COMMIT or time not in valid:
+            continue
+        if time in snapshot or time.startswith(SOLO_COMMIT_TIMESTAMP):
+            continue
+        action = data.get(time)
+        if action is Action.CLEAN:
+            continue
+        # An instant before the plan's last write that is no data write (an indexing commit,
+        # a rollback or restore) completed before that write did: the plan saw its result.
+        before = snapshot.as_of is not None and time <= snapshot.as_of
+        if before and (action is None or action in _MOVES_NO_WRITE):
+            continue
+        return False
+    return True
+
+
+def record_index_locations(
+    metadata: TableMetadata | None,
+    snapshot: CommittedInstants | None,
+    predicate: Predicate,
+) -> dict[str, tuple[str, str]] | None:
+    """Where the record keys `predicate` names live ((partition path, file id) by key; a key
+    the table does not hold is absent), by the metadata table's `record_index`; None where it
+    cannot tell: not a snapshot read as of the table's latest instant listed through the
+    metadata table (`snapshot` None: time travel and incremental reads, whose rows the index,
+    of the latest state only, does not describe), no completed `record_index` partition, no
+    key or more than `RECORD_INDEX_MAX_KEYS`, or an index newer than the plan."""
+    if metadata is None or snapshot is None or RECORD_INDEX not in metadata.partitions():
+        return None
+    keys = _record_keys(predicate)
+    if not keys or len(keys) > RECORD_INDEX_MAX_KEYS:
+        return None
+    if not _index_is_of(metadata, snapshot):
+        log.info("data skipping: the record index is newer than the read's plan; not used")
+        return None
+    found = metadata.read_record_index(keys)
+    return {key: (where.partition_path, where.file_id) for key, where in found.items()}
+
+
+def _located_may(
+    predicate: Predicate, located: dict[str, tuple[str, str]], group: tuple[str, str]
+) -> bool:
+    """Whether the file group `group` may hold a row matching `predicate`, by where the record
+    index puts its record keys (every other condition may hold)."""
+    if isinstance(predicate, AllOf):
+        return all(_located_may(p, located, group) for p in predicate.parts)
+    if isinstance(predicate, AnyOf):
+        return any(_located_may(p, located, group) for p in predicate.parts)
+    if isinstance(predicate, KeyIn):
+        return any(located.get(key) == group for key in predicate.keys)
+    return True
+
+
 # -- pruning a plan ----------------------------------------------------------------------------
 
 
 @dataclass
 class SkippingReport:
-    """What data skipping did to one read: slices considered, skipped (by column statistics,
-    or by record key range and bloom filter; of those, how many the metadata table's
-    `column_stats` and `bloom_filters` decided without a footer) and kept unchecked (their
-    logs are merged); base files the metadata table had statistics of, footers read."""
+    """What data skipping did to one read: slices considered, skipped (slices without logs by
+    column statistics, or by record key range and bloom filter, of those how many the
+    metadata table's `column_stats` and `bloom_filters` decided without a footer; slices with
+    logs by their files' combined statistics; any slice by the record index) and kept
+    unchecked (their logs are merged and the metadata table lacks statistics of one); base
+    files the metadata table had statistics of, footers read."""
 
     considered: int = 0
     by_stats: int = 0
@@ -548,21 +738,26 @@ class SkippingReport:
     footers_read: int = 0
     by_metadata: int = 0
     indexed: int = 0
+    by_combined: int = 0  # slices with logs skipped by their files' combined statistics
+    combined: int = 0  # slices with logs whose combined statistics were checked
+    by_record_index: int = 0
     skipped_files: list[str] = field(default_factory=list)
 
     @property
     def skipped(self) -> int:
-        return self.by_stats + self.by_key
+        return self.by_stats + self.by_key + self.by_combined + self.by_record_index
 
     @property
     def by_footers(self) -> int:
-        return self.skipped - self.by_metadata
+        return self.by_stats + self.by_key + self.by_combined - self.by_metadata
 
     def describe(self, table: str) -> str:
         return (
             f"data skipping on table '{table}': {self.considered - self.skipped} of "
             f"{self.considered} file slices read, {self.skipped} skipped ({self.by_stats} by "
-            f"column statistics, {self.by_key} by record key range and bloom filter; "
+            f"column statistics, {self.by_key} by record key range and bloom filter, "
+            f"{self.by_combined} slices with logs skipped by combined statistics, "
+            f"{self.by_record_index} by the record index; "
             f"{self.by_metadata} by the metadata table's column_stats and bloom_filters, "
             f"{self.by_footers} by footers); "
             f"{self.with_logs} kept unchecked as their log files are merged; "
@@ -591,27 +786,44 @@ def skip_slices(
     table_schema: pa.Schema,
     footers: dict[str, Footer] | None = None,
     metadata: TableMetadata | None = None,
+    snapshot: CommittedInstants | None = None,
 ) -> tuple[list[FileSplit], SkippingReport]:
     """The slices of `splits` a row matching `predicate` may be in, and what was skipped.
 
     `footers` holds footers already read (path -> footer) and gets those read here.
     `metadata`: the table's metadata table, where the read lists through it: its
     `column_stats` and `bloom_filters` decide first, footers are read only for the files they
-    do not (see the module's docstring)."""
+    do not (see the module's docstring); slices with logs are decided by their files'
+    statistics there, combined, or kept. `snapshot`: the plan's completed writes, given only
+    for a snapshot read as of the table's latest instant (never time travel or an incremental
+    read: the record index describes the latest state only); a record key filter then keeps
+    only the slices of the file groups the record index puts its keys in."""
     report = SkippingReport(considered=len(splits))
     if not may_skip(predicate, table_schema):
         return splits, report  # no footer could rule a row out: none is read
-    checkable = []
+    skipped: set[FileSplit] = set()
+
+    def skipped_by(split: FileSplit) -> None:
+        skipped.add(split)
+        name = split.base_file or (split.log_files[0] if split.log_files else split.file_id)
+        report.skipped_files.append(posixpath.basename(name))
+
+    located = record_index_locations(metadata, snapshot, predicate) if merge_logs else None
+    if located is not None:
+        for split in splits:
+            if not _located_may(predicate, located, (split.partition_path, split.file_id)):
+                report.by_record_index += 1
+                skipped_by(split)
+    checkable, logged = [], []
     for split in splits:
-        if split.base_file is None:
+        if split in skipped:
             continue
         if merge_logs and split.log_files:
-            report.with_logs += 1
-            continue
-        checkable.append(split)
+            logged.append(split)
+        elif split.base_file is not None:
+            checkable.append(split)
     by_stats = StatsEvaluator(table_schema, use_keys=False)
     with_keys = StatsEvaluator(table_schema)
-    skipped: set[FileSplit] = set()
 
     def skip(split: FileSplit, footer: Footer | None, indexed: IndexedStats | None) -> bool:
         assert split.base_file is not None
@@ -621,8 +833,7 @@ def skip_slices(
             report.by_key += 1
         else:
             return False
-        skipped.add(split)
-        report.skipped_files.append(posixpath.basename(split.base_file))
+        skipped_by(split)
         return True
 
     indexed = indexed_stats(metadata, checkable, predicate, table_schema)
@@ -638,11 +849,112 @@ def skip_slices(
         elif _needs_footer(predicate, held, table_schema):
             unsettled.append(split)
     known = footers if footers is not None else {}
+    combining = _combined_candidates(metadata, logged, predicate, table_schema)
+    report.with_logs = len(logged) - len(combining)
     wanted = [s.base_file for s in unsettled if s.base_file and s.base_file not in known]
+    wanted += [
+        c.split.base_file
+        for c in combining
+        if c.split.base_file and c.needs_footer and c.split.base_file not in known
+    ]
     read = read_footers(storage, wanted)
     known.update(read)
     report.footers_read = len(read)
     for split in unsettled:
         assert split.base_file is not None
         skip(split, known[split.base_file], indexed.get(split.base_file))
+    keys_by_stats = bool(combining) and bool(_record_keys(predicate)) and _keys_by_stats(metadata)
+    for candidate in combining:
+        report.combined += 1
+        split = candidate.split
+        footer = known.get(split.base_file) if split.base_file and candidate.needs_footer else None
+        stats = candidate.stats(by_stats, footer)
+        if not slice_may_match(predicate, stats, table_schema, keys_by_stats):
+            report.by_combined += 1
+            if footer is None:
+                report.by_metadata += 1
+            skipped_by(split)
     return [s for s in splits if s not in skipped], report
+
+
+@dataclass
+class _Combining:
+    """A slice with logs whose files the metadata table has statistics of: per column, the
+    log files' (every one of them) and the base file's (None: its footer's)."""
+
+    split: FileSplit
+    logs: dict[str, list[ColumnStats]]
+    base: dict[str, ColumnStats | None]
+
+    @property
+    def needs_footer(self) -> bool:
+        return any(stats is None for stats in self.base.values())
+
+    def stats(self, evaluator: StatsEvaluator, footer: Footer | None) -> dict[str, ColumnStats]:
+        out = {}
+        for column, logs in self.logs.items():
+            base: list[ColumnStats | None] = []
+            if self.split.base_file is not None:
+                held = self.base.get(column)
+                if held is None and footer is not None:
+                    held = whole_file_stats(evaluator, footer, column)
+                base.append(held)
+            combined = combine([*base, *logs])
+            if combined is not None:
+                out[column] = combined
+        return out
+
+
+def _combined_candidates(
+    metadata: TableMetadata | None,
+    logged: list[FileSplit],
+    predicate: Predicate,
+    table: pa.Schema,
+) -> list[_Combining]:
+    """The slices of `logged` whose log files all have statistics in the metadata table's
+    `column_stats` of some column `predicate` names (one lookup for all their files); the
+    others stay unchecked. Log files are never read for statistics."""
+    if metadata is None or not logged or COLUMN_STATS not in metadata.partitions():
+        return []
+    columns = _stats_columns(predicate, table)
+    if not columns:
+        return []
+    files: dict[str, list[str]] = {}
+    for split in logged:
+        names = files.setdefault(split.partition_path, [])
+        names.extend(posixpath.basename(f) for f in split.log_files)
+        if split.base_file is not None:
+            names.append(posixpath.basename(split.base_file))
+    found = metadata.column_stats_of(files, columns)
+    out = []
+    for split in logged:
+        path = split.partition_path
+        logs: dict[str, list[ColumnStats]] = {}
+        for column in columns:
+            wanted = table.field(column).type
+            held = []
+            for log_file in split.log_files:
+                record = found.get((path, posixpath.basename(log_file), column))
+                stats = indexed_column_stats(record, wanted) if record is not None else None
+                if stats is None:
+                    break
+                held.append(stats)
+            else:
+                logs[column] = held
+        if not logs:
+            continue
+        base: dict[str, ColumnStats | None] = {}
+        if split.base_file is not None:
+            name = posixpath.basename(split.base_file)
+            for column in logs:
+                record = found.get((path, name, column))
+                wanted = table.field(column).type
+                base[column] = indexed_column_stats(record, wanted) if record else None
+        out.append(_Combining(split, logs, base))
+    return out
+
+
+def _keys_by_stats(metadata: TableMetadata | None) -> bool:
+    """Whether `_hoodie_record_key`'s statistics bound the record keys: the table keeps its
+    meta columns (without, the column holds no key)."""
+    return metadata is not None and metadata.data.properties.populate_meta_fields

@@ -259,6 +259,7 @@ class HoodieReader(DataSourceReader):
             predicate,
             table_schema,
             metadata=metadata,
+            snapshot=plan.committed if plan.latest else None,
         )
         skipping_log.info(report.describe(self.meta_client.name))
 

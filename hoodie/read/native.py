@@ -100,6 +100,7 @@ def read_table(
             arrow_schema,
             footers,
             plan.metadata,
+            plan.committed if plan.latest else None,
         )
         log.info(report.describe(meta_client.name))
     if not plan.splits:

@@ -26,7 +26,7 @@ from ..fs_view import BlockSpan, CommittedInstants, FileSystemView, timeline_sta
 from ..meta_client import HoodieTableMetaClient
 from ..table_metadata import MetadataListing, TableMetadata
 from ..timeline import WRITE_ACTIONS, Action, Instant, Timeline
-from .options import BEGIN_INSTANT, INCREMENTAL, READ_OPTIMIZED, ReadOptions
+from .options import BEGIN_INSTANT, INCREMENTAL, READ_OPTIMIZED, SNAPSHOT, ReadOptions
 
 _WRITE_ACTION_NAMES = frozenset(a.value for a in WRITE_ACTIONS)
 LOG_COMPACT = "LOG_COMPACT"  # the operation type of a log compaction's commit metadata
@@ -58,6 +58,9 @@ class ReadPlan:
     # The instants whose files and log blocks the read counts: those of the timeline the
     # splits were listed against, never a later one (see `FileSystemView`).
     committed: CommittedInstants | None = None
+    # A snapshot read as of the table's latest completed write (no time travel, not
+    # incremental, not read-optimized): the state the record index describes.
+    latest: bool = False
     # The metadata table the splits were listed through (None: listed from storage), whose
     # column_stats and bloom_filters data skipping reads; not part of the plan's text.
     metadata: TableMetadata | None = field(default=None, compare=False, repr=False)
@@ -78,6 +81,7 @@ class ReadPlan:
                 "merge_logs": self.merge_logs,
                 "instants": self.instants,
                 "committed": self.committed.to_dict() if self.committed is not None else None,
+                "latest": self.latest,
             }
         )
 
@@ -107,6 +111,7 @@ class ReadPlan:
             merge_logs=data["merge_logs"],
             instants=data["instants"],
             committed=CommittedInstants.from_dict(committed) if committed is not None else None,
+            latest=bool(data.get("latest", False)),
         )
 
 
@@ -201,6 +206,7 @@ def plan_read(
         partitions_pruned=pruned,
         merge_logs=options.query_type != READ_OPTIMIZED,
         committed=view.committed,
+        latest=options.as_of_instant is None and options.query_type == SNAPSHOT,
         metadata=_metadata_of(view),
     )
 

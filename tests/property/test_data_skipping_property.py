@@ -1,8 +1,10 @@
 """Data skipping never changes a read's rows: random filters over random tables (copy-on-write
 and merge-on-read, table versions 6 and 8, small files so there are many to skip; upserts and
-deletes leave log files on merge-on-read) read the same rows with `hoodie.enable.data.skipping`
-on and off, through `HoodieTable.read(filters=...)` (Spark's parquet scan, and the data source
-for slices with logs) and through the data source given Spark's pushed filters."""
+deletes leave log files on merge-on-read, whose slices the metadata table's column stats of
+every file decide, combined; at version 8 with the record index deciding key filters too) read
+the same rows with `hoodie.enable.data.skipping` on and off, through
+`HoodieTable.read(filters=...)` (Spark's parquet scan, and the data source for slices with logs)
+and through the data source given Spark's pushed filters."""
 
 from __future__ import annotations
 
@@ -98,6 +100,11 @@ def test_skipping_never_changes_the_rows(spark, tmp_path_factory, table_type, ve
         "hoodie.bloom.index.filter.type": "SIMPLE",
         "hoodie.compact.inline": "false",
     }
+    if table_type == "MERGE_ON_READ":  # slices with logs: decided by their combined stats
+        options["hoodie.metadata.enable"] = "true"
+        options["hoodie.metadata.index.column.stats.enable"] = "true"
+        if version == "8":  # and key filters by the record index
+            options["hoodie.index.type"] = "RECORD_INDEX"
     cfg = WriteConfig.build(
         "prop", record_key="id", partition_path="dt", precombine_field="ts",
         table_type=table_type, options=options,
@@ -137,6 +144,8 @@ def test_skipping_never_changes_the_rows(spark, tmp_path_factory, table_type, ve
         logger.removeHandler(reports)
     assert reports.considered, "no read was judged by data skipping"
     SKIPPED.append(reports.skipped)
+    print(f"skipped {reports.skipped} of {reports.considered} slices, {reports.with_logs} with "
+          "logs (by combined stats or the record index)")  # fmt: skip
 
 
 SKIPPED: list[int] = []  # slices skipped per example, for the test below
@@ -155,10 +164,15 @@ class _Reports(logging.Handler):
 
     def __init__(self) -> None:
         super().__init__(logging.INFO)
-        self.considered = self.skipped = 0
+        self.considered = self.skipped = self.with_logs = 0
 
     def emit(self, record: logging.LogRecord) -> None:
-        found = re.search(r"(\d+) of (\d+) file slices read, (\d+) skipped", record.getMessage())
+        message = record.getMessage()
+        found = re.search(r"(\d+) of (\d+) file slices read, (\d+) skipped", message)
         if found:
             self.considered += int(found.group(2))
             self.skipped += int(found.group(3))
+        logged = re.search(r"(\d+) slices with logs skipped by combined statistics, (\d+) by "
+                           r"the record index", message)  # fmt: skip
+        if logged:
+            self.with_logs += int(logged.group(1)) + int(logged.group(2))
