@@ -78,9 +78,20 @@ def dump(root: Path) -> None:
             try:
                 meta = json.loads(text)
                 stats = [
-                    {k: s.get(k) for k in ("fileId", "path", "cdcStats", "prevCommit", "numInserts",
-                                           "numUpdateWrites", "numDeletes")}
-                    for ss in meta.get("partitionToWriteStats", {}).values() for s in ss
+                    {
+                        k: s.get(k)
+                        for k in (
+                            "fileId",
+                            "path",
+                            "cdcStats",
+                            "prevCommit",
+                            "numInserts",
+                            "numUpdateWrites",
+                            "numDeletes",
+                        )
+                    }
+                    for ss in meta.get("partitionToWriteStats", {}).values()
+                    for s in ss
                 ]
                 print(f"== {path.name}: operation={meta.get('operationType')} stats={stats}")
             except ValueError:
@@ -112,18 +123,30 @@ def main() -> None:
                 print(f"########## {root.name}")
 
                 def write(data, op, kind=kind, mode=mode, root=root, name=name):
-                    judge.write(str(root), data, options(name, kind, version, table_version, op, mode))
+                    judge.write(
+                        str(root), data, options(name, kind, version, table_version, op, mode)
+                    )
 
                 try:
-                    write(rows([1, 2, 3, 4], ["a", "a", "b", "b"], [1, 1, 1, 1], ["w", "x", "y", "z"]), "upsert")
+                    write(
+                        rows(
+                            [1, 2, 3, 4], ["a", "a", "b", "b"], [1, 1, 1, 1], ["w", "x", "y", "z"]
+                        ),
+                        "upsert",
+                    )
                     write(rows([2, 5], ["a", "b"], [2, 2], ["x2", "v"]), "upsert")
                     write(rows([3], ["b"], [3], ["y"]), "delete")
                     write(rows([1, 6], ["b", "a"], [4, 4], ["w4", "u"]), "upsert")
                     dump(root)
                     cdc(judge, root, "0")
                     timeline = root / ".hoodie" / ("timeline" if table_version != "6" else "")
-                    instants = sorted({p.name.split(".")[0].split("_")[0] for p in timeline.iterdir()
-                                       if p.is_file() and p.name[:1].isdigit()})
+                    instants = sorted(
+                        {
+                            p.name.split(".")[0].split("_")[0]
+                            for p in timeline.iterdir()
+                            if p.is_file() and p.name[:1].isdigit()
+                        }
+                    )
                     print("== instants", instants)
                     prev = "0"
                     for instant in instants:

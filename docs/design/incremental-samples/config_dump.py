@@ -29,7 +29,10 @@ CLASSES = [
     "org.apache.hudi.keygen.KeyGenUtils",
     "org.apache.hudi.common.util.PartitionPathEncodeUtils",
 ]
-SCALA_OBJECTS = ["org.apache.hudi.DataSourceReadOptions$", "org.apache.hudi.DataSourceWriteOptions$"]
+SCALA_OBJECTS = [
+    "org.apache.hudi.DataSourceReadOptions$",
+    "org.apache.hudi.DataSourceWriteOptions$",
+]
 ENUMS = [
     "org.apache.hudi.common.table.cdc.HoodieCDCSupplementalLoggingMode",
     "org.apache.hudi.common.table.cdc.HoodieCDCOperation",
@@ -66,8 +69,10 @@ def describe(value) -> str:
 
 def main() -> None:
     spark = (
-        SparkSession.builder.master("local[1]").config("spark.jars", sys.argv[1])
-        .config("spark.ui.enabled", "false").getOrCreate()
+        SparkSession.builder.master("local[1]")
+        .config("spark.jars", sys.argv[1])
+        .config("spark.ui.enabled", "false")
+        .getOrCreate()
     )
     jvm = spark._jvm  # research tool only
     modifier = jvm.java.lang.reflect.Modifier
@@ -99,7 +104,9 @@ def main() -> None:
             continue
         module = cls.getField("MODULE$").get(None)
         for method in cls.getMethods():
-            if method.getParameterCount() == 0 and method.getReturnType().getName().endswith("ConfigProperty"):
+            if method.getParameterCount() == 0 and method.getReturnType().getName().endswith(
+                "ConfigProperty"
+            ):
                 try:
                     print(f"  {method.getName()}: {describe(method.invoke(module, None))}")
                 except Exception as exc:  # noqa: BLE001

@@ -38,8 +38,11 @@ KEYS = ("merge", "payload", "keygen", "partition", "ordering", "precombine", "cd
 
 def props(root: Path) -> str:
     text = (root / ".hoodie" / "hoodie.properties").read_text()
-    return "\n".join(f"    {line}" for line in sorted(text.splitlines())
-                     if not line.startswith("#") and any(k in line for k in KEYS))
+    return "\n".join(
+        f"    {line}"
+        for line in sorted(text.splitlines())
+        if not line.startswith("#") and any(k in line for k in KEYS)
+    )
 
 
 def merge(judge: ApacheHudi, version: str, table_version: str, out: Path) -> None:
@@ -56,21 +59,34 @@ def merge(judge: ApacheHudi, version: str, table_version: str, out: Path) -> Non
             base["hoodie.write.record.merge.mode"] = value
         if version.startswith("1."):
             base["hoodie.write.table.version"] = table_version
-        first = pa.table({"id": [1, 2], "dt": ["a", "a"], "ts": [5, 5], "name": ["a1", "b1"],
-                          "amount": [10, 20]})
-        second = pa.table({"id": [1, 2], "dt": ["a", "a"], "ts": [3, 7],
-                           "name": pa.array([None, None], pa.string()), "amount": [11, 21]})
+        first = pa.table(
+            {"id": [1, 2], "dt": ["a", "a"], "ts": [5, 5], "name": ["a1", "b1"], "amount": [10, 20]}
+        )
+        second = pa.table(
+            {
+                "id": [1, 2],
+                "dt": ["a", "a"],
+                "ts": [3, 7],
+                "name": pa.array([None, None], pa.string()),
+                "amount": [11, 21],
+            }
+        )
         try:
             judge.write(str(root), first, base)
             print(props(root))
             judge.write(str(root), second, base)
             got = judge.read(str(root)).select(["id", "ts", "name", "amount"]).sort_by("id")
-            print(f"  snapshot after (1: ts 3 name null amount 11; 2: ts 7 name null amount 21): "
-                  f"{got.to_pylist()}")
+            print(
+                f"  snapshot after (1: ts 3 name null amount 11; 2: ts 7 name null amount 21): "
+                f"{got.to_pylist()}"
+            )
             if version.startswith("1.") and table_version == "6":
                 upgraded = dict(base, **{"hoodie.write.table.version": "8"})
-                judge.write(str(root), pa.table({"id": [3], "dt": ["a"], "ts": [1], "name": ["c"],
-                                                 "amount": [1]}), upgraded)
+                judge.write(
+                    str(root),
+                    pa.table({"id": [3], "dt": ["a"], "ts": [1], "name": ["c"], "amount": [1]}),
+                    upgraded,
+                )
                 print("  after the upgrade to 8:")
                 print(props(root))
         except Exception as exc:  # noqa: BLE001
@@ -128,13 +144,20 @@ KEYGENS = {
 
 
 def keygen(judge: ApacheHudi, version: str, table_version: str, out: Path) -> None:
-    rows = pa.table({
-        "id": [1, 2], "region": ["eu", "us"], "ts": [1, 1],
-        "ts_ms": [1767225600123, 1767311999999],  # 2026-01-01T00:00:00.123Z, 2026-01-01T23:59:59.999Z
-        "ts_s": [1767225600, 1767299400],  # 2026-01-01T00:00Z, 2026-01-01T20:30Z
-        "day": ["2026-01-01 23:30:00", "2026-01-02"],
-        "days": [20454, 20455],
-    })
+    rows = pa.table(
+        {
+            "id": [1, 2],
+            "region": ["eu", "us"],
+            "ts": [1, 1],
+            "ts_ms": [
+                1767225600123,
+                1767311999999,
+            ],  # 2026-01-01T00:00:00.123Z, 2026-01-01T23:59:59.999Z
+            "ts_s": [1767225600, 1767299400],  # 2026-01-01T00:00Z, 2026-01-01T20:30Z
+            "day": ["2026-01-01 23:30:00", "2026-01-02"],
+            "days": [20454, 20455],
+        }
+    )
     for name, extra in KEYGENS.items():
         root = out / f"keygen-{version}-v{table_version}-{name}"
         print(f"########## {root.name} {extra}")
@@ -144,7 +167,9 @@ def keygen(judge: ApacheHudi, version: str, table_version: str, out: Path) -> No
             opts["hoodie.write.table.version"] = table_version
         try:
             judge.write(str(root), rows, opts)
-            got = judge.read(str(root)).select(["_hoodie_record_key", "_hoodie_partition_path", "id"])
+            got = judge.read(str(root)).select(
+                ["_hoodie_record_key", "_hoodie_partition_path", "id"]
+            )
             print(f"  {got.sort_by('id').to_pylist()}")
             folders = sorted(str(p.parent.relative_to(root)) for p in root.rglob("*.parquet"))
             print(f"  folders: {folders}")
@@ -171,21 +196,32 @@ def cluster(judge: ApacheHudi, version: str, table_version: str, out: Path) -> N
         try:
             for batch in range(3):
                 opts = datasource_options("cluster_probe", "cow", "bulk_insert")
-                opts.update({
-                    "hoodie.clustering.inline": "true" if batch == 2 else "false",
-                    "hoodie.clustering.inline.max.commits": "2",
-                    "hoodie.clustering.plan.strategy.sort.columns": "name,id",
-                    "hoodie.layout.optimize.strategy": strategy,
-                })
+                opts.update(
+                    {
+                        "hoodie.clustering.inline": "true" if batch == 2 else "false",
+                        "hoodie.clustering.inline.max.commits": "2",
+                        "hoodie.clustering.plan.strategy.sort.columns": "name,id",
+                        "hoodie.layout.optimize.strategy": strategy,
+                    }
+                )
                 if version.startswith("1."):
                     opts["hoodie.write.table.version"] = table_version
                 ids = [batch * 10 + i for i in range(4)]
-                judge.write(str(root), pa.table({
-                    "id": ids, "dt": ["a"] * 4, "ts": [1] * 4,
-                    "name": [f"n{(7 * i) % 5}" for i in ids]}), opts)
+                judge.write(
+                    str(root),
+                    pa.table(
+                        {
+                            "id": ids,
+                            "dt": ["a"] * 4,
+                            "ts": [1] * 4,
+                            "name": [f"n{(7 * i) % 5}" for i in ids],
+                        }
+                    ),
+                    opts,
+                )
             timeline = root / ".hoodie" / ("timeline" if table_version != "6" else "")
             for path in sorted(timeline.iterdir()):
-                if path.is_file():
+                if path.is_file() and not path.name.startswith("."):
                     print(f"  {path.name}  {path.stat().st_size}")
                     if "replace" in path.name or "clustering" in path.name:
                         print(f"    {decode(path)}")
@@ -202,7 +238,9 @@ def main() -> None:
     judge = ApacheHudi(version)
     try:
         for part in parts:
-            {"merge": merge, "keygen": keygen, "cluster": cluster}[part](judge, version, table_version, out)
+            {"merge": merge, "keygen": keygen, "cluster": cluster}[part](
+                judge, version, table_version, out
+            )
     finally:
         judge.close()
 
