@@ -85,8 +85,14 @@ def test_every_action_keeps_the_record_index_whole(
 
     monkeypatch.setattr(record_index.RecordIndexChanges, "of_stats", classmethod(of_stats))
     cfg = config(version, table_type)
-    moving = config(version, table_type, **{"hoodie.index.type": "GLOBAL_SIMPLE",
-                                            "hoodie.simple.index.update.partition.path": "true"})
+    moving = config(
+        version,
+        table_type,
+        **{
+            "hoodie.index.type": "GLOBAL_SIMPLE",
+            "hoodie.simple.index.update.partition.path": "true",
+        },
+    )
     table = HoodieTable.for_write(location, cfg)
     meta = table.meta_client
     sizes = {}
@@ -242,9 +248,7 @@ def test_the_metadata_tables_compaction_of_the_record_index_in_spark_tasks_is_th
         assert_record_index_whole(spark, HoodieTableMetaClient.open(str(root)), str(root))
 
 
-def test_turned_off_it_goes_unset_it_stays_turned_on_it_is_built_from_the_table(
-    spark, tmp_path
-):
+def test_turned_off_it_goes_unset_it_stays_turned_on_it_is_built_from_the_table(spark, tmp_path):
     register(spark)
     path = tmp_path / "t"
     on = config(8, props.COPY_ON_WRITE)
@@ -316,3 +320,62 @@ def test_a_table_without_meta_fields_is_refused_a_record_index(spark, tmp_path):
     meta = HoodieTableMetaClient.open(str(path))
     assert "record_index" not in props.metadata_partitions(meta.properties.extra)
     assert not meta.timeline().pending
+
+
+@pytest.mark.parametrize(
+    ("version", "index", "path"),
+    [
+        (6, "SIMPLE", "driver"),
+        (8, "RECORD_INDEX", "spark"),
+        pytest.param(8, "SIMPLE", "driver", marks=pytest.mark.full),
+        pytest.param(6, "RECORD_INDEX", "spark", marks=pytest.mark.full),
+    ],
+)
+def test_merge_on_read_soft_deletes_by_ordering_value_keep_it_the_tables(
+    spark, tmp_path, monkeypatch, version, index, path
+):
+    """Soft deletes (`_hoodie_is_deleted`) on merge-on-read carry their ordering value into
+    the log; one smaller than the stored version's loses when the slice is merged (the record
+    stays), so the record index keeps the key; one that is larger removes it; an update whose
+    ordering value loses neither moves nor duplicates the key. Before the fix the losing
+    delete removed the key, and the next upsert of it under RECORD_INDEX inserted it again in
+    another file group."""
+    register(spark)
+    if path == "spark":
+        monkeypatch.setattr(record_index, "DRIVER_KEYS", -1)
+    location = str(tmp_path / "t")
+    cfg = config(version, props.MERGE_ON_READ, **{"hoodie.index.type": index,
+                                                  "hoodie.compact.inline": "false"})  # fmt: skip
+    schema = f"{SCHEMA}, _hoodie_is_deleted boolean"
+
+    def write(ids, ts: int, deleted: bool = False) -> None:
+        rows = [(f"k{i:04d}", "ab"[i % 2], ts, i, deleted) for i in ids]
+        HoodieTable.for_write(location, cfg).upsert(spark.createDataFrame(rows, schema), cfg)
+        assert_record_index_whole(spark, HoodieTableMetaClient.open(location), f"ts {ts}")
+
+    def live() -> dict[str, int]:
+        rows = spark.read.format("hoodie").load(location).select("id", "ts").collect()
+        return {r.id: r.ts for r in rows}
+
+    write(range(0, 300), 10)
+    write(range(0, 20), 5, deleted=True)  # loses: ordering 5 < 10, the records stay
+    assert len(live()) == 300
+    write(range(20, 30), 15, deleted=True)  # wins: ordering 15 > 10
+    write([*range(0, 20, 2), *range(100, 110)], 3)  # updates that lose: stay where they are
+    got = live()
+    assert sorted(got) == [f"k{i:04d}" for i in [*range(20), *range(30, 300)]]
+    assert {got[f"k{i:04d}"] for i in range(100, 110)} == {10}
+    # deleted keys written again: by SIMPLE's tagging an update in their file group, which at
+    # 12 loses to the delete at 15 logged there; by RECORD_INDEX's, an insert
+    write(range(20, 25), 12)
+    write(range(25, 30), 16)
+    got = live()
+    back = range(20, 30) if index == "RECORD_INDEX" else range(25, 30)
+    assert sorted(got) == [f"k{i:04d}" for i in [*range(20), *back, *range(30, 300)]]
+    # deletes that win and deletes that lose in one write; then every key written again wins
+    write([*range(0, 10), *range(40, 50)], 12, deleted=True)
+    write([*range(0, 5), *range(10, 20), *range(50, 60)], 4, deleted=True)
+    assert sorted(set(got) - set(live())) == [f"k{i:04d}" for i in [*range(10), *range(40, 50)]]
+    write(range(0, 60), 20)
+    got = live()
+    assert len(got) == 300 and {got[f"k{i:04d}"] for i in range(60)} == {20}
