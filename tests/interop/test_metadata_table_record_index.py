@@ -10,6 +10,7 @@ Apache Hudi reading and writing on it: tests/judge/test_hudi_uses_our_record_ind
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 
 import pytest
 from killed_writes import upsert_killed_at
@@ -29,6 +30,7 @@ from hoodie.table_services.metadata_services import (
 )
 from hoodie.timeline import Action
 from hoodie.transaction import metadata_writer, record_index
+from hoodie.write import executor
 
 pytestmark = pytest.mark.spark
 
@@ -379,3 +381,59 @@ def test_merge_on_read_soft_deletes_by_ordering_value_keep_it_the_tables(
     write(range(0, 60), 20)
     got = live()
     assert len(got) == 300 and {got[f"k{i:04d}"] for i in range(60)} == {20}
+
+
+@pytest.mark.parametrize(
+    ("version", "table_type", "path"),
+    [
+        (6, props.COPY_ON_WRITE, "driver"),
+        (8, props.MERGE_ON_READ, "spark"),
+        pytest.param(8, props.COPY_ON_WRITE, "spark", marks=pytest.mark.full),
+        pytest.param(6, props.MERGE_ON_READ, "driver", marks=pytest.mark.full),
+    ],
+)
+def test_a_write_whose_tasks_recorded_no_keys_keeps_it_whole(
+    spark, tmp_path, monkeypatch, version, table_type, path
+):
+    """A record index another writer built while a write ran: the write's tasks recorded no
+    keys (simulated: they are told the table has none), so its commit reads its files. A
+    copy-on-write rewrite's deleted keys and moves out (keys the previous slice held and the
+    new one does not), a merge-on-read log's deletes, a soft delete that loses by its
+    ordering value: the record index stays the table's. Before the fix a copy-on-write
+    delete left the deleted keys in it."""
+    register(spark)
+    if path == "spark":
+        monkeypatch.setattr(record_index, "DRIVER_KEYS", -1)
+    location = str(tmp_path / "t")
+    cfg = config(version, table_type, **{"hoodie.compact.inline": "false"})
+    moving = config(version, table_type, **{"hoodie.index.type": "GLOBAL_SIMPLE",
+                                            "hoodie.simple.index.update.partition.path": "true",
+                                            "hoodie.compact.inline": "false"})  # fmt: skip
+    table = HoodieTable.for_write(location, cfg)
+    table.upsert(frame(spark, range(300), 1), cfg)
+    real = executor.file_indexing
+    monkeypatch.setattr(executor, "file_indexing",
+                        lambda *a: replace(real(*a), record_index=False))  # fmt: skip
+
+    def check(step: str) -> None:
+        assert_record_index_whole(spark, HoodieTableMetaClient.open(location), step)
+
+    seen = []
+
+    def unrecorded(stats):
+        seen.extend(record_index.unrecorded(stats))
+        return record_index.unrecorded(stats)
+
+    monkeypatch.setattr(metadata_writer, "unrecorded", unrecorded)
+    table.delete(frame(spark, range(0, 40), 0), cfg)
+    check("delete")
+    moved = frozenset(range(100, 120))
+    table.upsert(frame(spark, [*moved, *range(290, 320)], 2, moved), moving)
+    check("global move, updates and inserts")
+    schema = f"{SCHEMA}, _hoodie_is_deleted boolean"
+    rows = [(f"k{i:04d}", "ab"[i % 2], 0 if i < 250 else 9, i, True) for i in range(240, 260)]
+    table.upsert(spark.createDataFrame(rows, schema), cfg)  # ordering 0 loses to 1, 9 wins
+    check("soft deletes")
+    got = {r.id for r in spark.read.format("hoodie").load(location).select("id").collect()}
+    assert got == {f"k{i:04d}" for i in [*range(40, 250), *range(260, 320)]}
+    assert seen and all(s.index_keys is None for s in seen)
