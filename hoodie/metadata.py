@@ -126,6 +126,10 @@ class WriteStat:
     located_keys: list[str] | None = None
     removed_keys: list[str] | None = None
     keys_file: str | None = None
+    # The file is a log whose keys' fate the merge of its slice decides by ordering value: a
+    # delete with one may lose to the stored version, an update to a delete logged before it.
+    # The commit holds the handed-over keys to the merged slice (`record_index.written_rows`).
+    held_to_slice: bool = False
 
     _JSON_NAMES = {
         "file_id": "fileId",

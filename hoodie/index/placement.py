@@ -32,6 +32,9 @@ class FileGroupTarget:
     log_version: int | None = None
     log_base_instant: str | None = None
     log_files: tuple[str, ...] = ()
+    # The slice appended to has log files already (of any writer's instant): a delete in them
+    # may order after an update appended now, which then loses at merge time.
+    slice_has_logs: bool = False
 
     @property
     def appends_log(self) -> bool:
@@ -141,4 +144,5 @@ def next_version(
         log_version=max((lf.version for lf in logs), default=0) + 1,
         log_base_instant=base_instant,
         log_files=tuple(lf.name for lf in logs),
+        slice_has_logs=bool(file_slice.log_files),
     )

@@ -606,21 +606,50 @@ class MetadataTableWriter:
         for stat in unrecorded(stats):
             assert stat.path is not None
             changes.add(KeySource(stat.partition_path, stat.file_id, instant_time,
-                                  files=(stat.path,), of_instant=instant_time),
+                                  written=stat.path),
                         size=stat.file_size_in_bytes)  # fmt: skip
+        views: list[FileSystemView] = []
+
+        def view() -> FileSystemView:
+            if not views:
+                views.append(FileSystemView(self.data.storage, self.data.timeline()))
+            return views[0]
+
+        self._on_previous_slices(changes, view)
         replaced = metadata.partition_to_replace_file_ids or {}
         if replaced:
-            timeline = self.data.timeline()
-            view = FileSystemView(self.data.storage, timeline)
-            for group in view.file_groups(sorted(replaced)):
+            for group in view().file_groups(sorted(replaced)):
                 latest = group.latest_slice
                 if latest is None or group.file_id not in replaced[group.partition_path]:
                     continue
                 logs = tuple(lf.relative_path for lf in latest.log_files)
-                changes.add(KeySource.of_slice(latest, instant_time, view.block_spans(logs),
+                changes.add(KeySource.of_slice(latest, instant_time, view().block_spans(logs),
                                                removes=True),
                             size=slice_size(latest))  # fmt: skip
         return changes
+
+    @staticmethod
+    def _on_previous_slices(
+        changes: RecordIndexChanges, view: Callable[[], FileSystemView]
+    ) -> None:
+        """The sources of written files held to their slices (`KeySource.written`: a log
+        with ordered deletes, the files of tasks that recorded no keys) get the committed
+        slice each builds on: the data table's view without this action (not completed yet),
+        read in the tasks of the record index job (or here, for a small action)."""
+        wanted = {(s.partition, s.file_id) for s in changes.sources if s.written is not None}
+        if not wanted:
+            return
+        latest = {}
+        for group in view().file_groups(sorted({p for p, _ in wanted})):
+            if (group.partition_path, group.file_id) in wanted and group.latest_slice:
+                latest[(group.partition_path, group.file_id)] = group.latest_slice
+        for i, source in enumerate(changes.sources):
+            file_slice = latest.get((source.partition, source.file_id))
+            if source.written is None or file_slice is None:
+                continue
+            logs = tuple(lf.relative_path for lf in file_slice.log_files)
+            changes.sources[i] = source.on_slice(file_slice, view().block_spans(logs))
+            changes.size += slice_size(file_slice)
 
     def slice_reading(self, timeline: Timeline) -> SliceReading:
         """How tasks read the data table's slices as of `timeline`."""
@@ -927,8 +956,9 @@ def update_metadata_table(
         else:
             index = maker.removed(records)
     if RECORD_INDEX in writer.partitions and instant.action in _DATA_ACTIONS:
-        record_index = writer.written_changes(instant.timestamp,
-                                              written or CommitMetadata.parse(content))
+        record_index = writer.written_changes(
+            instant.timestamp, written or CommitMetadata.parse(content)
+        )
     writer.commit(instant.timestamp, records, check_lock, index, record_index, spark)
 
 

@@ -39,8 +39,8 @@ from __future__ import annotations
 import json
 import logging
 import posixpath
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -161,7 +161,10 @@ class KeySource:
     (JSON on the way): a write task's keys (`keys`, `removed` inline or a `keys_file`), or a
     file slice (`base_file`, `log_files` with their recorded `spans`) whose live keys are
     located (`removes`: removed) in `partition`'s file group `file_id` at `instant`, or the
-    keys of some data files (`files`, see `file_keys`; `of_instant`: only its log blocks)."""
+    keys of some data files (`files`, see `file_keys`; `of_instant`: only its log blocks).
+    With `written` (a file the action at `instant` wrote in that file group) the slice is the
+    one it builds on, and the written file's changes (handed over, or else read from it) are
+    held to the merged result instead (`written_rows`)."""
 
     partition: str
     file_id: str
@@ -175,6 +178,7 @@ class KeySource:
     removes: bool = False
     files: tuple[str, ...] = ()
     of_instant: str | None = None
+    written: str | None = None
 
     @property
     def is_slice(self) -> bool:
@@ -204,6 +208,17 @@ class KeySource:
         return cls(file_slice.partition_path, file_slice.file_id, instant, base_file=base,
                    log_files=logs, spans=spans, removes=removes)  # fmt: skip
 
+    def on_slice(
+        self, file_slice: FileSlice | None, spans: tuple[tuple[BlockSpan, ...], ...]
+    ) -> KeySource:
+        """This source of a written file, held to `file_slice` (the committed slice it builds
+        on; None: a new file group), whose log files' recorded blocks are `spans`."""
+        if file_slice is None:
+            return self
+        base = file_slice.base_file.relative_path if file_slice.base_file else None
+        logs = tuple(lf.relative_path for lf in file_slice.log_files)
+        return replace(self, base_file=base, log_files=logs, spans=spans)
+
 
 @dataclass(frozen=True)
 class SliceReading:
@@ -220,21 +235,87 @@ def source_rows(
 ) -> Iterator[pa.Table]:
     """The rows (`LOCATED_SCHEMA`) of one source: its keys with the record index file group
     each goes to (of `count`), where they now live, and whether they are removed."""
-    if source.keys or source.removed:
-        yield _rows(source, pa.array(source.keys, pa.string()), False, count)
-        yield _rows(source, pa.array(source.removed, pa.string()), True, count)
-    if source.keys_file is not None:
-        with damaged_data_file(storage, source.keys_file, "a record index key file"):
-            stored = storage.read_parquet(source.keys_file)
-        keys, deleted = stored.column(KEY).combine_chunks(), stored.column(DELETED)
-        yield _rows(source, keys.filter(pc.invert(deleted)), False, count)
-        yield _rows(source, keys.filter(deleted), True, count)
+    if source.written is not None:
+        assert reading is not None
+        yield from written_rows(storage, source, reading, count)
+        return
+    located, removed = handed_over(storage, source)
+    if len(located) or len(removed):
+        yield _rows(source, located, False, count)
+        yield _rows(source, removed, True, count)
     if source.is_slice:
         assert reading is not None
         yield _rows(source, slice_live_keys(storage, source, reading), source.removes, count)
     for relative in source.files:
         for keys, deleted in file_keys(storage, relative, source.of_instant, source.removes):
             yield _rows(source, keys, deleted, count)
+
+
+def handed_over(storage: FileIO, source: KeySource) -> tuple[pa.Array, pa.Array]:
+    """The keys a write task handed over with a source: (located, removed)."""
+    located = [pa.array(source.keys, pa.string())]
+    removed = [pa.array(source.removed, pa.string())]
+    if source.keys_file is not None:
+        with damaged_data_file(storage, source.keys_file, "a record index key file"):
+            stored = storage.read_parquet(source.keys_file)
+        keys, deleted = _strings(stored.column(KEY)), stored.column(DELETED).combine_chunks()
+        located.append(keys.filter(pc.invert(deleted)))
+        removed.append(keys.filter(deleted))
+    return pa.concat_arrays(located), pa.concat_arrays(removed)
+
+
+def written_rows(
+    storage: FileIO, source: KeySource, reading: SliceReading, count: int
+) -> Iterator[pa.Table]:
+    """The rows of a file an action wrote (`source.written`), held to the slice it builds on
+    (`source`'s files): its changes as handed over, or else read from the file (a record index
+    another writer built while this action wrote: its tasks recorded none).
+
+    A log file is merged after the slice's logs (its blocks at `source.instant` counted, as
+    once the action completes), as a snapshot read merges them (`slice_live_keys`): only the
+    keys it removes that the merge drops are removed (a delete whose ordering value is smaller
+    than the stored version's loses: the record stays, and so does its entry), and only those
+    it locates that the merge keeps are located (an update losing to an earlier delete).
+    A base file is the file group's whole new version: its keys are located, and the keys the
+    slice held that it does not are removed (a copy-on-write rewrite's deletes and moves out).
+    """
+    assert source.written is not None
+    if source.keys or source.removed or source.keys_file is not None:
+        located, removed = handed_over(storage, source)
+    else:
+        chunks = list(file_keys(storage, source.written, source.instant, removes=False))
+        located = _concat([_strings(k) for k, deleted in chunks if not deleted])
+        removed = _concat([_strings(k) for k, deleted in chunks if deleted])
+    if _is_log(source.written):
+        live = slice_live_keys(storage, source, reading)
+        located = located.filter(pc.is_in(located, value_set=live))
+        removed = removed.filter(pc.invert(pc.is_in(removed, value_set=live)))
+    elif source.is_slice:
+        held = _strings(slice_live_keys(storage, source, reading))
+        gone = held.filter(pc.invert(pc.is_in(held, value_set=located)))
+        removed = pa.concat_arrays([removed, gone])
+    yield _rows(source, located, False, count)
+    yield _rows(source, removed, True, count)
+
+
+def _concat(chunks: list[pa.Array]) -> pa.Array:
+    return pa.concat_arrays(chunks) if chunks else pa.array([], pa.string())
+
+
+def _is_log(relative: str) -> bool:
+    return parse_log_file_name(posixpath.basename(relative)) is not None
+
+
+@dataclass(frozen=True)
+class _Counting:
+    """The instants whose log blocks count: the committed ones and `also` (the action being
+    committed, whose written file is merged after its slice)."""
+
+    committed: CommittedInstants
+    also: str
+
+    def __contains__(self, instant: object) -> bool:
+        return instant == self.also or instant in self.committed
 
 
 def _rows(source: KeySource, keys: pa.Array, deleted: bool, count: int) -> pa.Table:
@@ -256,7 +337,7 @@ def file_keys(
     (the files of a write whose tasks handed over no keys). A file gone holds none."""
     if not storage.exists(relative):
         return
-    if parse_log_file_name(posixpath.basename(relative)) is not None:
+    if _is_log(relative):
         with damaged_data_file(storage, relative, "a log file"):
             blocks = list(read_log_file(storage, relative))
         for block in blocks:
@@ -281,8 +362,17 @@ def slice_live_keys(storage: FileIO, source: KeySource, reading: SliceReading) -
     """The keys a file slice holds after merging its base file with its log files' committed
     blocks, as a snapshot read merges them (`merge.merge_slice`): a key a log deleted is gone
     unless a later version brought it back (or, with an ordering field, the delete orders
-    before the stored version)."""
+    before the stored version). A log file the source's action wrote (`written`) is merged
+    last, its blocks of that action counted."""
     ordering = reading.ordering_field
+    logs = list(zip(source.log_files, source.spans or ((),) * len(source.log_files),
+                    strict=True))  # fmt: skip
+    counts: Container[str] = reading.committed
+    if source.written is not None and _is_log(source.written):
+        # a layout 1 view lists the file in its slice already (its name is the slice's)
+        logs = [(log, spans) for log, spans in logs if log != source.written]
+        logs.append((source.written, ()))
+        counts = _Counting(reading.committed, source.instant)
     columns = [RECORD_KEY, COMMIT_TIME] + ([ordering] if ordering else [])
     versions: list[pa.Table] = []
     deletes: list[pa.Table] = []
@@ -309,11 +399,10 @@ def slice_live_keys(storage: FileIO, source: KeySource, reading: SliceReading) -
             parquet = storage.parquet_file(source.base_file)
             present = [c for c in columns if c in parquet.schema_arrow.names]
             base = parquet.read(columns=present)
-        if not source.log_files:
+        if not logs:
             return base.column(RECORD_KEY).combine_chunks().cast(pa.string())
         add(base, "")
-    logs = zip(source.log_files, source.spans or ((),) * len(source.log_files), strict=True)
-    for relative, block in live_log_blocks(storage, logs, reading.committed):
+    for relative, block in live_log_blocks(storage, logs, reading.committed, counts):
         instant = block.instant_time or ""
         what = f"a log block of instant {instant}"
         if block.block_type in (BlockType.PARQUET_DATA, BlockType.AVRO_DATA):
@@ -541,13 +630,16 @@ class RecordIndexChanges:
                 stat.partition_path, stat.file_id, instant,
                 keys=tuple(stat.located_keys or ()), removed=tuple(stat.removed_keys or ()),
                 keys_file=stat.keys_file,
+                # held to the slice it builds on (`written_rows`), which the commit adds
+                written=stat.path if stat.held_to_slice else None,
             ), stat.index_keys)  # fmt: skip
         return changes
 
 
 def unrecorded(stats: Iterable[WriteStat]) -> list[WriteStat]:
     """Stats of written files whose tasks recorded no record index keys (a record index built
-    by another writer while this action wrote): their keys are read from the files."""
+    by another writer while this action wrote): their keys are read from the files, and held
+    to the slices they build on (`written_rows`)."""
     return [s for s in stats if s.path and s.index_keys is None]
 
 
@@ -603,9 +695,7 @@ def capture_undone(
             capture.capture(relative)
         return
     frame = spark_frame(session, [(f,) for f in present], "file string")
-    frame.repartition(min(len(present), _SOURCE_TASKS)).mapInArrow(
-        capture, "file string"
-    ).collect()
+    frame.repartition(min(len(present), _SOURCE_TASKS)).mapInArrow(capture, "file string").collect()
     crash_point("rollback.record_index_keys_captured")
 
 
@@ -657,16 +747,17 @@ def undone_changes(
                 pairs = json.loads(storage.read_bytes(info.relative_path))
                 groups.update((str(p), str(f)) for p, f in pairs)
         elif info.name.endswith(".parquet"):
-            changes.add(KeySource("", "", instant, keys_file=info.relative_path),
-                        size=info.size)
+            changes.add(KeySource("", "", instant, keys_file=info.relative_path), size=info.size)
     partitions = sorted({p for p, _ in groups})
     for group in view.file_groups(partitions):
         latest = group.latest_slice
         if latest is None or (group.partition_path, group.file_id) not in groups:
             continue
         logs = tuple(lf.relative_path for lf in latest.log_files)
-        changes.add(KeySource.of_slice(latest, latest.base_instant, view.block_spans(logs)),
-                    size=slice_size(latest))
+        changes.add(
+            KeySource.of_slice(latest, latest.base_instant, view.block_spans(logs)),
+            size=slice_size(latest),
+        )
     return changes
 
 

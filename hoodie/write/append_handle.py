@@ -168,7 +168,21 @@ class AppendHandle:
         if self.indexing.record_index:
             located = updates.column(RECORD_KEY) if self.locates_updates else ()
             hand_over_keys(self.storage, self.instant, stat, located, deletes.column(RECORD_KEY))
+            stat.held_to_slice = self._held_to_slice(target, updates, deletes)
         return stat
+
+    def _held_to_slice(self, target: FileGroupTarget, updates: pa.Table, deletes: pa.Table) -> bool:
+        """Must the commit decide this log's record index changes by merging the slice? A
+        delete with an ordering value (`_delete_blocks`' ordered ones) removes its key only
+        where it orders after the stored version, and an update it locates may lose to a
+        delete with a larger one in the slice's logs; this task reads neither."""
+        if self.unconditional_deletes or self.precombine_field is None:
+            return False
+        if self.locates_updates and updates.num_rows and target.slice_has_logs:
+            return True
+        return bool(deletes.num_rows) and bool(
+            pc.any(pc.is_valid(deletes.column(self.precombine_field))).as_py()
+        )
 
     def _create(self, relative: str, data: bytes, file_id: str) -> None:
         """Create the log file, which another writer appending to the same file group at the

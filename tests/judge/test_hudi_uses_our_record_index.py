@@ -22,7 +22,7 @@ from apache_hudi import HUDI_0, HUDI_1, assert_same_as_apache_hudi, datasource_o
 from listing_compare import assert_record_index_whole, record_index_locations, table_locations
 from rs_compare import read_ours
 
-from hoodie import HoodieTable, WriteConfig, timeline
+from hoodie import HoodieTable, WriteConfig
 from hoodie import properties as props
 from hoodie.meta_client import HoodieTableMetaClient
 from hoodie.metadata_records import RecordIndexRecord
@@ -34,16 +34,6 @@ pytestmark = pytest.mark.spark
 KEY = "_hoodie_record_key"
 VERSIONS = {HUDI_1: 8, HUDI_0: 6}
 RECORD_INDEX = {"hoodie.metadata.enable": "true", "hoodie.metadata.record.index.enable": "true"}
-
-
-@pytest.fixture(autouse=True)
-def instants_by_the_clock(monkeypatch):
-    """Our instants follow the clock, as Apache Hudi's do: a test before this one in the process
-    may have written a table whose instants were ahead of the clock, and ours then go on from
-    there (`timeline.new_instant_time`), later than the Apache Hudi writes that follow them:
-    two writers whose clocks disagree by most of an hour, which merge-on-read does not survive
-    (seen: Apache Hudi's delete of our keys, an instant older than our base files', was lost)."""
-    monkeypatch.setattr(timeline, "_last_issued", "")
 
 
 def rows(ids, step: int, moved=frozenset()) -> pa.Table:
@@ -129,8 +119,14 @@ def test_apache_hudi_writes_by_our_record_index(spark, apache_hudi, tmp_path, ve
     judge = apache_hudi(version)
     path = str(tmp_path / "t")
     config = our_config(version, kind)
-    moving = our_config(version, kind, **{"hoodie.index.type": "GLOBAL_SIMPLE",
-                                          "hoodie.simple.index.update.partition.path": "true"})
+    moving = our_config(
+        version,
+        kind,
+        **{
+            "hoodie.index.type": "GLOBAL_SIMPLE",
+            "hoodie.simple.index.update.partition.path": "true",
+        },
+    )
     our_write(spark, path, rows(range(0, 60), 1), config)
     our_write(spark, path, rows(range(50, 80), 2), config)
     our_write(spark, path, rows(range(0, 6), 0), config, delete=True)
@@ -151,8 +147,11 @@ def test_apache_hudi_writes_by_our_record_index(spark, apache_hudi, tmp_path, ve
     updated = [*range(10, 30), *range(70, 80)]
     judge.write(path, rows([*updated, *range(100, 110)], 4, moved),
                 hudi_options(version, kind, **{"hoodie.index.type": "RECORD_INDEX"}))  # fmt: skip
-    judge.write(path, rows(range(40, 45), 5),
-                hudi_options(version, kind, "delete", **{"hoodie.index.type": "RECORD_INDEX"}))
+    judge.write(
+        path,
+        rows(range(40, 45), 5),
+        hudi_options(version, kind, "delete", **{"hoodie.index.type": "RECORD_INDEX"}),
+    )
     theirs = judge.read(path)
     keys = theirs[KEY].to_pylist()
     assert len(keys) == len(set(keys)), "Apache Hudi wrote a key twice: our index missed it"
