@@ -34,6 +34,7 @@ from hoodie.read import native
 from hoodie.read.datasource import register
 from hoodie.table_metadata import METADATA_FOLDER, TableMetadata
 from hoodie.timeline import Action
+from hoodie.transaction import metadata_indexes, metadata_writer
 from hoodie.transaction.failed_writes import FailedWritesPolicy
 from hoodie.transaction.metadata_indexes import IndexRecordMaker
 from hoodie.transaction.metadata_writer import plus_millis
@@ -122,14 +123,32 @@ def check_reads(spark, path: str, step: str, monkeypatch) -> int:
 
 
 @pytest.mark.parametrize(
-    ("version", "table_type"),
-    [pytest.param(6, props.COPY_ON_WRITE, marks=pytest.mark.hudi_full), (8, props.MERGE_ON_READ)],
+    ("version", "table_type", "made"),
+    [
+        pytest.param(6, props.COPY_ON_WRITE, "driver", marks=pytest.mark.hudi_full),
+        (8, props.MERGE_ON_READ, "driver"),
+        # every commit's index records made by a Spark job (`metadata_indexes.DRIVER_READS`)
+        (6, props.MERGE_ON_READ, "tasks"),
+        pytest.param(8, props.COPY_ON_WRITE, "tasks", marks=pytest.mark.hudi_full),
+    ],
 )
-def test_every_action_keeps_the_indexes_whole(spark, tmp_path, monkeypatch, version, table_type):
+def test_every_action_keeps_the_indexes_whole(
+    spark, tmp_path, monkeypatch, version, table_type, made
+):
     register(spark)
     path = str(tmp_path / "t")
     cfg = config(version, table_type)
     skipped = 0
+    jobs = []
+    if made == "tasks":
+        monkeypatch.setattr(metadata_indexes, "DRIVER_READS", 0)
+        real = metadata_indexes.write_index_files
+
+        def counted(*args, **kwargs):
+            jobs.append(args)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(metadata_writer, "write_index_files", counted)
 
     def read_back(*args, **kwargs):
         raise AssertionError("the commit read a written file back: its task recorded nothing")
@@ -164,6 +183,16 @@ def test_every_action_keeps_the_indexes_whole(spark, tmp_path, monkeypatch, vers
     if table_type == props.MERGE_ON_READ:
         assert any(i.action.value == "commit" for i in timeline.completed), "no compaction ran"
     assert skipped > 0, "no slice was skipped by the metadata table"
+    if made == "tasks":  # each commit's that wrote a base file (a bloom filter to read)
+        commits = [
+            i
+            for i in timeline.completed
+            if i.action.value in ("commit", "deltacommit")
+            and any(
+                s.path.endswith(".parquet") for s in meta.commit_metadata(i).write_stats() if s.path
+            )
+        ]
+        assert len(jobs) == len(commits) >= 5, (len(jobs), commits)
 
 
 def assert_deflated_as_meant(meta: HoodieTableMetaClient) -> None:
@@ -203,8 +232,11 @@ def test_indexes_are_built_from_the_files_and_dropped(spark, tmp_path, monkeypat
     meta = HoodieTableMetaClient.open(path)
     assert props.metadata_partitions(meta.properties.extra) == ("files",)
     # turned on: built from the footers of the latest slices, then kept by the write
-    on = config(8, props.COPY_ON_WRITE, **{"hoodie.cleaner.commits.retained": "10",
-                                           "hoodie.bloom.index.filter.type": "SIMPLE"})
+    on = config(
+        8,
+        props.COPY_ON_WRITE,
+        **{"hoodie.cleaner.commits.retained": "10", "hoodie.bloom.index.filter.type": "SIMPLE"},
+    )
     upsert(spark, path, on, [11, 12, 50], 4)
     meta = HoodieTableMetaClient.open(path)
     metadata = TableMetadata.open(meta)
@@ -287,7 +319,6 @@ def test_index_options_that_cannot_hold_are_refused():
         WriteConfig.build("t", "id", options={
             "hoodie.metadata.index.bloom.filter.column.list": "ts",
         })  # fmt: skip
-
 
 
 @pytest.mark.parametrize(
