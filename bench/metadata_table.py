@@ -90,6 +90,12 @@ def main() -> None:
     parser.add_argument("--large-repeats", type=int, default=3)
     parser.add_argument("--build-rows", type=int, default=300_000)
     parser.add_argument("--build-files", type=int, default=300)
+    parser.add_argument(
+        "--driver-reads",
+        type=int,
+        default=None,
+        help="files whose index records the driver makes (metadata_indexes.DRIVER_READS)",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
         "--profile", default=None, help="cProfile the large upsert with the indexes into this file"
@@ -318,8 +324,11 @@ def build_indexes(spark, args, root: str) -> dict:
     """Building column_stats + bloom_filters on a table of `--build-files` base files, and a
     write of as many files with both indexes on (see the module docstring)."""
     from hoodie import HoodieTable, WriteConfig
+    from hoodie.transaction import metadata_indexes
     from hoodie.write import executor
 
+    if args.driver_reads is not None:
+        metadata_indexes.DRIVER_READS = args.driver_reads
     schema = "id long, dt string, ts long, v string"
     files = args.build_files
     frame = spark.createDataFrame(
@@ -332,7 +341,8 @@ def build_indexes(spark, args, root: str) -> dict:
             "hoodie.write.table.version": "8", "hoodie.metadata.enable": "true", **options,
         })  # fmt: skip
 
-    out: dict = {"rows": args.build_rows, "base files": files}
+    out: dict = {"rows": args.build_rows, "base files": files,
+                 "driver reads at most": metadata_indexes.DRIVER_READS}  # fmt: skip
     path = os.path.join(root, "build")
     plain = config()
     HoodieTable.for_write(path, plain).bulk_insert(frame, plain)
