@@ -68,13 +68,16 @@ if TYPE_CHECKING:
 
 
 # A commit or build whose files call for at most this many reads (footers, log files) makes
-# their records on the driver; more, in one Spark job. The job costs ~1.5 s on 2 cores
-# whatever its size, more than the driver takes for a few dozen files (~8 ms a base file's
-# footer and filter); and the driver's memory grows with each filter it holds (~431 KB
-# serialized, ~1.3 MB with its record and encoding; bench/README.md, metadata_table.py).
+# their records on the driver; more, in one Spark job, which keeps the driver's memory flat:
+# building both indexes on 300 base files held 214 MB of Python objects on the driver (~0.7 MB
+# a file: its filter, its record, its encoding), 3 MB with the job. The job is not faster on
+# 2 cores (7.3 s against 3.6 s for those 300 files, under load; a second job for the second
+# partition, and Spark's tasks and shuffle), so the driver keeps what stays below ~45 MB
+# (bench/README.md, metadata_table.py `--parts build`).
 DRIVER_READS = 64
-# ... a task of the job reads this many files, a footer each mostly
-_FILES_PER_TASK = 8
+# ... a task of the job reads this many files (a footer each mostly: ~10 ms); 8 a task made
+# the 300 files' build 14.4 s, 64 7.3 s (each task costs Spark ~0.2 s on 2 loaded cores)
+_FILES_PER_TASK = 64
 _SOURCE_TASKS = 256
 # the job's rows: a record of one metadata table partition's file group, encoded
 MDT_PARTITION, FILE_GROUP, KEY, VALUE = "mdt_partition", "file_group", "key", "value"
