@@ -25,6 +25,17 @@ commit) and, of that, the index records made (`IndexRecordMaker.written`) and th
 commit's log files written (`MetadataTableWriter.commit`); and of the metadata table's
 services after the write. `--profile FILE`: cProfile of the last upsert with both indexes.
 
+Building the indexes and many files' bloom filters (`--parts build`): a version 8
+copy-on-write table of `--build-rows` (300,000) rows bulk inserted into `--build-files` (300)
+partitions (a base file each) with the `files` partition only, then a one-row upsert that
+turns `column_stats` and `bloom_filters` on, which builds both from every latest slice's
+files. Reported: the seconds of building them (`MetadataTableWriter._sync_indexes`), the
+upsert's, and the driver's peak Python memory during the upsert (tracemalloc: the records,
+the bloom filters read) and its peak resident memory above the start (sampled). Then the
+same rows bulk inserted into a new table with both indexes on: the bytes of write stats the
+tasks' results bring to the driver (`collect`), the seconds of the write and of its metadata
+table commit, and the driver's peak memory likewise.
+
     .venv/bin/python bench/metadata_table.py                   # ~5 minutes on 2 quiet cores
     .venv/bin/python bench/metadata_table.py --parts small --writes 10     # ~1.5 minutes
     .venv/bin/python bench/metadata_table.py --rows 20000 --writes 5 --partitions 20 \\
@@ -77,6 +88,14 @@ def main() -> None:
     parser.add_argument("--large-rows", type=int, default=1_000_000)
     parser.add_argument("--large-partitions", type=int, default=30)
     parser.add_argument("--large-repeats", type=int, default=3)
+    parser.add_argument("--build-rows", type=int, default=300_000)
+    parser.add_argument("--build-files", type=int, default=300)
+    parser.add_argument(
+        "--driver-reads",
+        type=int,
+        default=None,
+        help="files whose index records the driver makes (metadata_indexes.DRIVER_READS)",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
         "--profile", default=None, help="cProfile the large upsert with the indexes into this file"
@@ -91,6 +110,8 @@ def main() -> None:
             results["small writes"] = small_writes(spark, args, root)
         if "large" in parts:
             results["large write"] = large_write(spark, args, root)
+        if "build" in parts:
+            results["build"] = build_indexes(spark, args, root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(json.dumps({"args": vars(args), "results": results}, indent=2))
@@ -263,6 +284,103 @@ def large_write(spark, args, root: str) -> dict:
                    for key in done[0][step]}
             for step in (load.name, upsert.name)
         }  # fmt: skip
+    return out
+
+
+@contextlib.contextmanager
+def driver_memory():
+    """The driver's peak memory during the block: Python allocations (tracemalloc) and
+    resident memory above the start (sampled every 10 ms), in MB."""
+    import threading
+    import tracemalloc
+
+    import psutil
+
+    process = psutil.Process()
+    start = process.memory_info().rss
+    peak = {"rss": start}
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.01):
+            peak["rss"] = max(peak["rss"], process.memory_info().rss)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    out: dict[str, float] = {}
+    tracemalloc.start()
+    sampler.start()
+    try:
+        yield out
+    finally:
+        done.set()
+        sampler.join()
+        _, traced = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        out["driver peak python MB"] = round(traced / 1e6, 1)
+        out["driver peak RSS above start MB"] = round((peak["rss"] - start) / 1e6, 1)
+
+
+def build_indexes(spark, args, root: str) -> dict:
+    """Building column_stats + bloom_filters on a table of `--build-files` base files, and a
+    write of as many files with both indexes on (see the module docstring)."""
+    from hoodie import HoodieTable, WriteConfig
+    from hoodie.transaction import metadata_indexes
+    from hoodie.write import executor
+
+    if args.driver_reads is not None:
+        metadata_indexes.DRIVER_READS = args.driver_reads
+    schema = "id long, dt string, ts long, v string"
+    files = args.build_files
+    frame = spark.createDataFrame(
+        [(i, f"p{i % files:04d}", 0, f"v{i}") for i in range(args.build_rows)], schema
+    ).cache()
+    frame.count()
+
+    def config(**options: str) -> WriteConfig:
+        return WriteConfig.build("bench_build", "id", "dt", "ts", options={
+            "hoodie.write.table.version": "8", "hoodie.metadata.enable": "true", **options,
+        })  # fmt: skip
+
+    out: dict = {"rows": args.build_rows, "base files": files,
+                 "driver reads at most": metadata_indexes.DRIVER_READS}  # fmt: skip
+    path = os.path.join(root, "build")
+    plain = config()
+    HoodieTable.for_write(path, plain).bulk_insert(frame, plain)
+    indexed = config(**INDEXES)
+    one = spark.createDataFrame([(0, "p0000", 1, "u")], schema)
+    timed = [("build", "hoodie.transaction.metadata_writer", "MetadataTableWriter",
+              "_sync_indexes")]  # fmt: skip
+    with timers(timed) as seconds, driver_memory() as memory:
+        started = time.perf_counter()
+        HoodieTable.for_write(path, indexed).upsert(one, indexed)
+        total = time.perf_counter() - started
+    out["building"] = {"upsert s": round(total, 2), "build s": round(seconds["build"], 2),
+                       **memory}  # fmt: skip
+
+    collected = {"bytes": 0, "stats": 0}
+    original = executor._stats
+
+    def counted(rows):
+        collected["bytes"] += sum(len(r["stat"]) for r in rows)
+        collected["stats"] += len(rows)
+        return original(rows)
+
+    executor._stats = counted
+    try:
+        path = os.path.join(root, "write")
+        commit = [("commit", "hoodie.transaction.transaction", None, "update_metadata_table")]
+        with timers(commit) as seconds, driver_memory() as memory:
+            started = time.perf_counter()
+            HoodieTable.for_write(path, indexed).bulk_insert(frame, indexed)
+            total = time.perf_counter() - started
+    finally:
+        executor._stats = original
+    out["write with both indexes"] = {
+        "write s": round(total, 2), "metadata table commit s": round(seconds["commit"], 2),
+        "write stats": collected["stats"],
+        "write stats MB collected": round(collected["bytes"] / 1e6, 2), **memory,
+    }  # fmt: skip
+    frame.unpersist()
     return out
 
 

@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .bloom_filter import BLOOM_FILTER_FOOTER, BLOOM_TYPE_FOOTER
+from .bloom_filter import BLOOM_TYPE_FOOTER
 from .exceptions import HoodieError, InvalidConfigError
 from .metadata_records import (
     ColumnStatsRecord,
@@ -515,31 +515,24 @@ class IndexedColumns:
 @dataclass(frozen=True)
 class FileIndexing:
     """What a write task records of each file it writes for the metadata table's indexes,
-    handed to the driver with the file's write stat (`WriteStat.column_ranges`,
-    `.bloom_filter`), so that the commit does not read the files back: the indexed columns'
-    ranges when `column_stats` is kept (`columns`), a base file's footer filter when
-    `bloom_filters` is."""
+    handed to the driver with the file's write stat (`WriteStat.column_ranges`), so that the
+    commit does not read the files back: the indexed columns' ranges when `column_stats` is
+    kept (`columns`). A base file's bloom filter is not handed over (~431 KB serialized at
+    the default 60,000 entries: a write of 1,000 files would bring ~430 MB to the driver):
+    the commit reads it from the file's footer, in Spark tasks for many files
+    (`transaction/metadata_indexes.py`)."""
 
     columns: IndexedColumns | None = None
-    bloom_filters: bool = False
     # `record_index` is kept: the keys each written file's group gained and lost go to the
     # commit with its stat (`transaction/record_index.hand_over_keys`)
     record_index: bool = False
 
-    def base_file(
-        self, metadata: pq.FileMetaData, footer: Mapping[bytes, bytes]
-    ) -> tuple[list[dict[str, Any]] | None, str | None, str | None]:
-        """A base file's (column ranges, bloom filter, its type) from its footer as written."""
-        ranges = None
-        if self.columns is not None:
-            columns = self.columns.of(metadata.schema.to_arrow_schema())
-            ranges = [r.to_json() for r in ranges_from_parquet(metadata, columns)]
-        bloom = kind = None
-        if self.bloom_filters:
-            stored = footer.get(BLOOM_FILTER_FOOTER)
-            if stored is not None:
-                bloom, kind = stored.decode("ascii"), filter_type_of(footer)
-        return ranges, bloom, kind
+    def base_file(self, metadata: pq.FileMetaData) -> list[dict[str, Any]] | None:
+        """A base file's column ranges from its footer as written (None: not kept)."""
+        if self.columns is None:
+            return None
+        columns = self.columns.of(metadata.schema.to_arrow_schema())
+        return [r.to_json() for r in ranges_from_parquet(metadata, columns)]
 
     def log_file(self, rows: pa.Table | None, schema: pa.Schema) -> list[dict[str, Any]] | None:
         """A log file's column ranges: over the rows of its data block (None: deletes only,

@@ -115,10 +115,9 @@ class WriteStat:
     # What the write task found for the metadata table's indexes, handed to the driver with
     # the stat and never written into the commit metadata (as Apache Hudi keeps its write
     # stats' column ranges out of the JSON): each indexed column's range
-    # (`column_stats.ColumnRange.to_json`), and a base file's serialized bloom filter.
+    # (`column_stats.ColumnRange.to_json`). Not a base file's bloom filter (hundreds of KB
+    # each): the commit reads it from the footer (`transaction/metadata_indexes.py`).
     column_ranges: list[dict[str, Any]] | None = None
-    bloom_filter: str | None = None
-    bloom_filter_type: str | None = None
     # The record index's changes of the file (`transaction/record_index.hand_over_keys`): how
     # many keys (None: not recorded), and the keys themselves (those the file group gained,
     # those it lost), or the key file under the instant's temp folder holding them.

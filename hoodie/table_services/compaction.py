@@ -170,8 +170,6 @@ class _CompactionTask:
             total_log_size_compacted=log_sizes,
             total_updated_records_compacted=from_logs or 0,
             column_ranges=indexed.column_ranges,
-            bloom_filter=indexed.bloom_filter,
-            bloom_filter_type=indexed.bloom_filter_type,
         )
 
 

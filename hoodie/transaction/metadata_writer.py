@@ -33,12 +33,13 @@ with its base files, before the next delta commit (nothing reads a pending compa
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import logging
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import properties as props
 from ..avro_metadata import (
@@ -88,7 +89,13 @@ from ..table_metadata import (
 )
 from ..timeline import METAFOLDER, Action, Instant, State, Timeline, layout_of
 from .metadata_files import deflate_of, log_content, metadata_base_file, sorted_entries
-from .metadata_indexes import IndexedColumns, IndexRecordMaker, IndexRecords
+from .metadata_indexes import (
+    IndexedColumns,
+    IndexJob,
+    IndexRecordMaker,
+    IndexRecords,
+    write_index_files,
+)
 from .metadata_table import turn_off_metadata_table
 from .record_index import (
     RECORD_INDEX_ENTRY_SIZE,
@@ -342,7 +349,7 @@ class MetadataTableWriter:
             (partition, path) for partition, path in _latest_files(self.data, timeline)
             if (partition_identifier(partition), posixpath.basename(path)) not in own
         ]  # fmt: skip
-        built = maker.files(files)
+        built = maker.files(files, spark)
         for partition in missing:
             init = self._init_instant(timeline)
             self.data.set_metadata_partitions(completed=self.partitions,
@@ -350,8 +357,11 @@ class MetadataTableWriter:
             if partition == RECORD_INDEX:
                 self._build_record_index(init, timeline, indexes, spark)
             else:
+                job = None
+                if built.job is not None:  # a job a partition: each its own delta commit
+                    job = dataclasses.replace(built.job, maker=built.job.maker.only(partition))
                 self._build_partition(partition, init, built.records,
-                                      indexes.file_groups(partition))  # fmt: skip
+                                      indexes.file_groups(partition), job)  # fmt: skip
             self.data.set_metadata_partitions(completed=(*self.partitions, partition),
                                               inflight=())  # fmt: skip
             log.info("table '%s': metadata table's %s built at %s (%d file(s))",
@@ -404,10 +414,12 @@ class MetadataTableWriter:
         init: str,
         records: Mapping[str, Sequence[MetadataRecord]],
         file_groups: int,
+        job: IndexJob | None = None,
     ) -> None:
         """A partition's initialization delta commit (Apache Hudi's `initializeFileGroups` and
         bulk insert): per file group an empty delete block log file and, where it has records,
-        a base HFile of them."""
+        a base HFile of them: made here from `records`, or (`job`) by a Spark job whose tasks
+        read the files and write the base files (the inflight names every group's)."""
         storage = self.mdt.storage
         storage.makedirs(partition)
         storage.write_atomic(
@@ -423,23 +435,31 @@ class MetadataTableWriter:
             groups[file_id].append(record)
         instant = self._begin(init)
         files: list[tuple[WriteStat, bytes]] = []
+        names = {f: f"{f}_{WRITE_TOKEN}_{init}{HFILE_EXTENSION}" for f in groups}
         for file_id, grouped in groups.items():
             if grouped:
                 entries = sorted_entries(grouped, self.version)
                 base = metadata_base_file(entries, self.version, deflate_of(partition))
-                name = f"{file_id}_{WRITE_TOKEN}_{init}{HFILE_EXTENSION}"
-                files.append((self._stat(partition, file_id, name, len(base), init,
+                files.append((self._stat(partition, file_id, names[file_id], len(base), init,
                                          len(entries)), base))  # fmt: skip
             empty = delete_block([], init)
             name = log_file_name(file_id, init, 1, WRITE_TOKEN)
             files.append((self._stat(partition, file_id, name, len(empty), init, 0), empty))
         stats = [stat for stat, _ in files]
+        planned = []
+        if job is not None:
+            planned = [self._stat(partition, f, names[f], 0, init, 0) for f in groups]
         self.mdt.save_instant(
-            instant.with_state(State.INFLIGHT), self._content(stats, "BULK_INSERT")
+            instant.with_state(State.INFLIGHT), self._content(stats + planned, "BULK_INSERT")
         )
         for stat, content in files:
             assert stat.path is not None
             storage.write_bytes(stat.path, content)
+        if job is not None:
+            paths = {i: posixpath.join(partition, names[f]) for i, f in enumerate(groups)}
+            written = write_index_files(job, storage, self.version, init, {partition: paths},
+                                        base_file=True)  # fmt: skip
+            stats += self._job_stats(written, init)
         crash_point("metadata_table.init_written")
         self.mdt.save_instant(
             instant.with_state(State.COMPLETED), self._content(stats, "BULK_INSERT")
@@ -544,8 +564,10 @@ class MetadataTableWriter:
             by_partition.update(index.records)
             deletes = index.deletes
         files: list[tuple[WriteStat, bytes]] = []
+        index_job = index.job if index is not None else None
+        by_job = index_job.partitions & set(self.partitions) if index_job is not None else set()
         for partition in self.partitions:
-            if partition == RECORD_INDEX:
+            if partition == RECORD_INDEX or partition in by_job:
                 continue
             grouped = self._grouped(partition, by_partition.get(partition, ()),
                                     deletes.get(partition, ()))  # fmt: skip
@@ -565,6 +587,13 @@ class MetadataTableWriter:
         planned: list[WriteStat] = []
         if RECORD_INDEX in self.partitions and record_index is not None and record_index.sources:
             job, planned = self._record_index_files(instant_time, record_index, files, spark)
+        index_paths: dict[str, dict[int, str]] = {}
+        for partition in sorted(by_job):
+            file_ids = self._file_ids(partition)
+            names = self._next_log_names(partition, file_ids, instant_time)
+            index_paths[partition] = {i: posixpath.join(partition, names[f])
+                                      for i, f in enumerate(file_ids)}  # fmt: skip
+            planned += [self._stat(partition, f, names[f], 0, instant_time, 0) for f in file_ids]
         stats = [stat for stat, _ in files]
         self.mdt.save_instant(instant.with_state(State.INFLIGHT),
                               self._content(stats + planned))  # fmt: skip
@@ -581,6 +610,10 @@ class MetadataTableWriter:
                 )
         if job is not None:
             stats += job()
+        if index_job is not None and index_paths:
+            made = write_index_files(index_job, storage, self.version, instant_time,
+                                     index_paths)  # fmt: skip
+            stats += self._job_stats(made, instant_time)
         crash_point("metadata_table.log_written")
         check_lock()
         self.mdt.save_instant(instant.with_state(State.COMPLETED), self._content(stats))
@@ -693,6 +726,18 @@ class MetadataTableWriter:
             return stats_of(written, dict(enumerate(file_ids)))
 
         return job, planned
+
+    def _job_stats(
+        self, written: Sequence[Mapping[str, Any]], instant_time: str
+    ) -> list[WriteStat]:
+        """The write stats of the files an index job wrote (`write_index_files`)."""
+        out = []
+        for done in sorted(written, key=lambda w: (w["partition"], w["group"])):
+            partition = done["partition"]
+            file_id = self._file_ids(partition)[done["group"]]
+            out.append(self._stat(partition, file_id, posixpath.basename(done["path"]),
+                                  done["size"], instant_time, done["writes"]))  # fmt: skip
+        return out
 
     def _grouped(
         self, partition: str, records: Sequence[MetadataRecord], deletes: Sequence[str]
@@ -952,7 +997,7 @@ def update_metadata_table(
             stats = (written or CommitMetadata.parse(content)).write_stats()
             if written is not None and written.schema:
                 maker = maker.with_schema(with_meta_columns(from_avro_schema(written.schema)))
-            index = maker.written(stats)
+            index = maker.written(stats, spark)
         else:
             index = maker.removed(records)
     if RECORD_INDEX in writer.partitions and instant.action in _DATA_ACTIONS:

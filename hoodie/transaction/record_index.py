@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..config import RECORD_INDEX
-from ..exceptions import HoodieError, malformed
+from ..exceptions import malformed
 from ..faults import crash_point
 from ..fs_view import (
     BlockSpan,
@@ -69,6 +69,7 @@ from ..naming import parse_log_file_name
 from ..schema import COMMIT_TIME, RECORD_KEY, constant_column, row_numbers
 from ..storage import FileIO
 from .metadata_files import log_content, metadata_base_file
+from .metadata_jobs import group_key, grouped_write, put_task_file, result
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -104,8 +105,6 @@ LOCATED_SCHEMA = pa.schema([
 ])  # fmt: skip
 _LOCATED_DDL = (f"{GROUP} int, {KEY} string, {PARTITION} string, {FILE_ID} string, "
                 f"{INSTANT_TIME} string, {DELETED} boolean")  # fmt: skip
-_SOURCE_DDL = "source string"
-_RESULT_DDL = "result string"
 
 
 # -- write tasks ---------------------------------------------------------------------------------
@@ -509,7 +508,7 @@ class GroupWriter:
     base_file: bool = False
 
     def __call__(self, key: tuple[Any, ...], rows: pa.Table) -> pa.Table:
-        group = key[0].as_py() if hasattr(key[0], "as_py") else key[0]
+        group = group_key(key[0])
         entries, removed = EntryMaker(self.version, self.timezone).changes(rows)
         path = self.names[int(group)]
         if self.base_file:
@@ -517,19 +516,10 @@ class GroupWriter:
         else:
             content = log_content(RECORD_INDEX, entries, removed, self.instant, self.version)
         if not content:
-            return pa.table({"result": pa.array([], pa.string())})
-        if not self.storage.create_if_absent(path, content):
-            # a task run again (Spark retries a failed one) finds its own file; another
-            # writer's is another file
-            if self.storage.read_bytes(path) != content:
-                raise HoodieError(
-                    f"metadata table file {self.storage.uri(path)} exists already; another "
-                    "writer is writing the metadata table"
-                )
-        crash_point("task.record_index_file.written")
-        result = {"group": int(group), "path": path, "size": len(content),
-                  "writes": len(entries), "deletes": len(removed)}  # fmt: skip
-        return pa.table({"result": pa.array([json.dumps(result)], pa.string())})
+            return result()
+        put_task_file(self.storage, path, content, "task.record_index_file.written")
+        return result(group=int(group), path=path, size=len(content), writes=len(entries),
+                      deletes=len(removed))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -553,25 +543,14 @@ def write_with_spark(
 ) -> list[WrittenGroup]:
     """One Spark job: the sources read in tasks, their rows grouped by record index file group,
     each touched group's file written by one task (`writer`)."""
-    if not sources:
-        return []
-    frame = spark.createDataFrame([(s.to_json(),) for s in sources], _SOURCE_DDL)
-    frame = frame.repartition(min(len(sources), _SOURCE_TASKS))  # a slice or key file a task
-    rows = frame.mapInArrow(SourceReader(data_storage, reading, count), _LOCATED_DDL)
-    # a task a file group (the groups it touches, at most), so they are written in parallel
-    tasks = max(1, min(count, len(writer.names), _GROUP_TASKS))
-    grouped = rows.repartition(tasks, GROUP).groupBy(GROUP)
-    out = grouped.applyInArrow(_group_function(writer), _RESULT_DDL).collect()
-    return [WrittenGroup(**json.loads(r["result"])) for r in out]
-
-
-def _group_function(writer: GroupWriter) -> Any:
-    """`applyInArrow` counts a function's arguments, which a callable object's `self` confuses."""
-
-    def write_group(key: tuple[Any, ...], rows: pa.Table) -> pa.Table:
-        return writer(key, rows)
-
-    return write_group
+    # a slice or key file a task; a task a file group (the groups it touches, at most), so
+    # they are written in parallel
+    out = grouped_write(
+        spark, [s.to_json() for s in sources], SourceReader(data_storage, reading, count),
+        _LOCATED_DDL, [GROUP], writer, _SOURCE_TASKS,
+        min(count, len(writer.names), _GROUP_TASKS),
+    )  # fmt: skip
+    return [WrittenGroup(**r) for r in out]
 
 
 def read_on_driver(

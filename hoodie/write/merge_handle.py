@@ -384,10 +384,8 @@ def write_base_file(
     size = storage.write_parquet(
         relative, rows, parquet_codec(compression), dictionary_columns(rows), footer, written
     )
-    if stat is not None and (indexing.columns is not None or indexing.bloom_filters):
-        stat.column_ranges, stat.bloom_filter, stat.bloom_filter_type = indexing.base_file(
-            written[0], footer
-        )
+    if stat is not None and indexing.columns is not None:
+        stat.column_ranges = indexing.base_file(written[0])
     return size
 
 

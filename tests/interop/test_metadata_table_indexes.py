@@ -34,6 +34,7 @@ from hoodie.read import native
 from hoodie.read.datasource import register
 from hoodie.table_metadata import METADATA_FOLDER, TableMetadata
 from hoodie.timeline import Action
+from hoodie.transaction import metadata_indexes, metadata_writer
 from hoodie.transaction.failed_writes import FailedWritesPolicy
 from hoodie.transaction.metadata_indexes import IndexRecordMaker
 from hoodie.transaction.metadata_writer import plus_millis
@@ -122,20 +123,39 @@ def check_reads(spark, path: str, step: str, monkeypatch) -> int:
 
 
 @pytest.mark.parametrize(
-    ("version", "table_type"),
-    [pytest.param(6, props.COPY_ON_WRITE, marks=pytest.mark.hudi_full), (8, props.MERGE_ON_READ)],
+    ("version", "table_type", "made"),
+    [
+        pytest.param(6, props.COPY_ON_WRITE, "driver", marks=pytest.mark.hudi_full),
+        (8, props.MERGE_ON_READ, "driver"),
+        # every commit's index records made by a Spark job (`metadata_indexes.DRIVER_READS`)
+        (6, props.MERGE_ON_READ, "tasks"),
+        pytest.param(8, props.COPY_ON_WRITE, "tasks", marks=pytest.mark.hudi_full),
+    ],
 )
-def test_every_action_keeps_the_indexes_whole(spark, tmp_path, monkeypatch, version, table_type):
+def test_every_action_keeps_the_indexes_whole(
+    spark, tmp_path, monkeypatch, version, table_type, made
+):
     register(spark)
     path = str(tmp_path / "t")
     cfg = config(version, table_type)
     skipped = 0
+    jobs = []
+    if made == "tasks":
+        monkeypatch.setattr(metadata_indexes, "DRIVER_READS", 0)
+        real = metadata_indexes.write_index_files
+
+        def counted(*args, **kwargs):
+            jobs.append(args)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(metadata_writer, "write_index_files", counted)
 
     def read_back(*args, **kwargs):
         raise AssertionError("the commit read a written file back: its task recorded nothing")
 
-    # the write tasks hand each file's ranges and filter over: the driver reads no file back
-    for name in ("_base_file_ranges", "_log_file_ranges", "_footer_filter"):
+    # the write tasks hand each file's ranges over: the driver reads no file back but a few
+    # base files' footers, for their bloom filters (never handed over: too large)
+    for name in ("_base_file_ranges", "_log_file_ranges"):
         monkeypatch.setattr(IndexRecordMaker, name, read_back)
     steps = [
         ("insert", lambda s: upsert(spark, path, cfg, list(range(0, 40)), s)),
@@ -163,6 +183,16 @@ def test_every_action_keeps_the_indexes_whole(spark, tmp_path, monkeypatch, vers
     if table_type == props.MERGE_ON_READ:
         assert any(i.action.value == "commit" for i in timeline.completed), "no compaction ran"
     assert skipped > 0, "no slice was skipped by the metadata table"
+    if made == "tasks":  # each commit's that wrote a base file (a bloom filter to read)
+        commits = [
+            i
+            for i in timeline.completed
+            if i.action.value in ("commit", "deltacommit")
+            and any(
+                s.path.endswith(".parquet") for s in meta.commit_metadata(i).write_stats() if s.path
+            )
+        ]
+        assert len(jobs) == len(commits) >= 5, (len(jobs), commits)
 
 
 def assert_deflated_as_meant(meta: HoodieTableMetaClient) -> None:
@@ -202,8 +232,11 @@ def test_indexes_are_built_from_the_files_and_dropped(spark, tmp_path, monkeypat
     meta = HoodieTableMetaClient.open(path)
     assert props.metadata_partitions(meta.properties.extra) == ("files",)
     # turned on: built from the footers of the latest slices, then kept by the write
-    on = config(8, props.COPY_ON_WRITE, **{"hoodie.cleaner.commits.retained": "10",
-                                           "hoodie.bloom.index.filter.type": "SIMPLE"})
+    on = config(
+        8,
+        props.COPY_ON_WRITE,
+        **{"hoodie.cleaner.commits.retained": "10", "hoodie.bloom.index.filter.type": "SIMPLE"},
+    )
     upsert(spark, path, on, [11, 12, 50], 4)
     meta = HoodieTableMetaClient.open(path)
     metadata = TableMetadata.open(meta)
@@ -288,7 +321,6 @@ def test_index_options_that_cannot_hold_are_refused():
         })  # fmt: skip
 
 
-
 @pytest.mark.parametrize(
     "point, version",
     [
@@ -296,6 +328,9 @@ def test_index_options_that_cannot_hold_are_refused():
         # in `make test`: tests/interop/test_metadata_table_files.py)
         pytest.param("metadata_table.log_written", 8, marks=pytest.mark.hudi_full),
         pytest.param("metadata_table.init_written", 6, marks=pytest.mark.hudi_full),
+        # a task of the index job (`metadata_indexes.write_index_files`) killed having
+        # written its file group's log file
+        pytest.param("task.metadata_index_file.written", 6, marks=pytest.mark.hudi_full),
     ],
     ids=str,
 )
@@ -323,7 +358,12 @@ def test_a_crash_in_the_indexes_commit_leaves_them_whole_after_the_next_write(
 
     write([("1", "a", 1, "x"), ("2", "b", 1, "y")], first)
     before = sorted(read_ours(spark, path).to_pylist(), key=str)
-    assert upsert_killed_at(path, options, point) != 0
+    prelude = ""
+    if point.startswith("task."):
+        prelude = (
+            "from hoodie.transaction import metadata_indexes\nmetadata_indexes.DRIVER_READS = 0"
+        )
+    assert upsert_killed_at(path, options, point, prelude) != 0
     assert sorted(read_ours(spark, path).to_pylist(), key=str) == before
     write([("4", "d", 6, "after"), ("2", "b", 6, "z")], options)
     meta = HoodieTableMetaClient.open(path)
