@@ -143,7 +143,8 @@ def _clashes_on_driver(
     is_mine = pc.equal(rows.column("instant"), instant)
     mine = rows.filter(is_mine).select(["scope", "key"])
     others = rows.filter(pc.invert(is_mine))
-    both = others.join(mine.group_by(["scope", "key"]).aggregate([]), ["scope", "key"])
+    both = others.join(mine.group_by(["scope", "key"]).aggregate([]), ["scope", "key"],
+                       join_type="inner")  # fmt: skip
     return sorted(zip(*(both.column(c).to_pylist() for c in ("instant", "scope", "key"))))
 
 
