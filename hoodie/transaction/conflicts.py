@@ -6,7 +6,10 @@ of a file group this write also wrote, the later writer loses. (A compaction who
 already there when the write started does not conflict: the write's log files went to the
 slices the compaction starts.) Its new versions were computed
 from file slices that are no longer the latest, so committing would silently drop the other
-writer's changes. Writers on disjoint file groups both commit.
+writer's changes. Writers on disjoint file groups pass this check, which hands the writes
+completed since to the second one (`key_conflicts.py`): two writers that inserted the same
+new record key, each into a new file group of its own, would leave the key twice, so the
+later one fails there too. (Apache Hudi's default strategy stops at file groups.)
 """
 
 from __future__ import annotations
