@@ -158,7 +158,10 @@ def _clashes_with_spark(
     from pyspark.sql import functions as F
 
     reader = _Reader(storage, files, scope)
-    indexes = spark.range(0, len(files), 1, len(files)).select(F.col("id").cast("int"))
+    # pyspark types get() as Optional even when given a default
+    tasks = int(spark.conf.get("spark.sql.shuffle.partitions", "200"))  # type: ignore[arg-type]
+    slots = max(1, min(len(files), tasks))  # a range is split as it is made: no shuffle
+    indexes = spark.range(0, len(files), 1, slots).select(F.col("id").cast("int"))
     rows = indexes.mapInArrow(reader, _ROWS_DDL)
     grouped = rows.groupBy("scope", "key").agg(F.collect_set("instant").alias("instants"))
     both = grouped.filter(F.array_contains("instants", instant) & (F.size("instants") > 1))
