@@ -23,8 +23,16 @@ def _rows(keys, dt, ts, deleted=False):
     return [(k, f"n{k}", dt, ts, deleted) for k in keys]
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-@pytest.mark.parametrize("in_tasks", [False, True], ids=["driver", "spark"])
+# `make test` runs copy-on-write read on the driver and merge-on-read in Spark tasks.
+CASES = [
+    pytest.param(table_type, in_tasks, id=f"{table_type.split('_')[0].lower()}-{where}",
+                 marks=() if (table_type == "MERGE_ON_READ") is in_tasks else pytest.mark.full)
+    for table_type in ("COPY_ON_WRITE", "MERGE_ON_READ")
+    for in_tasks, where in ((False, "driver"), (True, "spark"))
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("table_type, in_tasks", CASES)
 def test_the_keys_an_instant_wrote_are_held_against_another_instants(
     spark, tmp_path, monkeypatch, table_type, in_tasks
 ):
