@@ -25,9 +25,9 @@ def _rows(keys, dt, ts, deleted=False):
 
 # `make test` runs copy-on-write read on the driver and merge-on-read in Spark tasks.
 CASES = [
-    pytest.param(table_type, in_tasks, id=f"{table_type.split('_')[0].lower()}-{where}",
+    pytest.param(table_type, in_tasks, id=f"{short}-{where}",
                  marks=() if (table_type == "MERGE_ON_READ") is in_tasks else pytest.mark.full)
-    for table_type in ("COPY_ON_WRITE", "MERGE_ON_READ")
+    for table_type, short in (("COPY_ON_WRITE", "cow"), ("MERGE_ON_READ", "mor"))
     for in_tasks, where in ((False, "driver"), (True, "spark"))
 ]  # fmt: skip
 
