@@ -147,7 +147,8 @@ class TaskFailedError(CommitError):
 
 
 class ConcurrentWriteConflict(CommitError):
-    """Another writer committed changes to the same file groups first; this write was undone."""
+    """Another writer committed changes to the same file groups, or the same new record keys,
+    first; this write was undone."""
 
 
 class WriteRolledBackError(CommitError):

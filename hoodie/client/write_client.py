@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from ..config import WriteConfig
+from ..config import BUCKET_INDEX, WriteConfig
 from ..exceptions import HoodieError, InvalidConfigError, TableIdentityError
 from ..faults import crash_point
 from ..index import index_for
@@ -38,6 +38,7 @@ from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient, identity_changes, table_properties_for
 from ..schema import IS_DELETED
 from ..table_services.savepoint import refuse_pending_restore
+from ..transaction.key_conflicts import PARTITION_SCOPE, TABLE_SCOPE, KeyScope
 from ..transaction.lock import LockProvider
 from ..transaction.transaction import Transaction
 from ..write.executor import WriteExecutor
@@ -146,7 +147,7 @@ class WriteClient:
                 crash_point("write.files_written")
                 executor.finalize(metadata)
                 crash_point("write.finalized")
-                transaction.commit(metadata, spark=spark)
+                transaction.commit(metadata, spark=spark, unique_keys=self._unique_keys())
             finally:
                 operation.release()
         result = WriteResult(transaction.instant_time, operation.name, metadata,
@@ -158,6 +159,14 @@ class WriteClient:
         compact = meta_client.merge_on_read and not operation.replaces
         self.services.after_commit(spark, result, compact=compact)
         return result
+
+    def _unique_keys(self) -> KeyScope | None:
+        """Where the commit's same-key check holds this write's keys unique: in their
+        partition, or (a global index) the table; None for the BUCKET index, where a key
+        always goes to the same file group (which the file-group check guards)."""
+        if self.config.index_type == BUCKET_INDEX:
+            return None
+        return TABLE_SCOPE if self.index.is_global() else PARTITION_SCOPE
 
     def _refuse_version_change(self) -> None:
         stored = self.meta_client.properties.table_version

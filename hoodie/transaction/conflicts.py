@@ -6,7 +6,10 @@ of a file group this write also wrote, the later writer loses. (A compaction who
 already there when the write started does not conflict: the write's log files went to the
 slices the compaction starts.) Its new versions were computed
 from file slices that are no longer the latest, so committing would silently drop the other
-writer's changes. Writers on disjoint file groups both commit.
+writer's changes. Writers on disjoint file groups pass this check, which hands the writes
+completed since to the second one (`key_conflicts.py`): two writers that inserted the same
+new record key, each into a new file group of its own, would leave the key twice, so the
+later one fails there too. (Apache Hudi's default strategy stops at file groups.)
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from ..exceptions import ConcurrentWriteConflict
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata
 from ..naming import bucket_of_file_id
-from ..timeline import WRITE_ACTIONS, Action, Timeline
+from ..timeline import WRITE_ACTIONS, Action, Instant, Timeline
 
 FileGroups = set[tuple[str, str]]
 
@@ -47,12 +50,14 @@ def check_conflicts(
     instant: str,
     seen_at_start: Timeline,
     written: FileGroups,
-) -> None:
+) -> list[tuple[Instant, CommitMetadata]]:
     """Raise ConcurrentWriteConflict if an instant that appeared after `seen_at_start` was
-    loaded touched any file group in `written`."""
+    loaded touched any file group in `written`; else the writes that completed since (with
+    their commit metadata), for the same-key check (`key_conflicts.py`)."""
     known = {i.timestamp for i in seen_at_start.completed}
     known_plans = {i.timestamp for i in seen_at_start if i.action is Action.COMPACTION}
     clashes: dict[str, FileGroups] = {}
+    concurrent: list[tuple[Instant, CommitMetadata]] = []
     for other in meta_client.timeline():
         if other.timestamp == instant:
             continue
@@ -62,7 +67,9 @@ def check_conflicts(
             # the write's log files already start the slices the compaction's base files begin.
             continue
         if other.is_completed and other.action in WRITE_ACTIONS:
-            touched = file_groups_of(meta_client.commit_metadata(other))
+            metadata = meta_client.commit_metadata(other)
+            touched = file_groups_of(metadata)
+            concurrent.append((other, metadata))
         elif other.action is Action.COMPACTION:
             touched = read_plan(
                 meta_client.storage, meta_client.layout, other.timestamp
@@ -78,3 +85,4 @@ def check_conflicts(
             f"{', '.join(groups[:5])}{' ...' if len(groups) > 5 else ''} after this write "
             "started; it was rolled back. Run it again: it will build on the new versions"
         )
+    return concurrent

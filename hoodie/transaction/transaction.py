@@ -7,7 +7,8 @@ same way everywhere:
   (`FailedWritesPolicy.start_instant`), so no other writer takes it for failed while it works;
 - the completion checks that no other writer rolled this instant back (a write whose instant
   was rolled back never completes: its files are gone) and that nothing completed since this
-  one started touched the same file groups (`conflicts.py`); with optimistic concurrency
+  one started touched the same file groups (`conflicts.py`) or wrote the same new record
+  keys (`key_conflicts.py`); with optimistic concurrency
   control (the default) under the table lock, which makes check and commit one step;
 - with `hoodie.metadata.enable=true` the metadata table's delta commit of the instant completes
   under the lock just before the instant does (`metadata_writer.py`); otherwise a table's
@@ -40,6 +41,7 @@ from ..timeline import Action, Instant, State, Timeline
 from .conflicts import FileGroups, check_conflicts, file_groups_of
 from .failed_writes import FailedWritesPolicy
 from .heartbeat import Heartbeat
+from .key_conflicts import KeyScope, check_key_conflicts
 from .metadata_table import turn_off_metadata_table
 from .metadata_writer import update_metadata_table
 from .rollback import Rollback
@@ -138,13 +140,16 @@ class Transaction:
         metadata: CommitMetadata,
         check_conflicts_of: bool = True,
         spark: SparkSession | None = None,
+        unique_keys: KeyScope | None = None,
     ) -> None:
         """Complete a write or compaction with its commit metadata; with concurrent writers,
         unless told otherwise, after checking that nothing completed since it started wrote
-        to the same file groups. `spark`: the session of the write, for the metadata table's
-        record index jobs."""
+        to the same file groups, nor (`unique_keys`: where the index keeps a key unique) the
+        same record keys (`key_conflicts.py`). `spark`: the session of the write, for the
+        metadata table's record index jobs and the key check's reads."""
         groups = file_groups_of(metadata) if check_conflicts_of else None
-        self.complete(self.meta_client.commit_content(metadata), groups, metadata, spark)
+        self.complete(self.meta_client.commit_content(metadata), groups, metadata, spark,
+                      unique_keys if check_conflicts_of else None)  # fmt: skip
 
     def complete(
         self,
@@ -152,6 +157,7 @@ class Transaction:
         file_groups: FileGroups | None = None,
         written: CommitMetadata | None = None,
         spark: SparkSession | None = None,
+        unique_keys: KeyScope | None = None,
     ) -> None:
         """Complete the instant with `content` (a commit's JSON, a clean's Avro metadata),
         after checking that no writer rolled the instant back and, given the `file_groups` it
@@ -160,7 +166,9 @@ class Transaction:
         completes first (`hoodie.metadata.enable=true`), or the metadata table goes first
         (false: its readers would miss this instant's files). A metadata table's own actions
         (its clean) have no metadata table to keep. `written`: a commit's metadata as its
-        tasks returned it (with the files' column ranges and bloom filters for the indexes)."""
+        tasks returned it (with the files' column ranges and bloom filters for the indexes);
+        with `unique_keys`, its record keys are held against those of the writes completed
+        since it started (only when there are some)."""
         keeps = self.policy.metadata_table and not self.meta_client.is_metadata_table
         if not self.policy.metadata_table and not self.meta_client.is_metadata_table:
             turn_off_metadata_table(self.meta_client, f"{self.instant.action} {self.instant_time}")
@@ -168,8 +176,11 @@ class Transaction:
         with self.policy.exclusive():
             self._refuse_if_rolled_back()
             if file_groups is not None:
-                check_conflicts(self.meta_client, self.instant_time, self.started_from,
-                                file_groups)  # fmt: skip
+                concurrent = check_conflicts(self.meta_client, self.instant_time,
+                                             self.started_from, file_groups)  # fmt: skip
+                if unique_keys is not None and written is not None and concurrent:
+                    check_key_conflicts(self.meta_client, self.instant_time, written,
+                                        concurrent, unique_keys, spark)  # fmt: skip
             crash_point("commit.conflicts_checked")
             self.policy.check_lock()
             if keeps:

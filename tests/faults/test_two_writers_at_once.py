@@ -67,23 +67,51 @@ CASES = [
     # With the metadata table: the conflicting write's rollback, and two delta commits of it
     # while the first writer's instant is pending.
     pytest.param(COW, mdt(8, indexes=True), FIRST[0][2], True, id="cow-same-group-mdt8-indexes"),
-    pytest.param(COW, mdt(8), FIRST[0][2], True, id="cow-same-group-mdt8",
-                 marks=pytest.mark.writers),  # fmt: skip
-    pytest.param(COW, mdt(6), FIRST[0][2], True, id="cow-same-group-mdt6",
-                 marks=pytest.mark.writers),  # fmt: skip
-    pytest.param(MOR, mdt(8), "2024-02-01", False, id="mor-new-groups-mdt8",
-                 marks=pytest.mark.writers),  # fmt: skip
-    pytest.param(MOR, mdt(6), "2024-02-01", False, id="mor-new-groups-mdt6",
-                 marks=pytest.mark.writers),  # fmt: skip
+    pytest.param(
+        COW, mdt(8), FIRST[0][2], True, id="cow-same-group-mdt8", marks=pytest.mark.writers
+    ),  # fmt: skip
+    pytest.param(
+        COW, mdt(6), FIRST[0][2], True, id="cow-same-group-mdt6", marks=pytest.mark.writers
+    ),  # fmt: skip
+    pytest.param(
+        MOR, mdt(8), "2024-02-01", False, id="mor-new-groups-mdt8", marks=pytest.mark.writers
+    ),  # fmt: skip
+    pytest.param(
+        MOR, mdt(6), "2024-02-01", False, id="mor-new-groups-mdt6", marks=pytest.mark.writers
+    ),  # fmt: skip
     # With the indexes too: both writers' files get their records, or the loser's none.
-    pytest.param(COW, mdt(6, indexes=True), FIRST[0][2], True, id="cow-same-group-mdt6-indexes",
-                 marks=pytest.mark.writers),  # fmt: skip
-    pytest.param(COW, mdt(8, indexes=True), "2024-02-01", False, id="cow-new-groups-mdt8-indexes",
-                 marks=pytest.mark.writers),  # fmt: skip
-    pytest.param(MOR, mdt(8, indexes=True), "2024-02-01", False, id="mor-new-groups-mdt8-indexes",
-                 marks=pytest.mark.writers),  # fmt: skip
-    pytest.param(MOR, mdt(6, indexes=True), "2024-02-01", False, id="mor-new-groups-mdt6-indexes",
-                 marks=pytest.mark.writers),  # fmt: skip
+    pytest.param(
+        COW,
+        mdt(6, indexes=True),
+        FIRST[0][2],
+        True,
+        id="cow-same-group-mdt6-indexes",
+        marks=pytest.mark.writers,
+    ),  # fmt: skip
+    pytest.param(
+        COW,
+        mdt(8, indexes=True),
+        "2024-02-01",
+        False,
+        id="cow-new-groups-mdt8-indexes",
+        marks=pytest.mark.writers,
+    ),  # fmt: skip
+    pytest.param(
+        MOR,
+        mdt(8, indexes=True),
+        "2024-02-01",
+        False,
+        id="mor-new-groups-mdt8-indexes",
+        marks=pytest.mark.writers,
+    ),  # fmt: skip
+    pytest.param(
+        MOR,
+        mdt(6, indexes=True),
+        "2024-02-01",
+        False,
+        id="mor-new-groups-mdt6-indexes",
+        marks=pytest.mark.writers,
+    ),  # fmt: skip
 ]
 
 
@@ -95,12 +123,97 @@ def _rows(first_key: int, partition: str, ts: int) -> list[tuple]:
 def test_a_second_writer_never_undoes_a_running_one(
     spark, tmp_path, table_type, options, partition, conflicts
 ):
+    first_rows, second_rows = _rows(100, partition, 5), _rows(200, partition, 6)
+    _two_writers(spark, tmp_path, table_type, options, first_rows, second_rows, conflicts)
+
+
+GLOBAL = {"hoodie.index.type": "GLOBAL_SIMPLE"}
+NO_SMALL_FILES = {"hoodie.parquet.small.file.limit": "0"}
+
+# (table type, options, partitions of the first and the second writer's keys, same keys?)
+# Both insert new keys into new file groups of their own: disjoint file groups, so only the
+# same-key check (`transaction/key_conflicts.py`) stops the second copy of a key. `make test`
+# runs the SIMPLE and the GLOBAL_SIMPLE case (a key in two partitions), `make test-writers`
+# the rest (other keys: both commit, with no false conflict).
+SAME_KEYS = [
+    pytest.param(COW, {}, "2024-02-01", "2024-02-01", True, id="cow-simple-new-partition"),
+    pytest.param(COW, GLOBAL, "2024-02-01", "2024-02-02", True, id="cow-global-two-partitions"),
+    pytest.param(
+        MOR,
+        {},
+        "2024-02-01",
+        "2024-02-01",
+        True,
+        id="mor-simple-new-partition",
+        marks=pytest.mark.writers,
+    ),  # fmt: skip
+    pytest.param(
+        MOR,
+        GLOBAL,
+        "2024-02-01",
+        "2024-02-02",
+        True,
+        id="mor-global-two-partitions",
+        marks=pytest.mark.writers,
+    ),  # fmt: skip
+    pytest.param(
+        COW,
+        NO_SMALL_FILES,
+        FIRST[0][2],
+        FIRST[0][2],
+        True,
+        id="cow-simple-no-small-files",
+        marks=pytest.mark.writers,
+    ),  # fmt: skip
+    pytest.param(
+        COW,
+        {**GLOBAL, **mdt(8)},
+        "2024-02-01",
+        "2024-02-02",
+        True,
+        id="cow-global-mdt8",
+        marks=pytest.mark.writers,
+    ),  # fmt: skip
+    pytest.param(
+        COW,
+        GLOBAL,
+        "2024-02-01",
+        "2024-02-02",
+        False,
+        id="cow-global-other-keys",
+        marks=pytest.mark.writers,
+    ),  # fmt: skip
+    pytest.param(
+        MOR,
+        {},
+        "2024-02-01",
+        "2024-02-01",
+        False,
+        id="mor-simple-other-keys",
+        marks=pytest.mark.writers,
+    ),  # fmt: skip
+]
+
+
+@pytest.mark.parametrize("table_type, options, first_partition, second_partition, same",
+                         SAME_KEYS)  # fmt: skip
+def test_two_writers_of_the_same_new_keys_leave_one_copy(
+    spark, tmp_path, table_type, options, first_partition, second_partition, same
+):
+    first_rows = _rows(100, first_partition, 5)
+    second_rows = _rows(100 if same else 200, second_partition, 6)
+    _two_writers(spark, tmp_path, table_type, options, first_rows, second_rows, same)
+
+
+def _two_writers(spark, tmp_path, table_type, options, first_rows, second_rows, conflicts):
+    """The first writer (a child) writes `first_rows` and stops before its commit, the second
+    (here) writes `second_rows` meanwhile, then the first goes on: it commits, or (`conflicts`)
+    fails with a ConcurrentWriteConflict and leaves nothing behind."""
     register(spark)
     path = str(tmp_path / "table")
     cfg = write_config(table_type, options=options, one_at_a_time=False)
     table = HoodieTable.for_write(path, cfg)
     table.upsert(spark.createDataFrame(FIRST, SCHEMA), cfg)
-    first_rows, second_rows = _rows(100, partition, 5), _rows(200, partition, 6)
 
     # The first writer: a child that stops just before its commit.
     pause = tmp_path / "pause"
