@@ -133,11 +133,20 @@ NO_SMALL_FILES = {"hoodie.parquet.small.file.limit": "0"}
 # (table type, options, partitions of the first and the second writer's keys, same keys?)
 # Both insert new keys into new file groups of their own: disjoint file groups, so only the
 # same-key check (`transaction/key_conflicts.py`) stops the second copy of a key. `make test`
-# runs the SIMPLE and the GLOBAL_SIMPLE case (a key in two partitions), `make test-writers`
-# the rest (other keys: both commit, with no false conflict).
+# runs the SIMPLE case (the default index), `make test-writers` the rest: GLOBAL_SIMPLE (a key
+# in two partitions; tests/spark/test_key_conflicts.py checks the whole-table scope in make
+# test), other keys (both commit, with no false conflict).
 SAME_KEYS = [
     pytest.param(COW, {}, "2024-02-01", "2024-02-01", True, id="cow-simple-new-partition"),
-    pytest.param(COW, GLOBAL, "2024-02-01", "2024-02-02", True, id="cow-global-two-partitions"),
+    pytest.param(
+        COW,
+        GLOBAL,
+        "2024-02-01",
+        "2024-02-02",
+        True,
+        id="cow-global-two-partitions",
+        marks=pytest.mark.writers,
+    ),
     pytest.param(
         MOR,
         {},
