@@ -15,8 +15,9 @@ others.
 Then we write with RECORD_INDEX (an update in place, a move, a delete and an insert), tagged by
 Apache Hudi's record index: Apache Hudi reads one row per key where our write put it. Our write
 keeps the record index (a metadata table holding partitions we do not write, as 1.2's
-`partition_stats`, is built again with those we do, the record index among them); Apache
-Hudi's next write goes on from it, and our lookup agrees with its read again.
+`partition_stats`, is built again with those we do, the record index among them, sized by the
+same min file group count as Apache Hudi's writes: 4 file groups again); Apache Hudi's next
+write goes on from it, and our lookup agrees with its read again.
 
 All `hudi_full` (`make test-hudi`): our lookup checked after every write, on both versions
 and table types. `make test` reads Apache Hudi's record indexes in
@@ -47,10 +48,11 @@ CASES = [
     pytest.param(HUDI_1, 8, "cow", True, id="v8-cow", marks=FULL),
     pytest.param(HUDI_0, 6, "cow", True, id="v6-cow", marks=FULL),
 ]
+MIN_FILE_GROUPS = "hoodie.metadata.record.index.min.filegroup.count"  # 1.2: an alternative key
 RECORD_INDEX = {
     "hoodie.metadata.enable": "true",
     "hoodie.metadata.record.index.enable": "true",
-    "hoodie.metadata.record.index.min.filegroup.count": "4",
+    MIN_FILE_GROUPS: "4",
     "hoodie.index.type": "RECORD_INDEX",
     "hoodie.record.index.update.partition.path": "true",
     "hoodie.metadata.compact.max.delta.commits": "3",
@@ -162,12 +164,16 @@ def test_our_record_index_lookup_on_apache_hudis_tables(
     if kind == "mor":
         assert any(i.action is Action.COMMIT for i in meta.timeline().completed), "no compaction"
 
-    # our RECORD_INDEX write, tagged by Apache Hudi's record index
+    # our RECORD_INDEX write, tagged by Apache Hudi's record index, sized as Apache Hudi's
+    # writes size it: where our write builds the metadata table again (1.2's partition_stats),
+    # the record index is estimated afresh from the min file group count (default 10), as
+    # Apache Hudi's initialization estimates it, and Apache Hudi's next write goes on from it
     cfg = WriteConfig.build(
         f"ri_{kind}", record_key="id", partition_path="dt", precombine_field="ts",
         table_type=TABLE_TYPES[kind],
         options={"hoodie.index.type": "RECORD_INDEX", "hoodie.write.table.version": str(version),
                  "hoodie.record.index.update.partition.path": "true",
+                 MIN_FILE_GROUPS: RECORD_INDEX[MIN_FILE_GROUPS],
                  "hoodie.compact.inline": "false"},
     )  # fmt: skip
     live = [k for k in keys if k not in gone]
@@ -179,6 +185,10 @@ def test_our_record_index_lookup_on_apache_hudis_tables(
         "id string, dt string, ts bigint, name string, _hoodie_is_deleted boolean",
     )  # fmt: skip
     HoodieTable.for_write(path, cfg).upsert(batch, cfg)
+    ours_built = TableMetadata.open(HoodieTableMetaClient.open(path))
+    assert ours_built is not None
+    lookup = RecordIndexLookup.of(ours_built)
+    assert lookup is not None and lookup.file_groups == 4, "our write's record index"
     gone.add(drop)
     keys.append("ours")
     place["ours"] = "b"
@@ -189,6 +199,6 @@ def test_our_record_index_lookup_on_apache_hudis_tables(
     assert (by_key[stay]["name"], by_key[move]["name"], by_key["ours"]["name"]) == (
         "stayed", "moved", "new"
     )  # fmt: skip
-    # Apache Hudi's next write builds its record index again, from our files
+    # Apache Hudi's next write goes on from the record index our write built
     write([k for k in keys[4::13] if k not in gone], 8)
     check("Apache Hudi after our write", last=True)
