@@ -13,8 +13,10 @@ milliseconds) grows with the id, as event times grow with event ids. Two key sha
 - `time`: the record key is the id, assigned in time order as event ids are: a day's keys are
   one range, and the bulk insert, which sorts each partition by key, cuts it into files of
   consecutive key ranges, so footer key ranges (and column stats of `id`) prune;
-- `random`: the id is scrambled (splitmix64 of the sequence number), as uuids are: every file's
-  key range spans nearly the whole key space, so only bloom filters can rule files out.
+- `random`: the id is scrambled (splitmix64 of the sequence number), as uuids are: a day's keys
+  span the whole key space. (The bulk insert still sorts each partition by key, so its files
+  hold disjoint ranges of it; a point read by key is pruned by bloom filters, and `ts` is no
+  longer clustered with the files inside a day.)
 
 For each key shape, a 1% upsert (`--fraction`), half updates and half new keys (new keys in the
 3 newest days, skewed to the newest as compare.py's FACT batches put them), of two shapes
