@@ -315,9 +315,6 @@ def write_config(max_file_size: int, index: str | None = None):
         "hoodie.parquet.max.file.size": str(max_file_size),
         # Hudi's defaults' ratio (100 of 120 MiB): files below it take inserts
         "hoodie.parquet.small.file.limit": str(max_file_size * 5 // 6),
-        # The commit holds the file-system lock while the metadata table's record index job
-        # runs; on a 10M-row load that outlasts the 1-minute default lease (LockLostError).
-        "hoodie.write.lock.filesystem.expire": "60",
     }
     if index is not None:
         options["hoodie.index.type"] = index

@@ -536,7 +536,8 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "optimistic concurrency: how long to wait for the table lock (ms)",
                    attribute="lock_wait_ms", parse=positive_int),
     ConfigProperty("hoodie.write.lock.filesystem.expire", 1,
-                   "filesystem lock: minutes after which a dead writer's lock is broken",
+                   "filesystem lock: minutes after which a dead writer's lock is broken "
+                   "(a live holder renews it every third of that, however long it holds it)",
                    attribute="lock_expire_minutes", parse=positive_int),
     ConfigProperty("hoodie.write.lock.storage.validity.timeout.secs", 300,
                    "storage lock: seconds it stays held without renewal (a dead writer's lock "

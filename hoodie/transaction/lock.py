@@ -6,8 +6,10 @@ ZooKeeper or DynamoDB lock, say) can guard commits. Two need no service, and
 conditional writes and is shared by machines, S3; the file-system lock elsewhere):
 - `FileSystemLock`: the file `.hoodie/lock`, created exclusively, holding who holds it and
   until when. A holder that died does not block forever: once its lease expires the next
-  writer breaks the lock (a move, atomic on local disks and HDFS only). Commits hold it for
-  well under a second, so the lease only has to outlive one commit.
+  writer breaks the lock (a move, atomic on local disks and HDFS only). While held, a thread
+  pushes the lease's end forward every third of it, so a commit that runs long under the lock
+  (the record index job of a 10M-row write takes minutes) keeps it; a holder that stalls or
+  dies stops renewing, and its lock expires one lease after its last renewal.
 - `StorageLock` (storage_lock.py): Hudi 1.1's storage-based lock, renewed while held and
   handed over by conditional writes; for object stores and writers on several machines.
 """
@@ -15,9 +17,11 @@ conditional writes and is shared by machines, S3; the file-system lock elsewhere
 from __future__ import annotations
 
 import json
+import logging
 import os
 import posixpath
 import socket
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -29,6 +33,8 @@ from ..options.write import default_seconds
 from ..storage import FileIO
 from ..timeline import METAFOLDER
 from .storage_lock import StorageLock
+
+log = logging.getLogger(__name__)
 
 LOCK_FILE = posixpath.join(METAFOLDER, "lock")
 
@@ -54,11 +60,19 @@ class FileSystemLock:
     holder: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:"
                                                 f"{uuid.uuid4().hex[:8]}")  # fmt: skip
 
+    _mutex: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _stop: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
+    _renewer: threading.Thread | None = field(default=None, init=False, repr=False)
+    _held_until: float | None = field(default=None, init=False, repr=False)
+    _lost: str | None = field(default=None, init=False, repr=False)
+
     def acquire(self) -> None:
         deadline = time.monotonic() + self.wait_seconds
         while True:
-            record = {"holder": self.holder, "expires_at": time.time() + self.lease_seconds}
+            expires_at = time.time() + self.lease_seconds
+            record = {"holder": self.holder, "expires_at": expires_at}
             if self.storage.create_if_absent(LOCK_FILE, json.dumps(record).encode()):
+                self._start_renewing(expires_at)
                 return
             current = self._current()
             if current is not None and self._expired(current):
@@ -75,17 +89,21 @@ class FileSystemLock:
             time.sleep(self.poll_seconds)
 
     def release(self) -> None:
+        self._stop_renewing()
         current = self._current()
         if current is not None and current.get("holder") == self.holder:
             self.storage.delete(LOCK_FILE)
 
     def check(self) -> None:
         current = self._current()
+        lost = self._lost
         if not current or current.get("holder") != self.holder or self._expired(current):
+            lost = lost or "its lease (hoodie.write.lock.filesystem.expire) ran out"
+        if lost is not None:
             raise LockLostError(
                 f"table lock {self.storage.uri(LOCK_FILE)} is no longer held by {self.holder}: "
-                "its lease (hoodie.write.lock.filesystem.expire) ran out and another writer may "
-                "have taken it. Nothing was committed under it; run the write again"
+                f"{lost}, and another writer may have taken it. Nothing was committed under "
+                "it; run the write again"
             )
 
     def __enter__(self) -> FileSystemLock:
@@ -94,6 +112,50 @@ class FileSystemLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+    def _start_renewing(self, held_until: float) -> None:
+        self._stop_renewing()
+        with self._mutex:
+            self._held_until, self._lost = held_until, None
+        self._stop = threading.Event()
+        self._renewer = threading.Thread(target=self._renew_until_stopped, daemon=True,
+                                         name=f"hoodie-lock-renewal-{self.holder}")  # fmt: skip
+        self._renewer.start()
+
+    def _renew_until_stopped(self) -> None:
+        """Every third of the lease, push the lock's end a lease ahead, while this writer
+        still holds it. A lease that ran out before its renewal (the process stalled) is not
+        renewed: another writer may have broken it meanwhile, so the lock counts as lost."""
+        stop = self._stop
+        while not stop.wait(self.lease_seconds / 3):
+            with self._mutex:
+                if self._held_until is None or self._lost is not None:
+                    return
+                current = self._current()
+                now = time.time()
+                if not current or current.get("holder") != self.holder:
+                    self._lost = "another writer took it over"
+                    return
+                if self._held_until < now or self._expired(current):
+                    self._lost = "its lease (hoodie.write.lock.filesystem.expire) ran out"
+                    return
+                expires_at = now + self.lease_seconds
+                record = {"holder": self.holder, "expires_at": expires_at}
+                try:
+                    self.storage.write_bytes(LOCK_FILE, json.dumps(record).encode())
+                except OSError as error:  # try again next time; the lease still runs
+                    log.warning("could not renew table lock %s: %s",
+                                self.storage.uri(LOCK_FILE), error)  # fmt: skip
+                    continue
+                self._held_until = expires_at
+
+    def _stop_renewing(self) -> None:
+        self._stop.set()
+        if self._renewer is not None and self._renewer is not threading.current_thread():
+            self._renewer.join()
+        self._renewer = None
+        with self._mutex:
+            self._held_until = None
 
     def _current(self) -> dict[str, Any] | None:
         """The lock's record; {} while its holder is still writing it; None when free."""

@@ -16,6 +16,7 @@ from hoodie.avro_metadata import InstantInfo, RollbackPlan, RollbackRequest
 from hoodie.compaction_plan import CompactionOperation, CompactionPlan
 from hoodie.exceptions import (
     ConcurrentWriteConflict,
+    LockLostError,
     LockTimeoutError,
     TimelineError,
     WriteRolledBackError,
@@ -52,12 +53,34 @@ def test_lock_is_exclusive_and_names_its_holder(tmp_path):
 
 def test_a_dead_holders_lock_expires(tmp_path):
     storage = load_file_io(str(tmp_path))
-    FileSystemLock(storage, holder="dead", lease_seconds=0.1).acquire()  # never released
+    dead = FileSystemLock(storage, holder="dead", lease_seconds=0.1)
+    dead.acquire()  # never released
+    dead._stop_renewing()  # (the holder died: its renewal thread with it)
     time.sleep(0.2)
     survivor = FileSystemLock(storage, holder="alive", wait_seconds=2)
     survivor.acquire()
     assert json.loads((tmp_path / LOCK_FILE).read_text())["holder"] == "alive"
     assert [p.name for p in (tmp_path / ".hoodie").iterdir()] == ["lock"]  # no leftovers
+
+
+def test_a_live_holder_keeps_its_lock_beyond_the_lease(tmp_path):
+    """A commit may run longer than the lease (the record index job of a large write): the
+    holder's renewals keep the lock, and the lease counts from the last renewal."""
+    storage = load_file_io(str(tmp_path))
+    holder = FileSystemLock(storage, holder="long", lease_seconds=0.3)
+    holder.acquire()
+    time.sleep(1.0)  # more than three leases
+    other = FileSystemLock(storage, holder="other", wait_seconds=0.3)
+    with pytest.raises(LockTimeoutError):
+        other.acquire()
+    holder.check()  # still held
+    holder._stop_renewing()  # the holder stalls: its lease runs out one lease later
+    time.sleep(0.4)
+    with pytest.raises(LockLostError):
+        holder.check()
+    other.acquire()
+    assert json.loads((tmp_path / LOCK_FILE).read_text())["holder"] == "other"
+    other.release()
 
 
 def test_lock_gives_mutual_exclusion_between_threads(tmp_path):
