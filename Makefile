@@ -80,7 +80,7 @@ lint: $(VENV)/.dev
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 
-PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider --durations=15
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider --durations=40
 
 # Two pytest processes at once, about equal in work, one per core: tests/dbt (dbt's adapter
 # test suite and our dbt scenarios) runs dbt in-process on a Hive-enabled session and needs a
@@ -220,7 +220,7 @@ test-dbt: java $(VENV)/.dev $(CLASS_ARCHIVE)
 # (`make test` runs one), whose Python workers lack dbt-hoodie, and dbt on Azure.
 test-deploy: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
-	$(PYTEST) -m "deploy or connect" tests/deploy tests/dbt
+	$(PYTEST) -m "deploy or connect" tests/deploy tests/dbt tests/functional
 
 # The comparison of bench/README.md at three sizes: our core (copy-on-write, merge-on-read)
 # against plain Spark and delta-rs, with the pyarrow bound, N = 1M, 3M and 10M rows, one size

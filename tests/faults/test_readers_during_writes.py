@@ -55,7 +55,7 @@ WITH_MDT = [None, 8, pytest.param(6, marks=pytest.mark.writers)]
 # copy-on-write too: its new base files are what skipping decides on.
 MOR, COW = "MERGE_ON_READ", "COPY_ON_WRITE"
 CASES = [
-    pytest.param(MOR, None, id="no-mdt"),
+    pytest.param(MOR, None, id="no-mdt", marks=pytest.mark.writers),
     pytest.param(MOR, 8, id="mdt8"),
     pytest.param(MOR, 6, id="mdt6", marks=pytest.mark.writers),
     *(pytest.param(t, v, id=f"{name}-mdt{v}", marks=pytest.mark.writers)

@@ -66,7 +66,14 @@ CASES = [
     ),
     # With the metadata table: the conflicting write's rollback, and two delta commits of it
     # while the first writer's instant is pending.
-    pytest.param(COW, mdt(8, indexes=True), FIRST[0][2], True, id="cow-same-group-mdt8-indexes"),
+    pytest.param(
+        COW,
+        mdt(8, indexes=True),
+        FIRST[0][2],
+        True,
+        id="cow-same-group-mdt8-indexes",
+        marks=pytest.mark.writers,
+    ),
     pytest.param(
         COW, mdt(8), FIRST[0][2], True, id="cow-same-group-mdt8", marks=pytest.mark.writers
     ),  # fmt: skip

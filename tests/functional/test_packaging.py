@@ -80,6 +80,7 @@ def test_wheel_in_a_clean_venv(dbt_project, tmp_path):
     assert _count_without_registration(python, base) == 4
 
 
+@pytest.mark.deploy  # (make test-deploy; ~25 s of make test)
 def test_editable_install_registers_the_source_statically(tmp_path, spark):
     from hoodie import HoodieTable, WriteConfig
 

@@ -85,7 +85,10 @@ def index_shape(spark, path: str) -> dict[str, tuple]:
     return out
 
 
-@pytest.mark.parametrize("version", [HUDI_1, pytest.param(HUDI_0, marks=pytest.mark.hudi_full)])
+# (all hudi_full: make test has Apache Hudi write by our record index, below)
+@pytest.mark.parametrize(
+    "version", [pytest.param(v, marks=pytest.mark.hudi_full) for v in (HUDI_1, HUDI_0)]
+)
 def test_our_records_are_apache_hudis(spark, apache_hudi, tmp_path, version):
     """The same insert, upsert (10 updates, 10 inserts) and delete by Apache Hudi and by us
     (copy-on-write: on merge-on-read our log files locate their updated keys again, at the
