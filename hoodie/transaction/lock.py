@@ -32,7 +32,7 @@ from ..exceptions import InvalidConfigError, LockLostError, LockTimeoutError
 from ..options.write import default_seconds
 from ..storage import FileIO
 from ..timeline import METAFOLDER
-from .storage_lock import StorageLock
+from .storage_lock import Renewal, StorageLock
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +61,7 @@ class FileSystemLock:
                                                 f"{uuid.uuid4().hex[:8]}")  # fmt: skip
 
     _mutex: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
-    _stop: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
-    _renewer: threading.Thread | None = field(default=None, init=False, repr=False)
+    _renewal: Renewal | None = field(default=None, init=False, repr=False)
     _held_until: float | None = field(default=None, init=False, repr=False)
     _lost: str | None = field(default=None, init=False, repr=False)
 
@@ -117,43 +116,40 @@ class FileSystemLock:
         self._stop_renewing()
         with self._mutex:
             self._held_until, self._lost = held_until, None
-        self._stop = threading.Event()
-        self._renewer = threading.Thread(target=self._renew_until_stopped, daemon=True,
-                                         name=f"hoodie-lock-renewal-{self.holder}")  # fmt: skip
-        self._renewer.start()
+        self._renewal = Renewal(f"hoodie-lock-renewal-{self.holder}", self.lease_seconds / 3,
+                                self._renew)  # fmt: skip
 
-    def _renew_until_stopped(self) -> None:
-        """Every third of the lease, push the lock's end a lease ahead, while this writer
-        still holds it. A lease that ran out before its renewal (the process stalled) is not
-        renewed: another writer may have broken it meanwhile, so the lock counts as lost."""
-        stop = self._stop
-        while not stop.wait(self.lease_seconds / 3):
-            with self._mutex:
-                if self._held_until is None or self._lost is not None:
-                    return
-                current = self._current()
-                now = time.time()
-                if not current or current.get("holder") != self.holder:
-                    self._lost = "another writer took it over"
-                    return
-                if self._held_until < now or self._expired(current):
-                    self._lost = "its lease (hoodie.write.lock.filesystem.expire) ran out"
-                    return
-                expires_at = now + self.lease_seconds
-                record = {"holder": self.holder, "expires_at": expires_at}
-                try:
-                    self.storage.write_bytes(LOCK_FILE, json.dumps(record).encode())
-                except OSError as error:  # try again next time; the lease still runs
-                    log.warning("could not renew table lock %s: %s",
-                                self.storage.uri(LOCK_FILE), error)  # fmt: skip
-                    continue
-                self._held_until = expires_at
+    def _renew(self) -> bool:
+        """Push the lock's end a lease ahead (every third of the lease), while this writer
+        still holds it; False once it is released or lost. A lease that ran out before its
+        renewal (the process stalled) is not renewed: another writer may have broken it
+        meanwhile, so the lock counts as lost."""
+        with self._mutex:
+            if self._held_until is None or self._lost is not None:
+                return False
+            current = self._current()
+            now = time.time()
+            if not current or current.get("holder") != self.holder:
+                self._lost = "another writer took it over"
+                return False
+            if self._held_until < now or self._expired(current):
+                self._lost = "its lease (hoodie.write.lock.filesystem.expire) ran out"
+                return False
+            expires_at = now + self.lease_seconds
+            record = {"holder": self.holder, "expires_at": expires_at}
+            try:
+                self.storage.write_atomic(LOCK_FILE, json.dumps(record).encode())
+            except OSError as error:  # try again next time; the lease still runs
+                log.warning("could not renew table lock %s: %s",
+                            self.storage.uri(LOCK_FILE), error)  # fmt: skip
+                return True
+            self._held_until = expires_at
+            return True
 
     def _stop_renewing(self) -> None:
-        self._stop.set()
-        if self._renewer is not None and self._renewer is not threading.current_thread():
-            self._renewer.join()
-        self._renewer = None
+        if self._renewal is not None:
+            self._renewal.stop()
+        self._renewal = None
         with self._mutex:
             self._held_until = None
 

@@ -32,6 +32,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..exceptions import LockLostError, LockTimeoutError
@@ -42,6 +43,29 @@ from ..timeline import METAFOLDER
 log = logging.getLogger(__name__)
 
 STORAGE_LOCK_FILE = posixpath.join(METAFOLDER, ".locks", "table_lock.json")
+
+
+class Renewal:
+    """A daemon thread that renews a held lock: `renew()` every `interval` seconds until it
+    returns False (the lock was lost) or `stop()` is called. Both table locks use it
+    (`StorageLock` here, `lock.FileSystemLock`); each says what renewing is."""
+
+    def __init__(self, name: str, interval: float, renew: Callable[[], bool]) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(interval, renew), daemon=True,
+                                        name=name)  # fmt: skip
+        self._thread.start()
+
+    def _run(self, interval: float, renew: Callable[[], bool]) -> None:
+        while not self._stop.wait(interval):
+            if not renew():
+                return
+
+    def stop(self) -> None:
+        """Stop renewing; returns once no renewal is under way (unless called by one)."""
+        self._stop.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join()
 
 
 def _now_ms() -> int:
@@ -87,8 +111,7 @@ class StorageLock:
     _valid_until_ms: int = field(default=0, init=False, repr=False)
     _lost: str | None = field(default=None, init=False, repr=False)
     _mutex: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
-    _stop: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
-    _renewer: threading.Thread | None = field(default=None, init=False, repr=False)
+    _renewal: Renewal | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not 0 < self.renew_seconds < self.validity_seconds:
@@ -163,32 +186,29 @@ class StorageLock:
             return False
         with self._mutex:
             self._version, self._valid_until_ms, self._lost = written, record.valid_until_ms, None
-        self._stop = threading.Event()
-        self._renewer = threading.Thread(target=self._renew_until_stopped, daemon=True,
-                                         name=f"hoodie-lock-renewal-{self.owner}")  # fmt: skip
-        self._renewer.start()
+        self._renewal = Renewal(f"hoodie-lock-renewal-{self.owner}", self.renew_seconds,
+                                self._renew)  # fmt: skip
         return True
 
-    def _renew_until_stopped(self) -> None:
-        stop = self._stop
-        while not stop.wait(self.renew_seconds):
-            with self._mutex:
-                if self._version is None or self._lost:
-                    return
-                record = LockRecord(self.owner, _now_ms() + int(self.validity_seconds * 1000))
-                try:
-                    written = self.storage.replace_if(STORAGE_LOCK_FILE, record.to_bytes(),
-                                                      self._version)  # fmt: skip
-                except Exception as error:  # the store is unreachable: try again next time
-                    log.warning("could not renew table lock %s: %s", self.uri, error)
-                    continue
-                if written is None:
-                    self._lost = "another writer took it over after it expired"
-                    return
-                self._version, self._valid_until_ms = written, record.valid_until_ms
+    def _renew(self) -> bool:
+        """Push the lock's end a validity ahead; False once it is released or lost."""
+        with self._mutex:
+            if self._version is None or self._lost:
+                return False
+            record = LockRecord(self.owner, _now_ms() + int(self.validity_seconds * 1000))
+            try:
+                written = self.storage.replace_if(STORAGE_LOCK_FILE, record.to_bytes(),
+                                                  self._version)  # fmt: skip
+            except Exception as error:  # the store is unreachable: try again next time
+                log.warning("could not renew table lock %s: %s", self.uri, error)
+                return True
+            if written is None:
+                self._lost = "another writer took it over after it expired"
+                return False
+            self._version, self._valid_until_ms = written, record.valid_until_ms
+            return True
 
     def _stop_renewing(self) -> None:
-        self._stop.set()
-        if self._renewer is not None and self._renewer is not threading.current_thread():
-            self._renewer.join()
-        self._renewer = None
+        if self._renewal is not None:
+            self._renewal.stop()
+        self._renewal = None
