@@ -143,72 +143,19 @@ NO_SMALL_FILES = {"hoodie.parquet.small.file.limit": "0"}
 # runs the SIMPLE case (the default index), `make test-writers` the rest: GLOBAL_SIMPLE (a key
 # in two partitions; tests/spark/test_key_conflicts.py checks the whole-table scope in make
 # test), other keys (both commit, with no false conflict).
+A, B = "2024-02-01", "2024-02-02"
 SAME_KEYS = [
-    pytest.param(COW, {}, "2024-02-01", "2024-02-01", True, id="cow-simple-new-partition"),
-    pytest.param(
-        COW,
-        GLOBAL,
-        "2024-02-01",
-        "2024-02-02",
-        True,
-        id="cow-global-two-partitions",
-        marks=pytest.mark.writers,
-    ),
-    pytest.param(
-        MOR,
-        {},
-        "2024-02-01",
-        "2024-02-01",
-        True,
-        id="mor-simple-new-partition",
-        marks=pytest.mark.writers,
-    ),  # fmt: skip
-    pytest.param(
-        MOR,
-        GLOBAL,
-        "2024-02-01",
-        "2024-02-02",
-        True,
-        id="mor-global-two-partitions",
-        marks=pytest.mark.writers,
-    ),  # fmt: skip
-    pytest.param(
-        COW,
-        NO_SMALL_FILES,
-        FIRST[0][2],
-        FIRST[0][2],
-        True,
-        id="cow-simple-no-small-files",
-        marks=pytest.mark.writers,
-    ),  # fmt: skip
-    pytest.param(
-        COW,
-        {**GLOBAL, **mdt(8)},
-        "2024-02-01",
-        "2024-02-02",
-        True,
-        id="cow-global-mdt8",
-        marks=pytest.mark.writers,
-    ),  # fmt: skip
-    pytest.param(
-        COW,
-        GLOBAL,
-        "2024-02-01",
-        "2024-02-02",
-        False,
-        id="cow-global-other-keys",
-        marks=pytest.mark.writers,
-    ),  # fmt: skip
-    pytest.param(
-        MOR,
-        {},
-        "2024-02-01",
-        "2024-02-01",
-        False,
-        id="mor-simple-other-keys",
-        marks=pytest.mark.writers,
-    ),  # fmt: skip
-]
+    pytest.param(COW, {}, A, A, True, id="cow-simple-new-partition"),
+    *(pytest.param(*case, id=name, marks=pytest.mark.writers) for *case, name in [
+        (COW, GLOBAL, A, B, True, "cow-global-two-partitions"),
+        (MOR, {}, A, A, True, "mor-simple-new-partition"),
+        (MOR, GLOBAL, A, B, True, "mor-global-two-partitions"),
+        (COW, NO_SMALL_FILES, FIRST[0][2], FIRST[0][2], True, "cow-simple-no-small-files"),
+        (COW, {**GLOBAL, **mdt(8)}, A, B, True, "cow-global-mdt8"),
+        (COW, GLOBAL, A, B, False, "cow-global-other-keys"),
+        (MOR, {}, A, A, False, "mor-simple-other-keys"),
+    ]),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("table_type, options, first_partition, second_partition, same",
