@@ -39,6 +39,7 @@ from ..logformat import BlockType, read_log_file
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata
 from ..naming import parse_log_file_name
+from ..partition_paths import check_data_file
 from ..schema import COMMIT_TIME, RECORD_KEY
 from ..storage import FileIO
 from ..timeline import Instant
@@ -74,12 +75,16 @@ class WrittenFile:
     size: int = 0
 
 
-def written_files(instant: str, metadata: CommitMetadata) -> list[WrittenFile]:
-    """The files of `metadata`'s write stats that hold data records the instant wrote."""
+def written_files(table: str, instant: str, metadata: CommitMetadata) -> list[WrittenFile]:
+    """The files of `metadata`'s write stats that hold data records the instant wrote (each
+    name checked as a data file's: another writer's commit metadata is read here)."""
     if metadata.operation_type.upper() in _NO_NEW_KEYS:
         return []
+    source = f"commit {instant}"
     return [
-        WrittenFile(instant, s.partition_path, s.path, s.file_size_in_bytes)
+        WrittenFile(
+            instant, s.partition_path, check_data_file(table, source, s.path), s.file_size_in_bytes
+        )
         for s in metadata.write_stats()
         if s.path and s.num_writes > 0
     ]
@@ -182,14 +187,15 @@ def check_key_conflicts(
     """Raise ConcurrentWriteConflict if a record key `written` (the commit metadata of
     `instant`) wrote is also one a `concurrent` write (completed since `instant` started)
     wrote, in the same partition (`scope` "partition") or anywhere ("table")."""
-    mine = written_files(instant, written)
+    table = f"'{meta_client.name}'"
+    mine = written_files(table, instant, written)
     if not mine or not concurrent:
         return
     partitions = {f.partition for f in mine}
     others = [
         f
         for other, metadata in concurrent
-        for f in written_files(other.timestamp, metadata)
+        for f in written_files(table, other.timestamp, metadata)
         if scope == TABLE_SCOPE or f.partition in partitions
     ]
     if not others:

@@ -19,6 +19,7 @@ from hoodie.exceptions import (
     LockLostError,
     LockTimeoutError,
     TimelineError,
+    UnsafePathError,
     WriteRolledBackError,
 )
 from hoodie.fs_view import listed_log_blocks
@@ -30,6 +31,7 @@ from hoodie.timeline import Action, Instant, State
 from hoodie.transaction.conflicts import check_conflicts
 from hoodie.transaction.failed_writes import FailedWritesPolicy
 from hoodie.transaction.heartbeat import Heartbeat, heartbeat_path, is_expired
+from hoodie.transaction.key_conflicts import TABLE_SCOPE, check_key_conflicts
 from hoodie.transaction.lock import LOCK_FILE, FileSystemLock
 from hoodie.transaction.rollback import Rollback
 from hoodie.transaction.transaction import Transaction
@@ -408,3 +410,25 @@ def test_a_kept_pending_block_leaves_a_failed_instant_for_a_later_run(tmp_path):
     pending = [i for i in table.timeline().pending if i.timestamp == txn.instant_time]
     assert [i.state for i in pending] == [State.INFLIGHT]
     assert not table.storage.exists(heartbeat_path(txn.instant_time))
+
+
+CRAFTED = [
+    "../outside.parquet",
+    "/abs/f.parquet",
+    ".hoodie/hoodie.properties",
+    "p/f\n.parquet",
+    "p/",
+]
+
+
+@pytest.mark.parametrize("crafted", CRAFTED)
+def test_the_same_key_check_refuses_a_concurrent_commit_naming_no_data_file(tmp_path, crafted):
+    """The same-key check reads the files another writer's commit metadata names: a crafted
+    name is refused before anything is read (not only kept inside the base path)."""
+    meta = _table(tmp_path)
+    mine, theirs = CommitMetadata(operation_type="UPSERT"), CommitMetadata(operation_type="UPSERT")
+    mine.add(WriteStat("f1", "p", "p/f1_0-1-0_001.parquet", num_writes=1))
+    theirs.add(WriteStat("f2", "p", crafted, num_writes=1))
+    other = Instant("002", Action.COMMIT, State.COMPLETED)
+    with pytest.raises(UnsafePathError, match="commit 002 names the data file"):
+        check_key_conflicts(meta, "001", mine, [(other, theirs)], TABLE_SCOPE)
