@@ -327,6 +327,11 @@ class WriteConfig:
         )
 
     @property
+    def global_index(self) -> bool:
+        """Does the index keep a key unique across partitions (one row per key)?"""
+        return self.index_type in (GLOBAL_SIMPLE_INDEX, GLOBAL_BLOOM_INDEX, RECORD_INDEX_TYPE)
+
+    @property
     def record_index_wanted(self) -> bool | None:
         """`hoodie.metadata.record.index.enable` (None: keep the table's), which
         `hoodie.index.type=RECORD_INDEX` turns on where it is unset: that index type tags by

@@ -294,13 +294,24 @@ class HoodieTable:
     def _client(self, config: WriteConfig | None) -> WriteClient:
         return WriteClient(self.meta_client, self._write_config(config))
 
-    def write(self, df: DataFrame, config: WriteConfig | None = None) -> WriteResult:
+    def write(
+        self,
+        df: DataFrame,
+        config: WriteConfig | None = None,
+        *,
+        deletes: DataFrame | None = None,
+        extra_metadata: Mapping[str, str] | None = None,
+    ) -> WriteResult:
         """The write the config's `hoodie.datasource.write.operation` names: upsert (the
         default), insert, bulk_insert or delete.
 
         Args:
             df: the rows (a Spark DataFrame holding the record key and partition columns).
             config: the write config for this write, instead of the table's.
+            deletes: upsert only: keys (record key and partition columns) to delete in the
+                same commit.
+            extra_metadata: entries for the commit's extraMetadata, written atomically with
+                the data (e.g. a reader's checkpoint).
 
         Returns:
             What the commit wrote: its instant, the counts of rows inserted, updated and
@@ -309,15 +320,28 @@ class HoodieTable:
         Raises:
             HoodieError: see above; the write is rolled back.
         """
-        return self._first_write_undone_on_failure(lambda: self._client(config).write(df))
+        return self._first_write_undone_on_failure(
+            lambda: self._client(config).write(df, deletes=deletes, extra_metadata=extra_metadata)
+        )
 
-    def upsert(self, df: DataFrame, config: WriteConfig | None = None) -> WriteResult:
+    def upsert(
+        self,
+        df: DataFrame,
+        config: WriteConfig | None = None,
+        *,
+        deletes: DataFrame | None = None,
+        extra_metadata: Mapping[str, str] | None = None,
+    ) -> WriteResult:
         """Insert the rows of new keys and update those of keys the table holds (by the
         precombine field when one key comes more than once, or is stored: the larger wins).
 
         Args:
             df: the rows (a Spark DataFrame holding the record key and partition columns).
             config: the write config for this write, instead of the table's.
+            deletes: keys (record key and partition columns) to delete in the same commit,
+                whatever their stored ordering value.
+            extra_metadata: entries for the commit's extraMetadata, written atomically with
+                the data.
 
         Returns:
             What the commit wrote: its instant, the counts of rows inserted and updated, the
@@ -326,7 +350,9 @@ class HoodieTable:
         Raises:
             HoodieError: see above; the write is rolled back.
         """
-        return self._first_write_undone_on_failure(lambda: self._client(config).upsert(df))
+        return self._first_write_undone_on_failure(
+            lambda: self._client(config).upsert(df, deletes=deletes, extra_metadata=extra_metadata)
+        )
 
     def insert(self, df: DataFrame, config: WriteConfig | None = None) -> WriteResult:
         """Add new keys only; rows of keys the table holds fail the write or are skipped
@@ -411,7 +437,13 @@ class HoodieTable:
             log.exception("could not remove the table %s created by a failed first write",
                           self.base_uri)  # fmt: skip
 
-    def overwrite(self, df: DataFrame, config: WriteConfig | None = None) -> WriteResult:
+    def overwrite(
+        self,
+        df: DataFrame,
+        config: WriteConfig | None = None,
+        *,
+        extra_metadata: Mapping[str, str] | None = None,
+    ) -> WriteResult:
         """Replace the table's contents with `df`.
 
         With the same identity (keys, partitioning, type) this is one `insert_overwrite_table`
@@ -422,6 +454,7 @@ class HoodieTable:
         Args:
             df: the table's new rows.
             config: the write config for this write, instead of the table's.
+            extra_metadata: entries for the commit's extraMetadata.
 
         Returns:
             What the commit wrote.
@@ -430,17 +463,20 @@ class HoodieTable:
             HoodieError: see above; the table is left as it was.
         """
         return self._first_write_undone_on_failure(
-            lambda: self._overwrite(df, self._write_config(config))
+            lambda: self._overwrite(df, self._write_config(config), extra_metadata)
         )
 
-    def _overwrite(self, df: DataFrame, config: WriteConfig) -> WriteResult:
+    def _overwrite(
+        self, df: DataFrame, config: WriteConfig, extra_metadata: Mapping[str, str] | None
+    ) -> WriteResult:
         wanted = table_properties_for(config)
         if not identity_changes(self.properties, wanted):
-            return WriteClient(self.meta_client, config).insert_overwrite_table(df)
+            client = WriteClient(self.meta_client, config)
+            return client.insert_overwrite_table(df, extra_metadata=extra_metadata)
         staging = self.storage.sibling(f"rebuild-{uuid.uuid4().hex[:8]}")
         staged = HoodieTableMetaClient.create(staging, wanted)
         try:
-            result = WriteClient(staged, config).upsert(df)
+            result = WriteClient(staged, config).upsert(df, extra_metadata=extra_metadata)
         except BaseException:
             staged.storage.delete_dir()
             raise

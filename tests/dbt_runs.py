@@ -162,19 +162,27 @@ def _command(project_dir: str, args: list[str]) -> dict:
     result = dbtRunner(callbacks=[collect]).invoke(
         [*args, "--project-dir", project_dir, "--profiles-dir", project_dir]
     )
-    messages, timings = [], {}
+    messages, timings, batches = [], {}, {}
     if result.result is not None and hasattr(result.result, "results"):
         messages = [str(getattr(r, "message", "")) for r in result.result.results]
         for r in result.result.results:
             node = getattr(r, "node", None)
             if node is not None and getattr(r, "timing", None):
                 timings[node.name] = [t.to_dict() for t in r.timing]
+            # A microbatch model's batches, by their start: which ran and which failed.
+            done = getattr(r, "batch_results", None)
+            if node is not None and done is not None:
+                batches[node.name] = {
+                    "successful": sorted(str(b[0]) for b in done.successful),
+                    "failed": sorted(str(b[0]) for b in done.failed),
+                }
     return {
         "args": args,
         "success": result.success,
         "error": str(result.exception) if result.exception else "\n".join(logged),
         "messages": messages,
         "timings": timings,
+        "batches": batches,
     }
 
 

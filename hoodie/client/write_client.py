@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from pyspark.sql import DataFrame
@@ -36,6 +36,7 @@ from ..index import index_for
 from ..keygen import KeyGenerator
 from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient, identity_changes, table_properties_for
+from ..metadata import SCHEMA_KEY
 from ..schema import IS_DELETED
 from ..table_services.savepoint import refuse_pending_restore
 from ..transaction.key_conflicts import PARTITION_SCOPE, TABLE_SCOPE, KeyScope
@@ -53,7 +54,7 @@ from ..write.operations import (
     WriteOperation,
     operation_for,
 )
-from ..write.prepare import BatchPreparer, batch_writer_schema
+from ..write.prepare import BatchPreparer, batch_writer_schema, with_deletes
 from ..write.result import WriteResult
 from ..write.task_errors import raise_task_error, task_failure
 from .table_service_runner import TableServiceRunner
@@ -84,12 +85,29 @@ class WriteClient:
         )
         self.preparer = BatchPreparer(meta_client.name, config, keygen, self.index)
 
-    def write(self, df: DataFrame) -> WriteResult:
-        """The operation the config names (`hoodie.datasource.write.operation`)."""
-        return self._write(df, OPERATIONS[self.config.operation.upper()])
+    def write(
+        self,
+        df: DataFrame,
+        *,
+        deletes: DataFrame | None = None,
+        extra_metadata: Mapping[str, str] | None = None,
+    ) -> WriteResult:
+        """The operation the config names (`hoodie.datasource.write.operation`); `deletes`
+        and `extra_metadata` as for `upsert`."""
+        kind = OPERATIONS[self.config.operation.upper()]
+        return self._write(df, kind, deletes=deletes, extra_metadata=extra_metadata)
 
-    def upsert(self, df: DataFrame) -> WriteResult:
-        return self._write(df, Upsert)
+    def upsert(
+        self,
+        df: DataFrame,
+        *,
+        deletes: DataFrame | None = None,
+        extra_metadata: Mapping[str, str] | None = None,
+    ) -> WriteResult:
+        """Upsert `df`; in the same commit, delete the keys of `deletes` (rows holding the
+        record key and partition columns), and add `extra_metadata` to the commit's
+        extraMetadata."""
+        return self._write(df, Upsert, deletes=deletes, extra_metadata=extra_metadata)
 
     def insert(self, df: DataFrame) -> WriteResult:
         """Add the batch's new keys, filling small file groups as an upsert's inserts do.
@@ -107,27 +125,45 @@ class WriteClient:
     def delete(self, df: DataFrame) -> WriteResult:
         return self._write(df.withColumn(IS_DELETED, F.lit(True)), Delete)
 
-    def insert_overwrite_table(self, df: DataFrame) -> WriteResult:
+    def insert_overwrite_table(
+        self, df: DataFrame, *, extra_metadata: Mapping[str, str] | None = None
+    ) -> WriteResult:
         """Replace the table's contents with `df` in one replace commit.
 
         Every current file group is listed as replaced and the rows go to new file groups, so
         readers switch from the old contents to the new at the commit, and time travel to
         earlier instants still finds the old files (until cleaning removes them).
         """
-        return self._write(df, InsertOverwriteTable)
+        return self._write(df, InsertOverwriteTable, extra_metadata=extra_metadata)
 
     # -- the pipeline --------------------------------------------------------------------------
-    def _write(self, df: DataFrame, kind: type[WriteOperation]) -> WriteResult:
+    def _write(
+        self,
+        df: DataFrame,
+        kind: type[WriteOperation],
+        *,
+        deletes: DataFrame | None = None,
+        extra_metadata: Mapping[str, str] | None = None,
+    ) -> WriteResult:
         started = time.monotonic()
         meta_client, spark = self.meta_client, df.sparkSession
         refuse_pending_restore(meta_client, "write to")
+        extra = self._checked_extra_metadata(extra_metadata)
         schema = batch_writer_schema(meta_client.name, self.config, df, meta_client.schema(),
                                      kind.name)  # fmt: skip
+        if deletes is not None:
+            if kind is not Upsert:
+                raise InvalidConfigError(
+                    f"table '{meta_client.name}': deleting keys in the same commit is an "
+                    f"upsert's, not {kind.name.lower()}'s; write with operation upsert"
+                )
+            df = with_deletes(meta_client.name, self.config, df, deletes)
         # Writes that crashed before completing are rolled back first (with concurrent
         # writers, only those whose heartbeat stopped).
         self.services.rollback_failed_writes()
         policy = self.services.policy
-        context = WriteContext(meta_client, self.config, self.index, self.preparer, schema, policy)
+        context = WriteContext(meta_client, self.config, self.index, self.preparer, schema, policy,
+                               extra)  # fmt: skip
         operation = operation_for(kind, context)
         prepared = operation.prepare(df)
         with (
@@ -159,6 +195,24 @@ class WriteClient:
         compact = meta_client.merge_on_read and not operation.replaces
         self.services.after_commit(spark, result, compact=compact)
         return result
+
+    def _checked_extra_metadata(self, given: Mapping[str, str] | None) -> dict[str, str]:
+        """The caller's extraMetadata entries: text keys and values, none of the keys the
+        write itself records (the schema, the index's)."""
+        extra = dict(given or {})
+        reserved = {SCHEMA_KEY, *self.index.commit_metadata()}
+        for key, value in extra.items():
+            if not isinstance(key, str) or not isinstance(value, str) or not key:
+                raise InvalidConfigError(
+                    f"table '{self.meta_client.name}': commit metadata entries must be "
+                    f"non-empty text keys with text values, got {key!r}: {value!r}"
+                )
+            if key in reserved:
+                raise InvalidConfigError(
+                    f"table '{self.meta_client.name}': commit metadata key '{key}' is the "
+                    "write's own (the schema or the index); choose another name"
+                )
+        return extra
 
     def _unique_keys(self) -> KeyScope | None:
         """Where the commit's same-key check holds this write's keys unique: in their

@@ -18,7 +18,12 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from .. import partition_paths
 from ..config import WriteConfig
-from ..exceptions import DuplicateRecordKeyError, NullRecordKeyError, PartitionPathError
+from ..exceptions import (
+    DuplicateRecordKeyError,
+    MissingColumnError,
+    NullRecordKeyError,
+    PartitionPathError,
+)
 from ..index.base import HoodieIndex
 from ..keygen import KeyGenerator, partition_path_problem, shown
 from ..schema import (
@@ -56,6 +61,34 @@ def batch_writer_schema(
     if current is None or operation == INSERT_OVERWRITE_TABLE:
         return incoming
     return writer_schema(table_name, current, incoming, config.schema_change)
+
+
+def with_deletes(table_name: str, config: WriteConfig, batch: DataFrame,
+                 deletes: DataFrame) -> DataFrame:  # fmt: skip
+    """`batch` and, in the same write, a delete of every key `deletes` holds.
+
+    The delete records carry only the key and partition columns (the rest null, the ordering
+    field too): a delete without an ordering value removes the stored row whatever its value,
+    as the delete operation's do. `_hoodie_is_deleted` marks them; the batch's own rows keep
+    theirs (false when the batch has none, and then the column is not written).
+    """
+    needed = list(dict.fromkeys((*config.record_key_fields, *config.partition_fields)))
+    missing = [name for name in needed if name not in deletes.columns]
+    if missing:
+        raise MissingColumnError(
+            f"table '{table_name}': the keys to delete lack column(s) {', '.join(missing)}; "
+            "a delete needs every record key and partition column"
+        )
+    if IS_DELETED not in batch.columns:
+        batch = batch.withColumn(IS_DELETED, F.lit(False))
+    types = {f.name: f.dataType for f in batch.schema.fields}
+    flagged = deletes.select([
+        F.lit(True).alias(name) if name == IS_DELETED
+        else deletes[name].cast(types[name]).alias(name) if name in needed
+        else F.lit(None).cast(types[name]).alias(name)
+        for name in batch.columns
+    ])  # fmt: skip
+    return batch.unionByName(flagged)
 
 
 class BatchPreparer:

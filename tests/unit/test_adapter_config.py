@@ -293,7 +293,8 @@ def test_a_boolean_given_as_yaml_and_as_text_is_one_value():
         ("merge_update_columns", ["a"], "not supported by the lake materializations yet"),
         ("merge_exclude_columns", ["a"], "not supported by the lake materializations yet"),
         ("incremental_predicates", ["a > 1"], "not supported by the lake materializations yet"),
-        ("incremental_strategy", "microbatch", "'microbatch' is not supported"),
+        ("incremental_strategy", "microbatch", "materialized='incremental', file_format='hudi'"),
+        ("table_type", "mor", "table_type='mor' disagrees with materialized='cow_upsert'"),
         ("incremental_strategy", "append", "'hoodie.datasource.write.operation': 'insert'"),
         ("incremental_strategy", "insert_overwrite", "--full-refresh"),
         ("grants", {"select": ["analyst"]}, "+grants: {}"),
@@ -302,7 +303,7 @@ def test_a_boolean_given_as_yaml_and_as_text_is_one_value():
         ("buckets", 4, "'hoodie.index.type': 'BUCKET'"),
         ("file_format", "delta", "file_format='delta' is not what"),
         ("tblproperties", {"comment": "x"}, "tblproperties key 'comment'"),
-        ("tblproperties", {"type": "mor"}, "type='mor' disagrees with materialized='cow_upsert'"),
+        ("tblproperties", {"type": "mor"}, "type='mor' disagrees with the table type cow_upsert"),
         ("precombine_feild", "ts", "Did you mean 'precombine_field'?"),
         ("my_macro_setting", 1, "belong under meta"),
     ],
@@ -324,6 +325,39 @@ def test_honoured_spellings_of_dbt_spark_and_hudi_sql():
     assert (cfg.precombine_field, cfg.index_type) == ("ts", "BUCKET")
     with pytest.raises(CompilationError, match="record_key='id' and tblproperties.primaryKey='x'"):
         settings(dbt_config(tblproperties={"primaryKey": "x"}))
+
+
+def test_incremental_lake_models_name_their_table_type():
+    from dbt.adapters.hoodie.config_keys import lake_materialization
+
+    def lake(**config):
+        checked = dbt_config(materialized="incremental", file_format="hudi", **config)
+        settings(checked)  # every key passes
+        return lake_materialization("Model 'orders'", checked)
+
+    assert lake() == "cow_upsert"
+    assert lake(table_type="mor") == "mor_upsert"
+    assert lake(table_type="COW") == "cow_upsert"
+    assert lake(tblproperties={"type": "mor"}) == "mor_upsert"
+    with pytest.raises(CompilationError, match="table_type must be 'cow'.*got 'parquet'"):
+        lake(table_type="parquet")
+    with pytest.raises(CompilationError, match="type='cow' disagrees with the table type mor"):
+        lake(table_type="mor", tblproperties={"type": "cow"})
+
+
+def test_microbatch_keys_belong_to_incremental_lake_models():
+    from dbt.adapters.hoodie.config_keys import check_keys
+
+    microbatch = dbt_config(materialized="incremental", file_format="hudi",
+                            incremental_strategy="microbatch", event_time="ts",
+                            batch_size="day", begin="2026-01-01", lookback=2)  # fmt: skip
+    assert check_keys("batched_model", microbatch).warnings == ()  # dbt reads them all
+    assert check_keys("batched_model", {**microbatch, "concurrent_batches": False}).warnings == ()
+    with pytest.raises(CompilationError, match="concurrent_batches=True cannot run"):
+        check_keys("batched_model", {**microbatch, "concurrent_batches": True})
+    # dbt-core batches only materialized='incremental': the lake materializations say so.
+    with pytest.raises(CompilationError, match="table_type='mor' instead of .*'mor_upsert'"):
+        check_keys("batched_model", {**microbatch, "materialized": "mor_upsert"})
 
 
 def test_configs_of_other_resources_warn_once_per_model():

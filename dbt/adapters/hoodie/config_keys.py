@@ -30,6 +30,8 @@ DBT_HANDLED = frozenset({
     "enabled", "alias", "schema", "database", "tags", "meta", "group", "static_analysis",
     "materialized", "pre-hook", "post-hook", "pre_hook", "post_hook", "quoting", "full_refresh",
     "docs", "contract", "access", "freshness", "event_time", "packages",
+    # set by dbt on each batch of a microbatch model (dbt-core 1.9-1.11's legacy keys)
+    "__dbt_internal_microbatch_event_time_start", "__dbt_internal_microbatch_event_time_end",
 })  # fmt: skip
 # Read by the lake materializations (model_config, impl, the macros).
 HONOURED = frozenset({
@@ -37,11 +39,14 @@ HONOURED = frozenset({
     "partitionPath", "precombine_field", "preCombineField", "hive_style_partitioning",
     "location_root", "on_schema_change", "persist_docs", "options", "hudi_options",
     "tblproperties", "file_format", "compaction", "compaction_delta_commits",
-    "incremental_strategy",
+    "incremental_strategy", "table_type",
 })  # fmt: skip
+# Read by dbt-core's batching of materialized='incremental', incremental_strategy='microbatch'.
+MICROBATCH_KEYS = frozenset({"batch_size", "begin", "lookback", "concurrent_batches"})
 LAKE_FORMATS = ("hudi", "hoodie")
 # incremental_strategy values that are what a lake upsert does.
 UPSERT_STRATEGIES = ("merge",)
+MICROBATCH = "microbatch"
 # tblproperties of Apache Hudi's Spark SQL tables (`create table ... using hudi
 # tblproperties (primaryKey = 'id', ...)`), as the model config aliases they are.
 TBLPROPERTY_ALIASES = frozenset({"primaryKey", "recordKey", "preCombineField"})
@@ -113,8 +118,15 @@ for _key in ("batch_size", "begin", "concurrent_batches"):
         "applies to incremental_strategy='microbatch' only; ignored for this model",
         refuse=False,
     )
+# Under microbatch dbt reads batch_size, begin and lookback; concurrent batches are refused:
+# one writer per table at a time, and dbt-spark's session runs batches one after another.
+_CONCURRENT_BATCHES = Rule(
+    "cannot run a lake table's batches at once: each batch is one commit of the table, and "
+    "batches run one after another. Remove concurrent_batches (or set it false)",
+    default=lambda v: v in (None, False),
+)
 
-_KNOWN = DBT_HANDLED | HONOURED | set(RULES)
+_KNOWN = DBT_HANDLED | HONOURED | set(RULES) | MICROBATCH_KEYS
 _warned: set[tuple[str, str]] = set()  # (model, key): warned once per process
 
 
@@ -132,11 +144,16 @@ def check_keys(model: str, config: Mapping[str, Any], resource: str = "Model") -
     """Refuse every key a lake model cannot honour; gather its `hoodie.*` options."""
     materialized = str(config.get("materialized"))
     where = f"{resource} '{model}'"
+    microbatch = str(config.get("incremental_strategy")).lower() == MICROBATCH
     warnings = []
     for key, value in config.items():
         if key.startswith("hoodie.") or key in DBT_HANDLED or key in HONOURED:
             continue
         rule = RULES.get(key)
+        if microbatch and key in MICROBATCH_KEYS:
+            rule = _CONCURRENT_BATCHES if key == "concurrent_batches" else None
+            if rule is None:
+                continue
         if rule is None:
             raise CompilationError(f"{where}: {_unknown(key, materialized)}")
         if rule.default(value):
@@ -149,8 +166,9 @@ def check_keys(model: str, config: Mapping[str, Any], resource: str = "Model") -
             warnings.append(text)
     _check_strategy(where, config.get("incremental_strategy"), materialized)
     _check_file_format(where, config.get("file_format"), materialized)
+    lake = lake_materialization(where, config)
     out = dict(config)
-    properties = _tblproperties(where, config.get("tblproperties"), materialized)
+    properties = _tblproperties(where, config.get("tblproperties"), lake)
     for name, value in properties.items():
         if not name.startswith("hoodie."):
             out[f"tblproperties.{name}"] = value
@@ -171,11 +189,15 @@ def _unknown(key: str, materialized: str) -> str:
 def _check_strategy(where: str, strategy: object, materialized: str) -> None:
     if strategy is None or str(strategy).lower() in UPSERT_STRATEGIES:
         return
-    if str(strategy).lower() == "microbatch":
+    if str(strategy).lower() == MICROBATCH:
+        if materialized == "incremental":
+            return
+        kind = "mor" if materialized == "mor_upsert" else "cow"
         raise CompilationError(
-            f"{where}: incremental_strategy='microbatch' is not supported by "
-            f"materialized='{materialized}' yet. Remove it and filter the model's input under "
-            "is_incremental() instead (e.g. rows newer than the table's latest event time)"
+            f"{where}: incremental_strategy='microbatch' runs batch by batch only for "
+            f"materialized='incremental' (dbt-core batches no other materialization). Write "
+            f"materialized='incremental', file_format='hudi', table_type='{kind}' instead of "
+            f"materialized='{materialized}'; the table is the same lake table"
         )
     hint = (
         " For insert-only runs, set options={'hoodie.datasource.write.operation': 'insert'}"
@@ -201,6 +223,33 @@ def _check_file_format(where: str, file_format: object, materialized: str) -> No
     )
 
 
+def lake_materialization(where: str, config: Mapping[str, Any]) -> str:
+    """'cow_upsert' or 'mor_upsert': how a lake model's table is written. A lake model of
+    materialized='incremental' (file_format='hudi') names its table type by `table_type`
+    ('cow', the default, or 'mor', as Apache Hudi's Spark SQL `type`) or tblproperties'
+    `type`; the lake materializations are their own type, and a `table_type` that disagrees
+    is refused."""
+    materialized = str(config.get("materialized"))
+    given = config.get("table_type")
+    if given is not None and str(given).lower() not in _TABLE_TYPES:
+        raise CompilationError(
+            f"{where}: table_type must be 'cow' (copy-on-write) or 'mor' (merge-on-read), "
+            f"got {given!r}"
+        )
+    if materialized in _TABLE_TYPES.values():
+        if given is not None and _TABLE_TYPES[str(given).lower()] != materialized:
+            raise CompilationError(
+                f"{where}: table_type={given!r} disagrees with materialized='{materialized}'; "
+                "remove table_type (the materialization is the table type)"
+            )
+        return materialized
+    if given is None:
+        properties = config.get("tblproperties")
+        if isinstance(properties, Mapping) and properties.get("type") is not None:
+            given = properties["type"]
+    return _TABLE_TYPES.get(str(given or "cow").lower(), "cow_upsert")
+
+
 def _tblproperties(where: str, given: object, materialized: str) -> dict[str, Any]:
     """Apache Hudi's Spark SQL table properties: `primaryKey`, `preCombineField`, `type`
     (checked against the materialization) and `hoodie.*` keys; any other is refused."""
@@ -215,9 +264,9 @@ def _tblproperties(where: str, given: object, materialized: str) -> dict[str, An
             wanted = _TABLE_TYPES.get(str(value).lower())
             if wanted is None or wanted != materialized:
                 raise CompilationError(
-                    f"{where}: tblproperties type={value!r} disagrees with "
-                    f"materialized='{materialized}' (type 'cow' is cow_upsert, 'mor' is "
-                    "mor_upsert); remove it, or change the materialization"
+                    f"{where}: tblproperties type={value!r} disagrees with the table type "
+                    f"{materialized} asks for (type 'cow' is cow_upsert, 'mor' is "
+                    "mor_upsert); remove it, or change the materialization (table_type)"
                 )
         elif key in TBLPROPERTY_ALIASES or key.startswith("hoodie."):
             out[key] = value

@@ -24,8 +24,10 @@ from hoodie import COPY_ON_WRITE, MERGE_ON_READ, HoodieError, HoodieTable, Write
 from hoodie.integration import BASE_PATH_METADATA, META_COLUMNS, SOURCE_NAME, check_batch
 
 from . import contract
+from .config_keys import lake_materialization
 from .connections import HoodieConnectionManager
 from .errors import dbt_errors
+from .microbatch import BatchWindow, run_metadata
 from .model_config import LakeModel, ModelSettings, model_settings
 from .snapshot import snapshot_batch, snapshot_errors, snapshot_settings
 
@@ -108,6 +110,7 @@ class HoodieConfig(SparkConfig):
     hive_style_partitioning: bool | None = None
     compaction: str | None = None  # mor_upsert: 'inline' (default) or 'off'
     compaction_delta_commits: int | None = None
+    table_type: str | None = None  # materialized='incremental', file_format='hudi': cow | mor
 
 
 class HoodieAdapter(SparkAdapter):
@@ -226,19 +229,25 @@ class HoodieAdapter(SparkAdapter):
         target = LakeModel.of(model, relation)
         spark = self._spark()
         settings = target.settings(table_type, spark.conf.get("spark.sql.warehouse.dir"))
+        window = BatchWindow.of(target.name, target.config, model.get("batch"))
         df = spark.sql(sql)
-        if not_null:
+        # Rows read twice (checked, or a batch's keys against its window) are read once.
+        cached = bool(not_null) or window is not None
+        if cached:
             df = df.persist()
         try:
             if not_null:
                 contract.check_not_null(df, target.name, not_null)
+            if window is not None:
+                window.check_rows(target.name, df)
             if replacing is not None:
                 logger.info(f"Replacing {replacing} (not a hoodie lake table) with one")
                 self.drop_relation(replacing)
             with dbt_errors(target.resource, target.name):
-                result = self._write_model(settings, df, full_refresh)
+                result = self._write_model(settings, df, full_refresh, window,
+                                           run_metadata(model.get("unique_id")))  # fmt: skip
         finally:
-            if not_null:
+            if cached:
                 df.unpersist()
         docs = CatalogDocs.of(target.config, target.description, target.columns)
         with dbt_errors(target.resource, target.name):
@@ -246,14 +255,27 @@ class HoodieAdapter(SparkAdapter):
         rows = result.num_inserts + result.num_updates + result.num_deletes
         return AdapterResponse(_message=result.summary(), code=result.operation, rows_affected=rows)
 
-    def _write_model(self, settings: ModelSettings, df, full_refresh: bool) -> WriteResult:
+    def _write_model(
+        self,
+        settings: ModelSettings,
+        df,
+        full_refresh: bool,
+        window: BatchWindow | None = None,
+        extra_metadata: dict[str, str] | None = None,
+    ) -> WriteResult:
         """The model's write: an overwrite on a full refresh of an existing table, else an
-        upsert (or what the model's hoodie.datasource.write.operation says)."""
+        upsert (or what the model's hoodie.datasource.write.operation says). A microbatch
+        batch's upsert also deletes the rows of its window the batch no longer has."""
         storage_options = self._storage_options
         cfg = settings.write_config
+        extra = {**(extra_metadata or {}), **(window.commit_metadata() if window else {})}
         if HoodieTable.exists(settings.base_uri, storage_options):
+            table = HoodieTable.open(settings.base_uri, storage_options, cfg)
             if full_refresh:
-                return HoodieTable.open(settings.base_uri, storage_options, cfg).overwrite(df)
+                return table.overwrite(df, extra_metadata=extra)
+            if window is not None:
+                deletes = window.deletes(table.read(df.sparkSession), df, cfg)
+                return table.write(df, deletes=deletes, extra_metadata=extra)
         else:
             # Before the table is created: a refused first run must not leave a table
             # whose stored keys the corrected config would then conflict with.
@@ -261,7 +283,7 @@ class HoodieAdapter(SparkAdapter):
         # A first run refused anywhere in its write leaves no table behind.
         table = HoodieTable.for_write(settings.base_uri, cfg, storage_options,
                                       remove_if_first_write_fails=True)  # fmt: skip
-        return table.write(df)
+        return table.write(df, extra_metadata=extra)
 
     def _register(self, relation, base_uri: str, docs: CatalogDocs | None = None) -> None:
         """Point a catalog table at the lake table; recreate it when schema, path or docs moved on.
@@ -417,8 +439,19 @@ class HoodieAdapter(SparkAdapter):
         read.createOrReplaceTempView(name)
         return name
 
+    @available
+    def hoodie_table_type(self, model: dict[str, Any]) -> str:
+        """The table type a lake model writes: its lake materialization's, or for
+        materialized='incremental' (file_format='hudi') its `table_type`."""
+        return self._table_type(model["name"], model.get("config") or {})
+
+    @staticmethod
+    def _table_type(model_name: str, config: dict[str, Any]) -> str:
+        lake = lake_materialization(f"Model '{model_name}'", config)
+        return MERGE_ON_READ if lake == "mor_upsert" else COPY_ON_WRITE
+
     def _settings(self, relation, model_name: str, config: dict[str, Any]):
-        table_type = MERGE_ON_READ if config.get("materialized") == "mor_upsert" else COPY_ON_WRITE
+        table_type = self._table_type(model_name, config)
         return model_settings(
             model_name,
             config,

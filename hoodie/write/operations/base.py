@@ -12,7 +12,8 @@ index (`index/base.py`), never decided by its class.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import pyarrow as pa
@@ -52,6 +53,9 @@ class WriteContext:
     preparer: BatchPreparer
     schema: pa.Schema
     policy: FailedWritesPolicy
+    # The caller's own entries of the commit's extraMetadata (a dbt batch's window, a
+    # checkpoint), written in the same instant as the data.
+    extra_metadata: Mapping[str, str] = field(default_factory=dict)
 
     def first_write(self) -> bool:
         """Has the table no completed write yet (nothing for a batch to update)?"""
@@ -179,6 +183,7 @@ class WriteOperation(ABC):
         metadata = CommitMetadata(
             operation_type=self.name,
             extra_metadata={
+                **context.extra_metadata,
                 "schema": to_avro_schema(context.schema, context.meta_client.name),
                 **context.index.commit_metadata(),
             },
