@@ -292,7 +292,6 @@ def test_a_boolean_given_as_yaml_and_as_text_is_one_value():
     [
         ("merge_update_columns", ["a"], "not supported by the lake materializations yet"),
         ("merge_exclude_columns", ["a"], "not supported by the lake materializations yet"),
-        ("incremental_predicates", ["a > 1"], "not supported by the lake materializations yet"),
         ("incremental_strategy", "microbatch", "materialized='incremental', file_format='hudi'"),
         ("table_type", "mor", "table_type='mor' disagrees with materialized='cow_upsert'"),
         ("incremental_strategy", "append", "'hoodie.datasource.write.operation': 'insert'"),

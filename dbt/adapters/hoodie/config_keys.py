@@ -39,7 +39,7 @@ HONOURED = frozenset({
     "partitionPath", "precombine_field", "preCombineField", "hive_style_partitioning",
     "location_root", "on_schema_change", "persist_docs", "options", "hudi_options",
     "tblproperties", "file_format", "compaction", "compaction_delta_commits",
-    "incremental_strategy", "table_type",
+    "incremental_strategy", "table_type", "incremental_predicates",
 })  # fmt: skip
 # Read by dbt-core's batching of materialized='incremental', incremental_strategy='microbatch'.
 MICROBATCH_KEYS = frozenset({"batch_size", "begin", "lookback", "concurrent_batches"})
@@ -80,10 +80,6 @@ RULES: dict[str, Rule] = {
     "merge_exclude_columns": Rule(
         f"{_NOT_YET}. Remove it; to keep a column's stored value, select it from {{{{ this }}}} "
         "in the model (is_incremental())"
-    ),
-    "incremental_predicates": Rule(
-        f"{_NOT_YET}, and the record key alone decides which row is replaced. Remove it; to "
-        "limit what a run reads, filter the model's input under is_incremental()"
     ),
     "grants": Rule(
         "cannot be applied: Spark's catalog has no GRANT for these tables, and access to a "

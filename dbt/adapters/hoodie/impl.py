@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,8 @@ from . import contract
 from .config_keys import lake_materialization
 from .connections import HoodieConnectionManager
 from .errors import dbt_errors
+from .incremental_predicates import check_rows as check_predicate_rows
+from .incremental_predicates import predicates_of
 from .microbatch import BatchWindow, run_metadata
 from .model_config import LakeModel, ModelSettings, model_settings
 from .snapshot import snapshot_batch, snapshot_errors, snapshot_settings
@@ -230,9 +233,10 @@ class HoodieAdapter(SparkAdapter):
         spark = self._spark()
         settings = target.settings(table_type, spark.conf.get("spark.sql.warehouse.dir"))
         window = BatchWindow.of(target.name, target.config, model.get("batch"))
+        predicates = predicates_of(target.name, target.config.get("incremental_predicates"))
         df = spark.sql(sql)
-        # Rows read twice (checked, or a batch's keys against its window) are read once.
-        cached = bool(not_null) or window is not None
+        # Rows read twice (checked, a batch's keys against its window) are read once.
+        cached = bool(not_null) or window is not None or bool(predicates)
         if cached:
             df = df.persist()
         try:
@@ -244,8 +248,11 @@ class HoodieAdapter(SparkAdapter):
                 logger.info(f"Replacing {replacing} (not a hoodie lake table) with one")
                 self.drop_relation(replacing)
             with dbt_errors(target.resource, target.name):
-                result = self._write_model(settings, df, full_refresh, window,
-                                           run_metadata(model.get("unique_id")))  # fmt: skip
+                result = self._write_model(
+                    settings, df, full_refresh, window, run_metadata(model.get("unique_id")),
+                    lambda: check_predicate_rows(target.name, predicates, df,
+                                                 settings.write_config),
+                )  # fmt: skip
         finally:
             if cached:
                 df.unpersist()
@@ -262,10 +269,13 @@ class HoodieAdapter(SparkAdapter):
         full_refresh: bool,
         window: BatchWindow | None = None,
         extra_metadata: dict[str, str] | None = None,
+        check_incremental: Callable[[], None] | None = None,
     ) -> WriteResult:
         """The model's write: an overwrite on a full refresh of an existing table, else an
         upsert (or what the model's hoodie.datasource.write.operation says). A microbatch
-        batch's upsert also deletes the rows of its window the batch no longer has."""
+        batch's upsert also deletes the rows of its window the batch no longer has.
+        `check_incremental` runs before an incremental write into an existing table (the
+        model's incremental_predicates, which dbt applies to such runs only)."""
         storage_options = self._storage_options
         cfg = settings.write_config
         extra = {**(extra_metadata or {}), **(window.commit_metadata() if window else {})}
@@ -273,6 +283,8 @@ class HoodieAdapter(SparkAdapter):
             table = HoodieTable.open(settings.base_uri, storage_options, cfg)
             if full_refresh:
                 return table.overwrite(df, extra_metadata=extra)
+            if check_incremental is not None:
+                check_incremental()
             if window is not None:
                 deletes = window.deletes(table.read(df.sparkSession), df, cfg)
                 return table.write(df, deletes=deletes, extra_metadata=extra)

@@ -1,7 +1,9 @@
-"""incremental_strategy='microbatch' on a lake table (materialized='incremental',
-file_format='hudi'): dbt-core runs one batch per day, each one commit that upserts the
-batch's rows and deletes the rows of its window the batch no longer has; a re-run batch
-replaces its window, and `dbt retry` runs only the batch that failed."""
+"""dbt's incremental configs on lake tables.
+
+incremental_strategy='microbatch' (materialized='incremental', file_format='hudi'): dbt-core
+runs one batch per day, each one commit that upserts the batch's rows and deletes the rows of
+its window the batch no longer has; a re-run batch replaces its window, and `dbt retry` runs
+only the batch that failed. incremental_predicates bound the partitions a run may touch."""
 
 from __future__ import annotations
 
@@ -101,3 +103,35 @@ def test_microbatch_batches_replace_their_window(make_dbt_project, monkeypatch, 
     # The second run of the same batch changed nothing it did not have to: one update (or
     # none), no new key, no delete left to do.
     assert sum(s.num_inserts for s in last.write_stats()) == 0
+
+
+BOUNDED = """\
+{{ config(materialized='cow_upsert', record_key='id', partition_path='dt',
+          incremental_predicates=["DBT_INTERNAL_DEST.dt >= '2026-01-02'"]) }}
+select * from {{ ref('orders_src') }} where batch = {{ var('batch') }}
+"""
+ORDERS = """\
+id,v,dt,batch
+1,a,2026-01-01,1
+2,b,2026-01-02,1
+2,B,2026-01-02,2
+3,c,2026-01-01,3
+"""
+
+
+def test_incremental_predicates_bound_an_upsert(make_dbt_project):
+    project = make_dbt_project()
+    project.write("seeds/orders_src.csv", ORDERS)
+    project.write("models/bounded.sql", BOUNDED)
+    report = project.run(
+        [["seed"], ["run", "--vars", "{batch: 1}"], ["run", "--vars", "{batch: 2}"],
+         ["run", "--vars", "{batch: 3}"]],
+        tables=["bounded"],
+    )  # fmt: skip
+    # The first run builds the table (dbt applies predicates to incremental runs only); the
+    # second stays inside them; the third has a row outside and writes nothing.
+    assert [c["success"] for c in report["commands"]] == [True, True, True, False]
+    assert "1 row(s) of this run lie in partitions incremental_predicates exclude" in (
+        report["commands"][3]["error"] + " ".join(report["commands"][3]["messages"])
+    )
+    assert _rows(report, "bounded") == [(1, "a"), (2, "B")]
