@@ -14,19 +14,31 @@ from .read.datasource import register as register_data_source
 from .read.options import STORAGE_PREFIX, ReadOptions
 from .schema import META_COLUMNS
 from .shipping import ship_core
+from .transaction.checkpoints import (
+    CHECKPOINTS_KEY,
+    CheckpointConflictError,
+    SourceCheckpoint,
+    expect_checkpoints,
+)
+from .transaction.checkpoints import encode as encode_checkpoints
 from .write.validation import check_batch
 
 __all__ = [
     "BASE_PATH_METADATA",
+    "CHECKPOINTS_KEY",
     "META_COLUMNS",
     "OPTIONS",
     "PUSHDOWN_OPTION",
     "SOURCE_NAME",
     "STORAGE_PREFIX",
+    "CheckpointConflictError",
     "ConfigProperty",
     "ReadOptions",
+    "SourceCheckpoint",
     "as_field_tuple",
     "check_batch",
+    "encode_checkpoints",
+    "expect_checkpoints",
     "option_keys",
     "register_data_source",
     "ship_core",

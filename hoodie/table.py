@@ -35,6 +35,7 @@ from .services import TableServices
 from .storage import FileIO, load_file_io
 from .table_services.savepoint import savepoints
 from .timeline import WRITE_ACTIONS, Action, Instant, Timeline
+from .transaction.checkpoints import SourceCheckpoint, checkpoints_of, current_position
 from .write.result import WriteResult
 
 log = logging.getLogger(__name__)
@@ -233,6 +234,16 @@ class HoodieTable:
         """The instants of completed savepoints, oldest first."""
         return savepoints(self.meta_client)
 
+    def checkpoints(self) -> dict[str, SourceCheckpoint]:
+        """How far this table has consumed other tables (by their base path), as its newest
+        write recorded it (see `transaction/checkpoints.py`)."""
+        return checkpoints_of(self.meta_client)
+
+    def incremental_position(self) -> SourceCheckpoint | None:
+        """Where a consumer reading this table's changes now may read up to (None while it
+        has no write): the checkpoint that consumer records once it wrote what it read."""
+        return current_position(self.meta_client)
+
     def catalog_schema(self) -> StructType:
         """The schema a catalog table of this table stores: the snapshot's, carrying the base
         path (Spark gives a catalog table's data source nothing else)."""
@@ -301,6 +312,7 @@ class HoodieTable:
         *,
         deletes: DataFrame | None = None,
         extra_metadata: Mapping[str, str] | None = None,
+        precommit: Callable[[HoodieTableMetaClient], None] | None = None,
     ) -> WriteResult:
         """The write the config's `hoodie.datasource.write.operation` names: upsert (the
         default), insert, bulk_insert or delete.
@@ -312,6 +324,8 @@ class HoodieTable:
                 same commit.
             extra_metadata: entries for the commit's extraMetadata, written atomically with
                 the data (e.g. a reader's checkpoint).
+            precommit: a check of the table at commit (where, with optimistic concurrency,
+                the table lock is held); raising undoes the write.
 
         Returns:
             What the commit wrote: its instant, the counts of rows inserted, updated and
@@ -321,7 +335,9 @@ class HoodieTable:
             HoodieError: see above; the write is rolled back.
         """
         return self._first_write_undone_on_failure(
-            lambda: self._client(config).write(df, deletes=deletes, extra_metadata=extra_metadata)
+            lambda: self._client(config).write(
+                df, deletes=deletes, extra_metadata=extra_metadata, precommit=precommit
+            )
         )
 
     def upsert(
@@ -331,6 +347,7 @@ class HoodieTable:
         *,
         deletes: DataFrame | None = None,
         extra_metadata: Mapping[str, str] | None = None,
+        precommit: Callable[[HoodieTableMetaClient], None] | None = None,
     ) -> WriteResult:
         """Insert the rows of new keys and update those of keys the table holds (by the
         precombine field when one key comes more than once, or is stored: the larger wins).
@@ -342,6 +359,7 @@ class HoodieTable:
                 whatever their stored ordering value.
             extra_metadata: entries for the commit's extraMetadata, written atomically with
                 the data.
+            precommit: a check of the table at commit; raising undoes the write.
 
         Returns:
             What the commit wrote: its instant, the counts of rows inserted and updated, the
@@ -351,7 +369,9 @@ class HoodieTable:
             HoodieError: see above; the write is rolled back.
         """
         return self._first_write_undone_on_failure(
-            lambda: self._client(config).upsert(df, deletes=deletes, extra_metadata=extra_metadata)
+            lambda: self._client(config).upsert(
+                df, deletes=deletes, extra_metadata=extra_metadata, precommit=precommit
+            )
         )
 
     def insert(self, df: DataFrame, config: WriteConfig | None = None) -> WriteResult:
@@ -443,6 +463,7 @@ class HoodieTable:
         config: WriteConfig | None = None,
         *,
         extra_metadata: Mapping[str, str] | None = None,
+        precommit: Callable[[HoodieTableMetaClient], None] | None = None,
     ) -> WriteResult:
         """Replace the table's contents with `df`.
 
@@ -455,6 +476,7 @@ class HoodieTable:
             df: the table's new rows.
             config: the write config for this write, instead of the table's.
             extra_metadata: entries for the commit's extraMetadata.
+            precommit: a check of the table at commit; raising undoes the write.
 
         Returns:
             What the commit wrote.
@@ -463,16 +485,22 @@ class HoodieTable:
             HoodieError: see above; the table is left as it was.
         """
         return self._first_write_undone_on_failure(
-            lambda: self._overwrite(df, self._write_config(config), extra_metadata)
+            lambda: self._overwrite(df, self._write_config(config), extra_metadata, precommit)
         )
 
     def _overwrite(
-        self, df: DataFrame, config: WriteConfig, extra_metadata: Mapping[str, str] | None
+        self,
+        df: DataFrame,
+        config: WriteConfig,
+        extra_metadata: Mapping[str, str] | None,
+        precommit: Callable[[HoodieTableMetaClient], None] | None,
     ) -> WriteResult:
         wanted = table_properties_for(config)
         if not identity_changes(self.properties, wanted):
             client = WriteClient(self.meta_client, config)
-            return client.insert_overwrite_table(df, extra_metadata=extra_metadata)
+            return client.insert_overwrite_table(
+                df, extra_metadata=extra_metadata, precommit=precommit
+            )
         staging = self.storage.sibling(f"rebuild-{uuid.uuid4().hex[:8]}")
         staged = HoodieTableMetaClient.create(staging, wanted)
         try:

@@ -30,3 +30,15 @@
   {%- if not execute -%}{{ return(relation) }}{%- endif -%}
   {{ return(adapter.hoodie_read_view(relation, {})) }}
 {% endmacro %}
+
+{#
+    select * from {{ hoodie_incremental(ref('orders')) }}
+
+  The rows of a lake table that changed since this model last read it, exactly once: the
+  position read up to is committed with this model's write (see the README). On the first
+  run and on --full-refresh, the whole table. For lake models only.
+#}
+{% macro hoodie_incremental(relation, format='latest_state') %}
+  {%- if not execute -%}{{ return(relation) }}{%- endif -%}
+  {{ return(adapter.hoodie_incremental_view(model, this, relation, format, should_full_refresh())) }}
+{% endmacro %}

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 from pyspark.sql import DataFrame
@@ -60,6 +60,8 @@ from ..write.task_errors import raise_task_error, task_failure
 from .table_service_runner import TableServiceRunner
 
 log = logging.getLogger(__name__)
+# A caller's check of the table at commit (`Transaction.commit`'s precommit).
+Precommit = Callable[[HoodieTableMetaClient], None]
 
 
 class WriteClient:
@@ -91,11 +93,13 @@ class WriteClient:
         *,
         deletes: DataFrame | None = None,
         extra_metadata: Mapping[str, str] | None = None,
+        precommit: Precommit | None = None,
     ) -> WriteResult:
-        """The operation the config names (`hoodie.datasource.write.operation`); `deletes`
-        and `extra_metadata` as for `upsert`."""
+        """The operation the config names (`hoodie.datasource.write.operation`); `deletes`,
+        `extra_metadata` and `precommit` as for `upsert`."""
         kind = OPERATIONS[self.config.operation.upper()]
-        return self._write(df, kind, deletes=deletes, extra_metadata=extra_metadata)
+        return self._write(df, kind, deletes=deletes, extra_metadata=extra_metadata,
+                           precommit=precommit)  # fmt: skip
 
     def upsert(
         self,
@@ -103,11 +107,14 @@ class WriteClient:
         *,
         deletes: DataFrame | None = None,
         extra_metadata: Mapping[str, str] | None = None,
+        precommit: Precommit | None = None,
     ) -> WriteResult:
         """Upsert `df`; in the same commit, delete the keys of `deletes` (rows holding the
         record key and partition columns), and add `extra_metadata` to the commit's
-        extraMetadata."""
-        return self._write(df, Upsert, deletes=deletes, extra_metadata=extra_metadata)
+        extraMetadata. `precommit` checks the table at commit, where the conflict checks run,
+        and raises to undo the write."""
+        return self._write(df, Upsert, deletes=deletes, extra_metadata=extra_metadata,
+                           precommit=precommit)  # fmt: skip
 
     def insert(self, df: DataFrame) -> WriteResult:
         """Add the batch's new keys, filling small file groups as an upsert's inserts do.
@@ -126,7 +133,11 @@ class WriteClient:
         return self._write(df.withColumn(IS_DELETED, F.lit(True)), Delete)
 
     def insert_overwrite_table(
-        self, df: DataFrame, *, extra_metadata: Mapping[str, str] | None = None
+        self,
+        df: DataFrame,
+        *,
+        extra_metadata: Mapping[str, str] | None = None,
+        precommit: Precommit | None = None,
     ) -> WriteResult:
         """Replace the table's contents with `df` in one replace commit.
 
@@ -134,7 +145,8 @@ class WriteClient:
         readers switch from the old contents to the new at the commit, and time travel to
         earlier instants still finds the old files (until cleaning removes them).
         """
-        return self._write(df, InsertOverwriteTable, extra_metadata=extra_metadata)
+        return self._write(df, InsertOverwriteTable, extra_metadata=extra_metadata,
+                           precommit=precommit)  # fmt: skip
 
     # -- the pipeline --------------------------------------------------------------------------
     def _write(
@@ -144,6 +156,7 @@ class WriteClient:
         *,
         deletes: DataFrame | None = None,
         extra_metadata: Mapping[str, str] | None = None,
+        precommit: Precommit | None = None,
     ) -> WriteResult:
         started = time.monotonic()
         meta_client, spark = self.meta_client, df.sparkSession
@@ -183,7 +196,8 @@ class WriteClient:
                 crash_point("write.files_written")
                 executor.finalize(metadata)
                 crash_point("write.finalized")
-                transaction.commit(metadata, spark=spark, unique_keys=self._unique_keys())
+                transaction.commit(metadata, spark=spark, unique_keys=self._unique_keys(),
+                                   precommit=precommit)  # fmt: skip
             finally:
                 operation.release()
         result = WriteResult(transaction.instant_time, operation.name, metadata,

@@ -27,7 +27,7 @@ plan) uses `with txn.kept_pending():` instead, which only stops the heartbeat.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -141,15 +141,18 @@ class Transaction:
         check_conflicts_of: bool = True,
         spark: SparkSession | None = None,
         unique_keys: KeyScope | None = None,
+        precommit: Callable[[HoodieTableMetaClient], None] | None = None,
     ) -> None:
         """Complete a write or compaction with its commit metadata; with concurrent writers,
         unless told otherwise, after checking that nothing completed since it started wrote
         to the same file groups, nor (`unique_keys`: where the index keeps a key unique) the
         same record keys (`key_conflicts.py`). `spark`: the session of the write, for the
-        metadata table's record index jobs and the key check's reads."""
+        metadata table's record index jobs and the key check's reads. `precommit`: the
+        caller's own check of the table, run where the conflict checks run (under the lock);
+        it raises to undo the write (a source checkpoint another write advanced)."""
         groups = file_groups_of(metadata) if check_conflicts_of else None
         self.complete(self.meta_client.commit_content(metadata), groups, metadata, spark,
-                      unique_keys if check_conflicts_of else None)  # fmt: skip
+                      unique_keys if check_conflicts_of else None, precommit)  # fmt: skip
 
     def complete(
         self,
@@ -158,6 +161,7 @@ class Transaction:
         written: CommitMetadata | None = None,
         spark: SparkSession | None = None,
         unique_keys: KeyScope | None = None,
+        precommit: Callable[[HoodieTableMetaClient], None] | None = None,
     ) -> None:
         """Complete the instant with `content` (a commit's JSON, a clean's Avro metadata),
         after checking that no writer rolled the instant back and, given the `file_groups` it
@@ -181,6 +185,8 @@ class Transaction:
                 if unique_keys is not None and written is not None and concurrent:
                     check_key_conflicts(self.meta_client, self.instant_time, written,
                                         concurrent, unique_keys, spark)  # fmt: skip
+            if precommit is not None:
+                precommit(self.meta_client)
             crash_point("commit.conflicts_checked")
             self.policy.check_lock()
             if keeps:

@@ -19,17 +19,24 @@ from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
-from dbt_common.exceptions import DbtRuntimeError
+from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from hoodie import COPY_ON_WRITE, MERGE_ON_READ, HoodieError, HoodieTable, WriteResult
 from hoodie.integration import BASE_PATH_METADATA, META_COLUMNS, SOURCE_NAME, check_batch
 
 from . import contract
-from .config_keys import lake_materialization
+from .config_keys import LAKE_FORMATS, lake_materialization
 from .connections import HoodieConnectionManager
 from .errors import dbt_errors
 from .incremental_predicates import check_rows as check_predicate_rows
 from .incremental_predicates import predicates_of
+from .incremental_reads import (
+    FORMATS,
+    PendingCheckpoint,
+    PendingCheckpoints,
+    checkpoint_arguments,
+    consumed_gone,
+)
 from .microbatch import BatchWindow, run_metadata
 from .model_config import LakeModel, ModelSettings, model_settings
 from .snapshot import snapshot_batch, snapshot_errors, snapshot_settings
@@ -252,6 +259,7 @@ class HoodieAdapter(SparkAdapter):
                     settings, df, full_refresh, window, run_metadata(model.get("unique_id")),
                     lambda: check_predicate_rows(target.name, predicates, df,
                                                  settings.write_config),
+                    self._pending_checkpoints().take(model.get("unique_id") or ""),
                 )  # fmt: skip
         finally:
             if cached:
@@ -270,24 +278,33 @@ class HoodieAdapter(SparkAdapter):
         window: BatchWindow | None = None,
         extra_metadata: dict[str, str] | None = None,
         check_incremental: Callable[[], None] | None = None,
+        checkpoints: dict[str, PendingCheckpoint] | None = None,
     ) -> WriteResult:
         """The model's write: an overwrite on a full refresh of an existing table, else an
         upsert (or what the model's hoodie.datasource.write.operation says). A microbatch
         batch's upsert also deletes the rows of its window the batch no longer has.
         `check_incremental` runs before an incremental write into an existing table (the
-        model's incremental_predicates, which dbt applies to such runs only)."""
+        model's incremental_predicates, which dbt applies to such runs only). `checkpoints`:
+        the upstream positions the model's hoodie_incremental reads went up to, committed
+        with the data (and every checkpoint the table holds carried forward)."""
         storage_options = self._storage_options
         cfg = settings.write_config
         extra = {**(extra_metadata or {}), **(window.commit_metadata() if window else {})}
+        pending = checkpoints or {}
         if HoodieTable.exists(settings.base_uri, storage_options):
             table = HoodieTable.open(settings.base_uri, storage_options, cfg)
             if full_refresh:
-                return table.overwrite(df, extra_metadata=extra)
+                entry, _ = checkpoint_arguments(pending, {}, incremental=False)
+                return table.overwrite(df, extra_metadata={**extra, **entry})
             if check_incremental is not None:
                 check_incremental()
+            entry, precommit = checkpoint_arguments(pending, table.checkpoints(), True)
+            extra.update(entry)
             if window is not None:
                 deletes = window.deletes(table.read(df.sparkSession), df, cfg)
-                return table.write(df, deletes=deletes, extra_metadata=extra)
+                return table.write(df, deletes=deletes, extra_metadata=extra,
+                                   precommit=precommit)  # fmt: skip
+            return table.write(df, extra_metadata=extra, precommit=precommit)
         else:
             # Before the table is created: a refused first run must not leave a table
             # whose stored keys the corrected config would then conflict with.
@@ -295,7 +312,8 @@ class HoodieAdapter(SparkAdapter):
         # A first run refused anywhere in its write leaves no table behind.
         table = HoodieTable.for_write(settings.base_uri, cfg, storage_options,
                                       remove_if_first_write_fails=True)  # fmt: skip
-        return table.write(df, extra_metadata=extra)
+        entry, _ = checkpoint_arguments(pending, {}, incremental=False)
+        return table.write(df, extra_metadata={**extra, **entry})
 
     def _register(self, relation, base_uri: str, docs: CatalogDocs | None = None) -> None:
         """Point a catalog table at the lake table; recreate it when schema, path or docs moved on.
@@ -430,6 +448,10 @@ class HoodieAdapter(SparkAdapter):
 
         Models select from the returned name; the view lives in the run's Spark session.
         """
+        return self._read_view(relation, self._lake_base_path(relation), options)
+
+    def _lake_base_path(self, relation) -> str:
+        """The base path of the lake table a catalog relation stands for."""
         spark = self._spark()
         quoted = f"`{relation.schema}`.`{relation.identifier}`"
         if not spark.catalog.tableExists(f"{relation.schema}.{relation.identifier}"):
@@ -438,18 +460,89 @@ class HoodieAdapter(SparkAdapter):
         if not base_path:
             raise DbtRuntimeError(
                 f"{relation} is not a hoodie lake table (materialized='cow_upsert' or "
-                "'mor_upsert'): hoodie_as_of, hoodie_changes and hoodie_snapshot read lake "
-                "tables only"
+                "'mor_upsert'): hoodie_as_of, hoodie_changes, hoodie_snapshot and "
+                "hoodie_incremental read lake tables only"
             )
+        return str(base_path)
+
+    def _read_view(
+        self, relation, base_path: str, options: dict[str, Any], empty: bool = False
+    ) -> str:
+        """The view of `relation` read with `options`; `empty`: its columns, no row."""
+        spark = self._spark()
         text_options = {str(k): str(v) for k, v in options.items() if v is not None}
-        digest = hashlib.sha1(json.dumps(text_options, sort_keys=True).encode()).hexdigest()
+        key = json.dumps({**text_options, "empty": empty}, sort_keys=True)
+        digest = hashlib.sha1(key.encode()).hexdigest()
         name = f"hoodie__{relation.schema}__{relation.identifier}__{digest[:12]}"
         # Planned now (options checked, instants resolved): the view reads the files of the
         # table as it is when the model runs.
         with dbt_errors("Relation", str(relation)):
             read = HoodieTable.open(base_path, self._storage_options).read(spark, text_options)
-        read.createOrReplaceTempView(name)
+        (read.limit(0) if empty else read).createOrReplaceTempView(name)
         return name
+
+    @available
+    def hoodie_incremental_view(
+        self, model: dict[str, Any], this, relation, format: str, full_refresh: bool
+    ) -> str:
+        """`hoodie_incremental`: a view of what `relation` changed since this model last read
+        it (see `incremental_reads`); the position read up to is committed with the model's
+        next write."""
+        name, config = model["name"], model.get("config") or {}
+        where = f"Model '{name}'"
+        if format not in FORMATS:
+            raise CompilationError(
+                f"{where}: hoodie_incremental format={format!r} is not supported; "
+                f"'latest_state' gives the latest version of each row changed since the last "
+                "run (deletes are not seen)"
+            )
+        if not self._is_lake_model(config):
+            raise CompilationError(
+                f"{where}: hoodie_incremental keeps how far it read in the model's own lake "
+                "table, so the model must be one (materialized='cow_upsert' or 'mor_upsert', "
+                "or 'incremental' with file_format='hudi'); other models can read changes "
+                "between instants they choose with hoodie_changes"
+            )
+        base_path = self._lake_base_path(relation)
+        source = base_path.rstrip("/")
+        storage = self._storage_options
+        with dbt_errors("Relation", str(relation)):
+            upstream = HoodieTable.open(base_path, storage)
+            new = upstream.incremental_position()
+        read = None
+        if not full_refresh:
+            settings = self._settings(this, name, config)
+            if HoodieTable.exists(settings.base_uri, storage):
+                with dbt_errors("Model", name):
+                    read = HoodieTable.open(settings.base_uri, storage).checkpoints().get(source)
+        if new is None:  # nothing written upstream yet: its (empty) snapshot, no checkpoint
+            return self._read_view(relation, base_path, {})
+        if read is not None:
+            consumed_gone(where, relation, upstream, read, new)
+        self._pending_checkpoints().register(model["unique_id"], source,
+                                             PendingCheckpoint(read, new))  # fmt: skip
+        if read is None or read.position == new.position:  # all of it, or nothing new
+            return self._read_view(relation, base_path, {"as.of.instant": new.instant},
+                                   empty=read is not None)  # fmt: skip
+        return self._read_view(relation, base_path, {
+            "hoodie.datasource.query.type": "incremental",
+            "hoodie.datasource.read.begin.instanttime": read.position,
+            "hoodie.datasource.read.end.instanttime": new.position,
+        })  # fmt: skip
+
+    def _pending_checkpoints(self) -> PendingCheckpoints:
+        pending = self.__dict__.get("_hoodie_pending")
+        if pending is None:
+            pending = self.__dict__.setdefault("_hoodie_pending", PendingCheckpoints())
+        return pending
+
+    @staticmethod
+    def _is_lake_model(config: dict[str, Any]) -> bool:
+        materialized = config.get("materialized")
+        if materialized in LAKE_MATERIALIZATIONS:
+            return True
+        file_format = str(config.get("file_format") or "").lower()
+        return materialized == "incremental" and file_format in LAKE_FORMATS
 
     @available
     def hoodie_table_type(self, model: dict[str, Any]) -> str:

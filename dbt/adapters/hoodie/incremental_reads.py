@@ -1,0 +1,96 @@
+"""`hoodie_incremental`: a lake model reading another lake table's changes exactly once.
+
+The macro renders, at the model's compile, a view of the upstream's changes since the
+checkpoint the model's own table holds for it (`hoodie.incremental.checkpoints` in its newest
+write commit), up to the upstream's position now; with no checkpoint (first run, full
+refresh) the upstream's snapshot at that position. The new position waits here as the
+model's pending checkpoint, and the model's write commits it with the data, in one instant:
+
+- a run that fails anywhere before its commit leaves the old checkpoint, and the next run
+  reads the same changes again (and any newer ones): nothing skipped;
+- a run that committed moved the checkpoint with its data: nothing read twice;
+- two runs of one model at once both read the same checkpoint, and the second to commit
+  finds it moved and is undone (`CheckpointConflictError`; checked under the table lock with
+  optimistic concurrency).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dbt_common.exceptions import DbtRuntimeError
+
+from hoodie import HoodieTable
+from hoodie.integration import (
+    CHECKPOINTS_KEY,
+    SourceCheckpoint,
+    encode_checkpoints,
+    expect_checkpoints,
+)
+
+FORMATS = ("latest_state",)
+
+
+@dataclass(frozen=True)
+class PendingCheckpoint:
+    """One upstream read by a model's run: the checkpoint the model's table held then
+    (None: none, or a full refresh) and the position the read went up to."""
+
+    read: SourceCheckpoint | None
+    new: SourceCheckpoint
+
+
+class PendingCheckpoints:
+    """The checkpoints models read in this process and have not written yet, by node."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_node: dict[str, dict[str, PendingCheckpoint]] = {}
+
+    def register(self, node_id: str, source: str, pending: PendingCheckpoint) -> None:
+        with self._lock:
+            self._by_node.setdefault(node_id, {})[source] = pending
+
+    def take(self, node_id: str) -> dict[str, PendingCheckpoint]:
+        with self._lock:
+            return self._by_node.pop(node_id, {})
+
+
+def checkpoint_arguments(
+    pending: dict[str, PendingCheckpoint],
+    stored: dict[str, SourceCheckpoint],
+    incremental: bool,
+) -> tuple[dict[str, str], Callable | None]:
+    """The write's extraMetadata entry and its commit check: every checkpoint the table holds
+    carried forward (an incremental write; a full refresh starts over), the ones this run
+    read advanced, each of those expected unchanged at commit."""
+    kept = dict(stored) if incremental else {}
+    kept.update({source: p.new for source, p in pending.items()})
+    if not kept:
+        return {}, None
+    precommit = None
+    if pending and incremental:
+        precommit = expect_checkpoints({source: p.read for source, p in pending.items()})
+    return {CHECKPOINTS_KEY: encode_checkpoints(kept)}, precommit
+
+
+def consumed_gone(
+    where: str, relation: object, upstream: HoodieTable, read: SourceCheckpoint,
+    now: SourceCheckpoint,
+) -> None:  # fmt: skip
+    """Refuse to go on from a checkpoint the upstream no longer has: a restore or rollback took
+    the consumed write away (or the table was rebuilt), so the model holds rows the upstream
+    does not, and only a full refresh makes them agree again."""
+    writes = upstream.timeline().completed.write_timeline
+    first = writes.instants[0].timestamp if writes.instants else None
+    gone = read.position > now.position or (
+        first is not None and read.instant >= first and read.instant not in writes.timestamps()
+    )
+    if gone:
+        raise DbtRuntimeError(
+            f"{where}: it read {relation} up to instant {read.instant}, which {relation} no "
+            f"longer has (restored or rolled back; it is at {now.instant} now). Rebuild the "
+            "model with --full-refresh so that it holds what its upstream holds"
+        )
