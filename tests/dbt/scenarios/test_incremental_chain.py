@@ -5,6 +5,7 @@ it where it was, so the next run reads the same changes again."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -80,3 +81,59 @@ def test_a_model_consumes_each_upstream_change_once(make_dbt_project):
     assert "must be one (materialized='cow_upsert'" in bad["commands"][0]["error"] + " ".join(
         bad["commands"][0]["messages"]
     )
+
+
+# Counts how often each upstream change reached it: a change consumed twice counts twice.
+COUNTER = """\
+{{ config(materialized='cow_upsert', record_key='id') }}
+select c.id, c.v,
+  {% if is_incremental() %} coalesce(t.n, 0) + 1 {% else %} 1 {% endif %} as n
+from {{ hoodie_incremental(ref('orders')) }} c
+{% if is_incremental() %} left join {{ this }} t on t.id = c.id {% endif %}
+"""
+
+
+# Before the instant is inflight, inflight with its files, completed but not cleaned up after:
+# `make test` reruns from these; `make test-dbt` from every point the write passes.
+KEY_POINTS = ("write.inflight", "commit.completed_under_lock", "write.completed")
+
+
+@pytest.mark.parametrize("every_point", [False, pytest.param(True, marks=pytest.mark.dbt_full)])
+def test_a_run_killed_anywhere_then_rerun_neither_skips_nor_repeats(
+    make_dbt_project, monkeypatch, tmp_path, every_point
+):
+    """One run of the consuming model copies its table at every crash point of its write as a
+    SIGKILL there would leave it (`hoodie.faults`' snapshots); from each copy a rerun must end
+    where the uninterrupted run did: each upstream change counted once."""
+    project = make_dbt_project()
+    project.write("seeds/raw.csv", RAW)
+    project.write("models/orders.sql", ORDERS)
+    project.write("models/counter.sql", COUNTER)
+    counter = project.lake / "counter"
+    setup = project.run([
+        ["seed"],
+        ["run", "-s", "orders", "--vars", "{batch: 1}"],
+        ["run", "-s", "counter"],
+        ["run", "-s", "orders", "--vars", "{batch: 2}"],
+    ])  # fmt: skip
+    assert all(c["success"] for c in setup["commands"]), setup["commands"]
+
+    snapshots = tmp_path / "snapshots"
+    snapshots.mkdir()
+    monkeypatch.setenv("HOODIE_CRASH_SNAPSHOTS", str(snapshots))
+    monkeypatch.setenv("HOODIE_CRASH_TABLE", str(counter))
+    whole = project.run([["run", "-s", "counter"]], tables=["counter"])
+    monkeypatch.delenv("HOODIE_CRASH_SNAPSHOTS")
+    assert whole["commands"][0]["success"], whole["commands"]
+    expected = sorted((r["id"], r["v"], r["n"]) for r in whole["tables"]["counter"]["rows"])
+    assert expected == [(1, "a", 1), (2, "B", 2), (3, "c", 1)]
+
+    points = sorted(p.name for p in snapshots.iterdir())
+    assert set(KEY_POINTS) <= set(points), points
+    for point in points if every_point else KEY_POINTS:
+        shutil.rmtree(counter)
+        shutil.copytree(snapshots / point / "table", counter, symlinks=True)
+        rerun = project.run([["run", "-s", "counter"]], tables=["counter"])
+        assert rerun["commands"][0]["success"], (point, rerun["commands"])
+        rows = sorted((r["id"], r["v"], r["n"]) for r in rerun["tables"]["counter"]["rows"])
+        assert rows == expected, point
