@@ -212,6 +212,7 @@ class WriteConfig:
     cleaner_file_versions_retained: int = _default("cleaner_file_versions_retained")
     inline_compaction: bool = _default("inline_compaction")
     compaction_delta_commits: int = _default("compaction_delta_commits")
+    schedule_inline_compaction: bool = _default("schedule_inline_compaction")
     # What a batch with other columns than the table's may do (see hoodie.schema_evolution).
     schema_change: SchemaChange = SchemaChange.EVOLVE
     options: Mapping[str, str] = field(default_factory=dict)

@@ -39,12 +39,16 @@ class TableServices:
     def _runner(self, config: WriteConfig | None) -> TableServiceRunner:
         return TableServiceRunner(self._table.meta_client, config or self._table.config)
 
-    def compact(self, spark: SparkSession, config: WriteConfig | None = None) -> list[WriteResult]:
+    def compact(
+        self, spark: SparkSession, config: WriteConfig | None = None, *, pending_only: bool = False
+    ) -> list[WriteResult]:
         """Merge-on-read: finish pending compactions, then compact every slice with log files.
 
         Args:
             spark: the session the compaction's Spark work runs in.
             config: the write config to compact under, instead of the table's.
+            pending_only: execute the pending plans only (those `schedule_compaction` or
+                `hoodie.compact.schedule.inline` wrote), as Apache Hudi's async compaction.
 
         Returns:
             One result per compaction that ran (none when no slice has log files).
@@ -53,7 +57,23 @@ class TableServices:
             TimelineError: a restore is in progress, or the table is no merge-on-read table.
             LockTimeoutError: another writer held the table lock too long.
         """
-        return self._runner(config).compact(spark)
+        return self._runner(config).compact(spark, pending_only)
+
+    def schedule_compaction(self, config: WriteConfig | None = None) -> str | None:
+        """Merge-on-read: write a plan compacting every latest slice with log files (and not
+        in a pending plan), and leave it pending for a later `compact` to execute.
+
+        Args:
+            config: the write config to schedule under, instead of the table's.
+
+        Returns:
+            The plan's instant, or None when no slice needs compacting.
+
+        Raises:
+            CommitError: a write is pending (its logs could be left out of the plan).
+            TimelineError: a restore is in progress, or the table is no merge-on-read table.
+        """
+        return self._runner(config).schedule_compaction()
 
     def clean(self, config: WriteConfig | None = None) -> CleanMetadata | None:
         """Roll back failed writes, then delete the file versions the cleaning policy

@@ -58,8 +58,15 @@ class TableServiceRunner:
     def rollback_failed_writes(self) -> list[str]:
         return Rollback(self.meta_client).rollback_failed_writes(self.policy)
 
-    def compact(self, spark: SparkSession) -> list[WriteResult]:
-        return Compactor(self.meta_client, self.config, self.policy).run(spark)
+    def compact(self, spark: SparkSession, pending_only: bool = False) -> list[WriteResult]:
+        """Execute pending compaction plans, then (unless `pending_only`) schedule and
+        execute a new one."""
+        return Compactor(self.meta_client, self.config, self.policy).run(spark, pending_only)
+
+    def schedule_compaction(self) -> str | None:
+        """Write a compaction plan and leave it pending (None: no slice has log files)."""
+        self.rollback_failed_writes()
+        return Compactor(self.meta_client, self.config, self.policy).schedule()
 
     def clean(self) -> CleanMetadata | None:
         self.rollback_failed_writes()
@@ -142,7 +149,7 @@ class TableServiceRunner:
         config = self.config
         if config is None:
             return
-        if compact and config.inline_compaction:
+        if compact and (config.inline_compaction or config.schedule_inline_compaction):
             result.compactions = self._compact_inline(spark, config)
         if config.auto_clean:
             self._logged("cleaning", self._clean)
@@ -153,16 +160,31 @@ class TableServiceRunner:
             self._logged("archiving the timeline of", self.archive)
 
     def _compact_inline(self, spark: SparkSession, config: WriteConfig) -> list[WriteResult]:
-        """After enough delta commits, fold the logs into base files. A failed compaction is
-        undone and its plan stays pending; the next trigger runs it again."""
+        """After enough delta commits, fold the logs into base files (or, with only
+        `hoodie.compact.schedule.inline`, write the plan and leave it pending). A failed
+        compaction is undone and its plan stays pending; the next trigger runs it again."""
         timeline = self.meta_client.timeline()
+        if not config.inline_compaction:
+            if delta_commits_since_compaction(timeline) < config.compaction_delta_commits:
+                return []
+            return self._logged_compaction(lambda: self._schedule_inline())
         has_pending = any(i.action is Action.COMPACTION for i in timeline.pending)
         if not has_pending and (
             delta_commits_since_compaction(timeline) < config.compaction_delta_commits
         ):
             return []
+        return self._logged_compaction(lambda: self.compact(spark))
+
+    def _schedule_inline(self) -> list[WriteResult]:
+        instant = self.schedule_compaction()
+        if instant is not None:
+            log.info("scheduled compaction %s of table '%s' (hoodie.compact.schedule.inline); "
+                     "a compaction run executes it", instant, self.meta_client.name)  # fmt: skip
+        return []
+
+    def _logged_compaction(self, compact: Callable[[], list[WriteResult]]) -> list[WriteResult]:
         try:
-            return self.compact(spark)
+            return compact()
         except HoodieError as error:
             log.warning(
                 "inline compaction of table '%s' failed and was undone; the delta commit stands "

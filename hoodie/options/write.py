@@ -518,6 +518,11 @@ OPTIONS: tuple[ConfigProperty, ...] = (
     ConfigProperty("hoodie.compact.inline.max.delta.commits", 5,
                    "merge-on-read: delta commits that trigger inline compaction",
                    attribute="compaction_delta_commits", parse=positive_int),
+    ConfigProperty("hoodie.compact.schedule.inline", False,
+                   "merge-on-read, with hoodie.compact.inline=false: after the same number of "
+                   "delta commits, only schedule a compaction plan; a later compaction run "
+                   "(hoodie_compact, or Apache Hudi's async compaction) executes it",
+                   attribute="schedule_inline_compaction", parse=boolean),
     # Concurrency.
     ConfigProperty("hoodie.write.concurrency.mode",
                    ConcurrencyMode.OPTIMISTIC_CONCURRENCY_CONTROL.value,

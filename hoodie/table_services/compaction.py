@@ -192,8 +192,9 @@ class Compactor:
         # How the table is written (None: the defaults) says which pending instants are failed.
         self.failed_writes = failed_writes or FailedWritesPolicy.of(meta_client.storage, config)
 
-    def run(self, spark: SparkSession) -> list[WriteResult]:
-        """Execute pending plans (oldest first), then schedule and execute a new one.
+    def run(self, spark: SparkSession, pending_only: bool = False) -> list[WriteResult]:
+        """Execute pending plans (oldest first), then (unless `pending_only`, Apache Hudi's
+        async compaction's run of scheduled plans) schedule and execute a new one.
 
         With concurrent writers, a pending plan another writer is executing (its heartbeat is
         live) is left to it; one whose executor failed is taken over.
@@ -206,6 +207,8 @@ class Compactor:
                 taken = Transaction.take_over(self.meta_client, self.failed_writes, instant)
                 if taken is not None:
                     results.append(self._execute(spark, taken))
+        if pending_only:
+            return results
         scheduled = self._schedule_locked()
         if scheduled is not None:
             results.append(self._execute(spark, scheduled))

@@ -176,6 +176,9 @@ def test_compaction_settings_become_hudi_options():
     assert mor_settings({"compaction": "inline"}).write_config.inline_compaction is True
     same = mor_settings({"compaction": "off", "options": {"hoodie.compact.inline": "false"}})
     assert same.write_config.inline_compaction is False
+    cfg = mor_settings({"compaction": "schedule"}).write_config
+    assert (cfg.inline_compaction, cfg.schedule_inline_compaction) == (False, True)
+    assert mor_settings({}).write_config.schedule_inline_compaction is False
 
 
 @pytest.mark.parametrize(
@@ -189,6 +192,10 @@ def test_compaction_settings_become_hudi_options():
             "'hoodie.compact.inline'='true' disagrees",
         ),
         ({"options": {"hoodie.compact.inline.max.delta.commits": "x"}}, "positive integer"),
+        (
+            {"compaction": "inline", "options": {"hoodie.compact.schedule.inline": "true"}},
+            "'hoodie.compact.schedule.inline'='true' disagrees",
+        ),
     ],
 )
 def test_bad_compaction_settings_name_the_model(config, message):

@@ -42,6 +42,7 @@ from .model_config import LakeModel, ModelSettings, model_settings
 from .snapshot import snapshot_batch, snapshot_errors, snapshot_settings
 
 LAKE_MATERIALIZATIONS = ("cow_upsert", "mor_upsert")
+COMPACTION_MODES = ("all", "run_pending", "schedule")
 _LOCATION = re.compile(r"^Location: (.+)$", re.MULTILINE)
 _COMMENT = re.compile(r"^Comment: (.*)$", re.MULTILINE)
 logger = AdapterLogger("Hoodie")
@@ -664,11 +665,23 @@ class HoodieAdapter(SparkAdapter):
         }
 
     @available
-    def hoodie_compact(self, relation, model_name: str, config: dict[str, Any]) -> list[dict]:
-        """Compact a merge-on-read lake table now (the `hoodie_compact` operation)."""
+    def hoodie_compact(
+        self, relation, model_name: str, config: dict[str, Any], mode: str = "all"
+    ) -> list[dict]:
+        """Compact a merge-on-read lake table now (the `hoodie_compact` operation): `all`
+        (pending plans, then a new one), `run_pending` (the plans scheduled before, as Apache
+        Hudi's async compaction) or `schedule` (a new plan only, left pending)."""
+        if mode not in COMPACTION_MODES:
+            raise CompilationError(
+                f"Model '{model_name}': hoodie_compact mode={mode!r}: one of "
+                f"{', '.join(COMPACTION_MODES)}"
+            )
         table = self._lake_table(relation, model_name, config)
         with dbt_errors("Model", model_name):
-            results = table.services.compact(self._spark())
+            if mode == "schedule":
+                instant = table.services.schedule_compaction()
+                return [] if instant is None else [{"instant": instant, "scheduled": True}]
+            results = table.services.compact(self._spark(), pending_only=mode == "run_pending")
         return [
             {
                 "instant": r.instant,
@@ -676,6 +689,7 @@ class HoodieAdapter(SparkAdapter):
                 "records": r.metadata.total("num_writes"),
                 "log_files_compacted": r.metadata.total("total_log_files_compacted"),
                 "seconds": round(r.seconds, 1),
+                "scheduled": False,
             }
             for r in results
         ]

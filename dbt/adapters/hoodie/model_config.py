@@ -98,7 +98,12 @@ def _pick(model: str, config: dict[str, Any], name: str, resource: str = "Model"
 # dbt's on_schema_change values; each is also a core SchemaChange policy of the same name.
 _ON_SCHEMA_CHANGE = ("ignore", "append_new_columns", "sync_all_columns", "fail")
 
-_COMPACTION_SWITCH = {"on": "true", "inline": "true", "off": "false", True: "true", False: "false"}
+# compaction: the inline switches it sets ('schedule': plans only, a compaction run executes
+# them, as Apache Hudi's hoodie.compact.schedule.inline).
+_COMPACTION_SWITCH = {
+    "on": ("true", "false"), "inline": ("true", "false"), True: ("true", "false"),
+    "off": ("false", "false"), False: ("false", "false"), "schedule": ("false", "true"),
+}  # fmt: skip
 
 
 def _compaction_options(
@@ -121,10 +126,13 @@ def _compaction_options(
         key = switch.lower() if isinstance(switch, str) else switch
         if key not in _COMPACTION_SWITCH:
             raise CompilationError(
-                f"{resource} '{model}': compaction must be 'inline' (the default) or 'off', "
-                f"got {switch!r}"
+                f"{resource} '{model}': compaction must be 'inline' (the default), 'schedule' "
+                f"(plans only, executed by hoodie_compact) or 'off', got {switch!r}"
             )
-        out["hoodie.compact.inline"] = _COMPACTION_SWITCH[key]
+        inline, schedule = _COMPACTION_SWITCH[key]
+        out["hoodie.compact.inline"] = inline
+        if schedule == "true" or "hoodie.compact.schedule.inline" in options:
+            out["hoodie.compact.schedule.inline"] = schedule
     if commits is not None:
         if isinstance(commits, bool) or not isinstance(commits, int) or commits <= 0:
             raise CompilationError(
