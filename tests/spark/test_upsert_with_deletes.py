@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import pytest
 from _spark_helpers import id_dt_ts_config, snapshot
+from apache_hudi import HUDI_1, assert_same_as_apache_hudi
+from hudi import HudiTableBuilder
+from rs_compare import assert_same_rows, read_ours, read_theirs
 
 from hoodie import HoodieTable
 from hoodie.exceptions import InvalidConfigError, MissingColumnError
@@ -18,7 +21,7 @@ A, B = "2024-01-01", "2024-01-02"
 
 
 @pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
-def test_upsert_deletes_keys_in_the_same_commit(spark, tmp_path, table_type):
+def test_upsert_deletes_keys_in_the_same_commit(spark, tmp_path, apache_hudi, table_type):
     cfg = id_dt_ts_config("window", table_type)
     table = HoodieTable.for_write(str(tmp_path / "t"), cfg)
     table.upsert(spark.createDataFrame([(1, "a", A, 5), (2, "b", A, 9), (3, "c", B, 5)], SCHEMA))
@@ -38,6 +41,13 @@ def test_upsert_deletes_keys_in_the_same_commit(spark, tmp_path, table_type):
     instant = next(i for i in table.timeline().completed if i.timestamp == result.instant)
     extra = table.commit_metadata(instant).extra_metadata
     assert extra["dbt.batch.id"] == "20240101" and "schema" in extra
+
+    # hudi-rs and Apache Hudi read the same rows.
+    path = str(tmp_path / "t")
+    ours = read_ours(spark, path)
+    assert_same_rows("upsert+deletes", "_hoodie_record_key", ours,
+                     read_theirs(HudiTableBuilder.from_base_uri(path).build()))  # fmt: skip
+    assert_same_as_apache_hudi("upsert+deletes", ours, apache_hudi(HUDI_1).read(path), "id")
 
 
 def test_deletes_and_extra_metadata_are_checked(spark, tmp_path):
