@@ -36,51 +36,11 @@ select * from {{ hoodie_incremental(ref('orders')) }}
 """
 
 
-def _counts(command):
-    message = command["messages"][0]  # "upsert <instant>: 2 inserted, 0 updated, ..."
+def _counts(message):
+    # "upsert <instant>: 2 inserted, 0 updated, ..."
     inserted = int(message.split(": ")[1].split(" inserted")[0])
     updated = int(message.split(" inserted, ")[1].split(" updated")[0])
     return inserted, updated
-
-
-def test_a_model_consumes_each_upstream_change_once(make_dbt_project):
-    project = make_dbt_project()
-    project.write("seeds/raw.csv", RAW)
-    project.write("models/orders.sql", ORDERS)
-    project.write("models/orders_copy.sql", COPY)
-    report = project.run([
-        ["seed"],
-        ["run", "-s", "orders", "--vars", "{batch: 1}"],
-        ["run", "-s", "orders_copy"],  # everything so far: 1, 2
-        ["run", "-s", "orders", "--vars", "{batch: 2}"],
-        ["run", "-s", "orders_copy", "--vars", "{break: true}"],  # reads 2, 3; fails
-        ["run", "-s", "orders_copy"],  # reads 2, 3 again
-        ["run", "-s", "orders_copy"],  # nothing new
-    ], tables=["orders_copy"])  # fmt: skip
-    commands = report["commands"]
-    assert [c["success"] for c in commands] == [True] * 4 + [False, True, True], commands
-    assert _counts(commands[2]) == (2, 0)
-    assert _counts(commands[5]) == (1, 1)
-    assert _counts(commands[6]) == (0, 0)
-    rows = sorted((r["id"], r["v"]) for r in report["tables"]["orders_copy"]["rows"])
-    assert rows == [(1, "a"), (2, "B"), (3, "c")]
-
-    upstream = HoodieTable.open(str(project.lake / "orders"))
-    copy = HoodieTable.open(str(project.lake / "orders_copy"))
-    ((source, checkpoint),) = copy.checkpoints().items()
-    assert source.endswith("/orders")
-    assert checkpoint == upstream.incremental_position()
-    last = list(copy.timeline().completed)[-1]
-    stored = json.loads(copy.commit_metadata(last).extra_metadata["hoodie.incremental.checkpoints"])
-    assert stored[source]["instant"] == checkpoint.instant
-
-    # A model that cannot keep a checkpoint is told so.
-    project.write("models/orders_bad.sql", BAD)
-    bad = project.run([["run", "-s", "orders_bad"]])
-    assert not bad["commands"][0]["success"]
-    assert "must be one (materialized='cow_upsert'" in bad["commands"][0]["error"] + " ".join(
-        bad["commands"][0]["messages"]
-    )
 
 
 # Counts how often each upstream change reached it: a change consumed twice counts twice.
@@ -99,25 +59,46 @@ KEY_POINTS = ("write.inflight", "commit.completed_under_lock", "write.completed"
 
 
 @pytest.mark.parametrize("every_point", [False, pytest.param(True, marks=pytest.mark.dbt_full)])
-def test_a_run_killed_anywhere_then_rerun_neither_skips_nor_repeats(
+def test_a_model_consumes_each_upstream_change_once(
     make_dbt_project, monkeypatch, tmp_path, every_point
 ):
-    """One run of the consuming model copies its table at every crash point of its write as a
-    SIGKILL there would leave it (`hoodie.faults`' snapshots); from each copy a rerun must end
-    where the uninterrupted run did: each upstream change counted once."""
+    """orders_copy's runs: everything at first, then only what changed, a run that fails in
+    its write reads the same changes again. counter (counting how often each change reached
+    it) runs once copying its table at every crash point of its write as a SIGKILL there
+    would leave it (`hoodie.faults`' snapshots); from each copy a rerun must end where the
+    uninterrupted run did: each upstream change counted once."""
     project = make_dbt_project()
     project.write("seeds/raw.csv", RAW)
     project.write("models/orders.sql", ORDERS)
+    project.write("models/orders_copy.sql", COPY)
     project.write("models/counter.sql", COUNTER)
-    counter = project.lake / "counter"
-    setup = project.run([
+    report = project.run([
         ["seed"],
         ["run", "-s", "orders", "--vars", "{batch: 1}"],
-        ["run", "-s", "counter"],
+        ["run", "-s", "orders_copy", "counter"],  # everything so far: 1, 2
         ["run", "-s", "orders", "--vars", "{batch: 2}"],
-    ])  # fmt: skip
-    assert all(c["success"] for c in setup["commands"]), setup["commands"]
+        ["run", "-s", "orders_copy", "--vars", "{break: true}"],  # reads 2, 3; fails
+        ["run", "-s", "orders_copy"],  # reads 2, 3 again
+        ["run", "-s", "orders_copy"],  # nothing new
+    ], tables=["orders_copy"])  # fmt: skip
+    commands = report["commands"]
+    assert [c["success"] for c in commands] == [True] * 4 + [False, True, True], commands
+    assert sorted(map(_counts, commands[2]["messages"])) == [(2, 0), (2, 0)]
+    assert _counts(commands[5]["messages"][0]) == (1, 1)
+    assert _counts(commands[6]["messages"][0]) == (0, 0)
+    rows = sorted((r["id"], r["v"]) for r in report["tables"]["orders_copy"]["rows"])
+    assert rows == [(1, "a"), (2, "B"), (3, "c")]
 
+    upstream = HoodieTable.open(str(project.lake / "orders"))
+    copy = HoodieTable.open(str(project.lake / "orders_copy"))
+    ((source, checkpoint),) = copy.checkpoints().items()
+    assert source.endswith("/orders")
+    assert checkpoint == upstream.incremental_position()
+    last = list(copy.timeline().completed)[-1]
+    stored = json.loads(copy.commit_metadata(last).extra_metadata["hoodie.incremental.checkpoints"])
+    assert stored[source]["instant"] == checkpoint.instant
+
+    counter = project.lake / "counter"
     snapshots = tmp_path / "snapshots"
     snapshots.mkdir()
     monkeypatch.setenv("HOODIE_CRASH_SNAPSHOTS", str(snapshots))
@@ -127,7 +108,6 @@ def test_a_run_killed_anywhere_then_rerun_neither_skips_nor_repeats(
     assert whole["commands"][0]["success"], whole["commands"]
     expected = sorted((r["id"], r["v"], r["n"]) for r in whole["tables"]["counter"]["rows"])
     assert expected == [(1, "a", 1), (2, "B", 2), (3, "c", 1)]
-
     points = sorted(p.name for p in snapshots.iterdir())
     assert set(KEY_POINTS) <= set(points), points
     for point in points if every_point else KEY_POINTS:
@@ -137,3 +117,11 @@ def test_a_run_killed_anywhere_then_rerun_neither_skips_nor_repeats(
         assert rerun["commands"][0]["success"], (point, rerun["commands"])
         rows = sorted((r["id"], r["v"], r["n"]) for r in rerun["tables"]["counter"]["rows"])
         assert rows == expected, point
+
+    # A model that cannot keep a checkpoint is told so.
+    project.write("models/orders_bad.sql", BAD)
+    bad = project.run([["run", "-s", "orders_bad"]])
+    assert not bad["commands"][0]["success"]
+    assert "must be one (materialized='cow_upsert'" in bad["commands"][0]["error"] + " ".join(
+        bad["commands"][0]["messages"]
+    )
