@@ -434,7 +434,7 @@ class HoodieTable:
         )
 
     def _overwrite(self, df: DataFrame, config: WriteConfig) -> WriteResult:
-        wanted = table_properties_for(config)
+        wanted = table_properties_for(config, self.properties)
         if not identity_changes(self.properties, wanted):
             return WriteClient(self.meta_client, config).insert_overwrite_table(df)
         staging = self.storage.sibling(f"rebuild-{uuid.uuid4().hex[:8]}")

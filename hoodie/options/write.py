@@ -13,6 +13,7 @@ from typing import cast
 
 from ..exceptions import InvalidConfigError
 from . import table
+from .keygen import KEYGEN_OPTIONS
 from .property import (
     Alias,
     ConfigProperty,
@@ -288,6 +289,8 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "`/`, control and Hive's special characters), and `.`, `..` and `.hoodie...` "
                    "values too (see \"Partition paths\")",
                    attribute="url_encode_partition_path", parse=boolean),
+    # Key generators (declared in `hoodie.options.keygen`).
+    *KEYGEN_OPTIONS,
     ConfigProperty("hoodie.write.table.version", None,
                    "the Hudi table version a new table is created with: 6 (read by Apache Hudi "
                    "0.x and 1.x, hudi-rs) or 8 (Apache Hudi 1.x, hudi-rs); none: "
