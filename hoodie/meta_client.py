@@ -486,7 +486,9 @@ def table_properties_for(
     """The `hoodie.properties` a table created by this config gets (`stored`: the table's
     properties, for what a later write leaves unsaid of its key generator)."""
     keygen = KeyGenerator.for_write(config, stored)
-    timestamp = dict(keygen.timestamp.settings) if keygen.timestamp else {}
+    # (Apache Hudi 1.2 keeps them for TimestampBasedKeyGenerator, not for a custom one's parts)
+    dated = keygen.timestamp is not None and keygen.kind == "TIMESTAMP"
+    timestamp = dict(keygen.timestamp.settings) if keygen.timestamp and dated else {}
     payload = props.DEFAULT_PAYLOAD if config.precombine_field else props.OVERWRITE_PAYLOAD
     version = config.table_version or props.DEFAULT_TABLE_VERSION
     return props.TableProperties(
@@ -562,7 +564,9 @@ def _key_generator_changes(
     if stored.partition_types and stored.partition_types != wanted.partition_types:
         return [IdentityChange("partition field types", stored.partition_types,
                                wanted.partition_types)]  # fmt: skip
-    settings = timestamp_settings(stored.extra), timestamp_settings(wanted.extra)
-    if settings[0] and settings[0] != settings[1]:
-        return [IdentityChange("hoodie.keygen.timebased.*", *settings)]
+    # (Apache Hudi 0.15 keeps some of them only: those kept must agree)
+    kept = timestamp_settings(stored.extra)
+    asked = {k: v for k, v in timestamp_settings(wanted.extra).items() if k in kept}
+    if kept != asked:
+        return [IdentityChange("hoodie.keygen.timebased.*", kept, asked)]
     return []
