@@ -277,3 +277,28 @@ def test_apache_hudis_other_key_generators_are_refused_by_name():
     with pytest.raises(ApacheHudiError if False else InvalidConfigError, match="column:SIMPLE"):
         WriteConfig.build("kg", record_key="id", partition_path="region", options={
             "hoodie.datasource.write.keygenerator.class": CUSTOM})  # fmt: skip
+
+
+@pytest.mark.hudi_full
+def test_the_upgrade_types_a_custom_key_generators_partition_fields(spark, apache_hudi, tmp_path):
+    """Version 6 keeps a custom key generator's fields plain (as Apache Hudi 0.15 and 1.2 write
+    them); the upgrade names the key generator by class and type and types the fields from the
+    writer's config, as Apache Hudi's upgrade does; Apache Hudi 1.2 then writes the same keys."""
+    path = tmp_path / "up"
+    options = {**DEFAULT["custom-hive-urlencode"], "hoodie.datasource.write.recordkey.field": "id"}
+    cfg = WriteConfig.build("kg", precombine_field="ts", options=options)
+    HoodieTable.for_write(str(path), cfg).upsert(frame(spark), cfg)
+    assert written(path)[2]["hoodie.table.partition.fields"] == "region,ts_ms"
+    table = HoodieTable.open(str(path))
+    table.services.upgrade(spark, cfg)
+    props = written(path)[2]
+    assert props["hoodie.table.partition.fields"] == "region:SIMPLE,ts_ms:TIMESTAMP"
+    assert props["hoodie.table.keygenerator.type"] == "CUSTOM"
+    assert props["hoodie.table.keygenerator.class"] == CUSTOM
+    before = written(path)[:2]
+    again = rows().set_column(2, "ts", pa.array([2, 2, 2], pa.int64()))
+    hudi = {**datasource_options("kg", "cow"), **options, "hoodie.write.table.version": "8"}
+    apache_hudi(HUDI_1).write(str(path), again, hudi)
+    assert written(path)[1] == before[1]  # its upsert found our records where they are
+    got = read_ours(spark, str(path)).sort_by("id")
+    assert got.column("ts").to_pylist() == [2, 2, 2]
