@@ -73,7 +73,7 @@ def _parsed(text: Column, spec: TimestampSpec) -> Column:
     """The UTC wall time of `text` read with the input patterns (null where none reads it)."""
     found = None
     for pattern in spec.input_formats:
-        wall = F.to_timestamp_ntz(text, F.lit(spark_pattern("input", pattern)))
+        wall = F.to_timestamp_ntz(text, F.lit(spark_pattern("input", pattern, parsing=True)))
         found = wall if found is None else F.coalesce(found, wall)
     assert found is not None
     return F.convert_timezone(F.lit(spec.input_zone), F.lit(_UTC), found)

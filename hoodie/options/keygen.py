@@ -130,10 +130,12 @@ _SPARK_SPECIAL = set("[]{}#")
 _OFFSET = re.compile(r"^(?:GMT|UTC)?[+-]\d{1,2}(?::?\d{2})?$")
 
 
-def spark_pattern(key: str, pattern: str) -> str:
+def spark_pattern(key: str, pattern: str, parsing: bool = False) -> str:
     """Spark's datetime pattern for the Joda pattern `pattern` (given under `key`): the
     letters `y M d H m s S` (as many as `_TAKEN` allows), quoted literals (`'T'`, `''` for a
-    quote) and other characters as literals; any other letter is refused by name."""
+    quote) and other characters as literals; any other letter is refused by name. `parsing`:
+    an input pattern, where `yy` is refused too (Joda reads it within 50 years of today,
+    Spark as 2000-2099)."""
     out: list[str] = []
     i = 0
     while i < len(pattern):
@@ -167,6 +169,12 @@ def spark_pattern(key: str, pattern: str) -> str:
                 raise InvalidConfigError(
                     f"option '{key}'={pattern!r}: '{ch * run}' is not supported; use {counts} "
                     "(other counts mean text or other widths in Joda or Spark)"
+                )
+            if parsing and ch == "y" and run == 2:
+                raise InvalidConfigError(
+                    f"option '{key}'={pattern!r}: 'yy' is not supported in an input pattern "
+                    "(Joda reads two-digit years within 50 years of today, Spark as 2000-2099); "
+                    "use yyyy"
                 )
             out.append(ch * run)
             i += run
@@ -388,7 +396,7 @@ class TimestampSpec:
                 raise InvalidConfigError(f"{where}: {kind} needs {INPUT_FORMAT.key} (the "
                                          "pattern(s) of the strings)")  # fmt: skip
             for pattern in inputs:
-                spark_pattern(INPUT_FORMAT.key, pattern)
+                spark_pattern(INPUT_FORMAT.key, pattern, parsing=True)
         general = settings.get(TIMEZONE.key, "").strip()
         input_zone = (
             _zone(TIMEZONE.key, general)

@@ -271,7 +271,8 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    parse=field_list, aliases=(Alias(table.RECORD_KEY_FIELDS.key),),
                    identity=True),
     ConfigProperty("hoodie.datasource.write.partitionpath.field", (),
-                   "partition path column(s), comma-separated; empty: non-partitioned",
+                   "partition path column(s), comma-separated; empty: non-partitioned; "
+                   "with CustomKeyGenerator each as column:SIMPLE or column:TIMESTAMP",
                    attribute="partition_fields", parse=optional_field_list,
                    aliases=(Alias(table.PARTITION_FIELDS.key),), identity=True),
     ConfigProperty("hoodie.datasource.write.precombine.field", None,

@@ -167,6 +167,9 @@ def test_joda_patterns_are_translated_or_refused_by_name():
             spark_pattern("k", pattern)
     with pytest.raises(InvalidConfigError, match="'MMM' is not supported"):
         spark_pattern("k", "dd-MMM-yyyy")
+    with pytest.raises(InvalidConfigError, match="'yy' is not supported in an input"):
+        TimestampSpec.of(ts("DATE_STRING", "yyyy", input_dateformat="dd-MM-yy"), "t")
+    assert spark_pattern("k", "yy") == "yy"  # (writing two digits is the same in both)
     with pytest.raises(InvalidConfigError, match="unclosed quote"):
         spark_pattern("k", "yyyy'T")
     with pytest.raises(InvalidConfigError, match="not a time zone"):
