@@ -118,7 +118,7 @@ HOODIE_DATE_TIME_PARSER = "org.apache.hudi.keygen.parser.HoodieDateTimeParser"
 
 # Joda's pattern letters: those Spark reads alike (with the counts we take), and the names of
 # the rest for the refusal.
-_TAKEN = {"y": (2, 4), "M": (1, 2), "d": (1, 2), "H": (1, 2), "m": (1, 2), "s": (1, 2),
+_TAKEN = {"y": (1, 2, 3, 4), "M": (1, 2), "d": (1, 2), "H": (1, 2), "m": (1, 2), "s": (1, 2),
           "S": (1, 2, 3)}  # fmt: skip
 _LETTER_NAMES = {
     "G": "era", "C": "century of era", "Y": "year of era", "x": "weekyear",

@@ -13,7 +13,9 @@ recorded outputs); the rest run under hudi_full.
 
 from __future__ import annotations
 
+import datetime as dt
 import decimal
+import random
 from pathlib import Path
 
 import pyarrow as pa
@@ -23,6 +25,8 @@ from rs_compare import assert_same_rows, read_ours, read_theirs
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie.exceptions import InvalidConfigError, PartitionPathError, TableIdentityError
+from hoodie.keygen import KeyGenerator
+from hoodie.options.keygen import TimestampSpec
 from hoodie.properties import loads
 
 pytestmark = pytest.mark.spark
@@ -310,3 +314,58 @@ def test_a_string_no_input_format_reads_stops_the_write(spark, tmp_path):
     with pytest.raises(PartitionPathError, match=r'value "(eu|us/x)" is read by none'):
         HoodieTable.for_write(str(tmp_path / "bad"), cfg).upsert(frame(spark), cfg)
     assert not list((tmp_path / "bad").rglob("*.parquet"))
+
+
+def drawn_setting(rng: random.Random) -> tuple[dict[str, str], pa.Array]:
+    """A timestamp setting and 12 values of its type (a null among them), drawn."""
+    kind = rng.choice(["UNIX_TIMESTAMP", "EPOCHMILLISECONDS", "EPOCHMICROSECONDS", "SCALAR",
+                       "DATE_STRING"])  # fmt: skip
+    output = rng.choice(["yyyy/MM/dd", "yyyyMMddHH", "yyyy-MM-dd'T'HH.mm.ss.SSS",
+                         "y-M-d-H-m-s-S", "yy/MM", "'day='dd_HH"])  # fmt: skip
+    zone = rng.choice(["UTC", "Asia/Kolkata", "America/New_York", "GMT+05:30",
+                       "Australia/Lord_Howe"])  # fmt: skip
+    settings = {K + "timestamp.type": kind, K + "output.dateformat": output,
+                K + "output.timezone": zone}  # fmt: skip
+    seconds = [rng.randint(-2_000_000_000, 4_000_000_000) for _ in range(11)]
+    if kind == "DATE_STRING":
+        settings[K + "input.dateformat"] = "yyyy-MM-dd HH:mm:ss,yyyy-MM-dd"
+        settings[K + "input.timezone"] = rng.choice(["UTC", "Asia/Kolkata"])
+        tz = dt.timezone(dt.timedelta(hours=5, minutes=30)) if "Kolkata" in settings[
+            K + "input.timezone"] else dt.timezone.utc  # fmt: skip
+        moments = [dt.datetime.fromtimestamp(max(s, 0), tz) for s in seconds]
+        texts = [m.strftime("%Y-%m-%d %H:%M:%S" if i % 3 else "%Y-%m-%d")
+                 for i, m in enumerate(moments)]  # fmt: skip
+        return settings, pa.array([*texts, None], pa.string())
+    unit = {"UNIX_TIMESTAMP": 1, "EPOCHMILLISECONDS": 1000, "EPOCHMICROSECONDS": 1_000_000}
+    if kind == "SCALAR":
+        name, per_second = rng.choice([("MINUTES", 1 / 60), ("HOURS", 1 / 3600), ("SECONDS", 1)])
+        settings[K + "timestamp.scalar.time.unit"] = name
+        values = [int(s * per_second) for s in seconds]
+    else:
+        values = [s * unit[kind] + rng.randint(0, unit[kind] - 1) for s in seconds]
+    return settings, pa.array([*values, None], pa.int64())
+
+
+@pytest.mark.hudi_full
+def test_drawn_settings_give_apache_hudis_partition_paths(spark, apache_hudi, tmp_path):
+    """Settings and values drawn (seeded): Apache Hudi writes them, our expression computes the
+    paths of the same rows."""
+    rng = random.Random(20261206)
+    for draw in range(6):
+        settings, values = drawn_setting(rng)
+        rows_ = pa.table({"id": pa.array(range(len(values)), pa.int32()),
+                          "ts": pa.array([1] * len(values), pa.int64()), "v": values})  # fmt: skip
+        options = {**datasource_options("kg", "cow"), **settings,
+                   "hoodie.datasource.write.keygenerator.class": TS,
+                   "hoodie.datasource.write.partitionpath.field": "v",
+                   "hoodie.write.table.version": "8"}  # fmt: skip
+        root = tmp_path / f"draw-{draw}"
+        apache_hudi(HUDI_1).write(str(root), rows_, options)
+        theirs = [r["_hoodie_partition_path"] for r in written(root)[0]]
+        kind = "string" if pa.types.is_string(values.type) else "bigint"
+        batch = spark.createDataFrame(rows_.to_pylist(), f"id int, ts bigint, v {kind}")
+        keygen = KeyGenerator(("id",), ("v",), kind="TIMESTAMP",
+                              timestamp=TimestampSpec.of(settings, "drawn"))  # fmt: skip
+        ours = [r[0] for r in batch.orderBy("id").select(keygen.partition_path(batch.schema))
+                .collect()]  # fmt: skip
+        assert ours == theirs, (draw, settings)
