@@ -5,6 +5,8 @@ number types, aliases, custom parts, refusals).
 
     PYTHONPATH=tests:. .venv/bin/python docs/design/incremental-samples/keygen_probe.py \
         1.2.0 8 OUT > docs/design/incremental-samples/runs/keygen-1.2.0-v8.txt
+    (runs/keygen-1.2.0-v6.txt and keygen-0.15.0-v6.txt: `1.2.0 6` / `0.15.0 6 OUT
+    ms-null-levels datestring-null-zones custom-one-key-hive-enc custom-simple-only`)
 """
 
 from __future__ import annotations
