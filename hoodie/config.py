@@ -15,6 +15,7 @@ from typing import Any
 from .bloom_filter import BloomFilterSpec
 from .exceptions import ConflictingSettingsError, InvalidConfigError
 from .metadata_records import MetadataPartitionType, estimate_file_group_count
+from .options.keygen import CLASS_OF_TYPE, TimestampSpec, split_typed_fields, timestamp_settings
 from .options.property import ConfigProperty as ConfigProperty
 from .options.property import by_key, choice, closest_key
 from .options.table import TableType, TableVersion
@@ -149,6 +150,11 @@ class WriteConfig:
     insert_dup_policy: str = _default("insert_dup_policy")
     hive_style_partitioning: bool = _default("hive_style_partitioning")
     url_encode_partition_path: bool = _default("url_encode_partition_path")
+    # hoodie.datasource.write.keygenerator.class / .type, as a type name (None: not given)
+    key_generator_class: str | None = _default("key_generator_class")
+    key_generator_type: str | None = _default("key_generator_type")
+    # CustomKeyGenerator: each partition field's type, from `field:TYPE` (split off the fields)
+    partition_types: tuple[str, ...] = ()
     table_version: int | None = _default("table_version")  # None: the table's, new ones 6
     # hoodie.metadata.enable; None: by the table (`keeps_metadata_table`)
     metadata_table: bool | None = _default("metadata_table")
@@ -220,6 +226,11 @@ class WriteConfig:
     def __post_init__(self) -> None:
         if not self.table_name:
             raise InvalidConfigError("a table name is required")
+        names, types = split_typed_fields(self.partition_fields)
+        if types:
+            object.__setattr__(self, "partition_fields", names)
+            object.__setattr__(self, "partition_types", types)
+        self._check_key_generator()
         if not self.record_key_fields:
             raise InvalidConfigError(
                 f"table '{self.table_name}': record_key is required (a column or list of columns)"
@@ -308,6 +319,72 @@ class WriteConfig:
             raise InvalidConfigError(
                 f"table '{self.table_name}': {' and '.join(wanted)} need the metadata table, "
                 "which hoodie.metadata.enable=false turns off; set it to true (or unset)"
+            )
+
+    @property
+    def key_generator(self) -> str | None:
+        """The key generator type asked for: the class's (hoodie.datasource.write.keygenerator
+        .class), else the type's (D9: honoured when the class is absent), else CUSTOM where
+        the partition fields carry types; None: by the table, or by the fields."""
+        if self.key_generator_class is not None:
+            return self.key_generator_class
+        if self.key_generator_type is not None:
+            return self.key_generator_type
+        return "CUSTOM" if self.partition_types else None
+
+    @property
+    def timestamp_settings(self) -> dict[str, str]:
+        """The hoodie.keygen.timebased.* options given, by their own keys."""
+        return timestamp_settings(self.options)
+
+    def _check_key_generator(self) -> None:
+        asked, table = self.key_generator, self.table_name
+        given = self.key_generator_class, self.key_generator_type
+        if None not in given and given[0] != given[1]:
+            raise InvalidConfigError(
+                f"table '{table}': hoodie.datasource.write.keygenerator.class names "
+                f"{CLASS_OF_TYPE[str(given[0])]} and hoodie.datasource.write.keygenerator.type "
+                f"{given[1]}; set one of them (Apache Hudi takes the class)"
+            )
+        if self.partition_types and asked != "CUSTOM":
+            raise InvalidConfigError(
+                f"table '{table}': partition fields with types (`field:TYPE`) are "
+                f"CustomKeyGenerator's; hoodie.datasource.write.keygenerator says {asked}"
+            )
+        if asked == "CUSTOM" and self.partition_fields and not self.partition_types:
+            raise InvalidConfigError(
+                f"table '{table}': CustomKeyGenerator needs each partition field's type: "
+                f"`column:SIMPLE` or `column:TIMESTAMP` (got {','.join(self.partition_fields)})"
+            )
+        if asked == "TIMESTAMP" and (len(self.partition_fields) != 1
+                                     or len(self.record_key_fields) != 1):  # fmt: skip
+            raise InvalidConfigError(
+                f"table '{table}': TimestampBasedKeyGenerator takes one record key field and one "
+                "partition field (Apache Hudi refuses more); use CustomKeyGenerator "
+                "(`region:SIMPLE,ts:TIMESTAMP`) for more"
+            )
+        if asked == "SIMPLE" and (len(self.partition_fields) > 1
+                                  or len(self.record_key_fields) > 1):  # fmt: skip
+            raise InvalidConfigError(
+                f"table '{table}': SimpleKeyGenerator takes one record key field and at most "
+                "one partition field; use ComplexKeyGenerator for more"
+            )
+        if asked == "NON_PARTITION" and self.partition_fields:
+            raise InvalidConfigError(
+                f"table '{table}': NonpartitionedKeyGenerator with partition fields "
+                f"({','.join(self.partition_fields)}); leave them out or choose another key "
+                "generator"
+            )
+        settings = self.timestamp_settings
+        if asked == "TIMESTAMP" or "TIMESTAMP" in self.partition_types:
+            if settings:  # none given: the table's (a later write), checked there
+                TimestampSpec.of(settings, f"table '{table}'")
+        elif settings:
+            raise InvalidConfigError(
+                f"table '{table}': {', '.join(sorted(settings))} set the timestamp parts of "
+                "TimestampBasedKeyGenerator or CustomKeyGenerator (`column:TIMESTAMP`), and "
+                f"this write's key generator is {asked or 'chosen by the fields'}: set "
+                "hoodie.datasource.write.keygenerator.class, or leave them out"
             )
 
     @property

@@ -34,6 +34,7 @@ from .keygen import KeyGenerator
 from .metadata import CommitMetadata
 from .naming import BASE_FILE_EXTENSION
 from .options import table as table_options
+from .options.keygen import timestamp_settings
 from .schema import from_avro_schema
 from .storage import FileIO, load_file_io
 from .table_metadata import HFILE_EXTENSION, MetadataListing, TableMetadata
@@ -479,9 +480,15 @@ def _parse_checked(text: str) -> dict[str, str] | None:
     return loaded if checksum == str(expected) else None
 
 
-def table_properties_for(config: WriteConfig) -> props.TableProperties:
-    """The `hoodie.properties` a table created by this config gets."""
-    keygen = KeyGenerator(config.record_key_fields, config.partition_fields)
+def table_properties_for(
+    config: WriteConfig, stored: props.TableProperties | None = None
+) -> props.TableProperties:
+    """The `hoodie.properties` a table created by this config gets (`stored`: the table's
+    properties, for what a later write leaves unsaid of its key generator)."""
+    keygen = KeyGenerator.for_write(config, stored)
+    # (Apache Hudi 1.2 keeps them for TimestampBasedKeyGenerator, not for a custom one's parts)
+    dated = keygen.timestamp is not None and keygen.kind == "TIMESTAMP"
+    timestamp = dict(keygen.timestamp.settings) if keygen.timestamp and dated else {}
     payload = props.DEFAULT_PAYLOAD if config.precombine_field else props.OVERWRITE_PAYLOAD
     version = config.table_version or props.DEFAULT_TABLE_VERSION
     return props.TableProperties(
@@ -493,12 +500,14 @@ def table_properties_for(config: WriteConfig) -> props.TableProperties:
         partition_fields=config.partition_fields,
         precombine_field=config.precombine_field,
         key_generator_class=keygen.class_name,
+        partition_types=keygen.partition_types,
         hive_style_partitioning=config.hive_style_partitioning,
         url_encode_partition_path=config.url_encode_partition_path,
         database=config.database,
         extra={
             props.TIMELINE_TIMEZONE: str(table_options.TIMELINE_TIMEZONE.default),
             props.PAYLOAD_CLASS: payload,
+            **timestamp,  # only those set, as Apache Hudi 1.x keeps them
         },
     )
 
@@ -530,8 +539,34 @@ def identity_changes(
     stored: props.TableProperties, wanted: props.TableProperties
 ) -> list[IdentityChange]:
     """The identity settings in which `wanted` differs from the table's `stored` properties."""
-    return [
+    changes = [
         IdentityChange(setting, getattr(stored, field), getattr(wanted, field))
         for setting, field in _IDENTITY
         if getattr(stored, field) != getattr(wanted, field)
     ]
+    return changes + _key_generator_changes(stored, wanted)
+
+
+_DATED = (props.TIMESTAMP_KEYGEN, props.CUSTOM_KEYGEN)
+
+
+def _key_generator_changes(
+    stored: props.TableProperties, wanted: props.TableProperties
+) -> list[IdentityChange]:
+    """A timestamp or custom key generator, its part types and its timebased settings make
+    the folders: a write asking for others would put keys elsewhere. (Simple, complex and
+    non-partitioned follow from the fields, which `_IDENTITY` compares.)"""
+    classes = stored.key_generator_class, wanted.key_generator_class
+    if not set(classes) & set(_DATED):
+        return []
+    if classes[0] != classes[1]:
+        return [IdentityChange("hoodie.datasource.write.keygenerator.class", *classes)]
+    if stored.partition_types and stored.partition_types != wanted.partition_types:
+        return [IdentityChange("partition field types", stored.partition_types,
+                               wanted.partition_types)]  # fmt: skip
+    # (Apache Hudi 0.15 keeps some of them only: those kept must agree)
+    kept = timestamp_settings(stored.extra)
+    asked = {k: v for k, v in timestamp_settings(wanted.extra).items() if k in kept}
+    if kept != asked:
+        return [IdentityChange("hoodie.keygen.timebased.*", kept, asked)]
+    return []

@@ -240,6 +240,9 @@ class TableProperties:
     timeline_layout_version: int = SUPPORTED_LAYOUT_VERSION
     create_schema: str | None = None
     record_merge_mode: str | None = None  # versions 8 and 9; None means inferred (version 6)
+    # CustomKeyGenerator: each partition field's type (SIMPLE, TIMESTAMP), as Apache Hudi 1.x
+    # stores them (`region:SIMPLE,ts:TIMESTAMP`); () when the table does not say
+    partition_types: tuple[str, ...] = ()
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -267,6 +270,19 @@ class TableProperties:
     def is_partitioned(self) -> bool:
         return bool(self.partition_fields)
 
+    @property
+    def value_partition_fields(self) -> tuple[str, ...]:
+        """The partition fields whose folder is the column's value (as text): all of them,
+        but for a timestamp key generator (its folder is a date made from the value) and a
+        custom one (only its SIMPLE parts, and none where the types are not stored). Partition
+        pruning and values read back from paths take these only."""
+        if self.key_generator_class == TIMESTAMP_KEYGEN:
+            return ()
+        if self.key_generator_class == CUSTOM_KEYGEN:
+            return tuple(f for f, t in zip(self.partition_fields, self.partition_types)
+                         if t == "SIMPLE")  # fmt: skip
+        return self.partition_fields
+
     @classmethod
     def from_dict(cls, props: dict[str, str]) -> TableProperties:
         known = {
@@ -291,8 +307,12 @@ class TableProperties:
                 f"table '{name}' stores its base files as {base_format} "
                 f"({BASE_FILE_FORMAT}); dbt-hoodie reads and writes PARQUET base files only"
             )
-        # Hudi stores a partition field with a key generator type as `field:TYPE`.
-        partition_fields = tuple(f.split(":")[0] for f in _csv(props.get(PARTITION_FIELDS)))
+        # Hudi 1.x stores a custom key generator's partition fields as `field:TYPE`.
+        typed = [f.rpartition(":") if ":" in f else (f, "", "")
+                 for f in _csv(props.get(PARTITION_FIELDS))]  # fmt: skip
+        partition_fields = tuple(name for name, _, _ in typed)
+        partition_types = tuple(kind.upper() for _, _, kind in typed) if any(
+            sep for _, sep, _ in typed) else ()  # fmt: skip
         ordering = _csv(props.get(PRECOMBINE_FIELD) or props.get(ORDERING_FIELDS))
         if len(ordering) > 1:
             raise UnsupportedTableError(
@@ -307,6 +327,7 @@ class TableProperties:
             table_type=props.get(TABLE_TYPE, _str_default(table.TYPE)).upper(),
             record_key_fields=_csv(props.get(RECORD_KEY_FIELDS)),
             partition_fields=partition_fields,
+            partition_types=partition_types,
             precombine_field=ordering[0] if ordering else None,
             key_generator_class=keygen or _default_keygen(partition_fields),
             hive_style_partitioning=_bool(props, table.HIVE_STYLE_PARTITIONING),
@@ -342,6 +363,10 @@ class TableProperties:
         )
         if self.partition_fields:
             props[PARTITION_FIELDS] = ",".join(self.partition_fields)
+            if self.partition_types and self.table_version >= 8:  # as Apache Hudi 1.x does
+                props[PARTITION_FIELDS] = ",".join(
+                    f"{f}:{t}" for f, t in zip(self.partition_fields, self.partition_types)
+                )
         if self.precombine_field:
             props[PRECOMBINE_FIELD] = self.precombine_field
         if self.create_schema:

@@ -495,7 +495,7 @@ class HoodieTable:
         extra_metadata: Mapping[str, str] | None,
         precommit: Callable[[HoodieTableMetaClient], None] | None,
     ) -> WriteResult:
-        wanted = table_properties_for(config)
+        wanted = table_properties_for(config, self.properties)
         if not identity_changes(self.properties, wanted):
             client = WriteClient(self.meta_client, config)
             return client.insert_overwrite_table(

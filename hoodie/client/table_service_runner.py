@@ -113,7 +113,8 @@ class TableServiceRunner:
             keep = self.policy.metadata_table
             if self.meta_client.properties.table_version == 6:
                 self._refuse_uncompacted_logs()
-            result = upgrade_to_version_8(self.meta_client, keep)
+            types = self.config.partition_types if self.config is not None else ()
+            result = upgrade_to_version_8(self.meta_client, keep, types)
             if keep and result.from_version == 6:
                 # its version 6 log files folded into a base file of a version 8 instant, as
                 # Apache Hudi compacts it before its first version 8 delta commit

@@ -79,12 +79,7 @@ class WriteClient:
         self._refuse_identity_change()
         self.services = TableServiceRunner(meta_client, config, lock_provider)
         self.index = index_for(config)
-        keygen = KeyGenerator(
-            config.record_key_fields,
-            config.partition_fields,
-            hive_style_partitioning=meta_client.properties.hive_style_partitioning,
-            url_encode=meta_client.properties.url_encode_partition_path,
-        )
+        keygen = KeyGenerator.for_write(config, properties)
         self.preparer = BatchPreparer(meta_client.name, config, keygen, self.index)
 
     def write(
@@ -256,7 +251,7 @@ class WriteClient:
     def _refuse_identity_change(self) -> None:
         """A write must agree with the table's identity: keys, type and partitioning."""
         stored = self.meta_client.properties
-        for change in identity_changes(stored, table_properties_for(self.config)):
+        for change in identity_changes(stored, table_properties_for(self.config, stored)):
             raise TableIdentityError(
                 f"table '{stored.name}' at {self.meta_client.base_uri} was created with "
                 f"{change.setting}={_show(change.stored)}, but this write asks for "

@@ -232,9 +232,9 @@ def _stored_partition_values(
     cannot give back (a path of more segments than fields, a text the column's type does not
     parse) is left as the batch has it."""
     fields = context.config.partition_fields
-    if not fields:
-        return kept
     props = context.meta_client.properties
+    if not fields or props.value_partition_fields != fields:
+        return kept  # (a timestamp part's folder is a date, not the column's value)
     types = dict(kept.dtypes)
     rows = []
     for path in sorted({s.partition_path for s in context.slices}):

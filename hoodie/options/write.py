@@ -13,6 +13,7 @@ from typing import cast
 
 from ..exceptions import InvalidConfigError
 from . import table
+from .keygen import KEYGEN_OPTIONS
 from .property import (
     Alias,
     ConfigProperty,
@@ -270,7 +271,8 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    parse=field_list, aliases=(Alias(table.RECORD_KEY_FIELDS.key),),
                    identity=True),
     ConfigProperty("hoodie.datasource.write.partitionpath.field", (),
-                   "partition path column(s), comma-separated; empty: non-partitioned",
+                   "partition path column(s), comma-separated; empty: non-partitioned; "
+                   "with CustomKeyGenerator each as column:SIMPLE or column:TIMESTAMP",
                    attribute="partition_fields", parse=optional_field_list,
                    aliases=(Alias(table.PARTITION_FIELDS.key),), identity=True),
     ConfigProperty("hoodie.datasource.write.precombine.field", None,
@@ -288,6 +290,8 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "`/`, control and Hive's special characters), and `.`, `..` and `.hoodie...` "
                    "values too (see \"Partition paths\")",
                    attribute="url_encode_partition_path", parse=boolean),
+    # Key generators (declared in `hoodie.options.keygen`).
+    *KEYGEN_OPTIONS,
     ConfigProperty("hoodie.write.table.version", None,
                    "the Hudi table version a new table is created with: 6 (read by Apache Hudi "
                    "0.x and 1.x, hudi-rs) or 8 (Apache Hudi 1.x, hudi-rs); none: "

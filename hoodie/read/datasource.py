@@ -285,7 +285,7 @@ class PartitionPruningReader(HoodieReader):
 
     def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
         for item in filters:
-            if PartitionMatcher.usable(item, self.meta_client.properties.partition_fields):
+            if PartitionMatcher.usable(item, self.meta_client.properties.value_partition_fields):
                 self.partition_filters.append(item)  # (partition pruning decides these)
             else:
                 self.skipping_filters.append(item)

@@ -72,10 +72,13 @@ class PartitionMatcher:
     def for_table(
         cls, meta_client: HoodieTableMetaClient, schema: pa.Schema, filters: list[Filter]
     ) -> PartitionMatcher | None:
-        if not filters or not meta_client.properties.partition_fields:
-            return None
         props = meta_client.properties
-        types = {f.name: f.type for f in schema if f.name in props.partition_fields}
+        if not filters or not props.value_partition_fields:
+            return None
+        # (a timestamp part's folder is a date made from its column: no filter on that column
+        # is decided by the folder; `usable` lets none through, and its text is not read)
+        types: dict[str, pa.DataType] = {name: pa.string() for name in props.value_partition_fields}
+        types.update({f.name: f.type for f in schema if f.name in types})
         return cls(
             props.partition_fields,
             types,
@@ -90,7 +93,9 @@ class PartitionMatcher:
             raise _Unknown
         out: dict[str, Any] = {}
         for name, text in texts.items():
-            dtype = self.types.get(name, pa.string())
+            if name not in self.types:
+                continue  # not a value the filters may ask about
+            dtype = self.types[name]
             if text is None:
                 # Hudi's folder for a null value, and for an empty string: a string column's
                 # rows there may hold either.

@@ -40,7 +40,7 @@ from pyspark.sql.datasource import (
 )
 
 from ..exceptions import InvalidConfigError
-from ..properties import NON_PARTITIONED_KEYGEN, SIMPLE_KEYGEN
+from ..properties import NON_PARTITIONED_KEYGEN, SIMPLE_KEYGEN, TIMESTAMP_KEYGEN
 from ..schema import RECORD_KEY
 
 # op -> the op of its negation (Spark's order is total: NaN is the largest double).
@@ -260,7 +260,8 @@ class KeyRule:
     def of(
         cls, record_key_fields: tuple[str, ...], keygen_class: str | None, schema: pa.Schema
     ) -> KeyRule:
-        simple = keygen_class in (SIMPLE_KEYGEN, NON_PARTITIONED_KEYGEN)
+        # (TimestampBasedKeyGenerator's record key is SimpleKeyGenerator's: the field's text)
+        simple = keygen_class in (SIMPLE_KEYGEN, NON_PARTITIONED_KEYGEN, TIMESTAMP_KEYGEN)
         if len(record_key_fields) != 1 or not simple or record_key_fields[0] not in schema.names:
             return cls()
         name = record_key_fields[0]

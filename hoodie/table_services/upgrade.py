@@ -87,13 +87,18 @@ class UpgradeResult:
 
 
 def upgrade_to_version_8(
-    meta_client: HoodieTableMetaClient, keep_metadata_table: bool = False
+    meta_client: HoodieTableMetaClient,
+    keep_metadata_table: bool = False,
+    partition_types: tuple[str, ...] = (),
 ) -> UpgradeResult:
     """Upgrade the table (failed writes rolled back and, on merge-on-read, its logs compacted by
     the caller); on a version 8 table, finish an upgrade that stopped before its last step.
     `keep_metadata_table` (`hoodie.metadata.enable`): a metadata table we keep, compacted by
     the caller, is upgraded with the table (`_upgrade_metadata_table`); otherwise, or where
-    it cannot be, it is turned off, and the next write with it on builds it again."""
+    it cannot be, it is turned off, and the next write with it on builds it again. The key
+    generator is named by class and by type (`TableProperties.to_dict`), and a custom key
+    generator's partition fields get the writer's `partition_types` (`field:TYPE`), as Apache
+    Hudi's upgrade takes them from its write config."""
     version = meta_client.properties.table_version
     if version == TARGET_VERSION:
         meta_client.discard_properties_backup()
@@ -125,10 +130,14 @@ def upgrade_to_version_8(
     if kept:  # readers list through it again from the switch on
         extra[props.METADATA_PARTITIONS] = ",".join(sorted(partitions))
         extra[props.METADATA_PARTITIONS_INFLIGHT] = ""
+    stored = meta_client.properties
+    custom = stored.key_generator_class == props.CUSTOM_KEYGEN
+    typed = custom and not stored.partition_types and partition_types
     upgraded = replace(
-        meta_client.properties,
+        stored,
         table_version=TARGET_VERSION,
         timeline_layout_version=props.READABLE_VERSIONS[TARGET_VERSION],
+        partition_types=partition_types if typed else stored.partition_types,
         extra=extra,
     )
     meta_client.replace_properties(upgraded)  # readers switch to layout 2 here

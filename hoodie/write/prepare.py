@@ -112,11 +112,26 @@ class BatchPreparer:
         if IS_DELETED not in batch.columns:
             batch = batch.withColumn(IS_DELETED, F.lit(False))
         key = F.when(~self.keygen.record_key_is_missing(), self.keygen.record_key())
-        batch = batch.withColumns({RECORD_KEY: key, PARTITION_PATH: self.keygen.partition_path()})
+        path = self.keygen.partition_path(batch.schema, self._unreadable)
+        batch = batch.withColumns({RECORD_KEY: key, PARTITION_PATH: path})
         if self.index.is_global():
             batch = self.one_per_key(batch, operation)
         columns = self.index.columns()
         return batch.withColumns(columns) if columns else batch
+
+    def _unreadable(self, text: Column, field: str) -> Column:
+        """Fails the job at a string value no input date format reads, as Apache Hudi fails
+        the write (a TIMESTAMP part of type DATE_STRING or MIXED)."""
+        spec = self.keygen.timestamp
+        formats = ", ".join(spec.input_formats) if spec else ""
+        message = F.concat(
+            F.lit(f"table '{self.table_name}': partition field {field}'s value "),
+            shown(text.cast("string")),
+            F.lit(f" is read by none of its input date formats ({formats}); nothing was "
+                  "written. Clean the values, or add their pattern to "
+                  "hoodie.keygen.timebased.input.dateformat"),
+        )  # fmt: skip
+        return raise_in_sql(PartitionPathError, message).cast("string")
 
     def one_per_key(self, batch: DataFrame, operation: str) -> DataFrame:
         """Under a global index, one record per key whatever its partition values, as Hudi
@@ -185,9 +200,7 @@ class BatchPreparer:
         lacks = f" has {missing_key_text(self.config.record_key_fields)}"
         message = F.lit(prefix + lacks)
         if self.config.partition_fields:
-            in_partition = F.concat(
-                F.lit(" in partition '"), self.keygen.partition_path(), F.lit("'")
-            )
+            in_partition = F.concat(F.lit(" in partition '"), F.col(PARTITION_PATH), F.lit("'"))
             message = F.concat(F.lit(prefix), in_partition, F.lit(lacks))
         key = F.col(RECORD_KEY)
         return F.when(key.isNull(), raise_in_sql(NullRecordKeyError, message)).otherwise(key)

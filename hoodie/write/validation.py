@@ -95,7 +95,17 @@ def check_batch(
     _check_meta_columns(table_name, schema)
     _check_unique_names(table_name, schema)
     roles = [("record key", "record_key", name) for name in config.record_key_fields]
-    roles += [("partition", "partition_path", name) for name in config.partition_fields]
+    # (a TIMESTAMP part's folder is a date made from the value: `keygen.timestamp` checks its
+    # type, numbers of any kind as Apache Hudi takes them)
+    dated = (
+        set(config.partition_fields)
+        if config.key_generator == "TIMESTAMP"
+        else {
+            f for f, t in zip(config.partition_fields, config.partition_types) if t == "TIMESTAMP"
+        }
+    )
+    roles += [("partition", "partition_path", name) for name in config.partition_fields
+              if name not in dated]  # fmt: skip
     if config.precombine_field and with_ordering:
         roles.append(("precombine", "precombine_field", config.precombine_field))
     for role, option, name in roles:

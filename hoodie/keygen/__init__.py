@@ -7,48 +7,112 @@ whoever wrote them:
 - complex (several key fields): `f1:v1,f2:v2`, with `__null__` / `__empty__` for missing parts;
 - partition path: values joined by `/`, `col=value` when hive-style, and
   `__HIVE_DEFAULT_PARTITION__` for a null or empty value; with urlencode each value escaped as
-  Hudi escapes it (extended to `.`, `..` and `.hoodie`, see `partition_paths`).
+  Hudi escapes it (extended to `.`, `..` and `.hoodie`, see `partition_paths`);
+- timestamp parts (`TimestampBasedKeyGenerator`, the `TIMESTAMP` parts of
+  `CustomKeyGenerator`): the value read as an instant and written with a date pattern
+  (`keygen.timestamp`), escaped and prefixed as the other parts.
 A partition path that could leave the table is refused before anything is written
 (`partition_path_problem`, the Spark SQL form of `partition_paths.problem`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
-from . import partition_paths as paths
-from .naming import DEFAULT_PARTITION
-from .properties import (
+from .. import partition_paths as paths
+from ..config import WriteConfig
+from ..exceptions import InvalidConfigError
+from ..naming import DEFAULT_PARTITION
+from ..options.keygen import CLASS_OF_TYPE, TYPE_OF_CLASS, TimestampSpec, timestamp_settings
+from ..properties import (
     COMPLEX_KEYGEN,
     NON_PARTITIONED_KEYGEN,
     SIMPLE_KEYGEN,
+    TableProperties,
 )
-from .schema import as_array
+from ..schema import as_array
+from .timestamp import timestamp_part
 
+# What a TIMESTAMP part does with a value none of the input formats reads: (the column's
+# text, the field) -> a column that fails the Spark job (the write's error), or None: a null
+# partition path.
+Failure = Callable[[Column, str], Column]
+
+_SPECIAL = ("TIMESTAMP", "CUSTOM")
 NULL_KEY_PART = "__null__"
 EMPTY_KEY_PART = "__empty__"
 
 
 @dataclass(frozen=True)
 class KeyGenerator:
+    """How rows become keys. `kind` is Apache Hudi's key generator type when it is TIMESTAMP or
+    CUSTOM (None: by the fields, SIMPLE, COMPLEX or NON_PARTITION); `partition_types` each
+    partition field's type under CUSTOM (SIMPLE or TIMESTAMP); `timestamp` the settings of
+    the TIMESTAMP parts."""
+
     record_key_fields: tuple[str, ...]
     partition_fields: tuple[str, ...] = ()
     hive_style_partitioning: bool = False
     url_encode: bool = False
+    kind: str | None = None
+    partition_types: tuple[str, ...] = ()
+    timestamp: TimestampSpec | None = None
 
     @property
     def class_name(self) -> str:
         """The Hudi key generator class that produces the same keys (for hoodie.properties)."""
+        if self.kind in ("TIMESTAMP", "CUSTOM"):
+            return CLASS_OF_TYPE[self.kind]
         if not self.partition_fields:
             return NON_PARTITIONED_KEYGEN
         if len(self.record_key_fields) == 1 and len(self.partition_fields) == 1:
             return SIMPLE_KEYGEN
         return COMPLEX_KEYGEN
+
+    @classmethod
+    def for_write(cls, config: WriteConfig, stored: TableProperties | None = None
+                  ) -> KeyGenerator:  # fmt: skip
+        """The key generator of a write with `config` on the table whose properties are
+        `stored` (None: a new table). What the config leaves unsaid of a timestamp or custom
+        key generator (the type, the part types, the timebased settings) is the table's, as
+        `hoodie.properties` keeps it; what it says that differs from the table is refused
+        by the identity check (`meta_client.identity_changes`), not here."""
+        kind = config.key_generator
+        stored_kind = TYPE_OF_CLASS.get(stored.key_generator_class) if stored else None
+        if kind is None and stored_kind in _SPECIAL:
+            kind = stored_kind
+        types = config.partition_types
+        if kind == "CUSTOM" and not types and stored is not None and stored_kind == "CUSTOM":
+            types = stored.partition_types
+        where = f"table '{config.table_name}'"
+        if kind == "CUSTOM" and config.partition_fields and not types:
+            raise InvalidConfigError(
+                f"{where} uses CustomKeyGenerator and its hoodie.properties does not say the "
+                "partition fields' types: give them in partition_path (`column:SIMPLE`, "
+                "`column:TIMESTAMP`)"
+            )
+        spec = None
+        if kind == "TIMESTAMP" or "TIMESTAMP" in types:
+            settings = config.timestamp_settings
+            if not settings and stored is not None and stored_kind == kind:
+                settings = timestamp_settings(stored.extra)
+            spec = TimestampSpec.of(settings, where)
+        return cls(
+            config.record_key_fields,
+            config.partition_fields,
+            stored.hive_style_partitioning if stored else config.hive_style_partitioning,
+            stored.url_encode_partition_path if stored else config.url_encode_partition_path,
+            kind=kind if kind in _SPECIAL else None,
+            partition_types=types if kind == "CUSTOM" else (),
+            timestamp=spec,
+        )
 
     @property
     def is_complex_key(self) -> bool:
@@ -79,20 +143,45 @@ class KeyGenerator:
             result = result & part
         return result
 
-    def partition_path(self) -> Column:
+    def part_types(self) -> tuple[str, ...]:
+        """Each partition field's part type: SIMPLE (its value) or TIMESTAMP (a date)."""
+        if self.kind == "CUSTOM":
+            return self.partition_types
+        kind = "TIMESTAMP" if self.kind == "TIMESTAMP" else "SIMPLE"
+        return tuple(kind for _ in self.partition_fields)
+
+    def partition_path(self, schema: StructType | None = None,
+                       unreadable: Failure | None = None) -> Column:  # fmt: skip
+        """The partition path of each row. TIMESTAMP parts need the batch's `schema` (a
+        number, a date and a string are read differently); `unreadable` fails the job where
+        a string matches none of the input formats (None: the path is null there)."""
         if not self.partition_fields:
             return F.lit("")
         parts = []
-        for name in self.partition_fields:
-            text = F.col(_quote(name)).cast("string")
-            encoded = escape_path_name(text) if self.url_encode else text
-            value = F.when(text.isNull() | (text == ""), F.lit(DEFAULT_PARTITION)).otherwise(
-                encoded
-            )
+        for name, kind in zip(self.partition_fields, self.part_types()):
+            if kind == "TIMESTAMP":
+                assert self.timestamp is not None and schema is not None
+                if name not in schema.fieldNames():
+                    raise InvalidConfigError(f"partition field {name} is not a column of the "
+                                             "batch")  # fmt: skip
+                column = F.col(_quote(name))
+                text = timestamp_part(column, schema[name].dataType, self.timestamp, name)
+                if unreadable is not None and self.timestamp.takes_strings:
+                    text = F.when(text.isNull(), unreadable(column, name)).otherwise(text)
+                value = escape_path_name(text) if self.url_encode else text
+            else:
+                text = F.col(_quote(name)).cast("string")
+                encoded = escape_path_name(text) if self.url_encode else text
+                value = F.when(text.isNull() | (text == ""), F.lit(DEFAULT_PARTITION)).otherwise(
+                    encoded
+                )
             if self.hive_style_partitioning:
                 value = F.concat(F.lit(f"{name}="), value)
             parts.append(value)
-        return F.concat_ws("/", *parts)
+        joined = parts[0]
+        for part in parts[1:]:
+            joined = F.concat(joined, F.lit("/"), part)
+        return joined
 
 
 def escape_path_name(text: Column) -> Column:
