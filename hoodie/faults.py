@@ -7,8 +7,9 @@ to clean up, which is exactly the situation recovery must handle. Points inside 
 kill the driver (its pid travels in `HOODIE_CRASH_PID`) and then their own worker.
 
 With `HOODIE_CRASH_SNAPSHOTS=<folder>` (and the table's local path in `HOODIE_CRASH_TABLE`)
-a process copies the table to `<folder>/<point>/table` the first time it reaches each point,
-and goes on: the copy is what a SIGKILL at that point would leave on disk, so one run of an
+a process copies the table to `<folder>/<point>/table` the first time it reaches each point
+(each point named in `HOODIE_CRASH_SNAPSHOT_POINTS`, comma-separated, when that is set), and
+goes on: the copy is what a SIGKILL at that point would leave on disk, so one run of an
 action gives a test the crash state of every point it passes (a process per point costs a JVM
 start each). Points that stage a torn write before dying (`armed`) need a real crash.
 
@@ -31,6 +32,7 @@ CRASH_AT = "HOODIE_CRASH_AT"
 CRASH_PID = "HOODIE_CRASH_PID"
 SNAPSHOT_TO = "HOODIE_CRASH_SNAPSHOTS"
 SNAPSHOT_OF = "HOODIE_CRASH_TABLE"
+SNAPSHOT_POINTS = "HOODIE_CRASH_SNAPSHOT_POINTS"
 PAUSE_AT = "HOODIE_PAUSE_AT"
 PAUSE_DIR = "HOODIE_PAUSE_DIR"
 
@@ -45,7 +47,9 @@ def crash_point(name: str) -> None:
         _pause(os.environ[PAUSE_DIR])
     folder = os.environ.get(SNAPSHOT_TO)
     if folder:
-        _snapshot(name, folder)
+        only = os.environ.get(SNAPSHOT_POINTS)
+        if not only or name in only.split(","):
+            _snapshot(name, folder)
         return
     if not armed(name):
         return
