@@ -434,8 +434,8 @@ class HoodieTable:
         )
 
     def _overwrite(self, df: DataFrame, config: WriteConfig) -> WriteResult:
-        wanted = table_properties_for(config)
-        if not identity_changes(self.properties, wanted):
+        wanted = table_properties_for(config, self.properties)
+        if not identity_changes(self.properties, wanted, config):
             return WriteClient(self.meta_client, config).insert_overwrite_table(df)
         staging = self.storage.sibling(f"rebuild-{uuid.uuid4().hex[:8]}")
         staged = HoodieTableMetaClient.create(staging, wanted)
