@@ -170,6 +170,10 @@ def _combined(
     CUSTOM payloads' `combineAndGetUpdateValue`); deletes and new keys as they came."""
     position = pc.index_in(incoming.column(RECORD_KEY), value_set=matched.column(RECORD_KEY))
     stored = matched.take(position)  # null rows where the key is new
+    for field in matched.schema:
+        # a column the batch lacks is null in the rows it writes: the stored value fills it
+        if field.name not in incoming.column_names and field.name not in META_COLUMNS:
+            incoming = incoming.append_column(field, pa.nulls(incoming.num_rows, field.type))
     merged = combine(incoming, stored, mode)
     if not pc.any(deleted).as_py():
         return merged
