@@ -286,7 +286,7 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "by hoodie.write.record.merge.mode, else by the precombine field (Default "
                    "with one, OverwriteWithLatest without). A table keeps its merge mode",
                    attribute="payload_class", parse=choice(table.PayloadClass),
-                   choices=table.PayloadClass),
+                   aliases=(Alias(table.PAYLOAD_CLASS.key),), choices=table.PayloadClass),
     ConfigProperty("hoodie.write.record.merge.mode", None,
                    "how versions of a key merge, as Apache Hudi 1.x's merge mode: "
                    "EVENT_TIME_ORDERING (DefaultHoodieRecordPayload), COMMIT_TIME_ORDERING "
@@ -294,7 +294,7 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "payloads in hoodie.datasource.write.payload.class). None: the table's, or "
                    "by the payload class. A table keeps its merge mode",
                    attribute="record_merge_mode", parse=choice(table.RecordMergeMode),
-                   choices=table.RecordMergeMode),
+                   aliases=(Alias(table.RECORD_MERGE_MODE.key),), choices=table.RecordMergeMode),
     ConfigProperty("hoodie.datasource.write.table.type", table.TYPE.default,
                    "COPY_ON_WRITE or MERGE_ON_READ", attribute="table_type",
                    parse=choice(table.TableType), aliases=(Alias(table.TYPE.key),),
