@@ -260,3 +260,39 @@ def test_version_6_tables_we_create_name_their_payload():
     assert merge_mode_for_write(PARTIAL.value, None, "ts").table_keys(6) == {
         P.PAYLOAD_CLASS: PARTIAL.value
     }
+
+
+def test_a_table_keeps_its_merge_mode():
+    """A write naming no merge mode takes the table's; one naming the same mode in other
+    words is fine; another is an identity change (refused, as a precombine field's is)."""
+    from hoodie import WriteConfig
+    from hoodie.meta_client import identity_changes, merge_mode_for, table_properties_for
+
+    def config(**options: str) -> WriteConfig:
+        options = {"hoodie.write.table.version": "8", **options}
+        return WriteConfig.build("t", record_key="id", precombine_field="ts", options=options)
+
+    partial = {"hoodie.datasource.write.payload.class": PARTIAL.value}
+    stored = table_properties_for(config(**partial))
+    assert stored.to_dict()[P.PAYLOAD_CLASS] == PARTIAL.value
+    assert merge_mode_for(config(), stored).payload is PARTIAL
+    assert not identity_changes(stored, table_properties_for(config()), config())
+    assert not identity_changes(stored, stored, config(**{"hoodie.record.merge.mode": "custom",
+                                                          **partial}))  # fmt: skip
+    changes = identity_changes(stored, stored, config(**{"hoodie.record.merge.mode": E}))
+    assert [(c.setting, c.stored, c.wanted) for c in changes] == [
+        ("merge mode", "CUSTOM(PartialUpdateAvroPayload)", E)
+    ]
+
+
+def test_column_wise_payloads_are_refused_under_a_global_index(tmp_path):
+    from hoodie import HoodieTable, WriteConfig
+
+    config = WriteConfig.build(
+        "t", record_key="id", precombine_field="ts",
+        options={"hoodie.index.type": "GLOBAL_SIMPLE",
+                 "hoodie.datasource.write.payload.class": NON_DEFAULTS.value},
+    )  # fmt: skip
+    table = HoodieTable.for_write(str(tmp_path / "t"), config)
+    with pytest.raises(InvalidConfigError, match="OverwriteNonDefaults.*global index"):
+        table.upsert(None, config)  # refused before the batch is looked at
