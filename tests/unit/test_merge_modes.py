@@ -296,3 +296,24 @@ def test_column_wise_payloads_are_refused_under_a_global_index(tmp_path):
     table = HoodieTable.for_write(str(tmp_path / "t"), config)
     with pytest.raises(InvalidConfigError, match="OverwriteNonDefaults.*global index"):
         table.upsert(None, config)  # refused before the batch is looked at
+
+
+def test_our_upgrade_writes_apache_hudis_merge_keys(tmp_path):
+    """`upgrade_to_version_8` stores `upgraded_merge_keys`: a copy-on-write table with
+    EventTimeAvroPayload becomes COMMIT_TIME_ORDERING, as Apache Hudi 1.2's upgrade makes it."""
+    from hoodie import HoodieTable, WriteConfig
+    from hoodie.meta_client import HoodieTableMetaClient
+    from hoodie.table_services.upgrade import upgrade_to_version_8
+
+    config = WriteConfig.build(
+        "t", record_key="id", precombine_field="ts",
+        options={"hoodie.datasource.write.payload.class": EVENT.value},
+    )  # fmt: skip
+    path = str(tmp_path / "t")
+    table = HoodieTable.for_write(path, config)
+    assert merge_mode_of(table.meta_client.properties).payload is EVENT
+    upgrade_to_version_8(table.meta_client)
+    stored = HoodieTableMetaClient.open(path).properties
+    assert merge_mode_of(stored).name == C
+    assert stored.to_dict()[P.PAYLOAD_CLASS] == OVERWRITE.value
+    assert stored.to_dict()[P.RECORD_MERGER_STRATEGY] == COMMIT_TIME_STRATEGY
