@@ -145,3 +145,33 @@ def test_we_read_apache_hudis_merge_modes(spark, apache_hudi, tmp_path, merge, v
     assert _rows(judge.read(path)) == SNAPSHOT_AFTER[merge]
     assert _rows(read_ours(spark, path)) == SNAPSHOT_AFTER[merge]
     _check_hudi_rs(path, merge, "mor", version)
+
+
+THIRD = [(1, "a", 4, None, 12), (3, "a", 1, "c1", 30)]
+
+
+def _arrow(rows: list[tuple]) -> pa.Table:
+    schema = pa.schema([("id", pa.int32()), ("dt", pa.string()), ("ts", pa.int64()),
+                        ("name", pa.string()), ("amount", pa.int32())])  # fmt: skip
+    return pa.Table.from_pylist([dict(zip(schema.names, r)) for r in rows], schema=schema)
+
+
+@pytest.mark.hudi_full
+@pytest.mark.parametrize("merge", [NON_DEFAULTS, PARTIAL, COMMIT_TIME, EVENT])
+@pytest.mark.parametrize(("kind", "version"), [("mor", 8), ("cow", 6)])
+def test_apache_hudi_writes_on_our_merge_modes(spark, apache_hudi, tmp_path, merge, kind, version):
+    """Apache Hudi 1.2 upserts into our table with the same payload (or mode) and the table's
+    version: it takes our hoodie.properties' merge keys, and both read the same."""
+    if merge == COMMIT_TIME and version == 6:
+        pytest.skip("a merge mode is table version 8's")
+    register(spark)
+    path = str(tmp_path / "t")
+    _write_ours(spark, path, merge, kind, version)
+    judge = apache_hudi(HUDI_1)
+    options = {**datasource_options("merge_modes", kind), **_option(merge),
+               "hoodie.write.table.version": str(version),
+               "hoodie.metadata.enable": "false"}  # fmt: skip
+    judge.write(path, _arrow(THIRD), options)
+    theirs = _rows(judge.read(path))
+    assert _rows(read_ours(spark, path)) == theirs
+    assert len(theirs) == 3
