@@ -590,7 +590,7 @@ class Runner:
             return None  # hudi-rs reads no table without commits
         if self.p.merge:
             # R14: hudi-rs 0.5 refuses CUSTOM tables; its merge modes are checked in
-            # tests/judge/test_merge_modes.py
+            # tests/judge/test_merge_modes_with_apache_hudi.py
             return None
         return read_hudi_rs(self.path, **kwargs)
 
