@@ -37,7 +37,6 @@ Deletes within a file slice come in two kinds:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -369,9 +368,10 @@ def precombine(table: pa.Table, key: str, mode: MergeMode, sequence: str | None 
         table = table.append_column(_HAS_ORDER, pc.is_valid(table.column(ordering)))
         sort += [(_HAS_ORDER, "ascending"), (ordering, "ascending")]
     # Folded from the lowest priority up, each row wins over what came before it: per column,
-    # the highest-priority non-null value.
-    folded = _fold_sorted(table.take(pc.sort_indices(table, sort + [(sequence, "ascending")])),
-                          key, _coalesce_step)  # fmt: skip
+    # the highest-priority non-null value; the other columns the winner's.
+    ordered = table.take(pc.sort_indices(table, sort + [(sequence, "ascending")]))
+    groups = _Groups.of(ordered, key)
+    folded = _last_non_null(ordered, groups, ordered.take(pa.array(groups.last)))
     return folded.drop_columns([c for c in (_HAS_ORDER, "__row") if c in folded.column_names])
 
 
@@ -391,44 +391,94 @@ def combine(incoming: pa.Table, stored: pa.Table, mode: MergeMode) -> pa.Table:
 
 def fold(rows: pa.Table, key: str, mode: MergeMode, sequence: str) -> pa.Table:
     """One row per key, in key order: each key's versions folded in arrival order with the
-    column-wise payload's `combine` (each later version merged onto what came before)."""
+    column-wise payload's `combine` (each later version merged onto what came before), meta
+    columns from the latest version.
+
+    No pass per version: the fold has a closed form. OverwriteNonDefaults: per column, the last
+    non-null value. PartialUpdate: a version that reaches the key's largest ordering value so
+    far (ties: the later) takes over, the others only fill nulls; so per column the first
+    non-null of those record versions, latest first, then of the others, earliest first.
+    """
     if rows.num_rows <= 1:
         return rows
     ordered = rows.take(pc.sort_indices(rows, [(key, "ascending"), (sequence, "ascending")]))
-    if not _data_columns(rows):
-        return latest_per_key(ordered, key, None, sequence)
-    if mode.payload is Payload.PARTIAL_UPDATE:
-        ordering = mode.ordering_field
-        return _fold_sorted(ordered, key, lambda old, new: _partial_step(old, new, ordering))
-    return _fold_sorted(ordered, key, _coalesce_step)
+    groups = _Groups.of(ordered, key)
+    latest = ordered.take(pa.array(groups.last))
+    ordering = mode.ordering_field
+    if mode.payload is not Payload.PARTIAL_UPDATE or ordering is None:
+        return _last_non_null(ordered, groups, latest)
+    # the ordering values as dense ranks, null lowest; a running maximum per key (keys
+    # outweigh ranks) tells the record versions
+    ranks = _dense_ranks(as_array(ordered.column(ordering)))
+    scaled = groups.of_row * (int(ranks.max()) + 1) + ranks
+    before = np.empty_like(scaled)
+    before[0] = -1
+    before[1:] = np.maximum.accumulate(scaled)[:-1]
+    record = groups.first | (scaled >= before)
+    arrival = np.arange(len(scaled))
+    # lowest priority first: the others latest first, then the record versions earliest first
+    priority = np.lexsort((np.where(record, arrival, -arrival), record, groups.of_row))
+    return _last_non_null(ordered.take(pa.array(priority)), groups, latest)
 
 
-Step = Callable[[pa.Table, pa.Table], pa.Table]
-
-
-def _fold_sorted(rows: pa.Table, key: str, step: Step) -> pa.Table:
-    """Fold each key's rows (sorted by key, then in fold order) with `step(older, newer)`:
-    vectorized by rank, the keys' first rows, then all their second rows, and so on."""
-    n = rows.num_rows
-    keys = as_array(rows.column(key))
-    first = np.ones(n, dtype=bool)
-    if n > 1:
-        first[1:] = pc.fill_null(pc.not_equal(keys.slice(1), keys.slice(0, n - 1)), True).to_numpy(
+def _dense_ranks(values: pa.Array) -> np.ndarray:
+    """Each value's rank among the distinct values (1, 2, ...), a null 0 (below any value)."""
+    ranks = np.zeros(len(values), dtype=np.int64)
+    valid = np.flatnonzero(pc.is_valid(values).to_numpy(zero_copy_only=False))
+    if len(valid) == 0:
+        return ranks
+    present = values.take(pa.array(valid))
+    order = pc.sort_indices(present).to_numpy()
+    ordered = present.take(pa.array(order))
+    step = np.ones(len(order), dtype=np.int64)
+    if len(order) > 1:
+        step[1:] = pc.not_equal(ordered.slice(1), ordered.slice(0, len(order) - 1)).to_numpy(
             zero_copy_only=False
         )
-    group = np.cumsum(first) - 1
-    starts = np.flatnonzero(first)
-    rank = np.arange(n) - starts[group]
-    acc = rows.take(pa.array(starts))
-    for r in range(1, int(rank.max()) + 1 if n else 0):
-        at = np.flatnonzero(rank == r)
-        newer = rows.take(pa.array(at))
-        positions = group[at]
-        merged = step(acc.take(pa.array(positions)), newer)
-        index = np.arange(acc.num_rows)
-        index[positions] = acc.num_rows + np.arange(len(at))
-        acc = pa.concat_tables([acc, merged.cast(acc.schema)]).take(pa.array(index))
-    return acc
+    ranks[valid[order]] = np.cumsum(step)
+    return ranks
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """The runs of equal keys of a table sorted by key."""
+
+    of_row: np.ndarray  # each row's group number
+    first: np.ndarray  # per row: does a group start there?
+    last: np.ndarray  # per group: its last row
+
+    @classmethod
+    def of(cls, rows: pa.Table, key: str) -> _Groups:
+        n = rows.num_rows
+        keys = as_array(rows.column(key))
+        first = np.ones(n, dtype=bool)
+        if n > 1:
+            changed = pc.fill_null(pc.not_equal(keys.slice(1), keys.slice(0, n - 1)), True)
+            first[1:] = changed.to_numpy(zero_copy_only=False)
+        starts = np.flatnonzero(first)
+        return cls(np.cumsum(first) - 1, first, np.append(starts[1:], n) - 1)
+
+
+def _last_non_null(rows: pa.Table, groups: _Groups, meta: pa.Table) -> pa.Table:
+    """One row per group of `rows` (sorted by group, then by rising priority; `groups` gives
+    the group of each row): each data column its last non-null value (null if none), the other
+    columns as `meta` (one row per group) has them."""
+    data = set(_data_columns(rows))
+    count = len(groups.last)
+    columns = []
+    for field in rows.schema:
+        if field.name not in data:
+            columns.append(meta.column(field.name))
+            continue
+        values = as_array(rows.column(field.name))
+        valid = np.flatnonzero(pc.is_valid(values).to_numpy(zero_copy_only=False))
+        pick = np.full(count, -1, dtype=np.int64)
+        if len(valid):
+            owner = groups.of_row[valid]
+            last = np.append(owner[1:] != owner[:-1], True)
+            pick[owner[last]] = valid[last]
+        columns.append(values.take(pa.array(pick, mask=pick < 0)))
+    return pa.Table.from_arrays(columns, schema=rows.schema)
 
 
 def _data_columns(table: pa.Table) -> list[str]:
