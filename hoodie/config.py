@@ -48,7 +48,9 @@ KEY_LOOKUP_INDEXES = (SIMPLE_INDEX, BLOOM_INDEX, GLOBAL_SIMPLE_INDEX, GLOBAL_BLO
                       RECORD_INDEX_TYPE)  # fmt: skip
 # hoodie.datasource.write.operation: what a write does with keys the table already holds.
 UPSERT, INSERT, BULK_INSERT = (
-    Operation.UPSERT.value, Operation.INSERT.value, Operation.BULK_INSERT.value
+    Operation.UPSERT.value,
+    Operation.INSERT.value,
+    Operation.BULK_INSERT.value,
 )
 # hoodie.datasource.insert.dup.policy: what an insert does with them.
 FAIL_ON_EXISTING, DROP_EXISTING = InsertDupPolicy.FAIL.value, InsertDupPolicy.DROP.value
@@ -146,6 +148,10 @@ class WriteConfig:
     partition_fields: tuple[str, ...] = ()
     precombine_field: str | None = None
     table_type: str = _default("table_type")
+    # hoodie.datasource.write.payload.class, hoodie.write.record.merge.mode: None: the
+    # table's (`hoodie.merge.merge_mode_for_write` for a new table)
+    payload_class: str | None = _default("payload_class")
+    record_merge_mode: str | None = _default("record_merge_mode")
     operation: str = _default("operation")
     insert_dup_policy: str = _default("insert_dup_policy")
     hive_style_partitioning: bool = _default("hive_style_partitioning")

@@ -31,6 +31,7 @@ from .exceptions import (
 from .faults import crash_point
 from .fs_view import FileListing, FileSystemView, StorageListing
 from .keygen import KeyGenerator
+from .merge import MergeMode, merge_mode_for_write, merge_mode_of
 from .metadata import CommitMetadata
 from .naming import BASE_FILE_EXTENSION
 from .options import table as table_options
@@ -480,17 +481,29 @@ def _parse_checked(text: str) -> dict[str, str] | None:
     return loaded if checksum == str(expected) else None
 
 
+def merge_mode_for(config: WriteConfig, stored: props.TableProperties | None = None) -> MergeMode:
+    """The merge mode a write's config asks for: its payload class and merge mode; neither
+    set, the `stored` table's (if any), else the default by the precombine field."""
+    if stored is not None and not (config.payload_class or config.record_merge_mode):
+        return merge_mode_of(stored)
+    return merge_mode_for_write(
+        config.payload_class, config.record_merge_mode, config.precombine_field
+    )
+
+
 def table_properties_for(
     config: WriteConfig, stored: props.TableProperties | None = None
 ) -> props.TableProperties:
     """The `hoodie.properties` a table created by this config gets (`stored`: the table's
-    properties, for what a later write leaves unsaid of its key generator)."""
+    properties, for what a later write leaves unsaid of its key generator, and whose merge
+    mode it keeps unless the config names one)."""
     keygen = KeyGenerator.for_write(config, stored)
     # (Apache Hudi 1.2 keeps them for TimestampBasedKeyGenerator, not for a custom one's parts)
     dated = keygen.timestamp is not None and keygen.kind == "TIMESTAMP"
     timestamp = dict(keygen.timestamp.settings) if keygen.timestamp and dated else {}
-    payload = props.DEFAULT_PAYLOAD if config.precombine_field else props.OVERWRITE_PAYLOAD
     version = config.table_version or props.DEFAULT_TABLE_VERSION
+    merge_keys = merge_mode_for(config, stored).table_keys(version)
+    mode = merge_keys.pop(props.RECORD_MERGE_MODE, None)
     return props.TableProperties(
         table_version=version,
         timeline_layout_version=props.READABLE_VERSIONS[version],
@@ -504,9 +517,10 @@ def table_properties_for(
         hive_style_partitioning=config.hive_style_partitioning,
         url_encode_partition_path=config.url_encode_partition_path,
         database=config.database,
+        record_merge_mode=mode,
         extra={
             props.TIMELINE_TIMEZONE: str(table_options.TIMELINE_TIMEZONE.default),
-            props.PAYLOAD_CLASS: payload,
+            **merge_keys,
             **timestamp,  # only those set, as Apache Hudi 1.x keeps them
         },
     )
@@ -536,14 +550,22 @@ _IDENTITY = (
 
 
 def identity_changes(
-    stored: props.TableProperties, wanted: props.TableProperties
+    stored: props.TableProperties,
+    wanted: props.TableProperties,
+    config: WriteConfig | None = None,
 ) -> list[IdentityChange]:
-    """The identity settings in which `wanted` differs from the table's `stored` properties."""
+    """The identity settings in which `wanted` differs from the table's `stored` properties;
+    with the write's `config`, its merge mode too where it names one (unnamed, the table's
+    is used): a table keeps how its versions merge, as Apache Hudi refuses to change it."""
     changes = [
         IdentityChange(setting, getattr(stored, field), getattr(wanted, field))
         for setting, field in _IDENTITY
         if getattr(stored, field) != getattr(wanted, field)
     ]
+    if config is not None and (config.payload_class or config.record_merge_mode):
+        have, want = merge_mode_of(stored), merge_mode_for(config)
+        if have.name != want.name:
+            changes.append(IdentityChange("merge mode", have.name, want.name))
     return changes + _key_generator_changes(stored, wanted)
 
 

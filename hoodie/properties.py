@@ -68,6 +68,7 @@ RECORD_MERGE_STRATEGY_ID = table.RECORD_MERGE_STRATEGY_ID.key
 _MERGE_STRATEGY_IDS = {
     EVENT_TIME_ORDERING: "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
     COMMIT_TIME_ORDERING: "ce9acb64-bde0-424c-9b91-f6ebba25356d",
+    table.RecordMergeMode.CUSTOM.value: "00000000-0000-0000-0000-000000000000",
 }
 
 SIMPLE_KEYGEN = "org.apache.hudi.keygen.SimpleKeyGenerator"
@@ -77,6 +78,7 @@ TIMESTAMP_KEYGEN = "org.apache.hudi.keygen.TimestampBasedKeyGenerator"
 CUSTOM_KEYGEN = "org.apache.hudi.keygen.CustomKeyGenerator"
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 OVERWRITE_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+_PAYLOAD_OF_MODE = {EVENT_TIME_ORDERING: DEFAULT_PAYLOAD, COMMIT_TIME_ORDERING: OVERWRITE_PAYLOAD}
 # Hudi 1.x names the key generator by type, not class.
 _KEYGEN_TYPES = {
     "SIMPLE": SIMPLE_KEYGEN,
@@ -250,23 +252,6 @@ class TableProperties:
         return self.table_type == MERGE_ON_READ
 
     @property
-    def ordering_field(self) -> str | None:
-        """The field that decides which version of a key wins when merging: the precombine
-        field, unless the table merges by commit time (Hudi 1.x's COMMIT_TIME_ORDERING, where
-        the later write wins whatever the field says).
-
-        A version 6 table records no merge mode, only its payload class: Apache Hudi 0.x's
-        default, `OverwriteWithLatestAvroPayload`, lets a later write replace the stored row
-        whatever its ordering value (Hudi 0.15 reads a merge-on-read log record over its base
-        file so), and Apache Hudi 1.x infers COMMIT_TIME_ORDERING from it; so do we.
-        """
-        if self.record_merge_mode == COMMIT_TIME_ORDERING:
-            return None
-        if self.record_merge_mode is None and self.extra.get(PAYLOAD_CLASS) == OVERWRITE_PAYLOAD:
-            return None
-        return self.precombine_field
-
-    @property
     def is_partitioned(self) -> bool:
         return bool(self.partition_fields)
 
@@ -383,14 +368,17 @@ class TableProperties:
         mode = self.record_merge_mode or (
             EVENT_TIME_ORDERING if self.precombine_field else COMMIT_TIME_ORDERING
         )
+        # The merge keys as stored (a table we create stores all three, `merge.MergeMode`);
+        # what is missing, as Apache Hudi 1.x infers it from the mode.
         added = {
             INITIAL_VERSION: props.get(INITIAL_VERSION, str(self.table_version)),
             TIMELINE_PATH: _str_default(table.TIMELINE_PATH),
             TIMELINE_HISTORY_PATH: _str_default(table.TIMELINE_HISTORY_PATH),
             RECORD_MERGE_MODE: mode,
-            PAYLOAD_CLASS: DEFAULT_PAYLOAD if mode == EVENT_TIME_ORDERING else OVERWRITE_PAYLOAD,
         }
-        if mode in _MERGE_STRATEGY_IDS:
+        if not props.get(PAYLOAD_CLASS) and mode in _PAYLOAD_OF_MODE:
+            added[PAYLOAD_CLASS] = _PAYLOAD_OF_MODE[mode]
+        if not props.get(RECORD_MERGE_STRATEGY_ID) and mode in _MERGE_STRATEGY_IDS:
             added[RECORD_MERGE_STRATEGY_ID] = _MERGE_STRATEGY_IDS[mode]
         if self.key_generator_class in _KEYGEN_TYPE_OF_CLASS:
             added[KEY_GENERATOR_TYPE] = _KEYGEN_TYPE_OF_CLASS[self.key_generator_class]

@@ -496,7 +496,7 @@ class HoodieTable:
         precommit: Callable[[HoodieTableMetaClient], None] | None,
     ) -> WriteResult:
         wanted = table_properties_for(config, self.properties)
-        if not identity_changes(self.properties, wanted):
+        if not identity_changes(self.properties, wanted, config):
             client = WriteClient(self.meta_client, config)
             return client.insert_overwrite_table(
                 df, extra_metadata=extra_metadata, precommit=precommit

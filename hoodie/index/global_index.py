@@ -45,6 +45,7 @@ from .. import partition_paths as paths
 from ..config import FAIL_ON_EXISTING, GLOBAL_BLOOM_INDEX, GLOBAL_SIMPLE_INDEX, WriteConfig
 from ..exceptions import DuplicateRecordKeyError
 from ..fs_view import CommittedInstants
+from ..merge import MergeMode, merge_mode_of
 from ..schema import IS_DELETED, PARTITION_PATH, RECORD_KEY
 from ..storage import FileIO
 from .base import LOCATION, HoodieIndex, Placement, TaggingContext, profile_of
@@ -321,12 +322,12 @@ def _removed_copies(
         by_group.setdefault((partition, file_id), set()).add(key)
     slices = {(s.partition_path, s.file_id): s for s in context.slices}
     storage, committed = context.meta_client.storage, context.view.committed
-    ordering = context.meta_client.properties.ordering_field
+    mode = merge_mode_of(context.meta_client.properties)
     dead = set()
     for (partition, file_id), keys in sorted(by_group.items()):
         source = KeySource.of(slices[(partition, file_id)], with_logs=True, view=context.view)
         wanted = pa.array(sorted(keys), pa.string())
-        live = live_versions(storage, source, committed, wanted, ordering)
+        live = live_versions(storage, source, committed, wanted, mode)
         dead |= {(k, partition, file_id) for k in keys - set(live.column(RECORD_KEY).to_pylist())}
     return dead
 
@@ -338,9 +339,8 @@ def _verdicts(moving: DataFrame, context: TaggingContext) -> tuple[list[str], li
     value), and the keys whose stored copy a merge-on-read log already removed (Hudi finds no
     stored record to merge with: the record is inserted). The slices of their file groups are
     merged in Spark tasks."""
-    field = context.config.precombine_field
-    if context.meta_client.properties.ordering_field is None:
-        field = None
+    mode = merge_mode_of(context.meta_client.properties)
+    field = mode.ordering_field if mode.by_event_time else None
     merge_on_read = context.meta_client.merge_on_read
     if field is None and not merge_on_read:
         return [], []
@@ -359,7 +359,7 @@ def _verdicts(moving: DataFrame, context: TaggingContext) -> tuple[list[str], li
         ordering_type = wanted.schema.field(field).type
         schema += f", {_STORED_ORDERING} {dict(rows.dtypes)[field]}"
     reader = _LiveReader(context.meta_client.storage, sources, context.view.committed,
-                         wanted.column(RECORD_KEY).combine_chunks().cast(pa.string()), field,
+                         wanted.column(RECORD_KEY).combine_chunks().cast(pa.string()), mode,
                          ordering_type)  # fmt: skip
     slots = max(1, min(len(sources), tagging_parallelism(spark, context.config)))
     indexes = spark.range(0, len(sources), 1, slots).select(F.col("id").cast("int"))
@@ -387,14 +387,18 @@ class _LiveReader:
     sources: list[KeySource]
     committed: CommittedInstants
     keys: pa.Array
-    field: str | None  # the precombine field, where the table orders by it
+    mode: MergeMode  # the table's: by event time, stored versions carry their ordering value
     ordering_type: pa.DataType | None
+
+    @property
+    def field(self) -> str | None:
+        return self.mode.ordering_field if self.mode.by_event_time else None
 
     def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 source = self.sources[index]
-                rows = live_versions(self.storage, source, self.committed, self.keys, self.field)
+                rows = live_versions(self.storage, source, self.committed, self.keys, self.mode)
                 if rows.num_rows == 0:
                     continue
                 columns = [rows.column(RECORD_KEY).combine_chunks()]

@@ -30,7 +30,7 @@ from ..fs_view import (
     damaged_data_file,
 )
 from ..logformat import BlockType
-from ..merge import INSTANT, ORDERING, SEQUENCE, merge_slice
+from ..merge import INSTANT, ORDERING, SEQUENCE, MergeMode, merge_slice
 from ..naming import parse_base_file_name
 from ..schema import COMMIT_TIME, RECORD_KEY, constant_column, row_numbers
 from ..storage import FileIO
@@ -95,13 +95,15 @@ def live_versions(
     source: KeySource,
     committed: CommittedInstants,
     keys: pa.Array,
-    ordering_field: str | None,
+    mode: MergeMode,
 ) -> pa.Table:
     """The versions of `keys` the slice of `source` (read with its logs) holds after merging,
     as a snapshot read merges it (`merge.merge_slice`): (key[, ordering value]), one row per key
     still there. A key of the base file that a log's delete removed is not: a global index
     asks this of the keys it found, since on merge-on-read a record moved out of a file group
-    stays in its base file until compaction, and a move compares the stored ordering value."""
+    stays in its base file until compaction, and a move compares the stored ordering value
+    (only by event time: the ordering field of `mode`)."""
+    ordering_field = mode.ordering_field if mode.by_event_time else None
     columns = [RECORD_KEY, COMMIT_TIME] + ([ordering_field] if ordering_field else [])
     versions: list[pa.Table] = []
     deletes: list[pa.Table] = []
@@ -159,5 +161,7 @@ def live_versions(
         if deletes
         else pa.table({RECORD_KEY: pa.array([], pa.string())})
     )
-    merged = merge_slice(rows, RECORD_KEY, removed, ordering_field)
+    merged = merge_slice(
+        rows, RECORD_KEY, removed, mode if ordering_field else mode.without_ordering()
+    )
     return merged.select([RECORD_KEY] + ([ordering_field] if ordering_field else []))

@@ -28,10 +28,39 @@ class TableVersion(IntEnum):
 
 
 class RecordMergeMode(Enum):
-    """Hudi 1.x's merge modes we merge by: by the ordering field, or the later write wins."""
+    """Hudi 1.x's merge modes: by the ordering field, the later write wins, or as the payload
+    class says (CUSTOM: we merge by OverwriteNonDefaultsWithLatestAvroPayload and
+    PartialUpdateAvroPayload, see `hoodie.merge`)."""
 
     EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
     COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
+    CUSTOM = "CUSTOM"
+
+
+_MODEL = "org.apache.hudi.common.model."
+
+
+class PayloadClass(Enum):
+    """The payload classes we merge by (Apache Hudi's; `hoodie.merge`)."""
+
+    DEFAULT = _MODEL + "DefaultHoodieRecordPayload"
+    EVENT_TIME = _MODEL + "EventTimeAvroPayload"
+    OVERWRITE_WITH_LATEST = _MODEL + "OverwriteWithLatestAvroPayload"
+    OVERWRITE_NON_DEFAULTS = _MODEL + "OverwriteNonDefaultsWithLatestAvroPayload"
+    PARTIAL_UPDATE = _MODEL + "PartialUpdateAvroPayload"
+
+    @property
+    def short_name(self) -> str:
+        return self.value.rsplit(".", 1)[-1]
+
+    @property
+    def mode(self) -> RecordMergeMode:
+        """The merge mode Apache Hudi 1.2 gives a new version 8 table with this payload."""
+        if self in (PayloadClass.DEFAULT, PayloadClass.EVENT_TIME):
+            return RecordMergeMode.EVENT_TIME_ORDERING
+        if self is PayloadClass.OVERWRITE_WITH_LATEST:
+            return RecordMergeMode.COMMIT_TIME_ORDERING
+        return RecordMergeMode.CUSTOM
 
 
 NAME = ConfigProperty("hoodie.table.name", None, "the table's name", attribute="name")
@@ -95,8 +124,10 @@ ARCHIVELOG_FOLDER = ConfigProperty("hoodie.archivelog.folder", "archived",
                                    "table version 6: the archived timeline's folder in "
                                    "`.hoodie/`")  # fmt: skip
 PAYLOAD_CLASS = ConfigProperty(
-    "hoodie.compaction.payload.class", None, "Apache Hudi's payload class; "
-    "OverwriteWithLatestAvroPayload (version 6) merges by commit time",
+    "hoodie.compaction.payload.class", None, "Apache Hudi's payload class (how versions of a "
+    "key merge on version 6; absent: OverwriteWithLatestAvroPayload, by commit time); tables "
+    "we create store it (DefaultHoodieRecordPayload with a precombine field, "
+    "OverwriteWithLatestAvroPayload without, or the write's payload class)",
 )  # fmt: skip
 RECORD_MERGER_STRATEGY = ConfigProperty("hoodie.compaction.record.merger.strategy", None,
                                         "Apache Hudi 0.x's record merger strategy id")  # fmt: skip

@@ -278,6 +278,25 @@ OPTIONS: tuple[ConfigProperty, ...] = (
     ConfigProperty("hoodie.datasource.write.precombine.field", None,
                    "ordering column: the larger value wins", attribute="precombine_field",
                    parse=column, aliases=(Alias(table.PRECOMBINE_FIELD.key),), identity=True),
+    ConfigProperty("hoodie.datasource.write.payload.class", None,
+                   "how versions of a key merge, as Apache Hudi's payload class: "
+                   "DefaultHoodieRecordPayload or EventTimeAvroPayload (the larger ordering "
+                   "value wins), OverwriteWithLatestAvroPayload (the later write wins), "
+                   "OverwriteNonDefaultsWithLatestAvroPayload (the later write's non-null "
+                   "columns win), PartialUpdateAvroPayload (the larger ordering value's "
+                   "non-null columns win); full class names. None: the table's; a new table's "
+                   "by hoodie.write.record.merge.mode, else by the precombine field (Default "
+                   "with one, OverwriteWithLatest without). A table keeps its merge mode",
+                   attribute="payload_class", parse=choice(table.PayloadClass),
+                   aliases=(Alias(table.PAYLOAD_CLASS.key),), choices=table.PayloadClass),
+    ConfigProperty("hoodie.write.record.merge.mode", None,
+                   "how versions of a key merge, as Apache Hudi 1.x's merge mode: "
+                   "EVENT_TIME_ORDERING (DefaultHoodieRecordPayload), COMMIT_TIME_ORDERING "
+                   "(OverwriteWithLatestAvroPayload) or CUSTOM (with one of the column-wise "
+                   "payloads in hoodie.datasource.write.payload.class). None: the table's, or "
+                   "by the payload class. A table keeps its merge mode",
+                   attribute="record_merge_mode", parse=choice(table.RecordMergeMode),
+                   aliases=(Alias(table.RECORD_MERGE_MODE.key),), choices=table.RecordMergeMode),
     ConfigProperty("hoodie.datasource.write.table.type", table.TYPE.default,
                    "COPY_ON_WRITE or MERGE_ON_READ", attribute="table_type",
                    parse=choice(table.TableType), aliases=(Alias(table.TYPE.key),),

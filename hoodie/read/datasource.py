@@ -32,6 +32,7 @@ from pyspark.sql.types import StructType
 
 from ..exceptions import HoodieError, InvalidConfigError
 from ..fs_view import CommittedInstants
+from ..merge import merge_mode_of
 from ..meta_client import HoodieTableMetaClient
 from ..options.read import FILTER_PUSHDOWN
 from ..schema import META_SCHEMA, normalize_schema
@@ -178,13 +179,13 @@ class HoodieReader(DataSourceReader):
                 "given to spark.read.format('hoodie').schema(...) (or re-create the catalog "
                 "table if the table's schema changed)"
             )
-        ordering = meta_client.properties.ordering_field
+        mode = merge_mode_of(meta_client.properties)
         projected = arrow_schema.names != snapshot.names
         self.spec = SliceReadSpec(
             storage=meta_client.storage,
             schema=arrow_schema,
             record_key_fields=meta_client.properties.record_key_fields,
-            ordering_field=ordering if ordering in snapshot.names else None,
+            merge_mode=mode if mode.ordering_field in snapshot.names else mode.without_ordering(),
             valid_instants=frozenset(),
             merge_schema=snapshot if projected else None,
         )

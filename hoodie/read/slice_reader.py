@@ -23,7 +23,7 @@ from ..exceptions import HoodieError
 from ..fs_view import CommittedInstants, damaged_data_file, live_log_blocks
 from ..keygen import record_keys_of
 from ..logformat import BlockType, DeleteRecord, LogBlock
-from ..merge import INSTANT, ORDERING, SEQUENCE, merge_slice
+from ..merge import INSTANT, ORDERING, SEQUENCE, MergeMode, merge_slice
 from ..naming import parse_base_file_name
 from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY, as_array, constant_column, row_numbers
 from ..storage import FileIO
@@ -39,7 +39,7 @@ class SliceReadSpec:
     storage: FileIO
     schema: pa.Schema  # the output schema: the snapshot's columns, or those a read asked for
     record_key_fields: tuple[str, ...]
-    ordering_field: str | None
+    merge_mode: MergeMode  # the table's (`hoodie.merge.merge_mode_of`)
     # Instants whose blocks count: completed writes at or before the read instant, and those
     # archived before the active timeline starts (`in` works on both types).
     valid_instants: CommittedInstants | frozenset[str]
@@ -225,7 +225,7 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
             if deletes
             else pa.table({RECORD_KEY: pa.array([], pa.string())})
         )
-        parts.append(merge_slice(rows, RECORD_KEY, all_deletes, spec.ordering_field))
+        parts.append(merge_slice(rows, RECORD_KEY, all_deletes, spec.merge_mode))
     if not parts:
         empty = spec.full_schema.empty_table()
         return empty, log_records
@@ -238,9 +238,10 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
 def _typed(spec: SliceReadSpec, rows: pa.Table, deletes: pa.Table) -> pa.Table:
     """`deletes` with its ordering values in the ordering column's type (so that deletes of
     several blocks concatenate); a value that cannot be read as that type counts as none."""
-    if spec.ordering_field is None or ORDERING not in deletes.column_names:
+    field = spec.merge_mode.delete_ordering
+    if field is None or field not in rows.column_names or ORDERING not in deletes.column_names:
         return deletes
-    wanted = rows.schema.field(spec.ordering_field).type
+    wanted = rows.schema.field(field).type
     values = deletes.column(ORDERING)
     try:
         values = values.cast(wanted)
@@ -250,9 +251,10 @@ def _typed(spec: SliceReadSpec, rows: pa.Table, deletes: pa.Table) -> pa.Table:
 
 
 def _ordering_values(spec: SliceReadSpec, rows: pa.Table) -> pa.Array:
-    if spec.ordering_field is None or spec.ordering_field not in rows.column_names:
+    field = spec.merge_mode.delete_ordering
+    if field is None or field not in rows.column_names:
         return pa.nulls(rows.num_rows)
-    return as_array(rows.column(spec.ordering_field))
+    return as_array(rows.column(field))
 
 
 def _delete_ordering(records: list[DeleteRecord]) -> pa.Array:

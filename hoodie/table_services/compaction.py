@@ -34,6 +34,7 @@ from ..exceptions import CommitError, HoodieError, InvalidConfigError
 from ..faults import crash_point
 from ..fs_view import BlockSpan, CommittedInstants, FileSystemView
 from ..markers import IOType, WriteMarkers
+from ..merge import merge_mode_of
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata, WriteStat
 from ..naming import base_file_name
@@ -351,7 +352,7 @@ class Compactor:
             storage=self.meta_client.storage,
             schema=with_meta_columns(schema),
             record_key_fields=self.meta_client.properties.record_key_fields,
-            ordering_field=self.meta_client.properties.ordering_field,
+            merge_mode=merge_mode_of(self.meta_client.properties),
             valid_instants=CommittedInstants.of(timeline),
         )
         written = FileSystemView(self.meta_client.storage, timeline).written_files

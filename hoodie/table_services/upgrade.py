@@ -47,6 +47,7 @@ from ..archived_timeline import (
 )
 from ..exceptions import HoodieError, TimelineError, UnsupportedTableError, malformed
 from ..faults import crash_point
+from ..merge import upgraded_merge_keys
 from ..meta_client import PROPERTIES_FILE, HoodieTableMetaClient
 from ..metadata import CommitMetadata
 from ..storage import FileInfo, FileIO
@@ -127,6 +128,10 @@ def upgrade_to_version_8(
         )
     extra = dict(meta_client.properties.extra)
     extra[props.INITIAL_VERSION] = str(version)
+    # The merge keys as Apache Hudi 1.2's upgrade maps them (its upgradeMergeMode).
+    merge_keys = upgraded_merge_keys(meta_client.properties)
+    mode = merge_keys.pop(props.RECORD_MERGE_MODE)
+    extra.update(merge_keys)
     if kept:  # readers list through it again from the switch on
         extra[props.METADATA_PARTITIONS] = ",".join(sorted(partitions))
         extra[props.METADATA_PARTITIONS_INFLIGHT] = ""
@@ -138,6 +143,7 @@ def upgrade_to_version_8(
         table_version=TARGET_VERSION,
         timeline_layout_version=props.READABLE_VERSIONS[TARGET_VERSION],
         partition_types=partition_types if typed else stored.partition_types,
+        record_merge_mode=mode,
         extra=extra,
     )
     meta_client.replace_properties(upgraded)  # readers switch to layout 2 here

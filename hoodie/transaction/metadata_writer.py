@@ -55,6 +55,7 @@ from ..faults import armed, crash_point
 from ..fs_view import CommittedInstants, FileSystemView, damaged_data_file
 from ..logformat import delete_block
 from ..markers import WriteMarkers
+from ..merge import merge_mode_of
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata, WriteStat
 from ..metadata_conversion import (
@@ -686,7 +687,7 @@ class MetadataTableWriter:
 
     def slice_reading(self, timeline: Timeline) -> SliceReading:
         """How tasks read the data table's slices as of `timeline`."""
-        return SliceReading(CommittedInstants.of(timeline), self.data.properties.ordering_field)
+        return SliceReading(CommittedInstants.of(timeline), merge_mode_of(self.data.properties))
 
     def _record_index_files(
         self,

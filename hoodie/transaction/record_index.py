@@ -58,7 +58,7 @@ from ..fs_view import (
 )
 from ..logformat import BlockType, read_log_file
 from ..markers import MARKER_FOLDER
-from ..merge import INSTANT, ORDERING, SEQUENCE, merge_slice
+from ..merge import INSTANT, ORDERING, SEQUENCE, MergeMode, merge_slice
 from ..metadata import WriteStat
 from ..metadata_records import (
     RecordIndexRecord,
@@ -226,7 +226,7 @@ class SliceReading:
     key only where it orders after the stored version)."""
 
     committed: CommittedInstants
-    ordering_field: str | None = None
+    merge_mode: MergeMode | None = None  # None: deletes order by arrival
 
 
 def source_rows(
@@ -363,7 +363,10 @@ def slice_live_keys(storage: FileIO, source: KeySource, reading: SliceReading) -
     unless a later version brought it back (or, with an ordering field, the delete orders
     before the stored version). A log file the source's action wrote (`written`) is merged
     last, its blocks of that action counted."""
-    ordering = reading.ordering_field
+    mode = reading.merge_mode or MergeMode.commit_time()
+    ordering = mode.delete_ordering
+    if ordering is None:
+        mode = mode.without_ordering()
     logs = list(zip(source.log_files, source.spans or ((),) * len(source.log_files),
                     strict=True))  # fmt: skip
     counts: Container[str] = reading.committed
@@ -424,7 +427,7 @@ def slice_live_keys(storage: FileIO, source: KeySource, reading: SliceReading) -
     rows = pa.concat_tables(versions, promote_options="permissive")
     removed = (pa.concat_tables(deletes, promote_options="permissive") if deletes
                else pa.table({RECORD_KEY: pa.array([], pa.string())}))  # fmt: skip
-    merged = merge_slice(rows, RECORD_KEY, removed, ordering)
+    merged = merge_slice(rows, RECORD_KEY, removed, mode)
     return merged.column(RECORD_KEY).combine_chunks()
 
 

@@ -32,6 +32,7 @@ from ..logformat import (
     parquet_data_block,
 )
 from ..markers import IOType, WriteMarkers
+from ..merge import MergeMode
 from ..metadata import WriteStat
 from ..naming import log_file_name
 from ..schema import (
@@ -68,7 +69,7 @@ class AppendHandle:
     data_schema: pa.Schema
     table_name: str
     record_key_fields: tuple[str, ...]
-    precombine_field: str | None
+    merge_mode: MergeMode  # the table's (`hoodie.merge`): the batch's precombine, and deletes
     compression: str
     markers: WriteMarkers
     # Hudi's delete operation: deletes win whatever the stored ordering value (written with
@@ -91,7 +92,7 @@ class AppendHandle:
         """Append the file group's records (deduplicated by key) as a new log file."""
         incoming = deduplicate(
             with_string_keys(incoming),
-            None if self.unconditional_deletes else self.precombine_field,
+            self.merge_mode.without_ordering() if self.unconditional_deletes else self.merge_mode,
             self.record_key_fields,
             allow_duplicate_keys=self.unconditional_deletes,
         )
@@ -176,12 +177,13 @@ class AppendHandle:
         delete with an ordering value (`_delete_blocks`' ordered ones) removes its key only
         where it orders after the stored version, and an update it locates may lose to a
         delete with a larger one in the slice's logs; this task reads neither."""
-        if self.unconditional_deletes or self.precombine_field is None:
+        ordering = self.merge_mode.delete_ordering
+        if self.unconditional_deletes or ordering is None:
             return False
         if self.locates_updates and updates.num_rows and target.slice_has_logs:
             return True
         return bool(deletes.num_rows) and bool(
-            pc.any(pc.is_valid(deletes.column(self.precombine_field))).as_py()
+            pc.any(pc.is_valid(deletes.column(ordering))).as_py()
         )
 
     def _create(self, relative: str, data: bytes, file_id: str) -> None:
@@ -215,7 +217,9 @@ class AppendHandle:
     def _delete_blocks(self, deletes: pa.Table, avro_schema: str) -> list[bytes]:
         keys = deletes.column(RECORD_KEY).to_pylist()
         partitions = deletes.column(PARTITION_PATH).to_pylist()
-        if self.unconditional_deletes or self.precombine_field is None:
+        # Deletes order by arrival unless the table merges by event time (`hoodie.merge`).
+        field = self.merge_mode.delete_ordering
+        if self.unconditional_deletes or field is None:
             ordering = [0] * len(keys)
             return [delete_block(
                 [DeleteRecord(k, p, o) for k, p, o in zip(keys, partitions, ordering)],
@@ -224,7 +228,7 @@ class AppendHandle:
             )]  # fmt: skip
         # Soft deletes (`_hoodie_is_deleted`) keep their ordering value: a stored version with
         # a larger one survives them, as in copy-on-write.
-        ordering = deletes.column(self.precombine_field).to_pylist()
+        ordering = deletes.column(field).to_pylist()
         records = list(zip(keys, partitions, ordering))
         ordered = [DeleteRecord(k, p, o) for k, p, o in records if o is not None]
         blocks = []
@@ -237,5 +241,5 @@ class AppendHandle:
             blocks.append(delete_block(unordered, self.instant, avro_schema))
         if ordered:
             blocks.append(delete_block(ordered, self.instant, avro_schema,
-                                       ordering_field=self.precombine_field))  # fmt: skip
+                                       ordering_field=field))  # fmt: skip
         return blocks

@@ -52,10 +52,10 @@ from ..column_stats import FileIndexing
 from ..exceptions import DuplicateRecordKeyError
 from ..faults import crash_point
 from ..markers import IOType, WriteMarkers
-from ..merge import winner_indices
+from ..merge import MergeMode, Payload, precombine, winner_indices
 from ..metadata import WriteStat
 from ..naming import base_file_name
-from ..schema import PARTITION_PATH, RECORD_KEY, as_array, data_schema
+from ..schema import PARTITION_PATH, RECORD_KEY, as_array, data_schema, row_numbers
 from ..storage import FileIO, parquet_size
 from ..transaction.record_index import hand_over_keys
 from .merge_handle import (
@@ -136,7 +136,7 @@ class BulkInsertWriter:
     storage: FileIO
     instant: str
     data_schema: pa.Schema
-    precombine_field: str | None
+    merge_mode: MergeMode  # the table's: its ordering field picks each key's record
     record_key_fields: tuple[str, ...]
     compression: str
     markers: WriteMarkers
@@ -188,18 +188,24 @@ class BulkInsertWriter:
             # ranges (keys are unique among winners), key-sorted.
             rows = pa.concat_tables(held.parts())
             held.pending = []
-            winners = self._winners(rows)
+            rows, winners = self._winners(rows)
             assert limit is not None  # learned from what there is, as the input is complete
             for start in range(0, len(winners), limit):
                 yield self._write(partition, rows.take(winners.slice(start, limit)))
         self._open.clear()
 
-    def _winners(self, rows: pa.Table) -> pa.Array:
-        """Indices of the records to write, in key order: each key's winner (`hoodie.merge`),
-        unless it is a delete."""
+    def _winners(self, rows: pa.Table) -> tuple[pa.Table, pa.Array]:
+        """The rows and the indices of the records to write, in key order: each key's winner
+        (`hoodie.merge`), unless it is a delete. With PartialUpdateAvroPayload a repeated
+        key's winner is merged with its other records first (`merge.precombine`)."""
         sequence = ARRIVAL if ARRIVAL in rows.column_names else None
-        winners = winner_indices(rows, RECORD_KEY, self.precombine_field, sequence)
-        if self.precombine_field is None and len(winners) < rows.num_rows:
+        ordering = self.merge_mode.ordering_field
+        winners = winner_indices(rows, RECORD_KEY, ordering, sequence)
+        partial = self.merge_mode.payload is Payload.PARTIAL_UPDATE and ordering is not None
+        if partial and len(winners) < rows.num_rows:
+            rows = precombine(rows, RECORD_KEY, self.merge_mode, sequence)
+            winners = row_numbers(0, rows.num_rows)
+        if ordering is None and len(winners) < rows.num_rows:
             counts = pc.value_counts(rows.column(RECORD_KEY))
             repeated = counts.filter(pc.greater(counts.field("counts"), 1))[0]["values"]
             raise DuplicateRecordKeyError(
@@ -208,7 +214,7 @@ class BulkInsertWriter:
                 "the latest row per key, or deduplicate in the model"
             )
         deleted = deleted_mask(rows).take(winners)
-        return winners.filter(pc.invert(deleted)) if pc.any(deleted).as_py() else winners
+        return rows, winners.filter(pc.invert(deleted)) if pc.any(deleted).as_py() else winners
 
     def _folder(self) -> str:
         """Where spilled records go: removed when the task ends or fails; in a Spark worker

@@ -25,6 +25,7 @@ from ..index.bucket import BUCKET, BucketIndex
 from ..index.placement import FileGroupTarget, InsertBucket
 from ..index.routing import UNIT, RoutingPlan
 from ..markers import WriteMarkers
+from ..merge import merge_mode_of
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata, WriteStat
 from ..schema import PARTITION_PATH, RECORD_KEY
@@ -183,7 +184,7 @@ class WriteExecutor:
             storage=storage,
             instant=self.instant,
             data_schema=self.schema,
-            precombine_field=self.config.precombine_field,
+            merge_mode=merge_mode_of(self.meta_client.properties),
             record_key_fields=self.config.record_key_fields,
             compression=self.config.compression,
             bloom_filter=self.config.bloom_filter,
@@ -229,19 +230,19 @@ class WriteExecutor:
         )
         delete_operation = self.operation == DELETE
         indexing = self._indexing()
+        mode = merge_mode_of(self.meta_client.properties)
         rewrite = CopyOnWriteHandle(
             **common,
             # Hudi's delete operation removes keys whatever their ordering value.
-            precombine_field=None if delete_operation else self.config.precombine_field,
+            merge_mode=mode.without_ordering() if delete_operation else mode,
             bloom_filter=self.config.bloom_filter,
             indexing=indexing,
             allow_duplicate_keys=delete_operation,
-            merges_by_commit_time=self.meta_client.properties.ordering_field is None,
         )
         append = AppendHandle(
             **common,
             table_name=self.meta_client.name,
-            precombine_field=self.config.precombine_field,
+            merge_mode=mode,
             unconditional_deletes=delete_operation,
             logs_per_instant=self.meta_client.properties.table_version >= 8,
             indexing=indexing,

@@ -29,7 +29,7 @@ from ..exceptions import DuplicateRecordKeyError
 from ..faults import crash_point
 from ..index.placement import FileGroupTarget
 from ..markers import IOType, WriteMarkers
-from ..merge import latest_per_key
+from ..merge import MergeMode, combine, incoming_wins, latest_per_key, precombine
 from ..metadata import WriteStat
 from ..naming import (
     PARTITION_METADATA_FILE,
@@ -109,17 +109,18 @@ def with_string_keys(incoming: pa.Table) -> pa.Table:
 
 def deduplicate(
     incoming: pa.Table,
-    precombine_field: str | None,
+    mode: MergeMode,
     record_key_fields: tuple[str, ...],
     allow_duplicate_keys: bool = False,
 ) -> pa.Table:
-    """One record per key: the one with the largest precombine value."""
+    """One record per key: the one with the largest precombine value (`merge.precombine`:
+    with PartialUpdateAvroPayload, its nulls filled from the others)."""
     keys = incoming.column(RECORD_KEY)
     if pc.count_distinct(keys).as_py() == incoming.num_rows:
         return incoming
     if allow_duplicate_keys:
         return latest_per_key(incoming, RECORD_KEY, None)
-    if precombine_field is None:
+    if mode.ordering_field is None:
         counts = incoming.group_by(RECORD_KEY).aggregate([(RECORD_KEY, "count")])
         dupes = counts.filter(pc.greater(counts.column(f"{RECORD_KEY}_count"), 1))
         raise DuplicateRecordKeyError(
@@ -128,7 +129,7 @@ def deduplicate(
             f"{', '.join(record_key_fields)}). Set precombine_field to choose the "
             "latest row per key, or deduplicate in the model"
         )
-    return latest_per_key(incoming, RECORD_KEY, precombine_field)
+    return precombine(incoming, RECORD_KEY, mode)
 
 
 def stamp_records(
@@ -156,18 +157,34 @@ def stamp_records(
     return pa.Table.from_arrays(meta + fresh.columns, schema=full_schema)
 
 
-def _greater_equal(incoming: pa.Array, stored: pa.Array) -> pa.Array:
-    """Per row: does the incoming ordering value win? Nulls lose to any value."""
-    result = pc.greater_equal(incoming, stored)
-    result = pc.if_else(pc.is_null(stored), True, result)
-    result = pc.if_else(pc.and_(pc.is_null(incoming), pc.is_valid(stored)), False, result)
-    return pc.fill_null(result, True)
-
-
 def _unordered_delete_keys(incoming: pa.Table, ordering_field: str) -> pa.Array:
     """Keys of the incoming deletes that have no ordering value (null)."""
     unordered = pc.and_(deleted_mask(incoming), pc.is_null(incoming.column(ordering_field)))
     return incoming.column(RECORD_KEY).filter(unordered).combine_chunks()
+
+
+def _combined(
+    incoming: pa.Table, matched: pa.Table, deleted: pa.Array, mode: MergeMode
+) -> pa.Table:
+    """The incoming records merged column-wise with the stored versions of their keys (the
+    CUSTOM payloads' `combineAndGetUpdateValue`); deletes and new keys as they came."""
+    position = pc.index_in(incoming.column(RECORD_KEY), value_set=matched.column(RECORD_KEY))
+    stored = matched.take(position)  # null rows where the key is new
+    for field in matched.schema:
+        # a column the batch lacks is null in the rows it writes: the stored value fills it
+        if field.name not in incoming.column_names and field.name not in META_COLUMNS:
+            incoming = incoming.append_column(field, pa.nulls(incoming.num_rows, field.type))
+    merged = combine(incoming, stored, mode)
+    if not pc.any(deleted).as_py():
+        return merged
+    return _pick_rows(deleted, incoming, merged)
+
+
+def _pick_rows(condition: pa.Array, yes: pa.Table, no: pa.Table) -> pa.Table:
+    return pa.Table.from_arrays(
+        [pc.if_else(condition, yes.column(n), no.column(n)) for n in yes.column_names],
+        schema=yes.schema,
+    )
 
 
 @dataclass
@@ -179,18 +196,17 @@ class CopyOnWriteHandle:
     targets: dict[str, FileGroupTarget]
     data_schema: pa.Schema  # user columns of the new version, in order
     record_key_fields: tuple[str, ...]
-    precombine_field: str | None
+    # The table's merge mode (`hoodie.merge`): by event time a stored record with a larger
+    # ordering value stays; otherwise an incoming record replaces it (merged column-wise
+    # with it under the CUSTOM payloads), as Apache Hudi writes and as our readers and
+    # compaction merge the table's logs. The ordering field picks one record per key in the
+    # batch whatever the mode.
+    merge_mode: MergeMode
     compression: str
     markers: WriteMarkers
     bloom_filter: BloomFilterSpec = BloomFilterSpec()  # the footer's (the write's options)
     indexing: FileIndexing = FileIndexing()  # what the metadata table's indexes get
     allow_duplicate_keys: bool = False  # deletes: naming a key twice is harmless
-    # The table merges by commit time (`TableProperties.ordering_field` is None: Hudi 1.x's
-    # COMMIT_TIME_ORDERING, or a version 6 table with Hudi 0.x's default payload,
-    # OverwriteWithLatestAvroPayload): an incoming record replaces the stored one whatever
-    # their ordering values, as Apache Hudi writes and as our readers and compaction merge
-    # such a table's logs. The precombine field still picks one record per key in the batch.
-    merges_by_commit_time: bool = False
 
     def __call__(self, key: tuple[Any, ...], incoming: pa.Table) -> pa.Table:
         stat = self.write(self.targets[group_key(key[0])], incoming)
@@ -216,7 +232,7 @@ class CopyOnWriteHandle:
         """The batch's latest version of each key (Hudi's precombine), deletes included."""
         return deduplicate(
             with_string_keys(incoming),
-            self.precombine_field,
+            self.merge_mode,
             self.record_key_fields,
             self.allow_duplicate_keys,
         )
@@ -254,6 +270,8 @@ class CopyOnWriteHandle:
             hit = pc.is_in(stored_keys, value_set=in_keys.combine_chunks())
             matched = stored.filter(hit)
             exists = pc.is_in(in_keys, value_set=matched.column(RECORD_KEY).combine_chunks())
+            if self.merge_mode.column_wise and pc.any(exists).as_py():
+                incoming = _combined(incoming, matched, deleted, self.merge_mode)
             wins = self._incoming_wins(incoming, matched, exists)
             if not pc.all(wins).as_py():
                 # Incoming records that lose to a stored one with a larger ordering value are
@@ -298,30 +316,23 @@ class CopyOnWriteHandle:
     def _incoming_wins(self, incoming: pa.Table, stored: pa.Table, exists: pa.Array) -> pa.Array:
         """Per incoming record: does it replace the stored one (DefaultHoodieRecordPayload;
         always, on a table merging by commit time)?"""
-        if (
-            self.precombine_field is None
-            or self.merges_by_commit_time
-            or not pc.any(exists).as_py()
-        ):
+        ordering = self.merge_mode.ordering_field
+        if ordering is None or not self.merge_mode.by_event_time or not pc.any(exists).as_py():
             return constant_column(True, incoming.num_rows, pa.bool_())
-        pairs = incoming.select([RECORD_KEY, self.precombine_field]).join(
-            stored.select([RECORD_KEY, self.precombine_field]).rename_columns(
-                [RECORD_KEY, "__stored"]
-            ),
+        pairs = incoming.select([RECORD_KEY, ordering]).join(
+            stored.select([RECORD_KEY, ordering]).rename_columns([RECORD_KEY, "__stored"]),
             keys=RECORD_KEY,
             join_type="left outer",
         )
         # Join output order is not the input order: map the verdict back by key.
-        verdict = _greater_equal(
-            pairs.column(self.precombine_field),
-            pairs.column("__stored").cast(pairs.schema.field(self.precombine_field).type),
+        verdict = incoming_wins(
+            pairs.column(ordering), pairs.column("__stored").cast(pairs.schema.field(ordering).type)
         )
         if IS_DELETED in incoming.column_names:
             # A delete without an ordering value orders by time, as merge-on-read readers
             # apply it (`hoodie.merge`): it removes the stored row whatever its value.
             flagged = pc.is_in(
-                pairs.column(RECORD_KEY),
-                value_set=_unordered_delete_keys(incoming, self.precombine_field),
+                pairs.column(RECORD_KEY), value_set=_unordered_delete_keys(incoming, ordering)
             )
             verdict = pc.or_(verdict, flagged)
         losers = pairs.column(RECORD_KEY).filter(pc.invert(verdict))

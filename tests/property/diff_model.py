@@ -88,6 +88,21 @@ R13 Upgrade (table version 6 to 8). The rows at every instant stay what they wer
     writes are rolled back and, on merge-on-read, every slice with log files is compacted
     first (R8, one commit). From then on the table is version 8 (incremental ranges by
     completion time, R10); upgrading it again changes nothing.
+R14 Merge modes (`hoodie.datasource.write.payload.class`, drawn: the default by the ordering
+    field (DefaultHoodieRecordPayload with one, OverwriteWithLatestAvroPayload without, R2-R7),
+    `commit` (OverwriteWithLatestAvroPayload with `ts`: COMMIT_TIME_ORDERING), `non_defaults`
+    (OverwriteNonDefaultsWithLatestAvroPayload) and `partial` (PartialUpdateAvroPayload), both
+    with `ts`). A batch precombines by `ts` in every mode (R2); `partial` fills the winner's
+    null columns from the batch's other rows of the key, the larger `ts` first. Against the
+    stored row (R4) and folding a slice's versions in arrival order (R7): `commit` lets the
+    incoming row win whatever its `ts`; `non_defaults` takes the incoming row's non-null
+    columns (`ts` included) over the stored ones; `partial` takes the row with the larger `ts`
+    (ties: the incoming) and fills its nulls from the other. In all three every delete orders
+    by arrival (written as Hudi's Integer 0: no ordering value), and a merged row carries the
+    instant of the latest version (R5: the column-wise payloads rewrite the row even when the
+    stored side wins). The column-wise payloads are not drawn with global indexes (refused),
+    nor is `commit` on a version 6 merge-on-read table with an upgrade (its upgrade makes the
+    table event-time ordered, changing the rows of the instants before it).
 G1-G9 GLOBAL_SIMPLE (`hoodie.index.type`; Apache Hudi's rules as run against 0.15 and 1.2, in
     the order of its findings). A record is its key alone (G1): the batch reduces to one row
     per key (G2, R2 over the key alone; R3 for two rows of a key in any partitions). Tagging
@@ -149,10 +164,17 @@ class Params:
     # hoodie.metadata.enable on writes (our readers' default lists through the metadata table
     # the writes keep); drawn by the soak only (`scenarios(metadata_tables=True)`)
     metadata_table: bool = False
+    # R14: "" (by the ordering field), "commit", "non_defaults" or "partial"
+    merge: str = ""
 
     @property
     def mor(self) -> bool:
         return self.table_type == MOR
+
+    @property
+    def event_time(self) -> bool:
+        """Does the stored row's `ts` decide against an incoming one (R4, R7)?"""
+        return self.precombine and self.merge == ""
 
 
 @dataclass(frozen=True)
@@ -367,6 +389,8 @@ class TableModel:
         divergence from a new one.
         """
         entries: tuple = slot.logs if slot.base is None else (slot.base, *slot.logs)
+        if variant == "rule" and self.params.merge:
+            return self._folded(entries)
         if variant == "rule" and self.params.precombine:
             # a delete without ordering value: what arrived before it is gone
             unordered = [i for i, e in enumerate(entries) if isinstance(e, Tomb)
@@ -410,6 +434,31 @@ class TableModel:
                 top == candidate.ts and instant > candidate.instant
             )
         return None if kills else candidate
+
+    def _folded(self, entries: tuple) -> Version | None:
+        """R14: a slice under a merge mode other than event time: what arrived after the
+        latest delete, folded in arrival order."""
+        tombs = [i for i, e in enumerate(entries) if isinstance(e, Tomb)]
+        if tombs:
+            entries = entries[tombs[-1] + 1 :]
+        merged = None
+        for version in entries:
+            merged = version if merged is None else self._combined(merged, version)
+        return merged
+
+    def _combined(self, stored: Version, incoming: Version) -> Version:
+        """R14: the incoming version against the stored one (not by event time)."""
+        merge = self.params.merge
+        if merge in ("", "commit"):
+            return incoming
+        first, second = incoming, stored
+        if merge == "partial" and _order(stored.ts) > _order(incoming.ts):
+            first, second = stored, incoming
+        one, two = dict(first.values), dict(second.values)
+        names = list(dict.fromkeys([*two, *one]))
+        values = tuple((n, one.get(n) if one.get(n) is not None else two.get(n)) for n in names)
+        ts = first.ts if first.ts is not None else second.ts
+        return Version(ts, incoming.instant, values)
 
     # -- reads (R10) ----------------------------------------------------------------------------
     def rows(
@@ -596,6 +645,16 @@ class TableModel:
             held = out.get(ident)
             if held is None or not self.params.precombine or _order(rec.ts) >= _order(held.ts):
                 out[ident] = rec
+        if self.params.merge == "partial":
+            # R14: by `ts` (then arrival), each row's nulls from the rows below it
+            rows = list(rows)
+            for ident in out:
+                ranked = sorted((i for i, r in enumerate(rows) if _ident(r) == ident),
+                                key=lambda i: (_order(rows[i].ts), i))  # fmt: skip
+                merged = rows[ranked[0]]
+                for i in ranked[1:]:
+                    merged = _filled(rows[i], merged)
+                out[ident] = merged
         return out
 
     def _version(self, rec: Rec, instant: int, columns: tuple[str, ...]) -> Version:
@@ -605,7 +664,7 @@ class TableModel:
 
     def _incoming_wins(self, rec_ts, stored: Version) -> bool:
         """R4: the incoming winner replaces the stored row unless the stored ts is larger."""
-        if not self.params.precombine:
+        if not self.params.event_time:
             return True
         return not _order(stored.ts) > _order(rec_ts)
 
@@ -619,7 +678,7 @@ class TableModel:
         winners = self._winners(op.rows)
         entries = {
             ident: (
-                Tomb(rec.ts if self.params.precombine else NATURAL, instant)
+                Tomb(rec.ts if self.params.event_time else NATURAL, instant)
                 if rec.deleted
                 else self._version(rec, instant, op.columns)
             )
@@ -671,7 +730,7 @@ class TableModel:
         for key, rec in winners.items():
             target = (rec.partition, key)
             entry = (
-                Tomb(rec.ts if self.params.precombine else NATURAL, instant)
+                Tomb(rec.ts if self.params.event_time else NATURAL, instant)
                 if rec.deleted
                 else self._version(rec, instant, op.columns)
             )
@@ -719,6 +778,8 @@ class TableModel:
             if delete_operation or no_ordering or self._incoming_wins(entry.ordering, stored):
                 return None
             return stored
+        if self.params.merge:
+            return self._combined(stored, entry)
         return entry if self._incoming_wins(entry.ts, stored) else stored
 
     def _write_cow(self, state, entries, delete_operation) -> State:
@@ -798,6 +859,17 @@ class TableModel:
     def groups_of(self) -> dict:
         """File group of each record (merge-on-read SIMPLE: learnt from placements)."""
         return {ident: slot.group for ident, slot in self.state.slots.items()}
+
+
+def _filled(winner: Rec, other: Rec) -> Rec:
+    """R14 `partial`'s batch precombine: the winner's null columns from the other row."""
+    extras = dict(other.extras)
+    return replace(
+        winner,
+        ts=winner.ts if winner.ts is not None else other.ts,
+        v=winner.v if winner.v is not None else other.v,
+        extras=tuple((c, x if x is not None else extras.get(c)) for c, x in winner.extras),
+    )
 
 
 def _ident(rec: Rec) -> tuple:

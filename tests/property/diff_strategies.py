@@ -6,13 +6,14 @@ from a handful (ties and stale updates are frequent), nulls in every data column
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from diff_model import (
     BLOOM,
     BUCKET,
     COW,
     EXTRA_COLUMNS,
+    GLOBAL,
     GLOBAL_BLOOM,
     GLOBAL_SIMPLE,
     KEY_LOOKUP,
@@ -60,13 +61,11 @@ class Scenario:
 
 
 @st.composite
-def table_params(
-    draw, indexes: tuple[str, ...] = INDEXES, metadata_tables: bool = False
-) -> Params:
+def table_params(draw, indexes: tuple[str, ...] = INDEXES, metadata_tables: bool = False) -> Params:
     """A table's parameters (`indexes`: drawn from these, e.g. one index for a soak;
     `metadata_tables`: whether the writes keep a metadata table is drawn too, else never)."""
     keep_min, keep_max = draw(st.sampled_from(((2, 3), (3, 5), (20, 30))))
-    return Params(
+    params = Params(
         table_type=draw(st.sampled_from((COW, MOR))),
         index=draw(st.sampled_from(indexes)),
         partitioned=draw(st.booleans()),
@@ -82,6 +81,13 @@ def table_params(
         update_partition_path=draw(st.booleans()),
         metadata_table=draw(st.booleans()) if metadata_tables else False,
     )
+    # R14: a merge mode besides the default, with the ordering field; the column-wise payloads
+    # not under a global index (refused)
+    merges = ("",) * 5 + ("commit",)
+    if params.index not in GLOBAL:
+        merges += ("non_defaults", "partial")
+    merge = draw(st.sampled_from(merges)) if params.precombine else ""
+    return replace(params, merge=merge)
 
 
 def _partition(p: Params):
@@ -147,7 +153,7 @@ def operations(p: Params) -> st.SearchStrategy:
     ]
     if p.mor:
         choices.insert(2, (2, st.just(Compact())))
-    if p.table_version == 6:
+    if p.table_version == 6 and not (p.merge == "commit" and p.mor):  # R14
         choices.append((1, st.just(Upgrade())))
     if p.index in KEY_LOOKUP:  # insert and bulk_insert need an index that looks keys up
         choices.insert(1, (3, inserts(p)))

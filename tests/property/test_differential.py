@@ -332,3 +332,47 @@ def test_global_index_keys_change_partitions(
                     update_partition_path=update_partition_path,
                     table_version=version)  # fmt: skip
     run_scenario(spark, Scenario(params, ops), str(tmp_path), spark_reads="last")
+
+
+def _merge_mode_case(
+    merge: str, table_type: str, index: str, version: int, short: bool = False
+) -> Scenario:
+    """R14: the probe's shape (a stale and a newer update with null columns), a batch whose
+    rows of one key fill each other, a soft delete and a re-insert, compaction."""
+    ops = [
+        Upsert((Rec("k0", "p0", ts=5, v="a", extras=(("e1", 10),)),
+                Rec("k1", "p0", ts=5, v="b", extras=(("e1", 20),))), columns=("e1",)),
+        Upsert((Rec("k0", "p0", ts=3, v=None, extras=(("e1", 11),)),
+                Rec("k1", "p0", ts=7, v=None, extras=(("e1", None),))), columns=("e1",)),
+        Upsert((Rec("k2", "p1", ts=2, v=None, extras=(("e1", 1),)),
+                Rec("k2", "p1", ts=4, v="x", extras=(("e1", None),)),
+                Rec("k2", "p1", ts=3, v="y", extras=(("e1", 3),))), columns=("e1",)),
+        Upsert((Rec("k1", "p0", ts=1, v="c"), Rec("k0", "p0", ts=9, deleted=True))),
+        Upsert((Rec("k0", "p0", ts=1, v=None, extras=(("e1", 5),)),), columns=("e1",)),
+    ]  # fmt: skip
+    if short:  # make test's case: the re-insert and the write after compaction left out
+        ops = ops[:4]
+    if table_type == MOR:
+        ops += [Compact()] + ([] if short else [Upsert((Rec("k2", "p1", ts=0, v=None),))])
+    params = Params(table_type=table_type, index=index, compact_every=10,
+                    table_version=version, merge=merge)  # fmt: skip
+    return Scenario(params, tuple(ops))
+
+
+@pytest.mark.parametrize(
+    "merge,table_type,index,version",
+    [
+        ("partial-short", MOR, SIMPLE, 8),
+        pytest.param("partial", MOR, SIMPLE, 8, marks=pytest.mark.full),
+        pytest.param("partial", COW, SIMPLE, 6, marks=pytest.mark.full),
+        pytest.param("non_defaults", MOR, BUCKET, 6, marks=pytest.mark.full),
+        pytest.param("non_defaults", COW, BLOOM, 8, marks=pytest.mark.full),
+        pytest.param("commit", MOR, SIMPLE, 6, marks=pytest.mark.full),
+        pytest.param("commit", COW, GLOBAL_SIMPLE, 8, marks=pytest.mark.full),
+    ],
+    ids=lambda v: str(v).lower(),
+)
+def test_merge_modes_agree_with_the_model(spark, tmp_path, merge, table_type, index, version):
+    short = merge.endswith("-short")
+    case = _merge_mode_case(merge.removesuffix("-short"), table_type, index, version, short)
+    run_scenario(spark, case, str(tmp_path), spark_reads="last")

@@ -261,13 +261,17 @@ def test_hudi_options_of_dbt_glue_are_options():
             ["'SIMPLE' in options", "'BUCKET' in the config's top level"],
         ),
         (
-            {"options": {"hoodie.index.type": "SIMPLE"},
-             "hudi_options": {"hoodie.index.type": "BUCKET"}},
+            {
+                "options": {"hoodie.index.type": "SIMPLE"},
+                "hudi_options": {"hoodie.index.type": "BUCKET"},
+            },
             ["'SIMPLE' in options", "'BUCKET' in hudi_options"],
         ),
         (
-            {"hoodie.table.precombine.field": "ts",
-             "options": {"hoodie.datasource.write.precombine.field": "other"}},
+            {
+                "hoodie.table.precombine.field": "ts",
+                "options": {"hoodie.datasource.write.precombine.field": "other"},
+            },
             ["'hoodie.datasource.write.precombine.field'", "'hoodie.table.precombine.field'"],
         ),
     ],
@@ -383,8 +387,22 @@ def test_snapshots_take_top_level_hoodie_keys_and_hudi_options():
     from dbt.adapters.hoodie.snapshot import snapshot_settings
 
     columns = {"dbt_scd_id": "dbt_scd_id", "dbt_valid_to": "dbt_valid_to"}
-    config = {"hoodie.parquet.compression.codec": "zstd",
-              "hudi_options": {"hoodie.index.type": "BUCKET"}}
+    config = {
+        "hoodie.parquet.compression.codec": "zstd",
+        "hudi_options": {"hoodie.index.type": "BUCKET"},
+    }
     cfg = snapshot_settings("hist", config, columns, schema="s", alias="hist",
                             warehouse_dir="/wh").write_config  # fmt: skip
     assert (cfg.compression, cfg.index_type) == ("zstd", "BUCKET")
+
+
+def test_merge_mode_options_reach_the_write_config():
+    """`options={'hoodie.datasource.write.payload.class': ...}` and a merge mode, at the top
+    level or in options, are the table's merge mode (hoodie.merge), never dropped."""
+    partial = "org.apache.hudi.common.model.PartialUpdateAvroPayload"
+    cfg = settings(dbt_config(options={"hoodie.datasource.write.payload.class": partial}))
+    assert cfg.write_config.payload_class == partial
+    cfg = settings(dbt_config(**{"hoodie.record.merge.mode": "commit_time_ordering"}))
+    assert cfg.write_config.record_merge_mode == "COMMIT_TIME_ORDERING"
+    with pytest.raises(CompilationError, match="hoodie.datasource.write.payload.class"):
+        settings(dbt_config(options={"hoodie.datasource.write.payload.class": "x.MyPayload"}))

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from hoodie.bloom_filter import BloomFilterSpec
 from hoodie.exceptions import DuplicateRecordKeyError
 from hoodie.markers import WriteMarkers
+from hoodie.merge import MergeMode
 from hoodie.schema import FILE_NAME, IS_DELETED, PARTITION_PATH, RECORD_KEY
 from hoodie.storage import load_file_io
 from hoodie.write import bulk_insert
@@ -41,7 +42,7 @@ def _writer(
 ):
     storage = load_file_io(str(tmp_path))
     return BulkInsertWriter(storage=storage, instant=INSTANT, data_schema=DATA,
-                            precombine_field=precombine, record_key_fields=("id",),
+                            merge_mode=MergeMode.event_time(precombine), record_key_fields=("id",),
                             compression="snappy", markers=WriteMarkers(storage, INSTANT),
                             max_file_size=max_file_size,
                             max_memory=max_memory, bloom_filter=SMALL_FILTER)  # fmt: skip

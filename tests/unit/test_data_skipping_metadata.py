@@ -22,6 +22,7 @@ from sample_tables import unzip
 from test_metadata_records_real import decoded, entries
 
 from hoodie.bloom_filter import BloomFilterSpec, bloom_filter_footer
+from hoodie.merge import merge_mode_of
 from hoodie.meta_client import HoodieTableMetaClient
 from hoodie.metadata_records import BloomFilterRecord, ColumnStatsRecord, StatKind, StatValue
 from hoodie.read import data_skipping
@@ -352,7 +353,7 @@ def test_sample_tables_skip_by_the_metadata_table_soundly(tmp_path, sample, monk
     schema = snapshot_arrow_schema(meta)
     props = meta.properties
     rule = KeyRule.of(props.record_key_fields, props.key_generator_class, schema)
-    spec = SliceReadSpec(meta.storage, schema, props.record_key_fields, props.ordering_field,
+    spec = SliceReadSpec(meta.storage, schema, props.record_key_fields, merge_mode_of(props),
                          plan.committed)  # fmt: skip
     rows = {  # the merged rows of every slice: base file and logs
         split: pa.Table.from_batches(list(read_slice(spec, split)), schema).to_pylist()

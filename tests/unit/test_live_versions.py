@@ -9,6 +9,7 @@ from hoodie.bloom_filter import BloomFilterSpec
 from hoodie.fs_view import CommittedInstants
 from hoodie.index.keys import KeySource, live_versions
 from hoodie.logformat import DeleteRecord, add_meta_fields, delete_block, parquet_data_block
+from hoodie.merge import MergeMode
 from hoodie.naming import base_file_name, log_file_name
 from hoodie.schema import META_COLUMNS, to_avro_schema
 from hoodie.storage import load_file_io
@@ -58,10 +59,10 @@ def test_a_key_a_log_deleted_is_not_there(tmp_path):
     ]
     io, source, committed = slice_with_logs(tmp_path, blocks)
     wanted = pa.array(["k1", "k2", "k3", "k9"], pa.string())
-    live = live_versions(io, source, committed, wanted, "ts").to_pylist()
+    live = live_versions(io, source, committed, wanted, MergeMode.event_time("ts")).to_pylist()
     assert sorted((r["_hoodie_record_key"], r["ts"]) for r in live) == [("k2", 5), ("k3", 9)]
     # Without an ordering field, deletes order by arrival: k2 goes too.
-    unordered = live_versions(io, source, committed, wanted, None).to_pylist()
+    unordered = live_versions(io, source, committed, wanted, MergeMode.commit_time()).to_pylist()
     assert sorted(r["_hoodie_record_key"] for r in unordered) == ["k3"]
 
 
@@ -70,5 +71,7 @@ def test_blocks_of_instants_not_committed_do_not_count(tmp_path):
     io, source, _ = slice_with_logs(tmp_path, [delete_block([DeleteRecord("k1", "a", 0)], I2,
                                                             avro)])  # fmt: skip
     only_base = CommittedInstants(frozenset({I1}))
-    live = live_versions(io, source, only_base, pa.array(["k1"], pa.string()), "ts")
+    live = live_versions(
+        io, source, only_base, pa.array(["k1"], pa.string()), MergeMode.event_time("ts")
+    )
     assert live.column("_hoodie_record_key").to_pylist() == ["k1"]

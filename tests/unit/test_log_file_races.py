@@ -15,6 +15,7 @@ from hoodie.exceptions import ConcurrentWriteConflict
 from hoodie.index.placement import FileGroupTarget
 from hoodie.logformat import DeleteRecord, delete_block, read_log_file
 from hoodie.markers import IOType, WriteMarkers
+from hoodie.merge import MergeMode
 from hoodie.meta_client import HoodieTableMetaClient
 from hoodie.properties import TableProperties
 from hoodie.schema import PARTITION_PATH, RECORD_KEY
@@ -41,7 +42,7 @@ def _handle(table: HoodieTableMetaClient, instant: str) -> AppendHandle:
         data_schema=pa.schema([("id", pa.string()), ("ts", pa.int64())]),
         table_name="t",
         record_key_fields=("id",),
-        precombine_field="ts",
+        merge_mode=MergeMode.event_time("ts"),
         compression="snappy",
         markers=WriteMarkers(table.storage, instant),
     )

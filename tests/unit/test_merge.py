@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from hoodie.merge import INSTANT, ORDERING, SEQUENCE, latest_per_key, merge_slice
+from hoodie.merge import INSTANT, ORDERING, SEQUENCE, MergeMode, latest_per_key, merge_slice
+
+BY_TS = MergeMode.event_time("ts")
+BY_ARRIVAL = MergeMode.commit_time()
 
 
 def _winners(table: pa.Table) -> dict:
@@ -32,7 +35,7 @@ def test_deletes_cancel_earlier_versions_only():
     rows = pa.table({"k": ["a", "a", "b", "c"], "v": ["a0", "a9", "b1", "c1"],
                      SEQUENCE: pa.array([0, 9, 1, 2], pa.int64())})  # fmt: skip
     deletes = pa.table({"k": ["a", "b"], SEQUENCE: pa.array([5, 6], pa.int64())})
-    alive = merge_slice(rows, "k", deletes)
+    alive = merge_slice(rows, "k", deletes, BY_ARRIVAL)
     # a's version after the delete (a re-insert) survives; b is gone; c was never deleted.
     assert sorted(alive["v"].to_pylist()) == ["a9", "c1"]
 
@@ -40,7 +43,9 @@ def test_deletes_cancel_earlier_versions_only():
 def test_nested_columns_survive_deletes():
     rows = pa.table({"k": ["a", "b"], "s": [{"x": [1]}, {"x": [2]}],
                      SEQUENCE: pa.array([0, 1], pa.int64())})  # fmt: skip
-    alive = merge_slice(rows, "k", pa.table({"k": ["a"], SEQUENCE: pa.array([5], pa.int64())}))
+    alive = merge_slice(
+        rows, "k", pa.table({"k": ["a"], SEQUENCE: pa.array([5], pa.int64())}), BY_ARRIVAL
+    )
     assert alive["s"].to_pylist() == [{"x": [2]}]
 
 
@@ -59,9 +64,9 @@ def test_a_delete_with_an_older_ordering_value_spares_newer_versions():
     rows = _versions(["a", "b", "c"], ["a1", "b9", "c5"], [1, 9, 5], ["t1", "t1", "t1"])
     # a: newer delete; b: older than the stored ts=9; c: no ordering (Hudi's default)
     deletes = _deletes(["a", "b", "c"], [2, 3, None], ["t2", "t2", "t2"])
-    assert merge_slice(rows, "k", deletes, "ts")["v"].to_pylist() == ["b9"]
+    assert merge_slice(rows, "k", deletes, BY_TS)["v"].to_pylist() == ["b9"]
     # Without an ordering field every delete is unconditional.
-    assert merge_slice(rows, "k", deletes.drop_columns([ORDERING])).num_rows == 0
+    assert merge_slice(rows, "k", deletes.drop_columns([ORDERING]), BY_TS).num_rows == 0
 
 
 def test_a_delete_keeps_its_ordering_against_later_versions():
@@ -69,9 +74,9 @@ def test_a_delete_keeps_its_ordering_against_later_versions():
     stays deleted; with a larger one it comes back; a tie goes to the later instant."""
     rows = _versions(["a", "b", "c"], ["a0", "b30", "c20"], [0, 30, 20], ["t3", "t3", "t3"])
     deletes = _deletes(["a", "b", "c"], [20, 20, 20], ["t2", "t2", "t2"])
-    assert merge_slice(rows, "k", deletes, "ts")["v"].to_pylist() == ["b30", "c20"]
+    assert merge_slice(rows, "k", deletes, BY_TS)["v"].to_pylist() == ["b30", "c20"]
     later = _deletes(["c"], [20], ["t4"])
-    assert merge_slice(rows, "k", later, "ts")["v"].to_pylist() == ["a0", "b30"]
+    assert merge_slice(rows, "k", later, BY_TS)["v"].to_pylist() == ["a0", "b30"]
 
 
 def _arrivals(keys, values, ts, sequences, instants):
@@ -93,11 +98,11 @@ def test_a_delete_without_ordering_removes_what_arrived_before_it():
                      ["t1", "t1", "t3"])  # fmt: skip
     deletes = _deletes_at(["a", "b"], [None, None], [2, 2], ["t2", "t2"])
     # a's ts=30 version arrived before the delete, the ts=10 one after it: a is the latter
-    assert _winners(merge_slice(rows, "k", deletes, "ts")) == {"a": "a10"}
+    assert _winners(merge_slice(rows, "k", deletes, BY_TS)) == {"a": "a10"}
     before = _deletes_at(["b"], [None], [-1], ["t0"])
-    assert _winners(merge_slice(rows, "k", before, "ts")) == {"a": "a30", "b": "b5"}
+    assert _winners(merge_slice(rows, "k", before, BY_TS)) == {"a": "a30", "b": "b5"}
     zero = _deletes_at(["b"], [0], [2], ["t2"])
-    assert _winners(merge_slice(rows, "k", zero, "ts")) == {"a": "a30", "b": "b5"}
+    assert _winners(merge_slice(rows, "k", zero, BY_TS)) == {"a": "a30", "b": "b5"}
 
 
 def test_a_stale_delete_after_the_delete_operation_does_not_bring_the_key_back():
@@ -107,17 +112,17 @@ def test_a_stale_delete_after_the_delete_operation_does_not_bring_the_key_back()
     to the stored row's and the unordered delete forgotten)."""
     rows = _arrivals(["a"], ["a5"], [5], [0], ["t1"])
     deletes = _deletes_at(["a", "a"], [None, 2], [1, 2], ["t2", "t3"])
-    assert merge_slice(rows, "k", deletes, "ts").num_rows == 0
+    assert merge_slice(rows, "k", deletes, BY_TS).num_rows == 0
     # an ordered delete before the delete operation is gone with what it deleted
     again = _arrivals(["a", "a"], ["a5", "a1"], [5, 1], [0, 3], ["t1", "t4"])
     ordered_first = _deletes_at(["a", "a"], [9, None], [1, 2], ["t2", "t3"])
-    assert _winners(merge_slice(again, "k", ordered_first, "ts")) == {"a": "a1"}
+    assert _winners(merge_slice(again, "k", ordered_first, BY_TS)) == {"a": "a1"}
 
 
 def test_the_largest_delete_ordering_of_a_key_decides():
     rows = _versions(["a"], ["a1"], [5], ["t1"])
     deletes = _deletes(["a", "a"], [9, 1], ["t2", "t3"])
-    assert merge_slice(rows, "k", deletes, "ts").num_rows == 0
+    assert merge_slice(rows, "k", deletes, BY_TS).num_rows == 0
 
 
 def test_record_keys_of_stored_rows_match_the_key_generators_format():

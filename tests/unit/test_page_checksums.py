@@ -14,6 +14,7 @@ from hoodie.exceptions import CorruptDataFileError
 from hoodie.fs_view import CommittedInstants, damaged_data_file
 from hoodie.index.keys import KeySource, stored_keys
 from hoodie.logformat import BlockType, add_meta_fields, parquet_data_block, read_log_file
+from hoodie.merge import MergeMode
 from hoodie.read.planner import FileSplit
 from hoodie.read.slice_reader import SliceReadSpec, read_slice
 from hoodie.schema import to_avro_schema
@@ -55,7 +56,9 @@ def _damaged_base(root: Path, *, checksums: bool = True) -> FileIO:
 
 def test_a_flipped_byte_in_a_base_file_page_is_an_error_naming_it(tmp_path):
     storage = _damaged_base(tmp_path)
-    spec = SliceReadSpec(storage, VALUES.schema, ("id",), None, frozenset({INSTANT}))
+    spec = SliceReadSpec(
+        storage, VALUES.schema, ("id",), MergeMode.commit_time(), frozenset({INSTANT})
+    )
     split = FileSplit("p", "f1-0", BASE, (), 0)
     with pytest.raises(CorruptDataFileError, match=rf"{BASE}.*is damaged.*CRC"):
         list(read_slice(spec, split))  # it read another value of `v` in silence

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from hoodie.merge import MergeMode
 from hoodie.read.planner import FileSplit
 from hoodie.read.slice_reader import SliceReadSpec, read_slice
 from hoodie.schema import COMMIT_TIME, META_SCHEMA, RECORD_KEY
@@ -35,7 +36,7 @@ def _spec(storage: FileIO, schema: pa.Schema, full: pa.Schema | None = None, **k
         storage=storage,
         schema=schema,
         record_key_fields=("id",),
-        ordering_field=None,
+        merge_mode=MergeMode.commit_time(),
         valid_instants=frozenset(),
         merge_schema=full,
         **kw,
