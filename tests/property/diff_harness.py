@@ -158,6 +158,11 @@ def delete_rows(p: Params, op: Delete) -> list[tuple]:
     return [(k, part) if p.partitioned else (k,) for k, part in op.keys]
 
 
+def window_rows(p: Params, op: Upsert) -> list[tuple]:
+    """R18: the keys an upsert deletes in its own commit."""
+    return [(k, part) if p.partitioned else (k,) for k, part in op.deletes]
+
+
 def scenario_script(scenario) -> str:
     """The scenario as core API calls, to paste into a session with `spark` and `path`."""
     p = scenario.params
@@ -193,6 +198,9 @@ def scenario_script(scenario) -> str:
 def _op_lines(p: Params, op) -> list[str]:
     if isinstance(op, Upsert):
         df = f"spark.createDataFrame({batch_rows(p, op)!r}, {batch_schema(p, op)!r}).coalesce(1)"
+        if op.deletes:  # R18
+            keys = f"spark.createDataFrame({window_rows(p, op)!r}, {delete_schema(p)!r})"
+            return [f"table.upsert({df}, config, deletes={keys})"]
         return [f"table.upsert({df}, config)"]
     if isinstance(op, Insert):
         df = f"spark.createDataFrame({batch_rows(p, op)!r}, {batch_schema(p, op)!r}).coalesce(1)"
@@ -386,7 +394,10 @@ class Runner:
         spark, table, config = self.spark, self.table, self.config
         if isinstance(op, Upsert):
             df = spark.createDataFrame(batch_rows(self.p, op), batch_schema(self.p, op))
-            table.upsert(df.coalesce(1), config)
+            deletes = None
+            if op.deletes:  # R18
+                deletes = spark.createDataFrame(window_rows(self.p, op), delete_schema(self.p))
+            table.upsert(df.coalesce(1), config, deletes=deletes)
         elif isinstance(op, Insert):
             df = spark.createDataFrame(batch_rows(self.p, op), batch_schema(self.p, op))
             table.write(df.coalesce(1), insert_config(config, op))

@@ -103,6 +103,11 @@ R14 Merge modes (`hoodie.datasource.write.payload.class`, drawn: the default by 
     stored side wins). The column-wise payloads are not drawn with global indexes (refused),
     nor is `commit` on a version 6 merge-on-read table with an upgrade (its upgrade makes the
     table event-time ordered, changing the rows of the instants before it).
+R18 An upsert that deletes keys in its own commit (`HoodieTable.upsert(df, deletes=...)`, what
+    a dbt microbatch batch writes to replace its event-time window): keys of no row of the
+    batch, each removed whatever its stored ordering value (a delete without ordering value:
+    arrival decides, R7), in the same instant as the upsert's rows; under a global index
+    wherever the key is stored (G7).
 G1-G9 GLOBAL_SIMPLE (`hoodie.index.type`; Apache Hudi's rules as run against 0.15 and 1.2, in
     the order of its findings). A record is its key alone (G1): the batch reduces to one row
     per key (G2, R2 over the key alone; R3 for two rows of a key in any partitions). Tagging
@@ -193,6 +198,9 @@ class Rec:
 class Upsert:
     rows: tuple[Rec, ...]
     columns: tuple[str, ...] = ()  # the extra columns (EXTRA_COLUMNS) this batch carries
+    # R18: (key, partition)s deleted in the same commit, whatever their ordering value (a
+    # microbatch replacing its window: `HoodieTable.upsert(df, deletes=...)`); keys of no row
+    deletes: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -674,6 +682,10 @@ class TableModel:
         state = replace(state, columns=columns)
         if self.params.index in GLOBAL:
             entries, fresh = self._global_entries(op, instant)
+            for key, _partition in op.deletes:  # R18, G7: wherever the key is stored
+                stored = self._global_location(key)
+                if stored is not None:
+                    entries[stored] = Tomb(NATURAL, instant)
             return self._write(state, entries, instant, placement, fresh=fresh)
         winners = self._winners(op.rows)
         entries = {
@@ -684,6 +696,8 @@ class TableModel:
             )
             for ident, rec in winners.items()
         }
+        # R18: deletes of the same commit remove the stored row whatever its ordering value
+        entries.update({(part, key): Tomb(NATURAL, instant) for key, part in op.deletes})
         return self._write(state, entries, instant, placement)
 
     def _stored(self, ident) -> bool:

@@ -95,8 +95,9 @@ def _partition(p: Params):
 
 
 @st.composite
-def upserts(draw, p: Params, ts: tuple = TS) -> Upsert:
-    """`ts`: the ordering values to draw from (the Apache Hudi oracle leaves out null)."""
+def upserts(draw, p: Params, ts: tuple = TS, window: bool = False) -> Upsert:
+    """`ts`: the ordering values to draw from (the Apache Hudi oracle leaves out null).
+    `window`: also delete, in the same commit, keys the batch has no row of (R18)."""
     columns = tuple(sorted(draw(st.sets(st.sampled_from(EXTRA_COLUMNS), max_size=2))))
     rows = draw(
         st.lists(
@@ -115,7 +116,12 @@ def upserts(draw, p: Params, ts: tuple = TS) -> Upsert:
             max_size=5,
         )
     )
-    return Upsert(tuple(rows), columns)
+    deletes: tuple = ()
+    others = [k for k in KEYS if k not in {rec.key for rec in rows}]
+    if window and others:
+        keys = draw(st.lists(st.sampled_from(others), min_size=1, max_size=3, unique=True))
+        deletes = tuple((key, draw(_partition(p))) for key in keys)
+    return Upsert(tuple(rows), columns, deletes)
 
 
 @st.composite
@@ -144,6 +150,7 @@ def operations(p: Params) -> st.SearchStrategy:
     choices = [
         (10, upserts(p)),
         (2, deletes(p)),
+        (2, upserts(p, window=True)),  # R18
         (1, failed_upserts(p)),
         (1, st.just(Clean())),
         (1, st.just(Archive())),

@@ -79,6 +79,20 @@ CI_EXAMPLES = 2
         ),
     )
 )
+# R18: an upsert that deletes, in its own commit, keys stored with a larger ordering value
+# than anything in the batch, on merge-on-read (a log's unordered deletes) and under a global
+# index (found wherever stored)
+@example(
+    scenario=Scenario(
+        Params(table_type=MOR, index=SIMPLE, compact_every=10),
+        (
+            Upsert((Rec("k0", "p0", ts=5, v="a"), Rec("k1", "p1", ts=5, v="b"))),
+            Upsert((Rec("k2", "p0", ts=1, v="c"),), deletes=(("k0", "p0"), ("k3", "p1"))),
+            Compact(),
+            Upsert((Rec("k0", "p0", ts=0, v="back"),), deletes=(("k1", "p1"),)),
+        ),
+    )
+)
 def test_random_sequences_agree_with_the_model(spark, tmp_path_factory, scenario):
     run_scenario(spark, scenario, str(tmp_path_factory.mktemp("difftest")), spark_reads="last")
 
