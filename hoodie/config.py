@@ -212,6 +212,16 @@ class WriteConfig:
     cleaner_file_versions_retained: int = _default("cleaner_file_versions_retained")
     inline_compaction: bool = _default("inline_compaction")
     compaction_delta_commits: int = _default("compaction_delta_commits")
+    inline_clustering: bool = _default("inline_clustering")
+    clustering_max_commits: int = _default("clustering_max_commits")
+    schedule_inline_clustering: bool = _default("schedule_inline_clustering")
+    clustering_small_file_limit: int = _default("clustering_small_file_limit")
+    clustering_max_bytes_per_group: int = _default("clustering_max_bytes_per_group")
+    clustering_target_file_max_bytes: int = _default("clustering_target_file_max_bytes")
+    clustering_max_groups: int = _default("clustering_max_groups")
+    clustering_sort_columns: tuple[str, ...] | None = _default("clustering_sort_columns")
+    clustering_single_group: bool = _default("clustering_single_group")
+    layout_optimize_strategy: str = _default("layout_optimize_strategy")
     # What a batch with other columns than the table's may do (see hoodie.schema_evolution).
     schema_change: SchemaChange = SchemaChange.EVOLVE
     options: Mapping[str, str] = field(default_factory=dict)
