@@ -30,7 +30,7 @@ from typing import Any
 
 import fastavro
 
-from .exceptions import HoodieError, UnsafePathError, malformed
+from .exceptions import ClusteringUpdateError, HoodieError, UnsafePathError, malformed
 from .naming import parse_base_file_name, parse_log_file_name
 from .partition_paths import check_data_file, shown
 from .storage import FileIO
@@ -368,3 +368,22 @@ def pending_clustering_file_groups(
         for group in read_plan(storage, timeline.layout, instant.timestamp).file_groups():
             groups[group] = instant.timestamp
     return groups
+
+
+def refuse_updates_to_clustering(
+    storage: FileIO, timeline: Timeline, touched: set[tuple[str, str]], table_name: str
+) -> None:
+    """Raise `ClusteringUpdateError` when a write touched (updated, deleted from, filled or
+    replaced) a file group a pending clustering rewrites: its changes would be lost when the
+    clustering completes. Apache Hudi's words (`SparkRejectUpdateStrategy`), then ours."""
+    busy = pending_clustering_file_groups(storage, timeline)
+    hit = sorted(group for group in touched if group in busy)
+    if hit:
+        partition, file_id = hit[0]
+        raise ClusteringUpdateError(
+            f"Not allowed to update the clustering file group {partition}/{file_id}. For "
+            "pending clustering operations, we are not going to support update for now. "
+            f"(Table '{table_name}': clustering {busy[hit[0]]} plans to rewrite "
+            f"{len(hit)} file group(s) this write changes; the write was undone. Run the "
+            "pending clustering (hoodie_cluster, or table.services.cluster) and write again.)"
+        )

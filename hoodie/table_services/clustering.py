@@ -57,7 +57,7 @@ from ..clustering_plan import (
 )
 from ..column_stats import FileIndexing
 from ..compaction_plan import pending_compaction_file_groups
-from ..config import WriteConfig, option_default
+from ..config import BUCKET_INDEX, WriteConfig, option_default
 from ..exceptions import CommitError, HoodieError, InvalidConfigError
 from ..faults import crash_point
 from ..fs_view import BlockSpan, CommittedInstants, FileSystemView
@@ -284,6 +284,12 @@ class Clusterer:
         config: WriteConfig | None = None,
         failed_writes: FailedWritesPolicy | None = None,
     ):
+        if config is not None and config.index_type == BUCKET_INDEX:
+            raise InvalidConfigError(
+                f"table '{meta_client.name}' is written with the BUCKET index, whose file "
+                "groups are its buckets: clustering would merge them (Apache Hudi clusters "
+                "such tables with other strategies, which dbt-hoodie lacks)"
+            )
         self.meta_client = meta_client
         self.options = ClusteringConfig.of(config)
         self.compression = str(config.compression if config else option_default("compression"))

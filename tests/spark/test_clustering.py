@@ -11,7 +11,7 @@ from _spark_helpers import id_dt_ts_config, snapshot
 
 from hoodie import HoodieTable
 from hoodie.clustering_plan import CLUSTER, pending_clustering_file_groups, read_plan
-from hoodie.exceptions import InvalidConfigError
+from hoodie.exceptions import ClusteringUpdateError, InvalidConfigError
 from hoodie.properties import COPY_ON_WRITE, MERGE_ON_READ
 from hoodie.timeline import Action
 
@@ -57,8 +57,10 @@ def build(spark, path: str, table_type: str, version: int, **options):
     return table, cfg
 
 
-@pytest.fixture(scope="module", params=[(COPY_ON_WRITE, 6), (MERGE_ON_READ, 8)],
-                ids=["cow-v6", "mor-v8"])  # fmt: skip
+@pytest.fixture(scope="module", params=[
+    pytest.param((COPY_ON_WRITE, 6), id="cow-v6"),
+    pytest.param((MERGE_ON_READ, 8), id="mor-v8", marks=pytest.mark.full),
+])  # fmt: skip
 def clustered(request, spark, tmp_path_factory):
     table_type, version = request.param
     path = str(tmp_path_factory.mktemp("cluster") / "t")
@@ -68,6 +70,19 @@ def clustered(request, spark, tmp_path_factory):
     out["instant"] = table.services.schedule_clustering(cfg)
     out["pending"] = pending_clustering_file_groups(table.storage, table.meta_client.timeline())
     out["during"] = snapshot(table, spark)
+    # writers keep out of the plan's groups: an update fails, nothing written ...
+    with pytest.raises(ClusteringUpdateError, match="Not allowed to update the clustering "
+                       "file group 2024-01-01/"):  # fmt: skip
+        table.upsert(spark.createDataFrame([(0, "changed", A, 9)], SCHEMA), cfg)
+    assert snapshot(table, spark) == out["before"]
+    # ... and inserts go to new file groups, not into small ones of the plan
+    fills = config("clustered", table_type, version,
+                   **{"hoodie.parquet.small.file.limit": "104857600"})  # fmt: skip
+    inserted = table.upsert(spark.createDataFrame([(50, "new", A, 1)], SCHEMA), fills)
+    assert {s.file_id for s in inserted.metadata.write_stats()}.isdisjoint(
+        {f for _, f in out["pending"]}
+    )
+    out["with_insert"] = snapshot(table, spark)
     out["results"] = table.services.cluster(spark, cfg)
     out["after"] = snapshot(table, spark)
     return out
@@ -76,6 +91,7 @@ def clustered(request, spark, tmp_path_factory):
 def test_clustering_keeps_rows_and_commit_times(clustered):
     before, after = clustered["before"], clustered["after"]
     assert clustered["during"] == before  # a pending plan changes nothing readers see
+    before = clustered["with_insert"]
     strip = lambda rows: {k: {c: v for c, v in r.items() if c != "_hoodie_file_name"}  # noqa: E731
                           for k, r in rows.items()}  # fmt: skip
     assert strip(after) == strip(before)
