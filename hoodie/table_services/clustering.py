@@ -207,7 +207,7 @@ def sorted_rows(rows: pa.Table, columns: tuple[str, ...], layout: str) -> pa.Tab
         return rows
     if layout == ZORDER:
         return rows.take(pa.array(zorder_indices(rows, columns)))
-    order = pc.sort_indices(rows, [(c, "ascending") for c in columns], null_placement="at_start")
+    order = pc.sort_indices(rows, [(c, "ascending", "at_start") for c in columns])
     return rows.take(order)
 
 
