@@ -343,7 +343,7 @@ def test_clustering_changes_no_read(spark, tmp_path, table_type, version):
     """R17 in one sequence: clustering after updates, a tombstone and a stale update (merged
     away on merge-on-read), writes into the clustered file groups, clustering again, then a
     rollback of that clustering and of the write before it: every read, time travel and
-    incremental range included, as without clustering."""
+    incremental range included, as without clustering, before and after a clean."""
     ops = (
         Upsert((Rec("k0", "p0", ts=1, v="a"), Rec("k1", "p0", ts=1, v="b"),
                 Rec("k2", "p1", ts=1, v="c"))),
@@ -351,10 +351,12 @@ def test_clustering_changes_no_read(spark, tmp_path, table_type, version):
         Cluster(),
         Upsert((Rec("k0", "p0", ts=2, v="stale"), Rec("k3", "p0", ts=1, v="d"),
                 Rec("k2", "p1", ts=4, v="c4"))),
+        Clean(),  # one commit retained: the groups the first clustering replaced go
         Cluster(),
         Rollback(),
         Rollback(),
         Upsert((Rec("k1", "p0", ts=9, v="b9"),)),
     )  # fmt: skip
-    params = Params(table_type=table_type, index=SIMPLE, compact_every=10, table_version=version)
+    params = Params(table_type=table_type, index=SIMPLE, compact_every=10, table_version=version,
+                    commits_retained=1)  # fmt: skip
     run_scenario(spark, Scenario(params, ops), str(tmp_path), spark_reads="last")

@@ -156,3 +156,27 @@ def test_zorder_and_refused_strategies(spark, tmp_path):
                 {"hoodie.layout.optimize.curve.build.method": "SAMPLE"}):  # fmt: skip
         with pytest.raises(InvalidConfigError, match=next(iter(bad))):
             config("clustered", COPY_ON_WRITE, 6, **bad)
+
+
+def test_clean_deletes_the_replaced_groups_and_archival_waits_for_it(clustered, spark):
+    """(Last: it changes the module's table.) Archival keeps the replace commits until a
+    clean deleted what they replaced; with one commit retained, the next clean does."""
+    table, cfg = clustered["table"], clustered["cfg"]
+    replaced = clustered["groups_before"]
+    storage = table.storage
+    archive = config("clustered", cfg.table_type, cfg.table_version or 6, **{
+        "hoodie.keep.min.commits": "1", "hoodie.keep.max.commits": "2",
+        "hoodie.clean.automatic": "false", "hoodie.cleaner.commits.retained": "1",
+    })  # fmt: skip
+    table.services.archive(archive)
+    kept = {i.timestamp for i in table.meta_client.timeline().completed}
+    assert {r.instant for r in clustered["results"]} <= kept
+    assert all(storage.exists(f) for f in replaced)
+    table.upsert(spark.createDataFrame([(51, "w", B, 1)], SCHEMA), archive)
+    table.services.clean(archive)
+    assert not any(storage.exists(f) for f in replaced)
+    table.services.archive(archive)
+    rows = snapshot(table, spark)
+    assert {k: r["_hoodie_commit_time"] for k, r in rows.items() if k != "51"} == {
+        k: r["_hoodie_commit_time"] for k, r in clustered["after"].items()
+    }
