@@ -11,7 +11,7 @@ from _spark_helpers import id_dt_ts_config, snapshot
 
 from hoodie import HoodieTable
 from hoodie.clustering_plan import CLUSTER, pending_clustering_file_groups, read_plan
-from hoodie.exceptions import ClusteringUpdateError, InvalidConfigError
+from hoodie.exceptions import ClusteringUpdateError
 from hoodie.properties import COPY_ON_WRITE, MERGE_ON_READ
 from hoodie.timeline import Action
 
@@ -138,7 +138,8 @@ def test_incremental_read_skips_clustering(clustered, spark):
     assert rows == []
 
 
-def test_zorder_and_refused_strategies(spark, tmp_path):
+@pytest.mark.full
+def test_zorder_keeps_rows(spark, tmp_path):
     table, _ = build(spark, str(tmp_path / "z"), COPY_ON_WRITE, 6)
     cfg = config("clustered", COPY_ON_WRITE, 6, **{
         "hoodie.layout.optimize.strategy": "ZORDER",
@@ -150,12 +151,6 @@ def test_zorder_and_refused_strategies(spark, tmp_path):
     assert {k: r["_hoodie_commit_time"] for k, r in after.items()} == {
         k: r["_hoodie_commit_time"] for k, r in before.items()
     }
-    for bad in ({"hoodie.layout.optimize.strategy": "HILBERT"},
-                {"hoodie.clustering.plan.strategy.class": "x.Y"},
-                {"hoodie.clustering.plan.partition.filter.mode": "RECENT_DAYS"},
-                {"hoodie.layout.optimize.curve.build.method": "SAMPLE"}):  # fmt: skip
-        with pytest.raises(InvalidConfigError, match=next(iter(bad))):
-            config("clustered", COPY_ON_WRITE, 6, **bad)
 
 
 def test_clean_deletes_the_replaced_groups_and_archival_waits_for_it(clustered, spark):

@@ -10,6 +10,7 @@ import fastavro
 import pyarrow as pa
 import pytest
 
+from hoodie import WriteConfig
 from hoodie.clustering_plan import (
     SORT_COLUMNS_PARAM,
     ClusteringGroup,
@@ -18,7 +19,7 @@ from hoodie.clustering_plan import (
     is_clustering,
     pending_clustering_file_groups,
 )
-from hoodie.exceptions import UnsafePathError
+from hoodie.exceptions import InvalidConfigError, UnsafePathError
 from hoodie.storage import load_file_io
 from hoodie.table_services.clustering import sorted_rows, zorder_indices
 from hoodie.timeline import LAYOUT_V1, LAYOUT_V2, Action, Instant, State, Timeline
@@ -137,3 +138,18 @@ def test_linear_sorts_nulls_first_and_breaks_ties_by_key():
     by_name = sorted_rows(rows, ("name",), "LINEAR")["_hoodie_record_key"].to_pylist()
     assert by_name == ["c", "d", "a", "b"]
     assert sorted_rows(rows, (), "LINEAR")["_hoodie_record_key"].to_pylist() == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize("option, value", [
+    ("hoodie.layout.optimize.strategy", "HILBERT"),
+    ("hoodie.clustering.plan.strategy.class", "x.Y"),
+    ("hoodie.clustering.execution.strategy.class", "x.Y"),
+    ("hoodie.clustering.plan.partition.filter.mode", "RECENT_DAYS"),
+    ("hoodie.layout.optimize.curve.build.method", "SAMPLE"),
+])  # fmt: skip
+def test_other_strategies_are_refused_by_name(option, value):
+    with pytest.raises(InvalidConfigError, match=f"'{option}'={value} is not supported"):
+        WriteConfig.build("t", record_key="id", options={option: value})
+    layout = WriteConfig.build("t", record_key="id",
+                               options={"hoodie.layout.optimize.strategy": "zorder"})  # fmt: skip
+    assert layout.layout_optimize_strategy == "ZORDER"
