@@ -417,6 +417,14 @@ class Rollback:
                 Instant(target.commit_time, Action.COMPACTION, State.INFLIGHT),
                 (State.INFLIGHT, State.REQUESTED),
             )
+        if target.action == Action.REPLACE_COMMIT.value and self.meta_client.layout.version >= 2:
+            # A clustering's plan (layout 2 names it `clustering`) goes with it, as in layout 1
+            # where it shares the replace commit's name: a rolled-back clustering is not
+            # pending again.
+            self.meta_client.delete_instant(
+                Instant(target.commit_time, Action.CLUSTERING, State.INFLIGHT),
+                (State.INFLIGHT, State.REQUESTED),
+            )
         WriteMarkers(self.storage, target.commit_time).delete_all()
         self.storage.delete(heartbeat_path(target.commit_time))
 
