@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from apache_hudi import HUDI_0, HUDI_1, TABLE_TYPES, assert_same_as_apache_hudi
+from apache_hudi import HUDI_0, HUDI_1, TABLE_TYPES, ApacheHudiError, assert_same_as_apache_hudi
 from apache_hudi import datasource_options as hudi_options
 from rs_compare import assert_same_rows, read_ours, read_theirs
 
@@ -138,3 +138,26 @@ def test_we_execute_apache_hudis_plan(spark, apache_hudi, tmp_path, kind):
     after = judge.read(path)
     assert sorted(after.column(KEY).to_pylist()) == sorted(theirs_now.column(KEY).to_pylist())
     assert_same_as_apache_hudi("executed by us", read_ours(spark, path), after, KEY)
+
+
+@pytest.mark.hudi_full
+@pytest.mark.parametrize("version, hudi", [(8, HUDI_1), (6, HUDI_0)], ids=["v8-1.2", "v6-0.15"])
+def test_apache_hudi_keeps_out_of_our_pending_clustering(
+    spark, apache_hudi, tmp_path, version, hudi
+):
+    """It reads our pending plan as its own: its upsert of a key in a planned file group fails
+    with its `HoodieClusteringUpdateException` (ours says the same), its snapshot ignores the
+    plan, and after we execute it, it reads the clustered table."""
+    path = str(tmp_path / "ours")
+    cfg = our_config("cow", version)
+    table = HoodieTable.for_write(path, cfg)
+    for batch in BATCHES:
+        table.upsert(spark.createDataFrame(batch, SCHEMA), cfg)
+    assert table.services.schedule_clustering(cfg) is not None
+    judge = apache_hudi(hudi)
+    options = {**hudi_options("clustered", "cow"), "hoodie.write.table.version": str(version)}
+    with pytest.raises(ApacheHudiError, match="Not allowed to update the clustering file group"):
+        judge.write(path, arrow([(0, "changed", "p", 9)]), options)
+    assert_reads_agree(spark, judge, path)
+    table.services.cluster(spark, cfg)
+    assert_reads_agree(spark, judge, path)
