@@ -222,6 +222,9 @@ class WriteConfig:
     clustering_sort_columns: tuple[str, ...] | None = _default("clustering_sort_columns")
     clustering_single_group: bool = _default("clustering_single_group")
     layout_optimize_strategy: str = _default("layout_optimize_strategy")
+    clustering_rollback_pending_on_conflict: bool = _default(
+        "clustering_rollback_pending_on_conflict"
+    )
     # What a batch with other columns than the table's may do (see hoodie.schema_evolution).
     schema_change: SchemaChange = SchemaChange.EVOLVE
     options: Mapping[str, str] = field(default_factory=dict)

@@ -38,6 +38,7 @@ from ..keygen import KeyGenerator
 from ..markers import WriteMarkers
 from ..meta_client import HoodieTableMetaClient, identity_changes, table_properties_for
 from ..schema import IS_DELETED
+from ..table_services.clustering import roll_back_requested_plans
 from ..table_services.savepoint import refuse_pending_restore
 from ..transaction.conflicts import file_groups_of
 from ..transaction.key_conflicts import PARTITION_SCOPE, TABLE_SCOPE, KeyScope
@@ -147,6 +148,8 @@ class WriteClient:
                 stats, partitions = plan.write(executor)
                 metadata = operation.commit_metadata(plan, stats)
                 touched = file_groups_of(metadata)
+                if self.config.clustering_rollback_pending_on_conflict:
+                    roll_back_requested_plans(meta_client, policy, touched)
                 refuse_updates_to_clustering(meta_client.storage, meta_client.timeline(),
                                              touched, meta_client.name)  # fmt: skip
                 crash_point("write.files_written")

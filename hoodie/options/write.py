@@ -350,6 +350,10 @@ CLUSTERING_OPTIONS: tuple[ConfigProperty, ...] = (
                    "ZORDER (the columns' bits interleaved; our own byte layout)",
                    attribute="layout_optimize_strategy", parse=_layout_strategy,
                    choices=LayoutOptimizationStrategy),
+    ConfigProperty("hoodie.clustering.rollback.pending.replacecommit.on.conflict", False,
+                   "a write into a file group of a clustering plan not yet executing (requested) "
+                   "rolls the plan back and goes on; false: the write fails",
+                   attribute="clustering_rollback_pending_on_conflict", parse=boolean),
     ConfigProperty("hoodie.layout.optimize.curve.build.method", "DIRECT",
                    "ZORDER: from the values themselves (DIRECT) only",
                    parse=_only_value("DIRECT", "the Z-order curve is built from the values")),

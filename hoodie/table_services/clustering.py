@@ -76,7 +76,7 @@ from ..schema import (
     with_meta_columns,
 )
 from ..storage import FileIO
-from ..timeline import WRITE_ACTIONS, Action, Instant, Timeline
+from ..timeline import WRITE_ACTIONS, Action, Instant, State, Timeline
 from ..transaction.failed_writes import FailedWritesPolicy
 from ..transaction.metadata_indexes import file_indexing
 from ..transaction.record_index import hand_over_keys
@@ -146,6 +146,27 @@ def commits_since_clustering(meta_client: HoodieTableMetaClient, timeline: Timel
         and (last is None or i.timestamp > last)
         and not is_clustering_commit(meta_client, i)
     )
+
+
+def roll_back_requested_plans(
+    meta_client: HoodieTableMetaClient, policy: FailedWritesPolicy, touched: set[tuple[str, str]]
+) -> list[str]:
+    """`hoodie.clustering.rollback.pending.replacecommit.on.conflict`: remove the clustering
+    plans a write touches that are only requested (no executor has taken them up: Apache
+    Hudi's rule), under the table lock; the write then goes on. Returns their instants."""
+    dropped = []
+    with policy.exclusive():
+        storage, timeline = meta_client.storage, meta_client.timeline()
+        for instant in pending_clusterings(storage, timeline):
+            if instant.state is not State.REQUESTED:
+                continue
+            planned = read_plan(storage, timeline.layout, instant.timestamp).file_groups()
+            if planned & touched:
+                meta_client.delete_pending_instant(instant)
+                dropped.append(instant.timestamp)
+                log.warning("table '%s': pending clustering %s rolled back, a write changes "
+                            "its file groups", meta_client.name, instant.timestamp)  # fmt: skip
+    return dropped
 
 
 # -- sorting -----------------------------------------------------------------------------------

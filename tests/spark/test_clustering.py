@@ -13,7 +13,7 @@ from hoodie import HoodieTable
 from hoodie.clustering_plan import CLUSTER, pending_clustering_file_groups, read_plan
 from hoodie.exceptions import ClusteringUpdateError
 from hoodie.properties import COPY_ON_WRITE, MERGE_ON_READ
-from hoodie.timeline import Action
+from hoodie.timeline import Action, State
 
 pytestmark = pytest.mark.spark
 
@@ -151,6 +151,26 @@ def test_zorder_keeps_rows(spark, tmp_path):
     assert {k: r["_hoodie_commit_time"] for k, r in after.items()} == {
         k: r["_hoodie_commit_time"] for k, r in before.items()
     }
+
+
+@pytest.mark.full
+def test_a_write_rolls_back_a_requested_plan_when_told(spark, tmp_path):
+    """hoodie.clustering.rollback.pending.replacecommit.on.conflict=true: the update goes
+    through and the plan (requested, not executing) is gone; an inflight one still refuses."""
+    table, cfg = build(spark, str(tmp_path / "t"), COPY_ON_WRITE, 6)
+    yielding = config("clustered", COPY_ON_WRITE, 6, **{
+        "hoodie.clustering.rollback.pending.replacecommit.on.conflict": "true"})  # fmt: skip
+    instant = table.services.schedule_clustering(cfg)
+    table.upsert(spark.createDataFrame([(0, "changed", A, 9)], SCHEMA), yielding)
+    assert not pending_clustering_file_groups(table.storage, table.meta_client.timeline())
+    assert snapshot(table, spark)["0"]["name"] == "changed"
+    assert instant not in {i.timestamp for i in table.meta_client.timeline()}
+    instant = table.services.schedule_clustering(cfg)
+    requested = table.meta_client.timeline().pending.instants[-1]
+    table.meta_client.save_instant(requested.with_state(State.INFLIGHT))  # an executor's
+    with pytest.raises(ClusteringUpdateError):
+        table.upsert(spark.createDataFrame([(0, "again", A, 10)], SCHEMA), yielding)
+    assert pending_clustering_file_groups(table.storage, table.meta_client.timeline())
 
 
 def test_clean_deletes_the_replaced_groups_and_archival_waits_for_it(clustered, spark):
