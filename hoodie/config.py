@@ -266,6 +266,12 @@ class WriteConfig:
                 f"hoodie.keep.min.commits ({self.keep_min_commits}) must be smaller than "
                 f"hoodie.keep.max.commits ({self.keep_max_commits})"
             )
+        if self.inline_clustering and self.schedule_inline_clustering:
+            raise InvalidConfigError(
+                "hoodie.clustering.inline and hoodie.clustering.schedule.inline are both true: "
+                "either clustering runs after writes (inline) or is only planned there "
+                "(schedule.inline), as Apache Hudi allows one of them"
+            )
         if self.lock_renew_seconds >= self.lock_validity_seconds:
             raise InvalidConfigError(
                 f"hoodie.write.lock.storage.renew.interval.secs ({self.lock_renew_seconds}) must "

@@ -10,7 +10,12 @@ import pytest
 from _spark_helpers import id_dt_ts_config, snapshot
 
 from hoodie import HoodieTable
-from hoodie.clustering_plan import CLUSTER, pending_clustering_file_groups, read_plan
+from hoodie.clustering_plan import (
+    CLUSTER,
+    pending_clustering_file_groups,
+    pending_clusterings,
+    read_plan,
+)
 from hoodie.exceptions import ClusteringUpdateError
 from hoodie.properties import COPY_ON_WRITE, MERGE_ON_READ
 from hoodie.timeline import Action, State
@@ -40,9 +45,9 @@ def base_files(table: HoodieTable, partition: str) -> list[str]:
     )
 
 
-def build(spark, path: str, table_type: str, version: int, **options):
+def build(spark, path: str, table_type: str, version: int, scheduled=False, **options):
     """Three bulk inserts (three file groups in A, two in B) and an upsert (a log file on
-    merge-on-read)."""
+    merge-on-read), which (`scheduled`) plans a clustering: the fourth commit since none."""
     cfg = config("clustered", table_type, version, **options)
     bulk = config("clustered", table_type, version,
                   **{"hoodie.datasource.write.operation": "bulk_insert", **options})  # fmt: skip
@@ -53,7 +58,11 @@ def build(spark, path: str, table_type: str, version: int, **options):
         if batch < 2:
             data.append((100 + batch, f"n{batch}", B, 1))
         table.upsert(spark.createDataFrame(data, SCHEMA), bulk)
-    table.upsert(spark.createDataFrame([(4, "d", A, 2)], SCHEMA), cfg)
+    last = config("clustered", table_type, version, **{
+        "hoodie.clustering.schedule.inline": str(scheduled).lower(),
+        "hoodie.clustering.inline.max.commits": "4", **options})  # fmt: skip
+    result = table.upsert(spark.createDataFrame([(4, "d", A, 2)], SCHEMA), last)
+    assert result.clusterings == []  # planned only
     return table, cfg
 
 
@@ -64,10 +73,11 @@ def build(spark, path: str, table_type: str, version: int, **options):
 def clustered(request, spark, tmp_path_factory):
     table_type, version = request.param
     path = str(tmp_path_factory.mktemp("cluster") / "t")
-    table, cfg = build(spark, path, table_type, version)
+    table, cfg = build(spark, path, table_type, version, scheduled=True)
     out = {"table": table, "cfg": cfg, "before": snapshot(table, spark)}
     out["groups_before"] = base_files(table, A)
-    out["instant"] = table.services.schedule_clustering(cfg)
+    (planned,) = pending_clusterings(table.storage, table.meta_client.timeline())
+    out["instant"] = planned.timestamp
     out["pending"] = pending_clustering_file_groups(table.storage, table.meta_client.timeline())
     out["during"] = snapshot(table, spark)
     # writers keep out of the plan's groups: an update fails, nothing written ...

@@ -153,3 +153,9 @@ def test_other_strategies_are_refused_by_name(option, value):
     layout = WriteConfig.build("t", record_key="id",
                                options={"hoodie.layout.optimize.strategy": "zorder"})  # fmt: skip
     assert layout.layout_optimize_strategy == "ZORDER"
+
+
+def test_inline_and_schedule_only_exclude_each_other():
+    both = {"hoodie.clustering.inline": "true", "hoodie.clustering.schedule.inline": "true"}
+    with pytest.raises(InvalidConfigError, match="both true"):
+        WriteConfig.build("t", record_key="id", options=both)
