@@ -426,11 +426,13 @@ class Clusterer:
 
     def _schedule(self) -> Transaction | None:
         timeline = self.meta_client.timeline()
-        pending_writes = [i.timestamp for i in timeline.pending
-                          if i.action in (Action.DELTA_COMMIT, Action.COMMIT)
-                          or (i.action is Action.REPLACE_COMMIT
-                              and i not in pending_clusterings(self.meta_client.storage,
-                                                               timeline))]  # fmt: skip
+        plans = pending_clusterings(self.meta_client.storage, timeline)
+        pending_writes = [
+            i.timestamp
+            for i in timeline.pending
+            if i.action in (Action.DELTA_COMMIT, Action.COMMIT)
+            or (i.action is Action.REPLACE_COMMIT and i not in plans)
+        ]
         if pending_writes:
             raise CommitError(
                 f"cannot schedule a clustering of table '{self.meta_client.name}' while "
