@@ -20,6 +20,7 @@ cluster's deployment) is in `hoodie.integration`.
 from .avro_metadata import CleanMetadata, RestoreMetadata, RollbackMetadata, SavepointMetadata
 from .config import WriteConfig
 from .exceptions import (
+    ClusteringUpdateError,
     ColumnTypeError,
     CommitError,
     ConcurrentWriteConflict,
@@ -61,6 +62,7 @@ __all__ = [
     "COPY_ON_WRITE",
     "MERGE_ON_READ",
     "CleanMetadata",
+    "ClusteringUpdateError",
     "ColumnTypeError",
     "CommitError",
     "ConcurrentWriteConflict",

@@ -225,6 +225,19 @@ class WriteConfig:
     inline_compaction: bool = _default("inline_compaction")
     compaction_delta_commits: int = _default("compaction_delta_commits")
     schedule_inline_compaction: bool = _default("schedule_inline_compaction")
+    inline_clustering: bool = _default("inline_clustering")
+    clustering_max_commits: int = _default("clustering_max_commits")
+    schedule_inline_clustering: bool = _default("schedule_inline_clustering")
+    clustering_small_file_limit: int = _default("clustering_small_file_limit")
+    clustering_max_bytes_per_group: int = _default("clustering_max_bytes_per_group")
+    clustering_target_file_max_bytes: int = _default("clustering_target_file_max_bytes")
+    clustering_max_groups: int = _default("clustering_max_groups")
+    clustering_sort_columns: tuple[str, ...] | None = _default("clustering_sort_columns")
+    clustering_single_group: bool = _default("clustering_single_group")
+    layout_optimize_strategy: str = _default("layout_optimize_strategy")
+    clustering_rollback_pending_on_conflict: bool = _default(
+        "clustering_rollback_pending_on_conflict"
+    )
     # What a batch with other columns than the table's may do (see hoodie.schema_evolution).
     schema_change: SchemaChange = SchemaChange.EVOLVE
     options: Mapping[str, str] = field(default_factory=dict)
@@ -270,6 +283,12 @@ class WriteConfig:
             raise InvalidConfigError(
                 f"hoodie.keep.min.commits ({self.keep_min_commits}) must be smaller than "
                 f"hoodie.keep.max.commits ({self.keep_max_commits})"
+            )
+        if self.inline_clustering and self.schedule_inline_clustering:
+            raise InvalidConfigError(
+                "hoodie.clustering.inline and hoodie.clustering.schedule.inline are both true: "
+                "either clustering runs after writes (inline) or is only planned there "
+                "(schedule.inline), as Apache Hudi allows one of them"
             )
         if self.lock_renew_seconds >= self.lock_validity_seconds:
             raise InvalidConfigError(

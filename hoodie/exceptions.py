@@ -151,6 +151,12 @@ class ConcurrentWriteConflict(CommitError):
     first; this write was undone."""
 
 
+class ClusteringUpdateError(CommitError):
+    """A write would change a file group a pending clustering is about to rewrite (Apache
+    Hudi's `HoodieClusteringUpdateException`): the write was undone, the clustering stays
+    pending."""
+
+
 class WriteRolledBackError(CommitError):
     """Another writer rolled this write's instant back (it took the write for failed, its
     heartbeat having stopped for too long): the write cannot complete, and nothing of it stays."""

@@ -2,10 +2,10 @@
 
 Writes are the table's own methods (`table.upsert(df)`); what maintains the table, or moves
 its timeline back, is reached through `table.services`, as delta-rs groups `dt.optimize` and
-pyiceberg `table.maintenance`: compaction, cleaning and archival (Hudi's table services), and
-rollback, savepoint, restore and upgrade (Hudi's timeline actions on a table). Each runs under
-the concurrency policy of the table's write config (the one given to `for_write` or `open`;
-without one, the default options), or of the `config` a call is given.
+pyiceberg `table.maintenance`: compaction, clustering, cleaning and archival (Hudi's table
+services), and rollback, savepoint, restore and upgrade (Hudi's timeline actions on a table).
+Each runs under the concurrency policy of the table's write config (the one given to
+`for_write` or `open`; without one, the default options), or of the `config` a call is given.
 
 The "latest" defaults are the core's, not its callers': a savepoint pins the latest completed
 commit and a restore returns to the latest savepoint unless told otherwise.
@@ -74,6 +74,34 @@ class TableServices:
             TimelineError: a restore is in progress, or the table is no merge-on-read table.
         """
         return self._runner(config).schedule_compaction()
+
+    def cluster(self, spark: SparkSession, config: WriteConfig | None = None) -> list[WriteResult]:
+        """Cluster the table: execute pending clustering plans, then plan the small file
+        groups (`hoodie.clustering.plan.strategy.*`) and rewrite them into fewer, sorted
+        ones (`hoodie.layout.optimize.strategy`, the sort columns).
+
+        Args:
+            spark: the session the clustering's Spark work runs in.
+            config: the write config to cluster under, instead of the table's.
+
+        Returns:
+            One result per clustering executed (none when there was nothing to cluster).
+
+        Raises:
+            TimelineError: a restore is in progress.
+            CommitError: a write is pending (a new plan waits for it).
+            LockTimeoutError: another writer held the table lock too long.
+        """
+        return self._runner(config).cluster(spark)
+
+    def schedule_clustering(self, config: WriteConfig | None = None) -> str | None:
+        """Write a clustering plan of the small file groups without executing it (`cluster`
+        executes it later); writers keep out of its file groups meanwhile.
+
+        Returns:
+            The plan's instant time, or None when there is nothing to cluster.
+        """
+        return self._runner(config).schedule_clustering()
 
     def clean(self, config: WriteConfig | None = None) -> CleanMetadata | None:
         """Roll back failed writes, then delete the file versions the cleaning policy

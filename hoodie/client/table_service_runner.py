@@ -21,6 +21,7 @@ from ..exceptions import HoodieError, TimelineError
 from ..meta_client import HoodieTableMetaClient
 from ..table_services.archival import archive
 from ..table_services.clean import CleanConfig, Cleaner
+from ..table_services.clustering import Clusterer, commits_since_clustering
 from ..table_services.compaction import Compactor, delta_commits_since_compaction
 from ..table_services.metadata_services import (
     MetadataServicesConfig,
@@ -67,6 +68,14 @@ class TableServiceRunner:
         """Write a compaction plan and leave it pending (None: no slice has log files)."""
         self.rollback_failed_writes()
         return Compactor(self.meta_client, self.config, self.policy).schedule()
+
+    def cluster(self, spark: SparkSession) -> list[WriteResult]:
+        """Execute pending clustering plans, then schedule and execute a new one."""
+        return Clusterer(self.meta_client, self.config, self.policy).run(spark)
+
+    def schedule_clustering(self) -> str | None:
+        """Write a clustering plan without executing it; its instant, or None."""
+        return Clusterer(self.meta_client, self.config, self.policy).schedule()
 
     def clean(self) -> CleanMetadata | None:
         self.rollback_failed_writes()
@@ -152,6 +161,8 @@ class TableServiceRunner:
             return
         if compact and (config.inline_compaction or config.schedule_inline_compaction):
             result.compactions = self._compact_inline(spark, config)
+        if config.inline_clustering or config.schedule_inline_clustering:
+            result.clusterings = self._cluster_inline(spark, config)
         if config.auto_clean:
             self._logged("cleaning", self._clean)
         if self.policy.metadata_table:
@@ -194,6 +205,26 @@ class TableServiceRunner:
                 error,
             )
             return []
+
+    def _cluster_inline(self, spark: SparkSession, config: WriteConfig) -> list[WriteResult]:
+        """After `hoodie.clustering.inline.max.commits` commits since the last clustering:
+        schedule a plan, and (`hoodie.clustering.inline`) execute it. A failed clustering is
+        undone, its plan left pending for the next run; the write stands."""
+        if commits_since_clustering(self.meta_client, self.meta_client.timeline()) < (
+            config.clustering_max_commits
+        ):
+            return []
+        try:
+            if config.inline_clustering:
+                return self.cluster(spark)
+            self.schedule_clustering()
+        except HoodieError as error:
+            log.warning(
+                "inline clustering of table '%s' failed and was undone; the write stands: %s",
+                self.meta_client.name,
+                error,
+            )
+        return []
 
     def _clean(self) -> CleanMetadata | None:
         return Cleaner(self.meta_client, CleanConfig.of(self.config), self.policy).run()

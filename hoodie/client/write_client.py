@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from ..clustering_plan import refuse_updates_to_clustering
 from ..config import BUCKET_INDEX, WriteConfig
 from ..exceptions import HoodieError, InvalidConfigError, TableIdentityError
 from ..faults import crash_point
@@ -39,7 +40,9 @@ from ..merge import merge_mode_of
 from ..meta_client import HoodieTableMetaClient, identity_changes, table_properties_for
 from ..metadata import SCHEMA_KEY
 from ..schema import IS_DELETED
+from ..table_services.clustering import roll_back_requested_plans
 from ..table_services.savepoint import refuse_pending_restore
+from ..transaction.conflicts import file_groups_of
 from ..transaction.key_conflicts import PARTITION_SCOPE, TABLE_SCOPE, KeyScope
 from ..transaction.lock import LockProvider
 from ..transaction.transaction import Transaction
@@ -190,6 +193,11 @@ class WriteClient:
                                          schema, operation.name)  # fmt: skip
                 stats, partitions = plan.write(executor)
                 metadata = operation.commit_metadata(plan, stats)
+                touched = file_groups_of(metadata)
+                if self.config.clustering_rollback_pending_on_conflict:
+                    roll_back_requested_plans(meta_client, policy, touched)
+                refuse_updates_to_clustering(meta_client.storage, meta_client.timeline(),
+                                             touched, meta_client.name)  # fmt: skip
                 crash_point("write.files_written")
                 executor.finalize(metadata)
                 crash_point("write.finalized")

@@ -61,6 +61,8 @@ class TaggingContext:
     # An insert's policy for keys the table holds (hoodie.datasource.insert.dup.policy: fail
     # or drop); None: an upsert, which updates them.
     on_existing: str | None = None
+    # (partition, file id) of the groups a pending clustering rewrites: inserts keep out
+    pending_clusterings: frozenset[tuple[str, str]] = frozenset()
 
     @property
     def incoming_rows(self) -> int:

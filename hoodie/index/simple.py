@@ -325,6 +325,7 @@ def place(
         for s in context.slices
         if s.base_file is not None
         and not (merge_on_read and (s.log_files or (s.partition_path, s.file_id) in pending))
+        and (s.partition_path, s.file_id) not in context.pending_clusterings
     ]
     buckets = plan_inserts(
         profile,

@@ -260,6 +260,107 @@ _REFUSED_SWITCHES = (
                                "\"false\"))")),
 )  # fmt: skip
 _DYNAMIC_V0, _SIMPLE = BloomFilterType.DYNAMIC_V0.value, BloomFilterType.SIMPLE.value
+
+
+class LayoutOptimizationStrategy(Enum):
+    """hoodie.layout.optimize.strategy: how clustering orders rows by the sort columns
+    (Apache Hudi's `LayoutOptimizationStrategy`; HILBERT is refused)."""
+
+    LINEAR = "LINEAR"
+    ZORDER = "ZORDER"
+
+
+def _only_value(taken: str, why: str) -> Parse:
+    """An option we take at one value only, Apache Hudi's default (so configs copied from
+    Apache Hudi jobs carry over): any other is refused by name, saying why. Its option sets no
+    `WriteConfig` field."""
+
+    def check(key: str, value: object) -> str:
+        given = str(value).strip()
+        if given.lower() != taken.lower():
+            raise InvalidConfigError(
+                f"option '{key}'={given} is not supported: {why}. Leave it unset (or {taken}, "
+                "Apache Hudi's default)"
+            )
+        return taken
+
+    return check
+
+
+def _layout_strategy(key: str, value: object) -> str:
+    if str(value).strip().upper() == "HILBERT":
+        raise InvalidConfigError(
+            f"option '{key}'=HILBERT is not supported: clustering sorts LINEAR (by the sort "
+            "columns in order) or ZORDER (by the bits of the columns interleaved)"
+        )
+    return str(choice(LayoutOptimizationStrategy)(key, value))
+
+
+_CLUSTER_PREFIX = "hoodie.clustering.plan.strategy."
+CLUSTERING_OPTIONS: tuple[ConfigProperty, ...] = (
+    ConfigProperty("hoodie.clustering.inline", False,
+                   "cluster after writes (schedule and execute), once "
+                   "hoodie.clustering.inline.max.commits commits followed the last clustering",
+                   attribute="inline_clustering", parse=boolean,
+                   aliases=(Alias("hoodie.datasource.clustering.inline.enable"),)),
+    ConfigProperty("hoodie.clustering.inline.max.commits", 4,
+                   "commits since the last clustering that trigger inline clustering",
+                   attribute="clustering_max_commits", parse=positive_int),
+    ConfigProperty("hoodie.clustering.schedule.inline", False,
+                   "schedule a clustering plan after writes (at the same trigger) without "
+                   "executing it; hoodie_cluster or services.cluster runs it",
+                   attribute="schedule_inline_clustering", parse=boolean),
+    ConfigProperty("hoodie.clustering.plan.strategy.class",
+                   "org.apache.hudi.client.clustering.plan.strategy."
+                   "SparkSizeBasedClusteringPlanStrategy",
+                   "how file slices are chosen and grouped: only the size-based strategy",
+                   parse=_only_value("org.apache.hudi.client.clustering.plan.strategy."
+                                     "SparkSizeBasedClusteringPlanStrategy",
+                                     "clustering plans by file size only")),
+    ConfigProperty("hoodie.clustering.execution.strategy.class",
+                   "org.apache.hudi.client.clustering.run.strategy."
+                   "SparkSortAndSizeExecutionStrategy",
+                   "how a plan is executed: only sort (by the sort columns) and size",
+                   parse=_only_value("org.apache.hudi.client.clustering.run.strategy."
+                                     "SparkSortAndSizeExecutionStrategy",
+                                     "clustering executes by sort and size only")),
+    ConfigProperty(_CLUSTER_PREFIX + "small.file.limit", 314572800,
+                   "base files smaller than this (bytes) are clustered",
+                   attribute="clustering_small_file_limit", parse=positive_int),
+    ConfigProperty(_CLUSTER_PREFIX + "max.bytes.per.group", 2147483648,
+                   "input bytes of one clustering group at most",
+                   attribute="clustering_max_bytes_per_group", parse=positive_int),
+    ConfigProperty(_CLUSTER_PREFIX + "target.file.max.bytes", 1073741824,
+                   "size of the files clustering writes: a group writes ceil(its bytes / this) "
+                   "file groups",
+                   attribute="clustering_target_file_max_bytes", parse=positive_int),
+    ConfigProperty(_CLUSTER_PREFIX + "max.num.groups", 30,
+                   "clustering groups of one plan at most",
+                   attribute="clustering_max_groups", parse=positive_int),
+    ConfigProperty(_CLUSTER_PREFIX + "sort.columns", None,
+                   "comma-separated columns clustering sorts the rows by (none: key order)",
+                   attribute="clustering_sort_columns", parse=optional_field_list),
+    ConfigProperty(_CLUSTER_PREFIX + "single.group.clustering.enabled", True,
+                   "cluster a group of one file slice too (false: only groups of several)",
+                   attribute="clustering_single_group", parse=boolean),
+    ConfigProperty("hoodie.clustering.plan.partition.filter.mode", "NONE",
+                   "which partitions are clustered: NONE (all) only",
+                   parse=_only_value("NONE", "every partition is considered for clustering")),
+    ConfigProperty("hoodie.layout.optimize.strategy", LayoutOptimizationStrategy.LINEAR.value,
+                   "how clustering orders rows by the sort columns: LINEAR (lexicographic) or "
+                   "ZORDER (the columns' bits interleaved; our own byte layout)",
+                   attribute="layout_optimize_strategy", parse=_layout_strategy,
+                   choices=LayoutOptimizationStrategy),
+    ConfigProperty("hoodie.clustering.rollback.pending.replacecommit.on.conflict", False,
+                   "a write into a file group of a clustering plan not yet executing (requested) "
+                   "rolls the plan back and goes on; false: the write fails",
+                   attribute="clustering_rollback_pending_on_conflict", parse=boolean),
+    ConfigProperty("hoodie.layout.optimize.curve.build.method", "DIRECT",
+                   "ZORDER: from the values themselves (DIRECT) only",
+                   parse=_only_value("DIRECT", "the Z-order curve is built from the values")),
+)  # fmt: skip
+
+
 OPTIONS: tuple[ConfigProperty, ...] = (
     # The table's identity, which callers usually give as arguments (dbt: record_key, ...);
     # Hudi's own keys for them work too, from Apache Hudi jobs, dbt-spark or dbt-glue configs.
@@ -546,6 +647,8 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "delta commits, only schedule a compaction plan; a later compaction run "
                    "(hoodie_compact, or Apache Hudi's async compaction) executes it",
                    attribute="schedule_inline_compaction", parse=boolean),
+    # Clustering (hoodie/table_services/clustering.py).
+    *CLUSTERING_OPTIONS,
     # Concurrency.
     ConfigProperty("hoodie.write.concurrency.mode",
                    ConcurrencyMode.OPTIMISTIC_CONCURRENCY_CONTROL.value,

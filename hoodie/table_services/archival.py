@@ -14,8 +14,9 @@ there (`HoodieTable.history`). On a table version 8 timeline the archived instan
 manifest, `_version_`), in the same order with the same crash behaviour.
 
 Never archived: anything at or after the first pending instant, the first savepoint, the
-earliest commit the latest clean retained, or (merge-on-read with inline compaction) the latest
-compaction and the delta commits since, which the trigger counts. With
+earliest commit the latest clean retained, a replace commit whose replaced file groups no clean
+has deleted yet, or (merge-on-read with inline compaction) the latest compaction and the delta
+commits since, which the trigger counts. With
 `hoodie.archive.beyond.savepoint=true` archival goes past savepoints instead, keeping only the
 savepoints and their commits on the active timeline (holes readers handle:
 `fs_view.timeline_start`). Files of archived commits stay visible: readers count instants
@@ -87,6 +88,15 @@ def archive(
     retained = meta_client.earliest_commit_to_retain()
     if retained:
         bounds.append(retained)
+    # A replace commit (clustering, insert overwrite) whose replaced file groups no clean has
+    # deleted yet (the cleaner deletes those of replace commits older than its retained
+    # commit) stays: archived, readers would see the replaced groups again.
+    uncleaned = [
+        i.timestamp
+        for i in writes
+        if i.action is Action.REPLACE_COMMIT and (not retained or i.timestamp >= retained)
+    ]
+    bounds += uncleaned[:1]
     if meta_client.merge_on_read and max_delta_commits is not None:
         for_compaction = earliest_instant_to_retain_for_compaction(timeline, max_delta_commits)
         bounds += [for_compaction] if for_compaction else []

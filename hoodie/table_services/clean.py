@@ -38,6 +38,8 @@ from ..avro_metadata import (
     CleanPartitionMetadata,
     SavepointMetadata,
 )
+from ..clustering_plan import pending_clusterings
+from ..clustering_plan import read_plan as read_clustering_plan
 from ..compaction_plan import read_plan
 from ..config import WriteConfig, option_default
 from ..exceptions import malformed
@@ -205,7 +207,7 @@ class Cleaner:
                     doomed.setdefault(partition, []).append(info.relative_path)
 
     def _protected_files(self, timeline: Timeline) -> set[str]:
-        """Files a pending compaction reads, and files savepoints hold on to."""
+        """Files a pending compaction or clustering reads, and files savepoints hold on to."""
         protected: set[str] = set()
         for instant in timeline.pending:
             if instant.action is Action.COMPACTION:
@@ -213,6 +215,12 @@ class Cleaner:
                     if op.base_file:
                         protected.add(op.relative(op.base_file))
                     protected.update(op.relative(name) for name in op.log_files)
+        for instant in pending_clusterings(self.storage, timeline):
+            plan = read_clustering_plan(self.storage, timeline.layout, instant.timestamp)
+            for group in plan.groups:
+                for piece in group.slices:
+                    protected.update([piece.base_file] if piece.base_file else [])
+                    protected.update(piece.log_files)
         for instant in timeline.completed:
             if instant.action is Action.SAVEPOINT:
                 savepoint = self.meta_client.parse_instant(

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
 from ..bloom_filter import BloomFilterSpec
+from ..clustering_plan import pending_clustering_file_groups
 from ..column_stats import FileIndexing
 from ..compaction_plan import CompactionOperation, CompactionPlan, read_plan
 from ..config import WriteConfig, option_default
@@ -257,7 +258,8 @@ class Compactor:
                 f"write(s) {', '.join(pending_writes)} are pending; let them finish or roll "
                 "them back"
             )
-        in_plans = set()
+        # a group a pending clustering rewrites is left to it (Apache Hudi's rule too)
+        in_plans = set(pending_clustering_file_groups(self.meta_client.storage, timeline))
         for instant in timeline.pending:
             if instant.action is Action.COMPACTION:
                 in_plans |= read_plan(

@@ -151,7 +151,7 @@ def _restore(
             i
             for i in timeline
             if i.timestamp > savepoint_time
-            and (i.action in WRITE_ACTIONS or i.action is Action.COMPACTION)
+            and (i.action in WRITE_ACTIONS or i.action in (Action.COMPACTION, Action.CLUSTERING))
         ]
         plan = RestorePlan(
             instants_to_rollback=[InstantInfo(i.timestamp, i.action.value) for i in reversed(undo)],
@@ -184,8 +184,9 @@ def _run_restore(
     current = {(i.timestamp, i.action.value): i for i in meta_client.timeline()}
     for info in plan.instants_to_rollback:
         instant = current.get((info.commit_time, info.action))
-        if instant is None and info.action == Action.COMPACTION.value:
-            instant = current.get((info.commit_time, Action.COMMIT.value))
+        if instant is None and info.action in (Action.COMPACTION.value, Action.CLUSTERING.value):
+            completed_as = Action(info.action).completes_as.value
+            instant = current.get((info.commit_time, completed_as))
         if instant is None:
             continue  # undone before an interruption
         undo_plan = rollback.plan(instant)

@@ -2,7 +2,8 @@
 
 Writers work without a lock and take it only to commit. Under the lock, a writer looks at what
 completed since it started: if any of those instants wrote to, replaced or planned a compaction
-of a file group this write also wrote, the later writer loses. (A compaction whose plan was
+of a file group this write also wrote, or a clustering pending now planned to rewrite one, the
+later writer loses. (A compaction whose plan was
 already there when the write started does not conflict: the write's log files went to the
 slices the compaction starts.) Its new versions were computed
 from file slices that are no longer the latest, so committing would silently drop the other
@@ -14,6 +15,8 @@ later one fails there too. (Apache Hudi's default strategy stops at file groups.
 
 from __future__ import annotations
 
+from ..clustering_plan import is_clustering
+from ..clustering_plan import read_plan as read_clustering_plan
 from ..compaction_plan import read_plan
 from ..exceptions import ConcurrentWriteConflict
 from ..meta_client import HoodieTableMetaClient
@@ -72,6 +75,12 @@ def check_conflicts(
             concurrent.append((other, metadata))
         elif other.action is Action.COMPACTION:
             touched = read_plan(
+                meta_client.storage, meta_client.layout, other.timestamp
+            ).file_groups()
+        elif is_clustering(meta_client.storage, meta_client.layout, other):
+            # a pending clustering will replace the groups it planned: a write into one would
+            # be lost when it completes (Apache Hudi's file-group overlap with its plan)
+            touched = read_clustering_plan(
                 meta_client.storage, meta_client.layout, other.timestamp
             ).file_groups()
         overlap = (touched & written) | _same_bucket(touched, written)

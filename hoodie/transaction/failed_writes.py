@@ -83,11 +83,12 @@ class FailedWritesPolicy:
         )
 
     def in_progress(self, timeline: Timeline) -> list[Instant]:
-        """Pending writes and compactions that have not failed: a writer is working on them."""
+        """Pending writes, compactions and clusterings that have not failed: a writer is working
+        on them."""
         return [
             i
             for i in timeline.pending
-            if (i.action in WRITE_ACTIONS or i.action is Action.COMPACTION)
+            if (i.action in WRITE_ACTIONS or i.action in (Action.COMPACTION, Action.CLUSTERING))
             and not self.has_failed(i.timestamp)
         ]
 

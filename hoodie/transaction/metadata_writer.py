@@ -135,7 +135,8 @@ PAYLOAD_CLASS = "org.apache.hudi.metadata.HoodieMetadataPayload"
 V6_KEYGEN_CLASS = "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator"
 V6_MERGER_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 V8_MERGE_STRATEGY_ID = "00000000-0000-0000-0000-000000000000"
-_DATA_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION)
+_DATA_ACTIONS = (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION,
+                 Action.CLUSTERING)  # fmt: skip
 
 
 def metadata_table_properties(data: props.TableProperties) -> dict[str, str]:

@@ -34,6 +34,7 @@ from ..avro_metadata import (
     RollbackPlan,
     RollbackRequest,
 )
+from ..clustering_plan import is_clustering
 from ..exceptions import PARSE_ERRORS, HoodieError, TimelineError, malformed
 from ..faults import crash_point
 from ..logformat import log_file_instants, read_log_file, rollback_command_block
@@ -110,7 +111,11 @@ class Rollback:
         failed = [
             i
             for i in timeline.pending
-            if i.action in WRITE_ACTIONS and failed_writes.has_failed(i.timestamp)
+            if i.action in WRITE_ACTIONS
+            and failed_writes.has_failed(i.timestamp)
+            # layout 1's pending clustering is a replace commit: its plan is executed again
+            # instead (Apache Hudi's `getInflightTimelineExcludeCompactionAndClustering`)
+            and not is_clustering(self.storage, timeline.layout, i)
         ]
         return interrupted, failed
 
@@ -410,6 +415,14 @@ class Rollback:
             # instant and deletes that), or the next trigger would run it again.
             self.meta_client.delete_instant(
                 Instant(target.commit_time, Action.COMPACTION, State.INFLIGHT),
+                (State.INFLIGHT, State.REQUESTED),
+            )
+        if target.action == Action.REPLACE_COMMIT.value and self.meta_client.layout.version >= 2:
+            # A clustering's plan (layout 2 names it `clustering`) goes with it, as in layout 1
+            # where it shares the replace commit's name: a rolled-back clustering is not
+            # pending again.
+            self.meta_client.delete_instant(
+                Instant(target.commit_time, Action.CLUSTERING, State.INFLIGHT),
                 (State.INFLIGHT, State.REQUESTED),
             )
         WriteMarkers(self.storage, target.commit_time).delete_all()

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from ..clustering_plan import is_clustering
 from ..exceptions import WriteRolledBackError
 from ..faults import crash_point
 from ..markers import WriteMarkers
@@ -204,7 +205,9 @@ class Transaction:
             if self._rolled_back():
                 return  # by another writer: its rollback owns what this instant left
             markers = WriteMarkers(self.meta_client.storage, self.instant_time)
-            if self.instant.action is Action.COMPACTION:
+            if self.instant.action is Action.COMPACTION or is_clustering(
+                self.meta_client.storage, self.meta_client.layout, self.instant
+            ):  # a table service's plan stays pending, to be executed again
                 for marker in markers.all():
                     self.meta_client.storage.delete(marker.data_file)
                 markers.delete_all()

@@ -141,6 +141,7 @@ class WriteExecutor:
         committed: CommittedInstants,
         pending_compactions: dict[tuple[str, str], str],
         average_record_size: int,
+        pending_clusterings: frozenset[tuple[str, str]] = frozenset(),
     ) -> list[WriteStat]:
         """Tag and write in one job, one task per routing unit (routed_writer)."""
         rewrite, append = self._handles(targets={})
@@ -156,6 +157,7 @@ class WriteExecutor:
             average_record_size=average_record_size,
             rewrite=rewrite,
             append=append,
+            pending_clusterings=pending_clusterings,
         )
         routed = plan.route(prepared)
         tasks = self.config.parallelism or self._delete_tasks(prepared, plan)

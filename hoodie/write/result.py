@@ -19,6 +19,7 @@ class WriteResult:
         seconds: wall time of the write, from its first check to its commit.
         partitions: the partition paths it wrote.
         compactions: inline compactions run after the write, each its own result.
+        clusterings: inline clusterings run after the write, each its own result.
 
     The counts (`num_inserts`, `num_updates`, `num_deletes`, `files_written`,
     `bytes_written`) are totals over the commit's write stats.
@@ -30,6 +31,7 @@ class WriteResult:
     seconds: float
     partitions: list[str] = field(default_factory=list)
     compactions: list[WriteResult] = field(default_factory=list)  # inline, after the write
+    clusterings: list[WriteResult] = field(default_factory=list)  # inline, after the write
 
     @property
     def num_inserts(self) -> int:
@@ -61,5 +63,12 @@ class WriteResult:
             text += (
                 f"; compaction {compaction.instant} rewrote {compaction.files_written} "
                 "file group(s)"
+            )
+        for clustering in self.clusterings:
+            replaced = clustering.metadata.partition_to_replace_file_ids or {}
+            text += (
+                f"; clustering {clustering.instant} rewrote "
+                f"{sum(len(ids) for ids in replaced.values())} file group(s) into "
+                f"{clustering.files_written}"
             )
         return text

@@ -58,6 +58,8 @@ class RoutedWriter:
     average_record_size: int
     rewrite: CopyOnWriteHandle
     append: AppendHandle
+    # (partition, file id) of the groups a pending clustering rewrites: inserts keep out
+    pending_clusterings: frozenset[tuple[str, str]] = frozenset()
 
     def __call__(self, key: tuple[Any, ...], records: pa.Table) -> pa.Table:
         partition, index = group_key(key[0]), group_key(key[1])
@@ -154,4 +156,5 @@ class RoutedWriter:
                 self.merge_on_read
                 and (s.log_files or (partition, s.file_id) in self.pending_compactions)
             )
+            and (partition, s.file_id) not in self.pending_clusterings
         ]

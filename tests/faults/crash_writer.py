@@ -3,7 +3,8 @@
 Usage: python crash_writer.py <base path> <plan.json>
 The plan is {"action": ..., "table_type": ..., "options": {...}} plus what the action needs
 (and "storage_options" for a table on object storage).
-Only "upsert" (of "rows": [[id, name, dt, ts, deleted], ...]) and "compact" start Spark; the
+Only "upsert" (of "rows": [[id, name, dt, ts, deleted], ...]), "compact" and "cluster" start
+Spark; the
 others run on the driver alone, as they do in the core, so their child costs a Python start,
 not a JVM's: "rollback" (the latest commit), "clean", "archive" (with the options' keep.*),
 "savepoint" / "restore" (of "instant"), "schedule_compaction", "upgrade" (to table version 8,
@@ -42,6 +43,8 @@ def main(base: str, plan_path: str) -> None:
         table.upsert(spark.createDataFrame([tuple(r) for r in plan["rows"]], SCHEMA), cfg)
     elif action == "compact":
         table.services.compact(child_spark(), cfg)
+    elif action == "cluster":
+        table.services.cluster(child_spark(), cfg)
     elif action == "rollback":
         table.services.rollback(config=cfg)
     elif action == "clean":  # what `table.services.clean(cfg)` does, without importing PySpark

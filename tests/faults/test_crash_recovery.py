@@ -157,3 +157,34 @@ def test_crash_then_recover(spark, crashed, table_type, action, point):
     leftover = sorted(p.name for p in marker_root.iterdir()) if marker_root.exists() else []
     completed = {i.timestamp for i in timeline.completed}
     assert set(leftover) <= completed, leftover
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("table_type", [COW, MOR])
+def test_clustering_killed_in_a_task_is_executed_again(spark, prepared, tmp_path, table_type):
+    """Killed after a task wrote a clustered file: readers see the table as before (the
+    replaced groups stay, the new file is no committed file), the plan stays pending, a write
+    keeps out of its file groups, and the next clustering executes it from the plan alone;
+    then both readers see the rows, each with its commit time."""
+    path = str(tmp_path / "table")
+    shutil.copytree(prepared[table_type], path)
+    before = HoodieTable.open(path).read(spark).collect()
+    times = {r["_hoodie_record_key"]: r["_hoodie_commit_time"] for r in before}
+    child = run_child(path, {"action": "cluster", "table_type": table_type},
+                      "clustering.task.written", tmp_path)  # fmt: skip
+    assert_killed(child, "clustering.task.written")
+    assert snapshot(spark, path) == S2
+    table = HoodieTable.open(path)
+    cfg = write_config(table_type)
+    pending = [i for i in table.timeline().pending if i.action is not Action.ROLLBACK]
+    assert len(pending) == 1
+    table.services.cluster(spark, cfg)
+    assert snapshot(spark, path) == S2
+    after = HoodieTable.open(path).read(spark).collect()
+    assert {r["_hoodie_record_key"]: r["_hoodie_commit_time"] for r in after} == times
+    assert hudi_rs(path) == S2
+    table.upsert(spark.createDataFrame(RECOVERY, SCHEMA), cfg)
+    assert snapshot(spark, path) == apply(S2, RECOVERY) == hudi_rs(path)
+    timeline = table.timeline()
+    assert not list(timeline.pending)
+    assert Action.REPLACE_COMMIT in [i.action for i in timeline.completed]

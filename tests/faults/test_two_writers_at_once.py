@@ -28,7 +28,7 @@ from listing_compare import (
 )
 from tests_support import SCHEMA, write_config
 
-from hoodie import HoodieTable
+from hoodie import ClusteringUpdateError, HoodieTable
 from hoodie.faults import PAUSE_AT, PAUSE_DIR
 from hoodie.read.datasource import register
 from hoodie.table_metadata import TableMetadata
@@ -241,3 +241,49 @@ def _indexed_files(meta) -> set[str]:
     assert metadata is not None
     records = metadata.read_partition("column_stats").values()
     return {r.file_name for r in records if not r.is_deleted}
+
+
+@pytest.mark.writers
+@pytest.mark.parametrize("table_type", [COW, MOR])
+def test_a_writer_keeps_out_of_a_running_clustering(spark, tmp_path, table_type):
+    """A clustering (a child) stops before its commit, its files written; meanwhile an
+    update of a file group it rewrites fails with ClusteringUpdateError and leaves nothing,
+    and inserts into a new partition commit; then the clustering commits (no overlap with
+    them): the updated key keeps its old row, the inserts stay, every commit time is kept."""
+    register(spark)
+    path = str(tmp_path / "table")
+    cfg = write_config(table_type, one_at_a_time=False)
+    table = HoodieTable.for_write(path, cfg)
+    table.upsert(spark.createDataFrame(FIRST, SCHEMA), cfg)
+    times = {r["_hoodie_record_key"]: r["_hoodie_commit_time"] for r in table.read(spark).collect()}
+    pause = tmp_path / "pause"
+    pause.mkdir()
+    plan = {"action": "cluster", "table_type": table_type, "one_at_a_time": False}
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable,
+               **{PAUSE_AT: "clustering.files_written", PAUSE_DIR: str(pause)})  # fmt: skip
+    child = subprocess.Popen(
+        [sys.executable, str(CHILD), path, str(tmp_path / "plan.json")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    inserts = _rows(300, "2024-02-01", 7)
+    try:
+        while not (pause / "reached").exists():
+            assert child.poll() is None, child.communicate()
+            time.sleep(0.1)
+        update = [(FIRST[0][0], "changed", FIRST[0][2], 99, False)]
+        with pytest.raises(ClusteringUpdateError, match="Not allowed to update the clustering"):
+            table.upsert(spark.createDataFrame(update, SCHEMA), cfg)
+        table.upsert(spark.createDataFrame(inserts, SCHEMA), cfg)
+    finally:
+        (pause / "go").touch()
+        stdout, stderr = child.communicate(timeout=300)
+    assert child.returncode == FINISHED, f"{stdout[-2000:]}\n{stderr[-3000:]}"
+    expected = apply(S1, inserts)
+    assert snapshot(spark, path) == expected
+    assert hudi_rs(path) == expected
+    after = {r["_hoodie_record_key"]: r["_hoodie_commit_time"] for r in table.read(spark).collect()}
+    assert {k: after[k] for k in times} == times
+    timeline = table.timeline()
+    assert not list(timeline.pending)
+    assert Action.REPLACE_COMMIT in [i.action for i in timeline.completed]

@@ -37,6 +37,7 @@ from diff_model import (
     RECORD_INDEX,
     Archive,
     Clean,
+    Cluster,
     Compact,
     Delete,
     FailedUpsert,
@@ -225,6 +226,8 @@ def _op_lines(p: Params, op) -> list[str]:
         return lines
     if isinstance(op, Compact):
         return ["table.services.compact(spark, config)"]
+    if isinstance(op, Cluster):
+        return ["table.services.cluster(spark, config)"]
     if isinstance(op, Clean):
         return ["table.services.clean(config)"]
     if isinstance(op, Archive):
@@ -387,6 +390,8 @@ class Runner:
             self._sync_instants()
             return
         placement = self._placement(before) if isinstance(op, (Upsert, Insert, Delete)) else None
+        if isinstance(op, Cluster):
+            placement = self._clustered(before)
         self.compacted = "commit" in self.model.apply(op, placement) and self.p.table_type == MOR
         self._sync_instants()
 
@@ -409,6 +414,8 @@ class Runner:
             self._failed_upsert(op)
         elif isinstance(op, Compact):
             table.services.compact(spark, config)
+        elif isinstance(op, Cluster):
+            table.services.cluster(spark, config)
         elif isinstance(op, Clean):
             table.services.clean(config)
         elif isinstance(op, Archive):
@@ -485,6 +492,16 @@ class Runner:
         if sorted(savepoints) != sorted(wanted):
             raise Disagreement(f"R9: savepoints are {savepoints}, the model expects {wanted}")
 
+    def _clustered(self, before: list[tuple[str, str]]) -> Placement | None:
+        """R17: the new file groups the clustering wrote and their keys; None when it
+        completed no instant."""
+        new = [t for t, a in self._table_writes() if (t, a) not in before]
+        if not new:
+            return None
+        if len(new) > 1:
+            raise Disagreement(f"R17: one clustering completed several instants {new}")
+        return self._placement_of(new[0])
+
     def _placement(self, before: list[tuple[str, str]]) -> Placement:
         """Merge-on-read: which file groups the write gave base files (and their keys)."""
         if self.p.table_type != MOR:
@@ -492,8 +509,11 @@ class Runner:
         new = [t for t, a in self._table_writes() if (t, a) not in before and a == "deltacommit"]
         if not new:
             return Placement()
+        return self._placement_of(new[0])
+
+    def _placement_of(self, timestamp: str) -> Placement:
         instant = next(
-            i for i in self.table.timeline().completed.write_timeline if i.timestamp == new[0]
+            i for i in self.table.timeline().completed.write_timeline if i.timestamp == timestamp
         )
         base_files, logs = {}, set()
         for stat in self.table.commit_metadata(instant).write_stats():

@@ -84,6 +84,13 @@ R12 Inserts (`hoodie.datasource.write.operation` insert or bulk_insert; SIMPLE o
     (R2, R3) of the other rows. Of the other keys, deletes do nothing and the rest are inserted
     where R6 puts inserts; a bulk insert puts them in new file groups only, never rewriting a
     stored one.
+R17 Clustering (`table.services.cluster`, every small file group: all of them here; not drawn
+    with the BUCKET index, which refuses it). It rewrites the latest slices of file groups into
+    new file groups (one per partition here), their logs merged as compaction merges them
+    (R8: tombstones disappear), every record keeping its commit time: every read returns what
+    it returned before, time travel and incremental ranges included; it completes as a
+    `replacecommit` (none when the table has no file group). Later writes place as into any
+    log-free file group (R6).
 R13 Upgrade (table version 6 to 8). The rows at every instant stay what they were; failed
     writes are rolled back and, on merge-on-read, every slice with log files is compacted
     first (R8, one commit). From then on the table is version 8 (incremental ranges by
@@ -262,6 +269,11 @@ class Rollback:
 
 
 @dataclass(frozen=True)
+class Cluster:
+    """`table.services.cluster` (R17)."""
+
+
+@dataclass(frozen=True)
 class Upgrade:
     """`table.upgrade` to table version 8 (drawn for version 6 tables only)."""
 
@@ -278,6 +290,7 @@ Op = (
     | Restore
     | Rollback
     | Upgrade
+    | Cluster
 )
 
 
@@ -594,6 +607,11 @@ class TableModel:
                 self._compact()
                 return ("commit",)
             return ()
+        if isinstance(op, Cluster):
+            if placement is None:  # no file group to cluster: no instant
+                return ()
+            self._cluster(placement)
+            return ("replacecommit",)
         if isinstance(op, Upgrade):
             compacted = self.version == 6 and self.params.mor and self._has_logs()
             self.version = 8
@@ -643,6 +661,27 @@ class TableModel:
             replace(state, slots=slots, groups=groups, delta_commits=0, ro_blind=False),
             compaction=True,
         )
+
+    def _cluster(self, placement: Placement) -> None:
+        """R17: every slot merged (as compaction merges it) into the new file group that
+        holds its key; the records and their commit times unchanged."""
+        state = self.state
+        located = {(partition, key): gid
+                   for gid, (partition, keys) in placement.base_files.items()
+                   for key in keys}  # fmt: skip
+        slots = {}
+        for ident, slot in state.slots.items():
+            merged = self.merged(slot) if slot.logs else slot.base
+            if merged is None:
+                continue
+            if self.params.mor and ident not in located:
+                raise ModelMismatch(f"R17: record {ident} is in no file group clustering wrote")
+            slots[ident] = Slot(base=merged, group=located.get(ident))
+        groups = {gid: Group(partition) for gid, (partition, _) in placement.base_files.items()}
+        if not self.params.mor:
+            groups = dict(state.groups)
+        self._complete(self._instant(), "replacecommit",
+                       replace(state, slots=slots, groups=groups, ro_blind=False))  # fmt: skip
 
     # -- writes ---------------------------------------------------------------------------------
     def _winners(self, rows: Iterable[Rec]) -> dict:

@@ -22,6 +22,7 @@ from diff_model import (
     SIMPLE,
     Archive,
     Clean,
+    Cluster,
     Compact,
     Delete,
     FailedUpsert,
@@ -162,6 +163,8 @@ def operations(p: Params) -> st.SearchStrategy:
         choices.insert(2, (2, st.just(Compact())))
     if p.table_version == 6 and not (p.merge == "commit" and p.mor):  # R14
         choices.append((1, st.just(Upgrade())))
+    if p.index != BUCKET:  # R17 (the BUCKET index refuses clustering)
+        choices.append((1, st.just(Cluster())))
     if p.index in KEY_LOOKUP:  # insert and bulk_insert need an index that looks keys up
         choices.insert(1, (3, inserts(p)))
     weighted = [strategy for weight, strategy in choices for _ in range(weight)]

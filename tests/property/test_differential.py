@@ -26,6 +26,7 @@ from diff_model import (
     SIMPLE,
     Archive,
     Clean,
+    Cluster,
     Compact,
     Delete,
     Insert,
@@ -390,3 +391,31 @@ def test_merge_modes_agree_with_the_model(spark, tmp_path, merge, table_type, in
     short = merge.endswith("-short")
     case = _merge_mode_case(merge.removesuffix("-short"), table_type, index, version, short)
     run_scenario(spark, case, str(tmp_path), spark_reads="last")
+
+
+@pytest.mark.parametrize("table_type, version", [
+    pytest.param(COW, 6, id="cow-v6"),
+    pytest.param(MOR, 8, id="mor-v8", marks=pytest.mark.full),
+])  # fmt: skip
+def test_clustering_changes_no_read(spark, tmp_path, table_type, version):
+    """R17 in one sequence: clustering after updates, a tombstone and a stale update (merged
+    away on merge-on-read), writes into the clustered file groups, clustering again, then a
+    rollback of that clustering and of the write before it: every read, time travel and
+    incremental range included, as without clustering, before and after a clean."""
+    ops = (
+        Upsert((Rec("k0", "p0", ts=1, v="a"), Rec("k1", "p0", ts=1, v="b"),
+                Rec("k2", "p1", ts=1, v="c"))),
+        Upsert((Rec("k0", "p0", ts=5, v="a5"), Rec("k1", "p0", ts=3, deleted=True))),
+        Cluster(),
+        Upsert((Rec("k0", "p0", ts=2, v="stale"), Rec("k3", "p0", ts=1, v="d"),
+                Rec("k2", "p1", ts=4, v="c4"))),
+        Clean(),  # one commit retained: the groups the first clustering replaced go
+        Cluster(),
+        Rollback(),
+        Rollback(),
+        # an update of a file group the rolled-back clustering planned: the plan went too
+        Upsert((Rec("k1", "p0", ts=9, v="b9"), Rec("k0", "p0", ts=9, v="a9"))),
+    )  # fmt: skip
+    params = Params(table_type=table_type, index=SIMPLE, compact_every=10, table_version=version,
+                    commits_retained=1)  # fmt: skip
+    run_scenario(spark, Scenario(params, ops), str(tmp_path), spark_reads="last")

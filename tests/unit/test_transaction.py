@@ -13,6 +13,7 @@ import pytest
 
 from hoodie import WriteConfig, timeline
 from hoodie.avro_metadata import InstantInfo, RollbackPlan, RollbackRequest
+from hoodie.clustering_plan import ClusteringGroup, ClusteringPlan, SliceInfo, requested_instant
 from hoodie.compaction_plan import CompactionOperation, CompactionPlan
 from hoodie.exceptions import (
     ConcurrentWriteConflict,
@@ -274,6 +275,29 @@ def test_conflicts_with_compactions_planned_after_the_write_started_only(tmp_pat
     commit("004", Action.DELTA_COMMIT)
     with pytest.raises(ConcurrentWriteConflict, match=r"003 \(compaction\), 004 \(deltacommit\)"):
         check_conflicts(table, "009", started, {group})
+
+
+@pytest.mark.parametrize("version", [6, 8])
+def test_a_pending_clustering_of_the_written_group_conflicts(tmp_path, version):
+    """A clustering planned while a write ran will replace the groups the write changed:
+    the write loses (on layout 1 the plan is a pending replace commit, told apart from an
+    insert overwrite's by its requested file)."""
+    table = HoodieTableMetaClient.create(
+        str(tmp_path / "t"),
+        TableProperties(
+            name="t", table_type="COPY_ON_WRITE", record_key_fields=("id",), table_version=version
+        ),  # fmt: skip
+    )
+    plan = ClusteringPlan([ClusteringGroup((SliceInfo("p", "f1", "p/f1_0-0-0_001.parquet"),))])
+    started = table.timeline()
+    overwrite = Instant("002", Action.REPLACE_COMMIT, State.REQUESTED)
+    table.save_instant(overwrite)  # an insert overwrite's, pending: empty
+    check_conflicts(table, "009", started, {("p", "f1")})
+    table.save_instant(requested_instant(table.layout, "003"),
+                       plan.to_avro(table.storage, table.layout.version))  # fmt: skip
+    check_conflicts(table, "009", started, {("p", "other")})
+    with pytest.raises(ConcurrentWriteConflict, match=r"conflicts with 003 \("):
+        check_conflicts(table, "009", started, {("p", "f1")})
 
 
 def test_a_listed_log_file_of_a_rolled_back_write_reads_as_empty(tmp_path):

@@ -665,6 +665,39 @@ class HoodieAdapter(SparkAdapter):
         }
 
     @available
+    def hoodie_cluster(
+        self, relation, model_name: str, config: dict[str, Any], mode: str = "all"
+    ) -> list[dict]:
+        """Cluster a lake table now (the `hoodie_cluster` operation): `mode` 'all' executes
+        pending plans then plans and executes a new one, 'schedule' only plans."""
+        if mode not in ("all", "schedule"):
+            raise DbtRuntimeError(
+                f"Model '{model_name}': hoodie_cluster mode must be 'all' or 'schedule', not "
+                f"{mode!r}"
+            )
+        table = self._lake_table(relation, model_name, config)
+        with dbt_errors("Model", model_name):
+            if mode == "schedule":
+                instant = table.services.schedule_clustering()
+                if instant is None:
+                    return []
+                return [{"instant": instant, "scheduled": True}]
+            results = table.services.cluster(self._spark())
+        return [
+            {
+                "instant": r.instant,
+                "scheduled": False,
+                "file_groups": sum(
+                    len(ids) for ids in (r.metadata.partition_to_replace_file_ids or {}).values()
+                ),
+                "files_written": r.files_written,
+                "records": r.metadata.total("num_writes"),
+                "seconds": round(r.seconds, 1),
+            }
+            for r in results
+        ]
+
+    @available
     def hoodie_compact(
         self, relation, model_name: str, config: dict[str, Any], mode: str = "all"
     ) -> list[dict]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame
 
+from ...clustering_plan import pending_clustering_file_groups
 from ...faults import crash_point
 from ...fs_view import CommittedInstants, FileSlice, FileSystemView
 from ...index.base import (
@@ -99,9 +100,11 @@ class _BoundWriter:
 
     def write_routed(self, routing: RoutingPlan, average_record_size: int) -> list[WriteStat]:
         plan = self.plan
+        clustered = pending_clustering_file_groups(self.executor.meta_client.storage,
+                                                   plan.timeline)  # fmt: skip
         return self.executor.write_routed(plan.prepared, routing, plan.committed,
                                           plan.pending_compactions,
-                                          average_record_size)  # fmt: skip
+                                          average_record_size, frozenset(clustered))  # fmt: skip
 
 
 @dataclass
@@ -212,7 +215,9 @@ def tag_and_place(
         pending_compactions=pending,
         delete_operation=tagging.delete_operation,
         on_existing=tagging.on_existing,
-    )
+        pending_clusterings=frozenset(pending_clustering_file_groups(meta_client.storage,
+                                                                     timeline)),
+    )  # fmt: skip
     placement = index.tag_and_place(prepared, context)
     if placement.cached:
         prepared.unpersist()  # the tagged batch is the cache from here on

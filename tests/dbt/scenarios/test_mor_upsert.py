@@ -139,6 +139,7 @@ def test_mor_upsert_batches_compaction_and_table_operations(request, dbt_project
         # on demand, as Apache Hudi's async compaction: a plan, then a run of pending plans
         operation("hoodie_compact", "{model: orders, mode: schedule}"),
         operation("hoodie_compact", "{model: orders, mode: run_pending}"),
+        operation("hoodie_cluster", "{model: orders}"),  # the same rows, in new file groups
         operation("hoodie_timeline", "{model: orders}"),
         run(1, "orders_ops"),
         operation("hoodie_savepoint"),
@@ -154,7 +155,7 @@ def test_mor_upsert_batches_compaction_and_table_operations(request, dbt_project
     tables = ["orders", "orders_ops", "orders_bucket"]
     report = dbt_project.run(commands, tables=tables)
     outcomes = [c["success"] for c in report["commands"]]
-    assert outcomes == [True] * 16 + [False] + [True] * 4, report["commands"]
+    assert outcomes == [True] * 17 + [False] + [True] * 4, report["commands"]
     assert any("compaction" in m for m in report["commands"][3]["messages"])
 
     # orders: the four batches, compacted.
@@ -165,17 +166,20 @@ def test_mor_upsert_batches_compaction_and_table_operations(request, dbt_project
     assert table.properties.table_type == "MERGE_ON_READ"
     actions = [i.action for i in table.timeline().completed]
     # 3 delta commits, the inline compaction, the 4th delta commit, the on-demand compaction
-    # (scheduled by one operation, executed by the next).
-    assert actions == [Action.DELTA_COMMIT] * 3 + [Action.COMMIT, Action.DELTA_COMMIT,
-                                                   Action.COMMIT]  # fmt: skip
-    # Other Hudi readers see the same rows; after the last compaction the base files hold all.
+    # (scheduled by one operation, executed by the next), the on-demand clustering
+    # (hoodie_cluster: the same rows in new file groups).
+    assert actions == [Action.DELTA_COMMIT] * 3 + [
+        Action.COMMIT, Action.DELTA_COMMIT, Action.COMMIT, Action.REPLACE_COMMIT
+    ]  # fmt: skip
+    # Other Hudi readers see the same rows (hudi-rs drops the groups clustering replaced);
+    # after the last compaction the base files hold all.
     assert _hudi_rs(base) == AFTER[4]
     assert _hudi_rs(base, read_optimized=True) == AFTER[4]
     assert any(parse_log_file_name(p.name) for p in _data_log_files(base))
 
     # orders_ops: batch 2 was rolled back, batches 2 and 3 then undone by the restore to the
     # savepoint of batch 1; the savepointed commit cannot be rolled back on its own.
-    assert "savepointed" in report["commands"][16]["error"]
+    assert "savepointed" in report["commands"][17]["error"]
     rows = {r["id"]: (r["name"], r["ts"]) for r in report["tables"]["orders_ops"]["rows"]}
     assert rows == AFTER[1]
     base = dbt_project.lake / "orders_ops"
