@@ -130,6 +130,11 @@ class HoodieAdapter(SparkAdapter):
     # Model contracts (see .contract): not_null is checked, other kinds are refused.
     CONSTRAINT_SUPPORT = contract.CONSTRAINT_SUPPORT
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # hoodie_incremental's reads, committed by the reading model's write
+        self._checkpoints = PendingCheckpoints()
+
     @classmethod
     def type(cls) -> str:
         return "hoodie"
@@ -532,10 +537,7 @@ class HoodieAdapter(SparkAdapter):
         })  # fmt: skip
 
     def _pending_checkpoints(self) -> PendingCheckpoints:
-        pending = self.__dict__.get("_hoodie_pending")
-        if pending is None:
-            pending = self.__dict__.setdefault("_hoodie_pending", PendingCheckpoints())
-        return pending
+        return self._checkpoints
 
     @staticmethod
     def _is_lake_model(config: dict[str, Any]) -> bool:

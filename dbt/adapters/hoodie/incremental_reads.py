@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dbt_common.exceptions import DbtRuntimeError
+from dbt_common.invocation import get_invocation_id
 
 from hoodie import HoodieTable
 from hoodie.integration import (
@@ -43,19 +44,26 @@ class PendingCheckpoint:
 
 
 class PendingCheckpoints:
-    """The checkpoints models read in this process and have not written yet, by node."""
+    """The checkpoints models read in this dbt invocation and have not written yet, by node.
+
+    Entries of another invocation (a run that failed between its read and its write, in a
+    process that runs dbt again) are never written: a model commits only what its own run
+    read."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._by_node: dict[str, dict[str, PendingCheckpoint]] = {}
+        self._by_node: dict[tuple[str, str], dict[str, PendingCheckpoint]] = {}
 
     def register(self, node_id: str, source: str, pending: PendingCheckpoint) -> None:
         with self._lock:
-            self._by_node.setdefault(node_id, {})[source] = pending
+            self._by_node.setdefault((get_invocation_id(), node_id), {})[source] = pending
 
     def take(self, node_id: str) -> dict[str, PendingCheckpoint]:
         with self._lock:
-            return self._by_node.pop(node_id, {})
+            invocation = get_invocation_id()
+            for stale in [k for k in self._by_node if k[0] != invocation]:
+                del self._by_node[stale]
+            return self._by_node.pop((invocation, node_id), {})
 
 
 def checkpoint_arguments(

@@ -1,0 +1,60 @@
+"""hoodie_incremental's bookkeeping in the adapter (dbt/adapters/hoodie/incremental_reads.py):
+which checkpoints a model's write commits, and that a read of one dbt invocation is never
+committed by another's write."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from dbt_common.invocation import reset_invocation_id
+
+from dbt.adapters.hoodie.incremental_reads import (
+    PendingCheckpoint,
+    PendingCheckpoints,
+    checkpoint_arguments,
+)
+from hoodie.integration import CHECKPOINTS_KEY, CheckpointConflictError, SourceCheckpoint
+
+OLD, NEW, OTHER = (SourceCheckpoint(t, t, 6) for t in ("20260101", "20260102", "20260103"))
+
+
+def test_a_write_carries_every_checkpoint_and_advances_the_ones_it_read():
+    pending = {"/up": PendingCheckpoint(OLD, NEW)}
+    entry, precommit = checkpoint_arguments(pending, {"/up": OLD, "/other": OTHER}, True)
+    stored = json.loads(entry[CHECKPOINTS_KEY])
+    assert {k: v["position"] for k, v in stored.items()} == {
+        "/up": "20260102",
+        "/other": "20260103",
+    }
+    assert precommit is not None
+    # a full refresh starts over from what it read
+    entry, precommit = checkpoint_arguments(pending, {"/other": OTHER}, incremental=False)
+    assert list(json.loads(entry[CHECKPOINTS_KEY])) == ["/up"] and precommit is None
+    # nothing read, nothing stored: no entry
+    assert checkpoint_arguments({}, {}, True) == ({}, None)
+
+
+def test_the_commit_check_refuses_a_moved_checkpoint(monkeypatch):
+    import hoodie.transaction.checkpoints as checkpoints
+
+    class Table:  # what the check reads is the table's newest write's checkpoints (patched)
+        name = "down"
+
+    _, precommit = checkpoint_arguments({"/up": PendingCheckpoint(OLD, NEW)}, {"/up": OLD}, True)
+    assert precommit is not None
+    monkeypatch.setattr(checkpoints, "checkpoints_of", lambda meta_client: {"/up": OLD})
+    precommit(Table())  # unchanged since the read: fine
+    monkeypatch.setattr(checkpoints, "checkpoints_of", lambda meta_client: {"/up": OTHER})
+    with pytest.raises(CheckpointConflictError, match="another write consumed /up"):
+        precommit(Table())
+
+
+def test_reads_of_another_invocation_are_never_committed():
+    pending = PendingCheckpoints()
+    pending.register("model.p.down", "/up", PendingCheckpoint(OLD, NEW))
+    assert pending.take("model.p.down") == {"/up": PendingCheckpoint(OLD, NEW)}
+    assert pending.take("model.p.down") == {}  # taken once
+    pending.register("model.p.down", "/up", PendingCheckpoint(OLD, NEW))
+    reset_invocation_id()  # the run failed before its write; dbt runs again in this process
+    assert pending.take("model.p.down") == {}
