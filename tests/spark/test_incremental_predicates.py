@@ -34,3 +34,26 @@ def test_predicates_bound_the_partitions_a_run_may_touch(spark):
     with pytest.raises(CompilationError, match="must be a list of SQL conditions"):
         predicates_of("orders", [1])
     assert predicates_of("orders", None) == [] and predicates_of("orders", []) == []
+
+
+def test_a_batch_warns_of_rows_outside_its_window(spark):
+    from datetime import datetime, timezone
+
+    from dbt.adapters.hoodie.microbatch import BatchWindow
+
+    config = {"incremental_strategy": "microbatch", "event_time": "ts"}
+    batch = {"id": "20260102", "event_time_start": datetime(2026, 1, 2, tzinfo=timezone.utc),
+             "event_time_end": datetime(2026, 1, 3, tzinfo=timezone.utc)}  # fmt: skip
+    window = BatchWindow.of("daily", config, batch)
+    assert window is not None
+    rows = spark.sql(
+        "select * from values (1, timestamp'2026-01-02 10:00:00Z'), "
+        "(2, timestamp'2026-01-03 00:00:00Z'), (3, null) as t(id, ts)"
+    )
+    warning = window.check_rows("daily", rows)
+    assert warning is not None
+    assert "2 row(s) of batch 20260102 have an event_time outside" in warning
+    assert window.check_rows("daily", rows.where("id = 1")) is None
+    with pytest.raises(CompilationError, match="event_time='ts' is not a column"):
+        window.check_rows("daily", rows.select("id"))
+    assert BatchWindow.of("daily", {"incremental_strategy": "merge"}, batch) is None

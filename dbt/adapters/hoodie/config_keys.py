@@ -114,13 +114,6 @@ for _key in ("batch_size", "begin", "concurrent_batches"):
         "applies to incremental_strategy='microbatch' only; ignored for this model",
         refuse=False,
     )
-# Under microbatch dbt reads batch_size, begin and lookback; concurrent batches are refused:
-# one writer per table at a time, and dbt-spark's session runs batches one after another.
-_CONCURRENT_BATCHES = Rule(
-    "cannot run a lake table's batches at once: each batch is one commit of the table, and "
-    "batches run one after another. Remove concurrent_batches (or set it false)",
-    default=lambda v: v in (None, False),
-)
 
 _KNOWN = DBT_HANDLED | HONOURED | set(RULES) | MICROBATCH_KEYS
 _warned: set[tuple[str, str]] = set()  # (model, key): warned once per process
@@ -147,9 +140,7 @@ def check_keys(model: str, config: Mapping[str, Any], resource: str = "Model") -
             continue
         rule = RULES.get(key)
         if microbatch and key in MICROBATCH_KEYS:
-            rule = _CONCURRENT_BATCHES if key == "concurrent_batches" else None
-            if rule is None:
-                continue
+            continue  # dbt's (it runs our batches one after another, and says so)
         if rule is None:
             raise CompilationError(f"{where}: {_unknown(key, materialized)}")
         if rule.default(value):

@@ -204,9 +204,19 @@ class HoodieAdapter(SparkAdapter):
 
     @available
     def hoodie_is_lake_table(self, relation) -> bool:
-        """Is this catalog relation a table of our `hoodie` data source?"""
+        """Is this catalog relation a table of our `hoodie` data source?
+
+        A relation dbt listed carries `DESCRIBE`'s information; one dbt put in its cache
+        itself (after a microbatch model's first batch built the table) carries none, and
+        then the catalog is asked: a lake table's first column holds its base path."""
         information = getattr(relation, "information", None) or ""
-        return f"Provider: {SOURCE_NAME}" in information
+        if information:
+            return f"Provider: {SOURCE_NAME}" in information
+        spark = self._spark()
+        if not spark.catalog.tableExists(f"{relation.schema}.{relation.identifier}"):
+            return False
+        fields = spark.table(f"`{relation.schema}`.`{relation.identifier}`").schema.fields
+        return bool(fields) and BASE_PATH_METADATA in fields[0].metadata
 
     @available
     def hoodie_contract_not_null(
@@ -256,7 +266,9 @@ class HoodieAdapter(SparkAdapter):
             if not_null:
                 contract.check_not_null(df, target.name, not_null)
             if window is not None:
-                window.check_rows(target.name, df)
+                outside = window.check_rows(target.name, df)
+                if outside:
+                    logger.warning(outside)
             if replacing is not None:
                 logger.info(f"Replacing {replacing} (not a hoodie lake table) with one")
                 self.drop_relation(replacing)

@@ -67,15 +67,30 @@ class BatchWindow:
             BATCH_END: self.end.isoformat(),
         }
 
-    def check_rows(self, model: str, rows: DataFrame) -> None:
+    def check_rows(self, model: str, rows: DataFrame) -> str | None:
         """The model's rows must carry the event time column (dbt filtered its inputs by it,
-        and the window's stored rows are found by it)."""
+        and the window's stored rows are found by it). Rows outside the window (an input
+        without event_time, a model that shifts it) are written, but no re-run of this batch
+        replaces them: the warning to give, or None."""
         if self.event_time not in rows.columns:
             raise CompilationError(
                 f"Model '{model}': event_time='{self.event_time}' is not a column of the "
                 f"model's rows ({', '.join(rows.columns)}); select it, so that each row's "
                 "batch is known and a re-run batch replaces its own rows"
             )
+        column = _column(self.event_time)
+        outside = rows.where(
+            column.isNull() | (column < F.lit(self.start)) | (column >= F.lit(self.end))
+        ).count()
+        if not outside:
+            return None
+        return (
+            f"Model '{model}': {outside} row(s) of batch {self.id} have an event_time outside "
+            f"[{self.start.isoformat()}, {self.end.isoformat()}); they are written, but a re-run "
+            "of this batch does not replace them (only the rows of its window). Give the "
+            "model's inputs event_time configs (dbt filters them per batch), or filter by "
+            "model.batch.event_time_start/_end"
+        )
 
     def deletes(self, stored: DataFrame, rows: DataFrame, config: WriteConfig) -> DataFrame:
         """The stored rows of this window whose key the batch's rows lack, as the key and

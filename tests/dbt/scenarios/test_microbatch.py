@@ -34,15 +34,15 @@ SOURCE = """\
 select id, v, cast(ts as timestamp) as ts from {{ ref('events') }}
 """
 
-# Fails the batch HOODIE_TEST_FAIL_BATCH names (a run that breaks halfway).
+# Fails the write of the batch HOODIE_TEST_FAIL_BATCH names (a null record key: a run that
+# breaks halfway, inside the materialization).
 DAILY = """\
 {{ config(materialized='incremental', file_format='hudi', table_type='%s',
           incremental_strategy='microbatch', event_time='ts', batch_size='day',
           begin='2026-01-01', unique_key='id', precombine_field='ts') }}
-{%% if model.batch is not none and model.batch.id == env_var('HOODIE_TEST_FAIL_BATCH', '-') %%}
-  {{ exceptions.raise_compiler_error('batch ' ~ model.batch.id ~ ' failed on purpose') }}
-{%% endif %%}
-select id, v, ts from {{ ref('source') }}
+{%% set fail = model.batch is not none
+               and model.batch.id == env_var('HOODIE_TEST_FAIL_BATCH', '-') %%}
+select {{ 'cast(null as bigint)' if fail else 'id' }} as id, v, ts from {{ ref('source') }}
 """
 WINDOW = ["--event-time-start", "2026-01-01", "--event-time-end", "2026-01-04"]
 DAY_2 = ["--event-time-start", "2026-01-02", "--event-time-end", "2026-01-03"]
@@ -61,8 +61,14 @@ def test_microbatch_batches_replace_their_window(make_dbt_project, monkeypatch, 
 
     # Batch 2026-01-03 fails; the other two commit. dbt retry runs the third only.
     monkeypatch.setenv("HOODIE_TEST_FAIL_BATCH", "20260103")
-    failed = project.run([["seed"], ["run", "-s", "source"], ["run", "-s", "daily", *WINDOW]])
+    failed = project.run(
+        [["seed"], ["run", "-s", "source"], ["run", "-s", "daily", *WINDOW]], tables=["daily"]
+    )
     assert [c["success"] for c in failed["commands"]] == [True, True, False], failed["commands"]
+    # The table the first batch created stays in the catalog through the failed batch (a
+    # relation dbt cached itself carries no catalog information: it was taken for another
+    # kind of object and dropped before each later batch).
+    assert _rows(failed, "daily") == [(1, "a"), (2, "b"), (3, "c")]
     assert failed["commands"][2]["batches"]["daily"] == {
         "successful": ["2026-01-01 00:00:00+00:00", "2026-01-02 00:00:00+00:00"],
         "failed": ["2026-01-03 00:00:00+00:00"],
