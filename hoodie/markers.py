@@ -18,6 +18,7 @@ import enum
 import posixpath
 from dataclasses import dataclass
 
+from .metadata import CommitMetadata
 from .storage import FileIO
 from .timeline import METAFOLDER
 
@@ -67,3 +68,18 @@ class WriteMarkers:
 
     def delete_all(self) -> None:
         self.storage.delete_dir(self.folder)
+
+    def delete_marked_files(self) -> None:
+        """Undo an attempt: every file it marked, then the markers (a table service's failed
+        or crashed attempt, whose next attempt starts from its plan alone)."""
+        for marker in self.all():
+            self.storage.delete(marker.data_file)
+        self.delete_all()
+
+    def delete_strays(self, metadata: CommitMetadata) -> None:
+        """Delete the marked files no write stat of `metadata` names (retried or speculative
+        tasks' files), before the instant completes."""
+        named = {s.path for s in metadata.write_stats()}
+        for marker in self.all():
+            if marker.data_file not in named:
+                self.storage.delete(marker.data_file)

@@ -460,15 +460,16 @@ class Clusterer:
             storage = self.meta_client.storage
             plan = read_plan(storage, self.meta_client.layout, instant_time)
             timeline = self.meta_client.timeline()
-            self._remove_earlier_attempt(instant_time)
+            markers = WriteMarkers(storage, instant_time)
+            markers.delete_marked_files()  # an earlier attempt's: this one starts from the plan
             transaction.inflight()
             with transaction, self._back_to_plan_on_failure(instant_time):
                 metadata = self._write(spark, instant_time, plan, timeline)
-                self._delete_strays(instant_time, metadata)
+                markers.delete_strays(metadata)
                 crash_point("clustering.files_written")
                 transaction.commit(metadata, spark=spark)
         crash_point("clustering.completed")
-        WriteMarkers(self.meta_client.storage, instant_time).delete_all()
+        markers.delete_all()
         partitions = sorted({s.partition_path for s in metadata.write_stats()})
         result = WriteResult(instant_time, CLUSTER, metadata, time.monotonic() - started,
                              partitions)  # fmt: skip
@@ -539,15 +540,3 @@ class Clusterer:
         for row in rows:
             metadata.add(WriteStat(**json.loads(row["stat"])))
         return metadata
-
-    def _remove_earlier_attempt(self, instant_time: str) -> None:
-        markers = WriteMarkers(self.meta_client.storage, instant_time)
-        for marker in markers.all():
-            self.meta_client.storage.delete(marker.data_file)
-        markers.delete_all()
-
-    def _delete_strays(self, instant_time: str, metadata: CommitMetadata) -> None:
-        named = {s.path for s in metadata.write_stats()}
-        for marker in WriteMarkers(self.meta_client.storage, instant_time).all():
-            if marker.data_file not in named:
-                self.meta_client.storage.delete(marker.data_file)

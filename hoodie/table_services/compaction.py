@@ -311,15 +311,16 @@ class Compactor:
         with transaction.kept_pending():
             plan = read_plan(self.meta_client.storage, self.meta_client.layout, instant_time)
             timeline = self.meta_client.timeline()
-            self._remove_earlier_attempt(instant_time)
+            markers = WriteMarkers(self.meta_client.storage, instant_time)
+            markers.delete_marked_files()  # an earlier attempt's: this one starts from the plan
             transaction.inflight()
             with transaction, self._back_to_plan_on_failure(instant_time):
                 metadata = self._write(spark, instant_time, plan, timeline)
-                self._delete_strays(instant_time, metadata)
+                markers.delete_strays(metadata)
                 crash_point("compaction.files_written")
                 transaction.commit(metadata, check_conflicts_of=False)
         crash_point("compaction.completed")
-        WriteMarkers(self.meta_client.storage, instant_time).delete_all()
+        markers.delete_all()
         result = WriteResult(instant_time, COMPACT, metadata, time.monotonic() - started)
         log.info("compaction %s: %d file slice(s), %d records", instant_time,
                  len(plan.operations), metadata.total("num_writes"))  # fmt: skip
@@ -384,17 +385,3 @@ class Compactor:
         for row in rows:
             metadata.add(WriteStat(**json.loads(row["stat"])))
         return metadata
-
-    # -- files ---------------------------------------------------------------------------------
-    def _remove_earlier_attempt(self, instant_time: str) -> None:
-        """A crashed or failed attempt's files: the next attempt starts from the plan alone."""
-        markers = WriteMarkers(self.meta_client.storage, instant_time)
-        for marker in markers.all():
-            self.meta_client.storage.delete(marker.data_file)
-        markers.delete_all()
-
-    def _delete_strays(self, instant_time: str, metadata: CommitMetadata) -> None:
-        named = {s.path for s in metadata.write_stats()}
-        for marker in WriteMarkers(self.meta_client.storage, instant_time).all():
-            if marker.data_file not in named:
-                self.meta_client.storage.delete(marker.data_file)

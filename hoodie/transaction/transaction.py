@@ -208,9 +208,7 @@ class Transaction:
             if self.instant.action is Action.COMPACTION or is_clustering(
                 self.meta_client.storage, self.meta_client.layout, self.instant
             ):  # a table service's plan stays pending, to be executed again
-                for marker in markers.all():
-                    self.meta_client.storage.delete(marker.data_file)
-                markers.delete_all()
+                markers.delete_marked_files()
                 self.meta_client.delete_instant(self.instant, (State.INFLIGHT,))
             elif markers.all():
                 # under the table lock, as every rollback: its metadata table delta commit is

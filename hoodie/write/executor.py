@@ -211,10 +211,7 @@ class WriteExecutor:
 
     def finalize(self, metadata: CommitMetadata) -> None:
         """Delete marked files no write stat names (from retried or speculative tasks)."""
-        named = {s.path for s in metadata.write_stats()}
-        for marker in WriteMarkers(self.meta_client.storage, self.instant).all():
-            if marker.data_file not in named:
-                self.meta_client.storage.delete(marker.data_file)
+        WriteMarkers(self.meta_client.storage, self.instant).delete_strays(metadata)
 
     def _handles(
         self, targets: dict[str, FileGroupTarget]
