@@ -12,7 +12,7 @@ from .config import OPTIONS, ConfigProperty, as_field_tuple, option_keys
 from .read.datasource import BASE_PATH_METADATA, PUSHDOWN_OPTION, SOURCE_NAME
 from .read.datasource import register as register_data_source
 from .read.options import STORAGE_PREFIX, ReadOptions
-from .schema import META_COLUMNS
+from .schema import META_COLUMNS, quoted_name
 from .shipping import ship_core
 from .transaction.checkpoints import (
     CHECKPOINTS_KEY,
@@ -40,6 +40,7 @@ __all__ = [
     "encode_checkpoints",
     "expect_checkpoints",
     "option_keys",
+    "quoted_name",
     "register_data_source",
     "ship_core",
 ]

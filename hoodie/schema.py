@@ -33,6 +33,12 @@ MAX_KEY_FOOTER = b"hoodie_max_record_key"
 META_SCHEMA = pa.schema([pa.field(name, pa.string()) for name in META_COLUMNS])
 
 
+def quoted_name(name: str) -> str:
+    """A column name as Spark SQL reads it whatever it holds (a dot is not a struct field, a
+    backtick is doubled): for `F.col` and SQL text."""
+    return "`" + name.replace("`", "``") + "`"
+
+
 def constant_column(value: Any, n: int, dtype: pa.DataType | None = None) -> pa.Array:
     """`value` n times (a meta column's commit time, partition path or file name), built by
     Arrow: a Python list of a file's row count cost a merge a fifth of its time."""

@@ -32,7 +32,7 @@ from ..fs_view import FileSlice, FileSystemView
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import WriteStat
 from ..naming import bucket_of_file_id, new_bucket_file_id
-from ..schema import IS_DELETED, PARTITION_PATH
+from ..schema import IS_DELETED, PARTITION_PATH, quoted_name
 from ..timeline import Timeline
 from .base import (
     INDEX_TYPE_KEY,
@@ -192,7 +192,7 @@ class BucketIndex(HoodieIndex):
         """
         h = F.lit(1).cast("bigint")
         for name in self.hash_fields:
-            text = F.col("`" + name.replace("`", "``") + "`").cast("string")
+            text = F.col(quoted_name(name)).cast("string")
             h = F.pmod(h * 31 + _hash_text(text), F.lit(_TWO_TO_32))
         return (F.pmod(h, F.lit(1 << 31)) % F.lit(self.num_buckets)).cast("int")
 

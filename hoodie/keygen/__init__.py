@@ -37,7 +37,7 @@ from ..properties import (
     SIMPLE_KEYGEN,
     TableProperties,
 )
-from ..schema import as_array
+from ..schema import as_array, quoted_name
 from .timestamp import timestamp_part
 
 # What a TIMESTAMP part does with a value none of the input formats reads: (the column's
@@ -120,10 +120,10 @@ class KeyGenerator:
 
     def record_key(self) -> Column:
         if not self.is_complex_key:
-            return F.col(_quote(self.record_key_fields[0])).cast("string")
+            return F.col(quoted_name(self.record_key_fields[0])).cast("string")
         parts = []
         for name in self.record_key_fields:
-            text = F.col(_quote(name)).cast("string")
+            text = F.col(quoted_name(name)).cast("string")
             value = (
                 F.when(text.isNull(), F.lit(NULL_KEY_PART))
                 .when(text == "", F.lit(EMPTY_KEY_PART))
@@ -135,7 +135,7 @@ class KeyGenerator:
     def record_key_is_missing(self) -> Column:
         """True where Hudi would reject the key: null or empty (every part, for complex keys)."""
         missing = [
-            F.col(_quote(n)).isNull() | (F.col(_quote(n)).cast("string") == "")
+            F.col(quoted_name(n)).isNull() | (F.col(quoted_name(n)).cast("string") == "")
             for n in self.record_key_fields
         ]
         result = missing[0]
@@ -164,13 +164,13 @@ class KeyGenerator:
                 if name not in schema.fieldNames():
                     raise InvalidConfigError(f"partition field {name} is not a column of the "
                                              "batch")  # fmt: skip
-                column = F.col(_quote(name))
+                column = F.col(quoted_name(name))
                 text = timestamp_part(column, schema[name].dataType, self.timestamp, name)
                 if unreadable is not None and self.timestamp.takes_strings:
                     text = F.when(text.isNull(), unreadable(column, name)).otherwise(text)
                 value = escape_path_name(text) if self.url_encode else text
             else:
-                text = F.col(_quote(name)).cast("string")
+                text = F.col(quoted_name(name)).cast("string")
                 encoded = escape_path_name(text) if self.url_encode else text
                 value = F.when(text.isNull() | (text == ""), F.lit(DEFAULT_PARTITION)).otherwise(
                     encoded
@@ -229,10 +229,6 @@ def shown(path: Column) -> Column:
         F.lit(" characters)"),
     )
     return F.when(F.length(path) > paths.SHOWN_CHARACTERS, F.concat(quoted, more)).otherwise(quoted)
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def record_keys_of(table: pa.Table, fields: tuple[str, ...]) -> pa.Array:

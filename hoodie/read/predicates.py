@@ -41,7 +41,7 @@ from pyspark.sql.datasource import (
 
 from ..exceptions import InvalidConfigError
 from ..properties import NON_PARTITIONED_KEYGEN, SIMPLE_KEYGEN, TIMESTAMP_KEYGEN
-from ..schema import RECORD_KEY
+from ..schema import RECORD_KEY, quoted_name
 
 # op -> the op of its negation (Spark's order is total: NaN is the largest double).
 NEGATED = {"=": "!=", "!=": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
@@ -212,7 +212,7 @@ class RowFilter:
         for group in self.terms:
             condition: Column | None = None
             for name, op, value in group:
-                term = _spark_term(F.col(_quote(name)), op, value)
+                term = _spark_term(F.col(quoted_name(name)), op, value)
                 condition = term if condition is None else condition & term
             branches.append(condition if condition is not None else F.lit(True))
         result = branches[0]
@@ -235,10 +235,6 @@ def _spark_term(col: Column, op: str, value: Any) -> Column:
         ">": col > literal,
         ">=": col >= literal,
     }[op]
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 # -- the record key --------------------------------------------------------------------------

@@ -20,6 +20,8 @@ from dbt_common.contracts.constraints import ConstraintType
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 from pyspark.sql import functions as F
 
+from hoodie.integration import quoted_name
+
 # What dbt is told (dbt reads it when comparing contracts across states). `not_null` is checked
 # on every run; the others are refused by the lake materializations, never stored anywhere.
 CONSTRAINT_SUPPORT = {
@@ -110,14 +112,11 @@ def not_null_columns(
     return list(dict.fromkeys(col for c in declared for col in c.columns))
 
 
-def _quoted(column: str) -> str:
-    return "`" + column.replace("`", "``") + "`"
-
-
 def check_not_null(df, model: str, columns: list[str]) -> None:
     """Stop the run if any of `columns` holds a null in the model's rows (one Spark job)."""
     nulls = [
-        F.count_if(F.col(_quoted(c)).isNull()).alias(f"nulls_{i}") for i, c in enumerate(columns)
+        F.count_if(F.col(quoted_name(column)).isNull()).alias(f"nulls_{i}")
+        for i, column in enumerate(columns)
     ]
     counts = df.agg(F.count(F.lit(1)).alias("rows"), *nulls).first()
     broken = [(c, counts[f"nulls_{i}"]) for i, c in enumerate(columns) if counts[f"nulls_{i}"]]

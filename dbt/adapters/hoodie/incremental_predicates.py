@@ -25,6 +25,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from hoodie import WriteConfig
+from hoodie.integration import quoted_name
 
 TARGET_ALIAS = "DBT_INTERNAL_DEST"
 
@@ -61,7 +62,7 @@ def check_rows(model: str, predicates: list[str], rows: DataFrame, config: Write
             "and this table has no partition columns; remove them (the record key alone "
             "decides which row is replaced)"
         )
-    target = rows.select([F.col(f"`{c}`") for c in partitions]).alias(TARGET_ALIAS)
+    target = rows.select([F.col(quoted_name(c)) for c in partitions]).alias(TARGET_ALIAS)
     conditions = []
     for predicate in predicates:
         try:

@@ -25,6 +25,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from hoodie import WriteConfig
+from hoodie.integration import quoted_name
 
 BATCH_ID = "dbt.batch.id"
 BATCH_START = "dbt.batch.event_time_start"
@@ -112,7 +113,7 @@ class BatchWindow:
 
 def _column(name: str):
     """A column by its name as it is (a dot in a name is not a struct field)."""
-    return F.col("`" + name.replace("`", "``") + "`")
+    return F.col(quoted_name(name))
 
 
 def _datetime(value: Any) -> datetime:
