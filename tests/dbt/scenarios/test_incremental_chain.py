@@ -8,22 +8,13 @@ import json
 import shutil
 
 import pytest
+from test_read_macros import ORDERS
+from test_read_macros import SEED as RAW
 
 from hoodie import HoodieTable
 
 pytestmark = pytest.mark.slow
 
-RAW = """\
-id,v,batch
-1,a,1
-2,b,1
-2,B,2
-3,c,2
-"""
-ORDERS = """\
-{{ config(materialized='cow_upsert', record_key='id') }}
-select id, v from {{ ref('raw') }} where batch = {{ var('batch') }}
-"""
 # A run with break=true fails in its write (a null record key), after it read its changes.
 COPY = """\
 {{ config(materialized='mor_upsert', record_key='id') }}
