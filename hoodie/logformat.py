@@ -292,15 +292,21 @@ class LogBlock:
                 "records, not table rows: read it with LogBlock.hfile()"
             )
         if self.block_type == BlockType.CDC_DATA:
-            raise UnsupportedTableError(
-                f"log block type {self.block_type.name} (instant {self.instant_time}) is not "
-                "supported: CDC blocks only occur with hoodie.table.cdc.enabled; read such "
-                "tables with Apache Hudi"
+            raise HoodieError(
+                f"a CDC_DATA log block (instant {self.instant_time}) holds change records, "
+                "not table rows: read it with cdc_records()"
             )
         raise HoodieError(
             f"a {self.block_type.name} log block holds no data records"
             + ("; use deleted_records()" if self.block_type == BlockType.DELETE else "")
         )
+
+    def cdc_records(self) -> pa.Table:
+        """The change records of a CDC_DATA block (`hoodie.cdc`): one column per field of its
+        SCHEMA header, images as structs."""
+        if self.block_type != BlockType.CDC_DATA:
+            raise HoodieError(f"a {self.block_type.name} log block holds no change records")
+        return self._avro_records()
 
     def hfile(self) -> HFileReader:
         """The HFile an HFILE_DATA block holds whole (the metadata table's log blocks: its
@@ -314,8 +320,8 @@ class LogBlock:
     def _avro_records(self) -> pa.Table:
         if not self.schema:
             raise SchemaError(
-                f"Avro data block of instant {self.instant_time} has no SCHEMA header, so its "
-                "records cannot be decoded"
+                f"{self.block_type.name} block of instant {self.instant_time} has no SCHEMA "
+                "header, so its records cannot be decoded"
             )
         writer_schema = fastavro.parse_schema(json.loads(self.schema))
         stream = io.BytesIO(self.content)
@@ -684,17 +690,29 @@ def avro_data_block(table: pa.Table, instant_time: str, schema_avro_json: str) -
     """An Avro data block (`hoodie.logfile.data.block.format=avro`) holding `table`'s rows."""
     _check_instant(instant_time, "instant_time")
     _check_columns(table, schema_avro_json)
-    parsed = fastavro.parse_schema(json.loads(schema_avro_json))
-    rows = table.to_pylist()
-    out = bytearray(_INT.pack(BLOCK_CONTENT_VERSION) + _INT.pack(len(rows)))
+    content = avro_block_content(avro_rows(table), schema_avro_json)
+    header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_avro_json}
+    return encode_block(BlockType.AVRO_DATA, header, content)
+
+
+def avro_rows(table: pa.Table) -> list[dict[str, Any]]:
+    """`table`'s rows as fastavro writes them (maps as dicts, recursively)."""
     types = {f.name: f.type for f in table.schema}
+    return [
+        {name: _avro_value(v, types[name]) for name, v in row.items()} for row in table.to_pylist()
+    ]
+
+
+def avro_block_content(rows: list[dict[str, Any]], schema_avro_json: str) -> bytes:
+    """The content of an Avro (or CDC) data block: content version, record count, then each
+    record's length and schemaless Avro binary in `schema_avro_json`."""
+    parsed = fastavro.parse_schema(json.loads(schema_avro_json))
+    out = bytearray(_INT.pack(BLOCK_CONTENT_VERSION) + _INT.pack(len(rows)))
     for row in rows:
         datum = io.BytesIO()
-        value = {name: _avro_value(v, types[name]) for name, v in row.items()}
-        fastavro.schemaless_writer(datum, parsed, value)
+        fastavro.schemaless_writer(datum, parsed, row)
         out += _INT.pack(len(datum.getvalue())) + datum.getvalue()
-    header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_avro_json}
-    return encode_block(BlockType.AVRO_DATA, header, bytes(out))
+    return bytes(out)
 
 
 def hfile_data_block(

@@ -6,7 +6,9 @@ task attempt that wrote it, and the instant that made it. A log file is
 instant of the slice it belongs to (not the instant that wrote it); from version 8 on it is the
 instant of the delta commit that wrote it, and its slice follows from that commit's completion
 time (see `fs_view`). The name alone tells a reader which file group a file is, with no other
-index.
+index. A CDC log file is a log file's name plus `.cdc`: `.<fileId>_<instant>.log.<version>_
+<writeToken>.cdc`, where the instant and token are those of the base file the same write made
+beside it; it is never part of a file slice (`hoodie.cdc`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,12 @@ _BASE_FILE_RE = re.compile(r"^(?P<file_id>.+)_(?P<token>\d+-\d+-\d+)_(?P<instant
 _LOG_FILE_RE = re.compile(
     r"^\.(?P<file_id>.+)_(?P<instant>\d+)\.(?P<ext>log|archive)\.(?P<version>\d+)"
     r"(?:_(?P<token>\d+-\d+-\d+))?$"
+)
+
+
+CDC_LOG_FILE_SUFFIX = ".cdc"  # HoodieCDCUtils.CDC_LOGFILE_SUFFIX
+_CDC_LOG_FILE_RE = re.compile(
+    r"^\.(?P<file_id>.+)_(?P<instant>\d+)\.log\.(?P<version>\d+)_(?P<token>\d+-\d+-\d+)\.cdc$"
 )
 
 
@@ -59,6 +67,13 @@ def log_file_name(file_id: str, base_instant: str, version: int, token: str) -> 
     """`.<fileId>_<baseInstant>.log.<version>_<writeToken>`: a log file of the slice that
     starts at `base_instant`; versions count up from 1 within the slice."""
     return f".{file_id}_{base_instant}.log.{version}_{token}"
+
+
+def cdc_log_file_name(file_id: str, instant: str, token: str, version: int = 1) -> str:
+    """`.<fileId>_<instant>.log.<version>_<writeToken>.cdc`: the changes a write made to a file
+    group, named after the base file it wrote (its instant and token); Apache Hudi writes one
+    per file group per commit, version 1."""
+    return f"{log_file_name(file_id, instant, version, token)}{CDC_LOG_FILE_SUFFIX}"
 
 
 @dataclass(frozen=True)
@@ -94,6 +109,18 @@ def parse_log_file_name(name: str) -> LogFileName | None:
     if not match or match["ext"] != "log":
         return None
     return LogFileName(match["file_id"], match["instant"], int(match["version"]), match["token"])
+
+
+def parse_cdc_log_file_name(name: str) -> LogFileName | None:
+    """The parts of a CDC log file's name (`instant`: the write's), or None for any other."""
+    match = _CDC_LOG_FILE_RE.match(name)
+    if not match:
+        return None
+    return LogFileName(match["file_id"], match["instant"], int(match["version"]), match["token"])
+
+
+def is_cdc_log_file(name: str) -> bool:
+    return parse_cdc_log_file_name(name) is not None
 
 
 def marks_partition(name: str) -> bool:

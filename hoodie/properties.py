@@ -51,6 +51,8 @@ RECORD_MERGE_MODE = table.RECORD_MERGE_MODE.key
 INITIAL_VERSION = table.INITIAL_VERSION.key
 TIMELINE_PATH = table.TIMELINE_PATH.key
 TIMELINE_HISTORY_PATH = table.TIMELINE_HISTORY_PATH.key
+CDC_ENABLED = table.CDC_ENABLED.key
+CDC_SUPPLEMENTAL_LOGGING_MODE = table.CDC_SUPPLEMENTAL_LOGGING_MODE.key
 
 COPY_ON_WRITE = table.TableType.COPY_ON_WRITE.value
 MERGE_ON_READ = table.TableType.MERGE_ON_READ.value
@@ -88,6 +90,7 @@ _KEYGEN_TYPES = {
     "CUSTOM": CUSTOM_KEYGEN,
 }
 _KEYGEN_TYPE_OF_CLASS = {cls: name for name, cls in _KEYGEN_TYPES.items()}
+_CDC_MODES = tuple(mode.value for mode in table.CdcSupplementalLoggingMode)
 
 
 def loads(text: str) -> dict[str, str]:
@@ -245,6 +248,9 @@ class TableProperties:
     # CustomKeyGenerator: each partition field's type (SIMPLE, TIMESTAMP), as Apache Hudi 1.x
     # stores them (`region:SIMPLE,ts:TIMESTAMP`); () when the table does not say
     partition_types: tuple[str, ...] = ()
+    # CDC: writes that rewrite a base file log their changes beside it (`hoodie.cdc`)
+    cdc_enabled: bool = cast(bool, table.CDC_ENABLED.default)
+    cdc_supplemental_logging_mode: str = _str_default(table.CDC_SUPPLEMENTAL_LOGGING_MODE)
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -274,7 +280,7 @@ class TableProperties:
             TABLE_NAME, TABLE_TYPE, RECORD_KEY_FIELDS, PARTITION_FIELDS, PRECOMBINE_FIELD,
             KEY_GENERATOR_CLASS, HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING,
             POPULATE_META_FIELDS, DATABASE_NAME, TABLE_VERSION, TIMELINE_LAYOUT_VERSION,
-            CREATE_SCHEMA, RECORD_MERGE_MODE,
+            CREATE_SCHEMA, RECORD_MERGE_MODE, CDC_ENABLED, CDC_SUPPLEMENTAL_LOGGING_MODE,
         }  # fmt: skip
         name = props.get(TABLE_NAME)
         table_version = int(props.get(TABLE_VERSION, "0") or 0)
@@ -304,6 +310,14 @@ class TableProperties:
                 f"table '{name}' orders records by several fields ({', '.join(ordering)}); "
                 "dbt-hoodie supports one precombine (ordering) field"
             )
+        cdc_mode = (props.get(CDC_SUPPLEMENTAL_LOGGING_MODE) or "").upper() or _str_default(
+            table.CDC_SUPPLEMENTAL_LOGGING_MODE
+        )
+        if cdc_mode not in _CDC_MODES:
+            raise UnsupportedTableError(
+                f"table '{name}' has {CDC_SUPPLEMENTAL_LOGGING_MODE}={cdc_mode}, which is none "
+                f"of {', '.join(_CDC_MODES)}"
+            )
         keygen = props.get(KEY_GENERATOR_CLASS) or _KEYGEN_TYPES.get(
             (props.get(KEY_GENERATOR_TYPE) or "").upper()
         )
@@ -323,6 +337,8 @@ class TableProperties:
             timeline_layout_version=layout,
             create_schema=props.get(CREATE_SCHEMA),
             record_merge_mode=(props.get(RECORD_MERGE_MODE) or "").upper() or None,
+            cdc_enabled=_bool(props, table.CDC_ENABLED),
+            cdc_supplemental_logging_mode=cdc_mode,
             extra={k: v for k, v in props.items() if k not in known},
         )
 
@@ -358,6 +374,9 @@ class TableProperties:
             props[CREATE_SCHEMA] = self.create_schema
         if self.record_merge_mode:
             props[RECORD_MERGE_MODE] = self.record_merge_mode
+        if self.cdc_enabled:  # Apache Hudi writes both keys once CDC is on
+            props[CDC_ENABLED] = "true"
+            props[CDC_SUPPLEMENTAL_LOGGING_MODE] = self.cdc_supplemental_logging_mode
         if self.table_version >= 8:
             props.update(self._version_8_keys(props))
         return props

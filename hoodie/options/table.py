@@ -37,6 +37,16 @@ class RecordMergeMode(Enum):
     CUSTOM = "CUSTOM"
 
 
+class CdcSupplementalLoggingMode(Enum):
+    """What a CDC log file records per change (`HoodieCDCSupplementalLoggingMode`): the
+    operation and key only, plus the image before, or both images. The less is logged, the more
+    a CDC read looks up in base files (which cleaning may have removed)."""
+
+    OP_KEY_ONLY = "OP_KEY_ONLY"
+    DATA_BEFORE = "DATA_BEFORE"
+    DATA_BEFORE_AFTER = "DATA_BEFORE_AFTER"
+
+
 _MODEL = "org.apache.hudi.common.model."
 
 
@@ -168,6 +178,20 @@ TIMELINE_HISTORY_PATH = ConfigProperty("hoodie.timeline.history.path", "history"
                                        "table versions 8 and 9: the LSM timeline's folder in "
                                        "the timeline's")  # fmt: skip
 
+CDC_ENABLED = ConfigProperty(
+    "hoodie.table.cdc.enabled", False, "writes that rewrite a base file also write the "
+    "changes they made to a `.cdc` log file beside it, for CDC reads "
+    "(hoodie.datasource.query.incremental.format=cdc); set when the table is created",
+    attribute="cdc_enabled",
+)  # fmt: skip
+CDC_SUPPLEMENTAL_LOGGING_MODE = ConfigProperty(
+    "hoodie.table.cdc.supplemental.logging.mode",
+    CdcSupplementalLoggingMode.DATA_BEFORE_AFTER.value, "what a `.cdc` file records per "
+    "change: OP_KEY_ONLY, DATA_BEFORE or DATA_BEFORE_AFTER (any case; stored upper-case); "
+    "set when the table is created", attribute="cdc_supplemental_logging_mode",
+    choices=CdcSupplementalLoggingMode,
+)  # fmt: skip
+
 TABLE_PROPERTIES: tuple[ConfigProperty, ...] = (
     NAME, TYPE, VERSION, TIMELINE_LAYOUT_VERSION, DATABASE_NAME, RECORD_KEY_FIELDS,
     PARTITION_FIELDS, PRECOMBINE_FIELD, KEY_GENERATOR_CLASS, KEY_GENERATOR_TYPE,
@@ -175,5 +199,5 @@ TABLE_PROPERTIES: tuple[ConfigProperty, ...] = (
     POPULATE_META_FIELDS, ARCHIVELOG_FOLDER, PAYLOAD_CLASS, RECORD_MERGER_STRATEGY,
     RECORD_MERGE_MODE, RECORD_MERGE_STRATEGY_ID, CREATE_SCHEMA, TIMELINE_TIMEZONE, TABLE_CHECKSUM,
     METADATA_PARTITIONS, METADATA_PARTITIONS_INFLIGHT, INITIAL_VERSION, TIMELINE_PATH,
-    TIMELINE_HISTORY_PATH,
+    TIMELINE_HISTORY_PATH, CDC_ENABLED, CDC_SUPPLEMENTAL_LOGGING_MODE,
 )  # fmt: skip
