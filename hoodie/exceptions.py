@@ -151,6 +151,13 @@ class ConcurrentWriteConflict(CommitError):
     first; this write was undone."""
 
 
+class StaleClusteringPlanError(ConcurrentWriteConflict):
+    """A write changed file groups a pending clustering plan rewrites after the plan was made
+    (a writer that does not keep out of them, as Apache Hudi's with an update strategy that
+    allows it): executing the plan would drop those changes, so the plan was removed and the
+    next clustering plans afresh."""
+
+
 class ClusteringUpdateError(CommitError):
     """A write would change a file group a pending clustering is about to rewrite (Apache
     Hudi's `HoodieClusteringUpdateException`): the write was undone, the clustering stays

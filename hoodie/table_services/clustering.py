@@ -33,7 +33,7 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import cast
@@ -58,7 +58,7 @@ from ..clustering_plan import (
 from ..column_stats import FileIndexing
 from ..compaction_plan import pending_compaction_file_groups
 from ..config import BUCKET_INDEX, WriteConfig, option_default
-from ..exceptions import CommitError, HoodieError, InvalidConfigError
+from ..exceptions import CommitError, HoodieError, InvalidConfigError, StaleClusteringPlanError
 from ..faults import crash_point
 from ..fs_view import BlockSpan, CommittedInstants, FileSystemView
 from ..markers import IOType, WriteMarkers
@@ -78,6 +78,7 @@ from ..schema import (
 )
 from ..storage import FileIO
 from ..timeline import WRITE_ACTIONS, Action, Instant, State, Timeline
+from ..transaction.conflicts import file_groups_of
 from ..transaction.failed_writes import FailedWritesPolicy
 from ..transaction.metadata_indexes import file_indexing
 from ..transaction.record_index import hand_over_keys
@@ -168,6 +169,35 @@ def roll_back_requested_plans(
                 log.warning("table '%s': pending clustering %s rolled back, a write changes "
                             "its file groups", meta_client.name, instant.timestamp)  # fmt: skip
     return dropped
+
+
+Precommit = Callable[[HoodieTableMetaClient], None]
+
+
+def _plan_still_current(instant_time: str, plan: ClusteringPlan) -> Precommit:
+    """The clustering's check at commit, under the table lock: no write completed since the
+    plan was made changed a file group it rewrites. The plan names the slices it read; a
+    write into them since (from a writer that ignores pending plans) would be lost.
+    Scheduling waits for pending writes, so a write completed after the plan was requested
+    after it too, on either timeline layout."""
+    planned = plan.file_groups()
+
+    def check(meta_client: HoodieTableMetaClient) -> None:
+        for other in meta_client.timeline().completed:
+            if other.timestamp <= instant_time or other.action not in WRITE_ACTIONS:
+                continue
+            overtaken = file_groups_of(meta_client.commit_metadata(other)) & planned
+            if overtaken:
+                partition, file_id = sorted(overtaken)[0]
+                raise StaleClusteringPlanError(
+                    f"clustering {instant_time} of table '{meta_client.name}' was not "
+                    f"committed: {other.action.value} {other.timestamp} changed "
+                    f"{len(overtaken)} of its file groups ({partition}/{file_id}, ...) after "
+                    "the plan was made, and executing it would lose those changes. The plan "
+                    "was removed; the next clustering plans the table afresh"
+                )
+
+    return check
 
 
 # -- sorting -----------------------------------------------------------------------------------
@@ -463,11 +493,13 @@ class Clusterer:
             markers = WriteMarkers(storage, instant_time)
             markers.delete_marked_files()  # an earlier attempt's: this one starts from the plan
             transaction.inflight()
-            with transaction, self._back_to_plan_on_failure(instant_time):
+            with self._dropped_when_stale(transaction), transaction, \
+                    self._back_to_plan_on_failure(instant_time):  # fmt: skip
                 metadata = self._write(spark, instant_time, plan, timeline)
                 markers.delete_strays(metadata)
                 crash_point("clustering.files_written")
-                transaction.commit(metadata, spark=spark)
+                transaction.commit(metadata, spark=spark,
+                                   precommit=_plan_still_current(instant_time, plan))  # fmt: skip
         crash_point("clustering.completed")
         markers.delete_all()
         partitions = sorted({s.partition_path for s in metadata.write_stats()})
@@ -477,6 +509,23 @@ class Clusterer:
                  len(plan.file_groups()), len(metadata.write_stats()),
                  metadata.total("num_writes"))  # fmt: skip
         return result
+
+    @contextmanager
+    def _dropped_when_stale(self, transaction: Transaction) -> Iterator[None]:
+        """A plan a write overtook can never be executed without losing that write: once
+        the attempt is undone (back to requested), the plan goes too, under the table lock,
+        so that it neither keeps failing nor keeps writers out of its file groups."""
+        try:
+            yield
+        except StaleClusteringPlanError:
+            with self.failed_writes.exclusive():
+                for instant in self.meta_client.timeline().pending:
+                    if instant.timestamp == transaction.instant_time:
+                        self.meta_client.delete_pending_instant(instant)
+            log.warning("table '%s': clustering plan %s removed, a write changed its file "
+                        "groups after it was made", self.meta_client.name,
+                        transaction.instant_time)  # fmt: skip
+            raise
 
     @contextmanager
     def _back_to_plan_on_failure(self, instant_time: str) -> Iterator[None]:

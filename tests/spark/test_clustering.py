@@ -16,7 +16,7 @@ from hoodie.clustering_plan import (
     pending_clusterings,
     read_plan,
 )
-from hoodie.exceptions import ClusteringUpdateError
+from hoodie.exceptions import ClusteringUpdateError, StaleClusteringPlanError
 from hoodie.properties import COPY_ON_WRITE, MERGE_ON_READ
 from hoodie.timeline import Action, State
 
@@ -181,6 +181,31 @@ def test_a_write_rolls_back_a_requested_plan_when_told(spark, tmp_path):
     with pytest.raises(ClusteringUpdateError):
         table.upsert(spark.createDataFrame([(0, "again", A, 10)], SCHEMA), yielding)
     assert pending_clustering_file_groups(table.storage, table.meta_client.timeline())
+
+
+def test_a_plan_a_write_overtook_is_removed(spark, tmp_path):
+    """A writer that ignores pending plans (Apache Hudi's with an update strategy that allows
+    it; here ours, kept from seeing the plan) updates a planned file group. Executing the
+    plan would drop that update: the clustering fails, its plan is removed (not left to fail
+    the same way forever and keep writers out), and the next clustering keeps the update."""
+    table, cfg = build(spark, str(tmp_path / "t"), COPY_ON_WRITE, 6)
+    instant = table.services.schedule_clustering(cfg)
+    (plan_file,) = (tmp_path / "t" / ".hoodie").glob(f"{instant}.*requested")
+    hidden = plan_file.read_bytes()
+    plan_file.unlink()
+    table.upsert(spark.createDataFrame([(0, "changed", A, 9)], SCHEMA), cfg)
+    plan_file.write_bytes(hidden)
+    with pytest.raises(StaleClusteringPlanError, match=f"clustering {instant} of table "
+                       "'clustered' was not committed: commit .* changed 1 of its file"):
+        table.services.cluster(spark, cfg)  # fmt: skip
+    timeline = table.meta_client.timeline()
+    assert instant not in {i.timestamp for i in timeline}
+    assert not pending_clusterings(table.storage, timeline)
+    assert snapshot(table, spark)["0"]["name"] == "changed"
+    (result,) = table.services.cluster(spark, cfg)
+    assert result.instant != instant
+    rows = snapshot(table, spark)
+    assert rows["0"]["name"] == "changed" and len(rows) == 11
 
 
 def test_clean_deletes_the_replaced_groups_and_archival_waits_for_it(clustered, spark):
