@@ -11,6 +11,6 @@
     {{ return(relation is not none
               and relation.type == 'table'
               and model.config.materialized in ('incremental', 'cow_upsert', 'mor_upsert')
-              and not should_full_refresh()) }}
+              and not hoodie_full_refresh()) }}
   {% endif %}
 {% endmacro %}

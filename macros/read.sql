@@ -40,5 +40,5 @@
 #}
 {% macro hoodie_incremental(relation, format='latest_state') %}
   {%- if not execute -%}{{ return(relation) }}{%- endif -%}
-  {{ return(adapter.hoodie_incremental_view(model, this, relation, format, should_full_refresh())) }}
+  {{ return(adapter.hoodie_incremental_view(model, this, relation, format, hoodie_full_refresh())) }}
 {% endmacro %}

@@ -32,6 +32,7 @@ from ..timeline import Instant, Timeline
 CHECKPOINTS_KEY = "hoodie.incremental.checkpoints"
 # Commits of table services: they move rows but change none, and carry no checkpoint.
 _SERVICE_OPERATIONS = frozenset({"COMPACT", "CLUSTER", "LOG_COMPACT"})
+_FORMATS = frozenset({"latest_state", "cdc"})
 
 
 class CheckpointConflictError(ConcurrentWriteConflict):
@@ -43,11 +44,14 @@ class CheckpointConflictError(ConcurrentWriteConflict):
 class SourceCheckpoint:
     """A source table consumed up to `position`: its incremental read's begin next time (a
     completion time on timeline layout 2, a requested time on layout 1). `instant` is the
-    requested time of the last write consumed; `table_version` the source's version then."""
+    requested time of the last write consumed; `table_version` the source's version then;
+    `format` how the consumer reads it (`hoodie.datasource.query.incremental.format`:
+    `latest_state`, or `cdc`, which needs the source's history after `position`)."""
 
     position: str
     instant: str
     table_version: int
+    format: str = "latest_state"
 
     @classmethod
     def of(cls, data: object, where: str) -> SourceCheckpoint:
@@ -57,10 +61,12 @@ class SourceCheckpoint:
             position, instant, version = data["position"], data["instant"], data["table_version"]
         except KeyError as missing:
             raise ValueError(f"a checkpoint of {where} lacks {missing}") from None
+        read_as = data.get("format", "latest_state")  # written before formats were recorded
         if not (isinstance(position, str) and isinstance(instant, str)
-                and isinstance(version, int) and position and instant):  # fmt: skip
+                and isinstance(version, int) and position and instant
+                and read_as in _FORMATS):  # fmt: skip
             raise ValueError(f"a checkpoint of {where} has values of the wrong kind: {data!r}")
-        return cls(position, instant, version)
+        return cls(position, instant, version, read_as)
 
 
 def encode(checkpoints: Mapping[str, SourceCheckpoint]) -> str:

@@ -6,7 +6,7 @@
 {% macro hoodie__lake_upsert(table_type) %}
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set existing_relation = load_cached_relation(this) -%}
-  {%- set full_refresh = should_full_refresh() -%}
+  {%- set full_refresh = hoodie_full_refresh() -%}
 
   {{ run_hooks(pre_hooks, inside_transaction=False) }}
   {{ run_hooks(pre_hooks, inside_transaction=True) }}

@@ -58,3 +58,30 @@ def test_reads_of_another_invocation_are_never_committed():
     pending.register("model.p.down", "/up", PendingCheckpoint(OLD, NEW))
     reset_invocation_id()  # the run failed before its write; dbt runs again in this process
     assert pending.take("model.p.down") == {}
+
+
+def test_a_lost_checkpoint_is_decided_once_per_invocation():
+    pending, asked = PendingCheckpoints(), []
+
+    def decide():
+        asked.append(1)
+        return len(asked) == 1  # lost the first time only: later answers must not count
+
+    assert pending.lost("model.p.down", decide) is True
+    assert pending.lost("model.p.down", decide) is True  # is_incremental, the write, the read
+    assert len(asked) == 1
+    reset_invocation_id()  # the next dbt run decides again
+    assert pending.lost("model.p.down", decide) is False
+
+
+def test_checkpoints_record_how_they_were_read():
+    from hoodie.transaction.checkpoints import decode, encode
+
+    cdc = SourceCheckpoint("20260102", "20260102", 8, "cdc")
+    assert decode(encode({"/up": cdc, "/old": OLD}), "t") == {"/up": cdc, "/old": OLD}
+    # checkpoints written before the format was recorded read as latest_state
+    legacy = '{"/up": {"position": "1", "instant": "1", "table_version": 6}}'
+    assert decode(legacy, "t")["/up"].format == "latest_state"
+    with pytest.raises(ValueError, match="wrong kind"):
+        decode('{"/up": {"position": "1", "instant": "1", "table_version": 6, "format": "x"}}',
+               "t")  # fmt: skip

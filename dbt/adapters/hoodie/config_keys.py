@@ -39,7 +39,7 @@ HONOURED = frozenset({
     "partitionPath", "precombine_field", "preCombineField", "hive_style_partitioning",
     "location_root", "on_schema_change", "persist_docs", "options", "hudi_options",
     "tblproperties", "file_format", "compaction", "compaction_delta_commits",
-    "incremental_strategy", "table_type", "incremental_predicates",
+    "incremental_strategy", "table_type", "incremental_predicates", "on_checkpoint_lost",
 })  # fmt: skip
 # Read by dbt-core's batching of materialized='incremental', incremental_strategy='microbatch'.
 MICROBATCH_KEYS = frozenset({"batch_size", "begin", "lookback", "concurrent_batches"})

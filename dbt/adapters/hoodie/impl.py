@@ -32,10 +32,12 @@ from .incremental_predicates import check_rows as check_predicate_rows
 from .incremental_predicates import predicates_of
 from .incremental_reads import (
     FORMATS,
+    ON_CHECKPOINT_LOST,
     PendingCheckpoint,
     PendingCheckpoints,
     checkpoint_arguments,
     consumed_gone,
+    lost_because,
 )
 from .microbatch import BatchWindow, run_metadata
 from .model_config import LakeModel, ModelSettings, model_settings
@@ -536,7 +538,7 @@ class HoodieAdapter(SparkAdapter):
         if new is None:  # nothing written upstream yet: its (empty) snapshot, no checkpoint
             return self._read_view(relation, base_path, {})
         if read is not None:
-            consumed_gone(where, relation, upstream, read, new)
+            consumed_gone(where, relation, upstream, read)
         self._pending_checkpoints().register(model["unique_id"], source,
                                              PendingCheckpoint(read, new))  # fmt: skip
         if read is None or read.position == new.position:  # all of it, or nothing new
@@ -550,6 +552,44 @@ class HoodieAdapter(SparkAdapter):
 
     def _pending_checkpoints(self) -> PendingCheckpoints:
         return self._checkpoints
+
+    @available
+    def hoodie_checkpoints_lost(self, model: dict[str, Any], this) -> bool:
+        """on_checkpoint_lost='full_refresh': is a checkpoint of this model's table lost (its
+        upstream restored past it; for a `cdc` read, its history cleaned)? Then the run is a
+        full refresh (`hoodie_full_refresh()`: is_incremental() false, the table overwritten,
+        every upstream read whole). The answer is kept for the model's run: the macros ask
+        several times, and must agree."""
+        name, config = model["name"], model.get("config") or {}
+        policy = config.get("on_checkpoint_lost") or ON_CHECKPOINT_LOST[0]
+        if policy not in ON_CHECKPOINT_LOST:
+            raise CompilationError(
+                f"Model '{name}': on_checkpoint_lost={policy!r} is not one of "
+                f"{', '.join(map(repr, ON_CHECKPOINT_LOST))}"
+            )
+        if policy == "error" or not self._is_lake_model(config):
+            return False
+        return self._checkpoints.lost(model["unique_id"], lambda: self._lost(name, config, this))
+
+    def _lost(self, name: str, config: dict[str, Any], this) -> bool:
+        storage = self._storage_options
+        settings = self._settings(this, name, config)
+        if not HoodieTable.exists(settings.base_uri, storage):
+            return False
+        with dbt_errors("Model", name):
+            checkpoints = HoodieTable.open(settings.base_uri, storage).checkpoints()
+        for source, read in sorted(checkpoints.items()):
+            reason = "the upstream table is gone"
+            if HoodieTable.exists(source, storage):
+                with dbt_errors("Relation", source):
+                    reason = lost_because(HoodieTable.open(source, storage), read)
+            if reason is not None:
+                logger.warning(f"Model '{name}': its checkpoint of {source} is lost: "
+                               f"{reason.replace('it read', 'the model read', 1)}. "
+                               "on_checkpoint_lost='full_refresh': the model is rebuilt "
+                               "from its upstreams now")  # fmt: skip
+                return True
+        return False
 
     @staticmethod
     def _is_lake_model(config: dict[str, Any]) -> bool:

@@ -32,6 +32,8 @@ from hoodie.integration import (
 )
 
 FORMATS = ("latest_state",)
+# on_checkpoint_lost: what a model does when its checkpoint of an upstream is lost.
+ON_CHECKPOINT_LOST = ("error", "full_refresh")
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,19 @@ class PendingCheckpoints:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_node: dict[tuple[str, str], dict[str, PendingCheckpoint]] = {}
+        self._lost: dict[tuple[str, str], bool] = {}
+
+    def lost(self, node_id: str, decide: Callable[[], bool]) -> bool:
+        """Whether the node's checkpoints are lost, decided once per invocation (`decide`)."""
+        key = (get_invocation_id(), node_id)
+        with self._lock:
+            for stale in [k for k in self._lost if k[0] != key[0]]:
+                del self._lost[stale]
+            if key in self._lost:
+                return self._lost[key]
+        answer = decide()
+        with self._lock:
+            return self._lost.setdefault(key, answer)
 
     def register(self, node_id: str, source: str, pending: PendingCheckpoint) -> None:
         with self._lock:
@@ -84,21 +99,36 @@ def checkpoint_arguments(
     return {CHECKPOINTS_KEY: encode_checkpoints(kept)}, precommit
 
 
-def consumed_gone(
-    where: str, relation: object, upstream: HoodieTable, read: SourceCheckpoint,
-    now: SourceCheckpoint,
-) -> None:  # fmt: skip
-    """Refuse to go on from a checkpoint the upstream no longer has: a restore or rollback took
-    the consumed write away (or the table was rebuilt), so the model holds rows the upstream
-    does not, and only a full refresh makes them agree again."""
+def lost_because(upstream: HoodieTable, read: SourceCheckpoint) -> str | None:
+    """Why a model cannot go on from checkpoint `read` of `upstream`, or None if it can:
+
+    - a restore or rollback took the consumed write away (or the table was rebuilt): the
+      model holds rows the upstream does not, and only a full refresh makes them agree;
+    - (`cdc`) cleaning or archival removed history the changes since it need.
+    """
+    now = upstream.incremental_position()
     writes = upstream.timeline().completed.write_timeline
     first = writes.instants[0].timestamp if writes.instants else None
-    gone = read.position > now.position or (
-        first is not None and read.instant >= first and read.instant not in writes.timestamps()
-    )
-    if gone:
+    if (
+        now is None
+        or read.position > now.position
+        or (first is not None and read.instant >= first and read.instant not in writes.timestamps())
+    ):
+        at = f"it is at {now.instant} now" if now is not None else "it has no write now"
+        return (
+            f"it read up to instant {read.instant}, which the upstream no longer has "
+            f"(restored or rolled back; {at})"
+        )
+    return None
+
+
+def consumed_gone(where: str, relation: object, upstream: HoodieTable,
+                  read: SourceCheckpoint) -> None:  # fmt: skip
+    """Refuse to go on from a checkpoint the upstream no longer has (`lost_because`)."""
+    reason = lost_because(upstream, read)
+    if reason is not None:
         raise DbtRuntimeError(
-            f"{where}: it read {relation} up to instant {read.instant}, which {relation} no "
-            f"longer has (restored or rolled back; it is at {now.instant} now). Rebuild the "
-            "model with --full-refresh so that it holds what its upstream holds"
+            f"{where}: {reason.replace('the upstream', str(relation), 1)}. Rebuild the model "
+            "with --full-refresh so that it holds what its upstream holds, or set "
+            "on_checkpoint_lost='full_refresh' to have it rebuilt when this happens"
         )
