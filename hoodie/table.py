@@ -239,10 +239,11 @@ class HoodieTable:
         write recorded it (see `transaction/checkpoints.py`)."""
         return checkpoints_of(self.meta_client)
 
-    def incremental_position(self) -> SourceCheckpoint | None:
-        """Where a consumer reading this table's changes now may read up to (None while it
-        has no write): the checkpoint that consumer records once it wrote what it read."""
-        return current_position(self.meta_client)
+    def incremental_position(self, read_as: str = "latest_state") -> SourceCheckpoint | None:
+        """Where a consumer reading this table's changes now (`read_as`: `latest_state`, or
+        `cdc` for `read_changes`) may read up to (None while it has no write): the checkpoint
+        that consumer records once it wrote what it read."""
+        return current_position(self.meta_client, read_as)
 
     def catalog_schema(self) -> StructType:
         """The schema a catalog table of this table stores: the snapshot's, carrying the base

@@ -112,28 +112,32 @@ def _newest_write(
     return None
 
 
-def current_position(meta_client: HoodieTableMetaClient) -> SourceCheckpoint | None:
-    """Where a consumer of this table reading now may read up to: its latest completed write
-    (layout 2: by completion time); on layout 1, the latest one older than every write still
-    pending. None while the table has no such write."""
+def current_position(
+    meta_client: HoodieTableMetaClient, read_as: str = "latest_state"
+) -> SourceCheckpoint | None:
+    """Where a consumer of this table reading now (`read_as`: the incremental format) may
+    read up to: its latest completed write, by completion time on layout 2; by requested time
+    on layout 1 and for `cdc` reads (Apache Hudi's CDC query takes instants by requested
+    time), the latest one older than every write still pending. None while the table has no
+    such write."""
     timeline = meta_client.timeline()
     version = meta_client.properties.table_version
     writes = list(timeline.completed.write_timeline.instants)
-    if timeline.layout.version >= 2:
+    if timeline.layout.version >= 2 and read_as != "cdc":
         completion = timeline.completion_times()
         newest_first = sorted(writes, key=lambda i: completion.get(i.timestamp, i.timestamp),
                               reverse=True)  # fmt: skip
         for instant in newest_first:
             if not _is_service(meta_client, instant):
                 position = completion.get(instant.timestamp, instant.timestamp)
-                return SourceCheckpoint(position, instant.timestamp, version)
+                return SourceCheckpoint(position, instant.timestamp, version, read_as)
         return None
     pending = [i.timestamp for i in timeline.pending.write_timeline.instants]
     for instant in reversed(writes):
         if pending and instant.timestamp >= min(pending):
             continue
         if not _is_service(meta_client, instant):
-            return SourceCheckpoint(instant.timestamp, instant.timestamp, version)
+            return SourceCheckpoint(instant.timestamp, instant.timestamp, version, read_as)
     return None
 
 

@@ -106,7 +106,7 @@ def lost_because(upstream: HoodieTable, read: SourceCheckpoint) -> str | None:
       model holds rows the upstream does not, and only a full refresh makes them agree;
     - (`cdc`) cleaning or archival removed history the changes since it need.
     """
-    now = upstream.incremental_position()
+    now = upstream.incremental_position(read.format)
     writes = upstream.timeline().completed.write_timeline
     first = writes.instants[0].timestamp if writes.instants else None
     if (
