@@ -248,6 +248,7 @@ class WriteExecutor:
             logs_per_instant=self.meta_client.properties.table_version >= 8,
             indexing=indexing,
             locates_updates=self.config.index_type not in LIVE_KEY_TAGGING,
+            cdc=self.meta_client.properties.cdc_enabled,
         )
         return rewrite, append
 

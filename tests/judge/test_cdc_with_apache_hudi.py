@@ -154,6 +154,8 @@ def test_apache_hudi_reads_our_changes(spark, apache_hudi, tmp_path, kind, mode,
     assert set(named) == set(files) and files
     assert all(named[p] == table.storage.size(p) for p in files)
     judges = [HUDI_1] + ([HUDI_0] if version == 6 else [])
+    if kind == "mor" and version == 6:
+        judges = [HUDI_0]  # Apache Hudi 1.2 fails on every version 6 table's log (below)
     expected = model_changes(instants)
     for judge in judges:
         assert apache_hudi_changes(apache_hudi(judge), path) == expected, judge
@@ -168,3 +170,24 @@ def _assert_hudi_rs_reads(spark, path: str) -> None:
     theirs = pa.Table.from_batches(hudi.HudiTable(path).read())
     ours = read_ours(spark, path)
     assert rows_of(theirs, list(COLUMNS), "id") == rows_of(ours, list(COLUMNS), "id")
+
+
+@pytest.mark.hudi_full
+def test_apache_hudi_1_2_cdc_query_fails_on_version_6_logs(apache_hudi, tmp_path):
+    """Why the version 6 merge-on-read cases are judged by 0.15 alone: Apache Hudi 1.2's CDC
+    query reads a delta commit's metadata as Avro (`HoodieCommitMetadata.
+    getFileSliceForFileGroupFromDeltaCommit`), and version 6 commit metadata is JSON, its own
+    included. (If this starts passing, judge those cases with 1.2 too.)"""
+    from apache_hudi import ApacheHudiError, datasource_options
+
+    judge = apache_hudi(HUDI_1)
+    path = str(tmp_path / "theirs")
+    options = {**datasource_options("cdc_v6", "mor"), "hoodie.write.table.version": "6",
+               "hoodie.table.cdc.enabled": "true", "hoodie.metadata.enable": "false"}  # fmt: skip
+    schema = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("ts", pa.int64()),
+                        ("name", pa.string())])  # fmt: skip
+    for rows in ([(1, "a", 1, "w"), (2, "a", 1, "x")], [(2, "a", 2, "x2")]):
+        table = pa.Table.from_pylist([dict(zip(COLUMNS, r)) for r in rows], schema=schema)
+        judge.write(path, table, options)
+    with pytest.raises(ApacheHudiError, match="Not an Avro data file"):
+        apache_hudi_changes(judge, path)
