@@ -139,7 +139,9 @@ class Cleaner:
         for group in view.file_groups():
             for file_slice in self._slices_to_clean(group.slices, earliest):
                 files = _files_of(file_slice)
-                if cdc_files is not None:
+                base = file_slice.base_file
+                if cdc_files is not None and not (base and base.relative_path in protected):
+                    # (a savepoint's base file keeps the changes logged beside it)
                     files += cdc_files.of(group.partition_path, file_slice)
                 for relative in files:
                     if relative not in protected:

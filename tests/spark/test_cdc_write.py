@@ -112,3 +112,12 @@ def test_cdc_is_set_when_a_table_is_created(spark, tmp_path):
     # unsaid: the table's, which keeps logging (a rewrite of the group: one more .cdc file)
     result = table.upsert(rows, id_dt_ts_config("cdc"))
     assert [s.cdc_stats is not None for s in result.metadata.write_stats()] == [True]
+    # A metadata table built later lists the .cdc files already there, as Apache Hudi's
+    # listing does (and the next write's own).
+    (earlier,) = result.metadata.write_stats()[0].cdc_stats
+    result = table.upsert(rows, id_dt_ts_config("cdc", options={"hoodie.metadata.enable": "true"}))
+    (latest,) = result.metadata.write_stats()[0].cdc_stats
+    metadata = TableMetadata.open(HoodieTable.open(table.base_uri).meta_client)
+    assert metadata is not None
+    listed = metadata.read_partition(MetadataPartitionType.FILES.partition_name)[A].live_files()
+    assert {posixpath.basename(earlier), posixpath.basename(latest)} <= set(listed)
