@@ -138,9 +138,28 @@ def cdc_data_block(
         if row[OP] not in _OPS:
             raise SchemaError(f"a CDC record's op is {row[OP]!r}; it must be one of i, u, d")
     schema_json = json.dumps(schema, separators=(",", ":"))
+    image = _image_name(schema)
+    if image is not None:
+        # Named, an image's union branch is not found by validating the record against each
+        # branch (half the time of a block's encoding).
+        rows = [
+            {k: (image, v) if k in (BEFORE, AFTER) and v is not None else v for k, v in row.items()}
+            for row in rows
+        ]
     content = avro_block_content(rows, schema_json)
     header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}
     return encode_block(BlockType.CDC_DATA, header, content)
+
+
+def _image_name(schema: Mapping[str, Any]) -> str | None:
+    """The full name of the image record a CDC schema declares in `before`, if any."""
+    for f in schema["fields"]:
+        if f["name"] == BEFORE:
+            declared = f["type"][1]
+            if isinstance(declared, dict):
+                namespace = declared.get("namespace", schema.get("namespace"))
+                return f"{namespace}.{declared['name']}" if namespace else declared["name"]
+    return None
 
 
 def read_cdc_block(block: LogBlock) -> pa.Table:
