@@ -223,3 +223,31 @@ def test_we_log_changes_on_apache_hudis_cdc_table(spark, apache_hudi, tmp_path, 
     if kind == "cow":
         assert cdc_files(path)  # ours: they had none after their insert
     assert apache_hudi_changes(judge, path) == model_changes(instants)
+
+
+@pytest.mark.hudi_full
+@pytest.mark.parametrize("kind", ["cow", "mor"])
+def test_apache_hudi_reads_our_overwrite_as_changes(spark, apache_hudi, tmp_path, kind):
+    """An overwrite (dbt's full refresh: `insert_overwrite_table`, a replace commit) writes no
+    `.cdc` file: Apache Hudi's CDC query reads every row of the replaced file groups as `d`
+    (REPLACE_COMMIT) and the new file groups' rows as `i` (BASE_FILE_INSERT)."""
+    register(spark)
+    path = str(tmp_path / "t")
+    instants = write_ours(spark, path, kind, "DATA_BEFORE_AFTER", 8)
+    table = HoodieTable.open(path)
+    before = {r["id"]: tuple(r[c] for c in COLUMNS) for r in read_rows(spark, path)}
+    rows = [(7, "a", 5, "o"), (2, "b", 5, "moved")]
+    config = WriteConfig.build("cdc_t", record_key="id", partition_path="dt",
+                               precombine_field="ts", table_type=TABLE_TYPE[kind])  # fmt: skip
+    result = table.overwrite(spark.createDataFrame(rows, SCHEMA).coalesce(1), config)
+    assert not any(s.cdc_stats for s in result.metadata.write_stats())
+    expected = model_changes(instants)
+    expected |= {("d", result.instant, row, None) for row in before.values()}
+    expected |= {("i", result.instant, None, row) for row in rows}
+    assert apache_hudi_changes(apache_hudi(HUDI_1), path) == expected
+
+
+def read_rows(spark, path: str) -> list[dict]:
+    from rs_compare import read_ours
+
+    return read_ours(spark, path).select(list(COLUMNS)).to_pylist()
