@@ -697,10 +697,22 @@ def avro_data_block(table: pa.Table, instant_time: str, schema_avro_json: str) -
 
 def avro_rows(table: pa.Table) -> list[dict[str, Any]]:
     """`table`'s rows as fastavro writes them (maps as dicts, recursively)."""
+    if not any(_has_map(f.type) for f in table.schema):
+        return table.to_pylist()  # already in fastavro's shape (a walk cost 3/4 of a block)
     types = {f.name: f.type for f in table.schema}
     return [
         {name: _avro_value(v, types[name]) for name, v in row.items()} for row in table.to_pylist()
     ]
+
+
+def _has_map(dtype: pa.DataType) -> bool:
+    if pa.types.is_map(dtype):
+        return True
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return _has_map(dtype.value_type)
+    if pa.types.is_struct(dtype):
+        return any(_has_map(f.type) for f in dtype)
+    return False
 
 
 def avro_block_content(rows: list[dict[str, Any]], schema_avro_json: str) -> bytes:
@@ -708,10 +720,13 @@ def avro_block_content(rows: list[dict[str, Any]], schema_avro_json: str) -> byt
     record's length and schemaless Avro binary in `schema_avro_json`."""
     parsed = fastavro.parse_schema(json.loads(schema_avro_json))
     out = bytearray(_INT.pack(BLOCK_CONTENT_VERSION) + _INT.pack(len(rows)))
+    datum = io.BytesIO()
     for row in rows:
-        datum = io.BytesIO()
+        datum.seek(0)
+        datum.truncate()
         fastavro.schemaless_writer(datum, parsed, row)
-        out += _INT.pack(len(datum.getvalue())) + datum.getvalue()
+        encoded = datum.getvalue()
+        out += _INT.pack(len(encoded)) + encoded
     return bytes(out)
 
 

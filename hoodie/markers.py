@@ -79,7 +79,7 @@ class WriteMarkers:
     def delete_strays(self, metadata: CommitMetadata) -> None:
         """Delete the marked files no write stat of `metadata` names (retried or speculative
         tasks' files), before the instant completes."""
-        named = {s.path for s in metadata.write_stats()}
+        named = {path for s in metadata.write_stats() for path in s.written_files()}
         for marker in self.all():
             if marker.data_file not in named:
                 self.storage.delete(marker.data_file)

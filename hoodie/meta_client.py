@@ -504,6 +504,7 @@ def table_properties_for(
     version = config.table_version or props.DEFAULT_TABLE_VERSION
     merge_keys = merge_mode_for(config, stored).table_keys(version)
     mode = merge_keys.pop(props.RECORD_MERGE_MODE, None)
+    cdc_enabled, cdc_mode = _cdc_for(config, stored)
     return props.TableProperties(
         table_version=version,
         timeline_layout_version=props.READABLE_VERSIONS[version],
@@ -518,12 +519,26 @@ def table_properties_for(
         url_encode_partition_path=config.url_encode_partition_path,
         database=config.database,
         record_merge_mode=mode,
+        cdc_enabled=cdc_enabled,
+        cdc_supplemental_logging_mode=cdc_mode,
         extra={
             props.TIMELINE_TIMEZONE: str(table_options.TIMELINE_TIMEZONE.default),
             **merge_keys,
             **timestamp,  # only those set, as Apache Hudi 1.x keeps them
         },
     )
+
+
+def _cdc_for(config: WriteConfig, stored: props.TableProperties | None) -> tuple[bool, str]:
+    """CDC logging as the config asks for it, else as the `stored` table has it, else off."""
+    default = str(table_options.CDC_SUPPLEMENTAL_LOGGING_MODE.default)
+    enabled = config.cdc_enabled
+    if enabled is None:
+        enabled = stored.cdc_enabled if stored is not None else False
+    mode = config.cdc_supplemental_logging_mode
+    if mode is None:
+        mode = stored.cdc_supplemental_logging_mode if stored is not None else default
+    return enabled, mode
 
 
 @dataclass(frozen=True)
@@ -566,7 +581,22 @@ def identity_changes(
         have, want = merge_mode_of(stored), merge_mode_for(config)
         if have.name != want.name:
             changes.append(IdentityChange("merge mode", have.name, want.name))
-    return changes + _key_generator_changes(stored, wanted)
+    return changes + _cdc_changes(stored, wanted) + _key_generator_changes(stored, wanted)
+
+
+def _cdc_changes(
+    stored: props.TableProperties, wanted: props.TableProperties
+) -> list[IdentityChange]:
+    """CDC logging is set when a table is created (decision D2): turned on later, the commits
+    before would have no `.cdc` files, on which Apache Hudi's CDC query fails; turned off or
+    to another mode, readers would find files of two kinds."""
+    if stored.cdc_enabled != wanted.cdc_enabled:
+        return [IdentityChange(table_options.CDC_ENABLED.key, stored.cdc_enabled,
+                               wanted.cdc_enabled)]  # fmt: skip
+    have, want = stored.cdc_supplemental_logging_mode, wanted.cdc_supplemental_logging_mode
+    if stored.cdc_enabled and have != want:
+        return [IdentityChange(table_options.CDC_SUPPLEMENTAL_LOGGING_MODE.key, have, want)]
+    return []
 
 
 _DATED = (props.TIMESTAMP_KEYGEN, props.CUSTOM_KEYGEN)

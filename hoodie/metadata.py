@@ -129,6 +129,9 @@ class WriteStat:
     # delete with one may lose to the stored version, an update to a delete logged before it.
     # The commit holds the handed-over keys to the merged slice (`record_index.written_rows`).
     held_to_slice: bool = False
+    # The `.cdc` files the write made beside the file (path relative to the base path ->
+    # size; `hoodie.cdc`): Apache Hudi's CDC query reads these instead of inferring changes.
+    cdc_stats: dict[str, int] | None = None
 
     _JSON_NAMES = {
         "file_id": "fileId",
@@ -153,13 +156,18 @@ class WriteStat:
         "log_files": "logFiles",
         "log_version": "logVersion",
         "log_offset": "logOffset",
+        "cdc_stats": "cdcStats",
     }
+
+    def written_files(self) -> list[str]:
+        """The files the stat names (relative paths): its data file and its `.cdc` files."""
+        return ([self.path] if self.path else []) + sorted(self.cdc_stats or {})
 
     def to_json_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "fileId": self.file_id,
             "path": self.path,
-            "cdcStats": None,
+            "cdcStats": self.cdc_stats or None,
             "prevCommit": self.prev_commit,
         }
         for attr, name in self._JSON_NAMES.items():

@@ -103,6 +103,9 @@ def commit_files_records(metadata: CommitMetadata, action: str = "commit") -> li
             if stat.path is None:  # an empty partition's stat names no file
                 continue
             change.add(key, _file_name(stat.path), stat.file_size_in_bytes)
+            # and its `.cdc` files, by name, as Apache Hudi 1.x lists them
+            for path, size in (stat.cdc_stats or {}).items():
+                change.add(key, _file_name(path), size)
     if metadata.operation_type == DELETE_PARTITION and metadata.partition_to_replace_file_ids:
         change.partitions_deleted = [
             partition_identifier(p) for p in metadata.partition_to_replace_file_ids

@@ -35,6 +35,10 @@ class FileGroupTarget:
     # The slice appended to has log files already (of any writer's instant): a delete in them
     # may order after an update appended now, which then loses at merge time.
     slice_has_logs: bool = False
+    # Every log file of the slice (names, any writer's instant): on table version 8 with CDC
+    # on, a delta write stat lists them with the slice's base file, as Apache Hudi's append
+    # handle does for its CDC query (the slice a log file's changes are read against).
+    slice_log_files: tuple[str, ...] = ()
 
     @property
     def appends_log(self) -> bool:
@@ -145,4 +149,8 @@ def next_version(
         log_base_instant=base_instant,
         log_files=tuple(lf.name for lf in logs),
         slice_has_logs=bool(file_slice.log_files),
+        # (a pending compaction starts a new slice: none of these logs is in it)
+        slice_log_files=()
+        if pending_compaction is not None
+        else tuple(lf.name for lf in file_slice.log_files),
     )

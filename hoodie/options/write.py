@@ -410,6 +410,20 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "`/`, control and Hive's special characters), and `.`, `..` and `.hoodie...` "
                    "values too (see \"Partition paths\")",
                    attribute="url_encode_partition_path", parse=boolean),
+    ConfigProperty(table.CDC_ENABLED.key, None,
+                   "log the changes of every write that rewrites a base file to a `.cdc` file "
+                   "beside it, for Apache Hudi's CDC query "
+                   "(hoodie.datasource.query.incremental.format=cdc); none: the table's, new "
+                   "tables false. Set when the table is created: a table keeps it",
+                   attribute="cdc_enabled", parse=boolean),
+    ConfigProperty(table.CDC_SUPPLEMENTAL_LOGGING_MODE.key, None,
+                   "what a `.cdc` file records per change: OP_KEY_ONLY (op and key), "
+                   "DATA_BEFORE (and the before image) or DATA_BEFORE_AFTER (op, instant, both "
+                   "images); none: the table's, new tables "
+                   f"{table.CDC_SUPPLEMENTAL_LOGGING_MODE.default}. A table keeps it",
+                   attribute="cdc_supplemental_logging_mode",
+                   parse=choice(table.CdcSupplementalLoggingMode),
+                   choices=table.CdcSupplementalLoggingMode),
     # Key generators (declared in `hoodie.options.keygen`).
     *KEYGEN_OPTIONS,
     ConfigProperty("hoodie.write.table.version", None,

@@ -46,9 +46,10 @@ from ..exceptions import malformed
 from ..faults import crash_point
 from ..fs_view import FileSlice
 from ..meta_client import HoodieTableMetaClient
-from ..naming import parse_base_file_name, parse_log_file_name
+from ..naming import parse_base_file_name, parse_cdc_log_file_name, parse_log_file_name
 from ..options.write import CleanerPolicy
 from ..partition_paths import check_data_file
+from ..storage import FileIO
 from ..timeline import Action, Instant, State, Timeline
 from ..transaction.failed_writes import FailedWritesPolicy
 from ..transaction.transaction import Transaction
@@ -134,9 +135,15 @@ class Cleaner:
             timeline=timeline, metadata=self.failed_writes.metadata_table
         )
         doomed: dict[str, list[str]] = {}
+        cdc_files = _CdcFiles(self.storage) if self.meta_client.properties.cdc_enabled else None
         for group in view.file_groups():
             for file_slice in self._slices_to_clean(group.slices, earliest):
-                for relative in _files_of(file_slice):
+                files = _files_of(file_slice)
+                base = file_slice.base_file
+                if cdc_files is not None and not (base and base.relative_path in protected):
+                    # (a savepoint's base file keeps the changes logged beside it)
+                    files += cdc_files.of(group.partition_path, file_slice)
+                for relative in files:
                     if relative not in protected:
                         doomed.setdefault(group.partition_path, []).append(relative)
         if earliest is not None:
@@ -200,7 +207,11 @@ class Cleaner:
                     replaced.update((partition, file_id) for file_id in ids)
         for partition in sorted({p for p, _ in replaced}):
             for info in self.storage.list_files(partition):
-                parsed = parse_base_file_name(info.name) or parse_log_file_name(info.name)
+                parsed = (
+                    parse_base_file_name(info.name)
+                    or parse_log_file_name(info.name)
+                    or parse_cdc_log_file_name(info.name)
+                )
                 if parsed is None or (partition, parsed.file_id) not in replaced:
                     continue
                 if info.relative_path not in protected:
@@ -283,6 +294,27 @@ class Cleaner:
         transaction.complete(metadata.to_avro())
         log.info("clean %s of table '%s': %d file(s)", instant_time, self.meta_client.name, deleted)
         return metadata
+
+
+class _CdcFiles:
+    """The `.cdc` files of file slices. They are in no slice (`fs_view`), but each is named
+    after the base file written beside it, so it belongs to the slice starting there; Apache
+    Hudi's cleaner (`CleanPlanner`, with `hoodie.table.cdc.enabled`) deletes them with it."""
+
+    def __init__(self, storage: FileIO):
+        self.storage = storage
+        self._by_partition: dict[str, dict[tuple[str, str], list[str]]] = {}
+
+    def of(self, partition: str, file_slice: FileSlice) -> list[str]:
+        if partition not in self._by_partition:
+            found: dict[tuple[str, str], list[str]] = {}
+            for info in self.storage.list_files(partition):
+                parsed = parse_cdc_log_file_name(info.name)
+                if parsed is not None:
+                    key = (parsed.file_id, parsed.instant)
+                    found.setdefault(key, []).append(info.relative_path)
+            self._by_partition[partition] = found
+        return self._by_partition[partition].get((file_slice.file_id, file_slice.base_instant), [])
 
 
 def _files_of(file_slice: FileSlice) -> list[str]:

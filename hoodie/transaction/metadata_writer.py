@@ -77,6 +77,7 @@ from ..metadata_records import (
 from ..naming import (
     log_file_name,
     parse_base_file_name,
+    parse_cdc_log_file_name,
     parse_log_file_name,
     partition_metadata_text,
 )
@@ -962,7 +963,28 @@ def _listing(
                 continue
             if posixpath.join(partition, name) not in pending:
                 files[name] = size
+    if data.properties.cdc_enabled:
+        _add_cdc_files(data, view, listing, own)
     return listing
+
+
+def _add_cdc_files(
+    data: HoodieTableMetaClient,
+    view: FileSystemView,
+    listing: dict[str, dict[str, int]],
+    own: set[tuple[str, str]],
+) -> None:
+    """The `.cdc` files of the slices in `view` (in no slice themselves: each belongs to the
+    slice of the base file written beside it), which Apache Hudi's listing includes."""
+    slices = {(g.partition_path, g.file_id, s.base_instant)
+              for g in view.file_groups() for s in g.slices}  # fmt: skip
+    for partition, files in listing.items():
+        for info in data.storage.list_files(partition):
+            parsed = parse_cdc_log_file_name(info.name)
+            if parsed is None or (partition, parsed.file_id, parsed.instant) not in slices:
+                continue
+            if (partition_identifier(partition), info.name) not in own:
+                files[info.name] = info.size
 
 
 def update_metadata_table(

@@ -45,6 +45,7 @@ from ..naming import (
     LogFileName,
     log_file_name,
     parse_base_file_name,
+    parse_cdc_log_file_name,
     parse_log_file_name,
     write_token,
 )
@@ -311,7 +312,7 @@ class Rollback:
                     continue
                 except HoodieError:
                     continue
-            paths = [s.path for s in stats if s.path]
+            paths = [path for s in stats for path in s.written_files()]
             if paths:
                 return paths
         return []
@@ -321,7 +322,7 @@ class Rollback:
         for info in self.storage.list_files("", recursive=True):
             if info.relative_path.startswith(METAFOLDER + "/"):
                 continue
-            base = parse_base_file_name(info.name)
+            base = parse_base_file_name(info.name) or parse_cdc_log_file_name(info.name)
             if base is not None and base.instant == instant.timestamp:
                 found.append(info.relative_path)
             elif parse_log_file_name(info.name) is not None and any(

@@ -84,6 +84,10 @@ class AppendHandle:
     # without its deletes (SIMPLE, BLOOM; BUCKET tags nothing) cannot tell from one in place.
     # False where tagging looks through deletes (global indexes): updates write nothing.
     locates_updates: bool = True
+    # The table logs changes (`hoodie.table.cdc.enabled`): on table version 8 the stat names
+    # the slice appended to (its base instant, base file and log files), as Apache Hudi 1.x's
+    # append handle does for its CDC query; version 6 stats always do.
+    cdc: bool = False
 
     def __call__(self, key: tuple[Any, ...], incoming: pa.Table) -> pa.Table:
         return stat_table([self.write(self.targets[group_key(key[0])], incoming)])
@@ -144,23 +148,23 @@ class AppendHandle:
         self._create(relative, data, target.file_id)
         crash_point("task.log_file.written")
         size = self.storage.size(relative)
+        slice_named = not self.logs_per_instant or self.cdc
+        if self.logs_per_instant and self.cdc:
+            earlier = target.slice_log_files
         stat = WriteStat(
             file_id=target.file_id,
             partition_path=target.partition_path,
             path=relative,
-            # Hudi 1.x records the delta commit itself, and no base file, for a log file.
-            prev_commit=self.instant
-            if self.logs_per_instant
-            else target.previous_instant or "null",
+            # Hudi 1.x records the delta commit itself, and no base file, for a log file
+            # (unless the table logs changes: then the slice, as version 6 does).
+            prev_commit=target.previous_instant or "null" if slice_named else self.instant,
             num_writes=updates.num_rows,
             num_update_writes=updates.num_rows,
             num_deletes=deletes.num_rows,
             total_write_bytes=size,
             file_size_in_bytes=size,
             total_log_blocks=len(blocks),
-            base_file=""
-            if self.logs_per_instant
-            else posixpath.basename(target.previous_base_file or ""),
+            base_file=posixpath.basename(target.previous_base_file or "") if slice_named else "",
             log_files=[*earlier, name],
             log_version=version,
             log_offset=0,

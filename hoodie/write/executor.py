@@ -35,6 +35,7 @@ from ..transaction.metadata_indexes import file_indexing
 from .append_handle import AppendHandle
 from .bucket_writer import BucketWriter
 from .bulk_insert import BulkInsertWriter, shuffled_for_bulk_insert
+from .cdc_writer import CdcLogging
 from .merge_handle import (
     STAT_SCHEMA,
     TARGET,
@@ -237,6 +238,7 @@ class WriteExecutor:
             bloom_filter=self.config.bloom_filter,
             indexing=indexing,
             allow_duplicate_keys=delete_operation,
+            cdc=CdcLogging.of(self.meta_client.properties),
         )
         append = AppendHandle(
             **common,
@@ -246,6 +248,7 @@ class WriteExecutor:
             logs_per_instant=self.meta_client.properties.table_version >= 8,
             indexing=indexing,
             locates_updates=self.config.index_type not in LIVE_KEY_TAGGING,
+            cdc=self.meta_client.properties.cdc_enabled,
         )
         return rewrite, append
 

@@ -34,6 +34,7 @@ from ..metadata import WriteStat
 from ..naming import (
     PARTITION_METADATA_FILE,
     base_file_name,
+    parse_base_file_name,
     partition_folder_depth,
     partition_metadata_text,
     write_token,
@@ -52,6 +53,13 @@ from ..schema import (
 )
 from ..storage import Dictionary, FileIO
 from ..transaction.record_index import hand_over_keys
+from .cdc_writer import (
+    CdcLogging,
+    FileGroupChanges,
+    change_records,
+    image_schema,
+    write_cdc_file,
+)
 
 TARGET = "__hoodie_target"  # the file id a record is written to
 STAT_SCHEMA = "stat string"
@@ -207,6 +215,9 @@ class CopyOnWriteHandle:
     bloom_filter: BloomFilterSpec = BloomFilterSpec()  # the footer's (the write's options)
     indexing: FileIndexing = FileIndexing()  # what the metadata table's indexes get
     allow_duplicate_keys: bool = False  # deletes: naming a key twice is harmless
+    # The table's CDC logging (`hoodie.table.cdc.enabled`): a rewritten base file gets a
+    # `.cdc` file of its changes beside it (`cdc_writer`); None: off.
+    cdc: CdcLogging | None = None
 
     def __call__(self, key: tuple[Any, ...], incoming: pa.Table) -> pa.Table:
         stat = self.write(self.targets[group_key(key[0])], incoming)
@@ -220,10 +231,15 @@ class CopyOnWriteHandle:
         """
         incoming = self.combine(incoming)
         stored = self._read_previous(target)
-        output, stat, (located, removed) = self._merge(target, incoming, stored)
+        output, stat, (located, removed, updated) = self._merge(target, incoming, stored)
         if stored is None and output.num_rows == 0:
             return None
         self._write(target, output, stat)
+        if self.cdc is not None and stored is not None:
+            # A new file group logs nothing: Apache Hudi's CDC query reads its inserts from
+            # the base file (BASE_FILE_INSERT).
+            self._write_cdc(target, stat, FileGroupChanges(updated, removed, located),
+                            stored, output)  # fmt: skip
         if self.indexing.record_index:
             hand_over_keys(self.storage, self.instant, stat, located, removed)
         return stat
@@ -245,9 +261,10 @@ class CopyOnWriteHandle:
 
     def _merge(
         self, target: FileGroupTarget, incoming: pa.Table, stored: pa.Table | None
-    ) -> tuple[pa.Table, WriteStat, tuple[pa.Array, pa.Array]]:
-        """The file group's new version, its stat, and the record index's changes: the keys
-        it gains (inserts) and those it loses (deletes of stored keys)."""
+    ) -> tuple[pa.Table, WriteStat, tuple[pa.Array, pa.Array, pa.Array]]:
+        """The file group's new version, its stat, and its changes by key: the keys it gains
+        (inserts), those it loses (deletes of stored keys), and those whose stored row an
+        incoming one replaced (updates that won)."""
         token = task_token()
         file_name = base_file_name(target.file_id, token, self.instant)
         relative = posixpath.join(target.partition_path, file_name)
@@ -289,7 +306,8 @@ class CopyOnWriteHandle:
         live = pc.invert(deleted)
         inserted, removed = pc.and_(live, pc.invert(exists)), pc.and_(deleted, exists)
         keys = incoming.column(RECORD_KEY)
-        changes = (keys.filter(inserted), keys.filter(removed))
+        updated = pc.and_(live, exists)
+        changes = (keys.filter(inserted), keys.filter(removed), keys.filter(updated))
         stat.num_deletes = pc.sum(pc.and_(deleted, exists)).as_py() or 0
         stat.num_update_writes = pc.sum(pc.and_(live, exists)).as_py() or 0
         stat.num_inserts = pc.sum(pc.and_(live, pc.invert(exists))).as_py() or 0
@@ -312,6 +330,24 @@ class CopyOnWriteHandle:
         output = pa.concat_tables(parts)
         stat.num_writes = output.num_rows
         return output, stat, changes
+
+    def _write_cdc(
+        self,
+        target: FileGroupTarget,
+        stat: WriteStat,
+        changes: FileGroupChanges,
+        stored: pa.Table,
+        output: pa.Table,
+    ) -> None:
+        assert self.cdc is not None and stat.path is not None
+        parsed = parse_base_file_name(posixpath.basename(stat.path))
+        assert parsed is not None  # `_merge` named it
+        records = change_records(self.cdc.mode, self.instant, image_schema(output.schema),
+                                 changes, stored, output)  # fmt: skip
+        path, size = write_cdc_file(self.storage, self.markers, self.cdc, target.partition_path,
+                                    target.file_id, parsed.write_token, self.instant, records,
+                                    output.schema)  # fmt: skip
+        stat.cdc_stats = {path: size}
 
     def _incoming_wins(self, incoming: pa.Table, stored: pa.Table, exists: pa.Array) -> pa.Array:
         """Per incoming record: does it replace the stored one (DefaultHoodieRecordPayload;

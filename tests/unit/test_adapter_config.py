@@ -406,3 +406,19 @@ def test_merge_mode_options_reach_the_write_config():
     assert cfg.write_config.record_merge_mode == "COMMIT_TIME_ORDERING"
     with pytest.raises(CompilationError, match="hoodie.datasource.write.payload.class"):
         settings(dbt_config(options={"hoodie.datasource.write.payload.class": "x.MyPayload"}))
+
+
+def test_cdc_options_reach_the_write_config():
+    """`hoodie.table.cdc.*` in options or tblproperties are what a new table is created with
+    (hoodie.meta_client.table_properties_for), the mode in any case."""
+    cfg = settings(dbt_config(options={"hoodie.table.cdc.enabled": "true"}))
+    assert cfg.write_config.cdc_enabled is True
+    cfg = settings(dbt_config(tblproperties={
+        "hoodie.table.cdc.enabled": "true",
+        "hoodie.table.cdc.supplemental.logging.mode": "op_key_only",
+    }))  # fmt: skip
+    write = cfg.write_config
+    assert (write.cdc_enabled, write.cdc_supplemental_logging_mode) == (True, "OP_KEY_ONLY")
+    assert settings(dbt_config()).write_config.cdc_enabled is None  # the table's
+    with pytest.raises(CompilationError, match="hoodie.table.cdc.supplemental.logging.mode"):
+        settings(dbt_config(options={"hoodie.table.cdc.supplemental.logging.mode": "all"}))
