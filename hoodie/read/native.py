@@ -46,11 +46,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
+from ..exceptions import InvalidConfigError
 from ..meta_client import HoodieTableMetaClient
 from ..schema import COMMIT_TIME, normalize_type
 from ..schema_evolution import sql_type
 from .data_skipping import Footer, log, read_footers, skip_slices
-from .datasource import SOURCE_NAME, encode_plan, snapshot_arrow_schema
+from .datasource import SOURCE_NAME, encode_plan, is_cdc, snapshot_arrow_schema
 from .options import INCREMENTAL, PLANNED, ReadOptions
 from .planner import FileSplit, ReadPlan, plan_read
 from .predicates import KeyRule, RowFilter
@@ -80,6 +81,14 @@ def read_table(
     True also on object stores (a cluster whose Hadoop reads the table's URIs), False never.
     """
     options = ReadOptions.parse(given)
+    if is_cdc(options):
+        # CDC rows are changes, not table rows: the data source reads them (`hoodie.read.cdc`)
+        if filters is not None:
+            raise InvalidConfigError(
+                "filters apply to a table's rows, not to a CDC read's changes: filter the "
+                "DataFrame (op, ts_ms, before, after) instead"
+            )
+        return spark.read.format(SOURCE_NAME).options(**given).load(meta_client.storage.uri())
     plan = plan_read(meta_client, options)
     # The columns of the snapshot the plan is at: of the same timeline as its files. An
     # incremental read has the table's latest columns, whatever its range (as the data source
