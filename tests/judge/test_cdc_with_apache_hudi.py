@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from apache_hudi import HUDI_0, HUDI_1, datasource_options
+from apache_hudi import HUDI_0, HUDI_1, ApacheHudiError, datasource_options
 
 from hoodie import HoodieTable
 from hoodie.meta_client import HoodieTableMetaClient
@@ -116,11 +116,27 @@ def ours(spark, path: Path, begin: str, end: str | None) -> pa.Table:
     )
 
 
-def check(spark, judge, path: Path, ranges: list[tuple[str, str | None]]) -> None:
+def check(spark, judge, path: Path, ranges: list[tuple[str, str | None]],
+          overwrite: str | None = None) -> None:  # fmt: skip
+    """Ours == Apache Hudi's on each range. `overwrite`: the instant of an insert_overwrite
+    whose deletes Apache Hudi 0.15 gets wrong (below), compared apart."""
     for begin, end in ranges:
-        theirs = judge.read(str(path), **cdc_options(begin, end))
-        got, expected = changes(ours(spark, path, begin, end)), changes(theirs)
-        assert got == expected, f"({begin}, {end}]"
+        theirs = changes(judge.read(str(path), **cdc_options(begin, end)))
+        got = changes(ours(spark, path, begin, end))
+        if overwrite is not None and judge.version == HUDI_0:
+            got, got_replaced = _apart(got, overwrite)
+            theirs, their_replaced = _apart(theirs, overwrite)
+            # Apache Hudi 0.15's REPLACE_COMMIT rows repeat the last row of a replaced group
+            # in place of the others (a reused row object): as many rows, its values wrong
+            assert len(got_replaced) == len(their_replaced)
+            assert set(their_replaced) <= set(got_replaced)
+        assert got == theirs, f"({begin}, {end}]: ours {got}, Apache Hudi {theirs}"
+
+
+def _apart(rows: list[tuple], instant: str) -> tuple[list[tuple], list[tuple]]:
+    """Rows but the deletes of `instant`, and those deletes."""
+    replaced = [r for r in rows if r[0] == "d" and r[1] == instant]
+    return [r for r in rows if r not in replaced], replaced
 
 
 def every_range(instants: list[str]) -> list[tuple[str, str | None]]:
@@ -158,4 +174,22 @@ def test_cdc_matrix(spark, apache_hudi, tmp_path, version, table_version, kind, 
     judge = apache_hudi(version)
     path = tmp_path / "t"
     instants = write_table(judge, path, kind, table_version, mode, overwrite=True)
-    check(spark, judge, path, every_range(instants))
+    if (version, table_version, kind) == (HUDI_1, "6", "mor"):
+        # Apache Hudi 1.2 fails its own CDC query of a version 6 merge-on-read table (it looks
+        # for a version 8 delta commit's slice in the log files' write stats): 0.15 judges
+        with pytest.raises(ApacheHudiError, match="Fail to parse the base file and log files"):
+            judge.read(str(path), **cdc_options("0", None))
+        judge = apache_hudi(HUDI_0)
+    check(spark, judge, path, every_range(instants), overwrite=instants[-1])
+    # our rows of the insert_overwrite: the replaced groups' rows as deletes, the new row
+    replaced = changes(ours(spark, path, instants[-2], None))
+    assert replaced == sorted(
+        [("d", instants[-1], row, None) for row in _partition_a(kind)]
+        + [("i", instants[-1], None, (7, "a", 7, "t"))],
+        key=repr,
+    )
+
+
+def _partition_a(kind: str) -> list[tuple]:
+    """The rows of partition `a` the insert_overwrite replaced."""
+    return [(6, "a", 4, "u")] if kind == "mor" else [(2, "a", 2, "x2"), (6, "a", 4, "u")]
