@@ -4,9 +4,14 @@ the same table and range (design: incremental-pipelines.md 1.4, 7; issue 42 step
 The writes are the probe's (docs/design/incremental-samples/cdc_probe.py): keys 1-4 in two
 partitions; an update of 2 and an insert of 5; a delete of 3; key 1 moved from `a` to `b`
 (GLOBAL_SIMPLE with update.partition.path) and 6 inserted; on merge-on-read an inline
-compaction after the 4th delta commit (skipped by both queries) and then an update of 4 and
-a delete of 2 (log appends on the compacted slices: LOG_FILE). The full matrix also ends with
-an `insert_overwrite` of partition `a` (REPLACE_COMMIT).
+compaction after the 4th delta commit (skipped by both queries). The matrix then adds, on
+merge-on-read, an update of 4 and a delete of 2 (log appends on the compacted slices:
+LOG_FILE), and ends with an `insert_overwrite` of partition `a` (REPLACE_COMMIT).
+
+Where Apache Hudi is wrong, the test says so: 0.15 gives a replaced file group's last row
+for each of its rows (a reused row object), so those deletes are compared apart (as many,
+and ours are the rows partition `a` held); 1.2 fails its own CDC query of a version 6
+merge-on-read table (it asserts that), and 0.15 judges that table instead.
 
 Rows are compared as decision D1 says: op, ts_ms, and the images parsed as JSON restricted to
 the data columns, with Apache Hudi's string `null` and SQL NULL both meaning "no image" (its
@@ -47,8 +52,11 @@ def rows(ids, dts, ts, names) -> pa.Table:
     )
 
 
-def write_table(judge, path: Path, kind: str, table_version: str, mode: str, overwrite: bool):
-    """Apache Hudi writes the probe's table; returns the completed instants (requested times)."""
+def write_table(
+    judge, path: Path, kind: str, table_version: str, mode: str, overwrite: bool, more: bool = True
+):
+    """Apache Hudi writes the probe's table (`more`: and, on merge-on-read, the two log appends
+    after the compaction); returns the completed instants (requested times)."""
 
     def write(data, op):
         options = datasource_options("cdc_" + kind, kind, op)
@@ -71,7 +79,7 @@ def write_table(judge, path: Path, kind: str, table_version: str, mode: str, ove
     write(rows([2, 5], ["a", "b"], [2, 2], ["x2", "v"]), "upsert")
     write(rows([3], ["b"], [3], ["y"]), "delete")
     write(rows([1, 6], ["b", "a"], [4, 4], ["w4", "u"]), "upsert")
-    if kind == "mor":  # log appends on the slices compaction made
+    if kind == "mor" and more:  # log appends on the slices compaction made
         write(rows([4], ["b"], [5], ["z5"]), "upsert")
         write(rows([2], ["a"], [6], ["x2"]), "delete")
     if overwrite:
@@ -146,17 +154,13 @@ def every_range(instants: list[str]) -> list[tuple[str, str | None]]:
 
 def test_merge_on_read_op_key_only(spark, apache_hudi, tmp_path):
     """A base file rewrite (AS_IS: images looked up by key), log appends (LOG_FILE), the move,
-    a compaction skipped, then log appends on the compacted slices."""
+    new file groups (BASE_FILE_INSERT), a compaction skipped; through HoodieTable.read too."""
     judge = apache_hudi(HUDI_1)
     path = tmp_path / "mor"
-    instants = write_table(judge, path, "mor", "8", "OP_KEY_ONLY", overwrite=False)
-    assert len(instants) == 7  # six delta commits and the compaction
-    check(
-        spark, judge, path,
-        [("0", None), (instants[0], instants[1]), (instants[1], instants[3]),
-         (instants[3], instants[4]), (instants[4], None)],
-    )  # fmt: skip
-    # through HoodieTable.read: the move (a delete in `a` by log, an insert in a new group)
+    instants = write_table(judge, path, "mor", "8", "OP_KEY_ONLY", overwrite=False, more=False)
+    assert len(instants) == 5  # four delta commits and the compaction
+    check(spark, judge, path, [("0", None), (instants[1], instants[3]), (instants[3], None)])
+    # the move alone: a delete in `a` by log, an insert in a new group
     read = HoodieTable.open(str(path)).read(spark, cdc_options(instants[2], instants[3]))
     moved = sorted((r["op"], image(r["before"]), image(r["after"])) for r in read.collect())
     assert moved == [
