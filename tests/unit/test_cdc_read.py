@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from hoodie.archived_timeline import ArchivedInstant
 from hoodie.cdc import cdc_data_block, cdc_schema
 from hoodie.exceptions import InvalidConfigError, TimelineError, UnsupportedTableError
 from hoodie.fs_view import CommittedInstants
@@ -204,3 +205,18 @@ def test_format_option():
         _options("0", **{"hoodie.datasource.query.incremental.format": "changes"})
     with pytest.raises(InvalidConfigError, match="incremental reads only"):
         ReadOptions.parse({"hoodie.datasource.query.incremental.format": "cdc"})
+
+
+def test_a_range_cleaning_may_have_emptied_is_refused(op_key_only, monkeypatch):
+    monkeypatch.setattr(op_key_only, "earliest_commit_to_retain", lambda: T2)
+    with pytest.raises(TimelineError, match=rf"\({T1}, {T3}\].*older than {T2}"):
+        plan_cdc(op_key_only, _options(T1, T3))
+    assert [s.instant for s in plan_cdc(op_key_only, _options(T2)).splits] == [T3]
+
+
+def test_a_range_reaching_archived_commits_is_refused(op_key_only, monkeypatch):
+    archived = [ArchivedInstant("20261207000000000", "commit", "COMPLETED")]
+    monkeypatch.setattr(op_key_only, "archived_instants", lambda: archived)
+    with pytest.raises(TimelineError, match=rf"\(0{{17}}, latest\].*starts at {T1}"):
+        plan_cdc(op_key_only, _options("0"))
+    assert len(plan_cdc(op_key_only, _options(T1)).splits) == 2
