@@ -515,17 +515,23 @@ def _image_json(spec: CdcReadSpec, image: Mapping[str, Any] | None) -> str | Non
 
 def _json(spec: CdcReadSpec, row: Mapping[str, Any]) -> str:
     """An image: compact JSON of the data columns, in the table's column order."""
-    values = {c: row.get(c) for c in spec.data_columns}
-    return json.dumps(values, separators=(",", ":"), ensure_ascii=False, default=_json_value)
+    return _encode({c: row.get(c) for c in spec.data_columns})
 
 
-def _json_value(value: Any) -> Any:
-    """What Spark's `to_json` writes for the values JSON has no type for (so `from_json`
-    with the table's schema reads them back)."""
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()
+def _encode(value: Any) -> str:
+    """Compact JSON of a value as Spark's `to_json` writes it, so that `from_json` with the
+    table's schema reads it back: dates and times as ISO text, binary as base64, decimals as
+    exact numbers (not through a float), maps (pairs from Arrow) as objects."""
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{_encode(str(k))}:{_encode(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
+            return _encode(dict(value))
+        return "[" + ",".join(_encode(v) for v in value) + "]"
     if isinstance(value, Decimal):
-        return float(value)
+        return str(value)
+    if isinstance(value, datetime | date | time):
+        return json.dumps(value.isoformat())
     if isinstance(value, bytes | bytearray):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    raise TypeError(f"a value of type {type(value).__name__} has no JSON form")
+        return json.dumps(base64.b64encode(bytes(value)).decode("ascii"))
+    return json.dumps(value, ensure_ascii=False)

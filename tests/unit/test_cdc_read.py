@@ -220,3 +220,27 @@ def test_a_range_reaching_archived_commits_is_refused(op_key_only, monkeypatch):
     with pytest.raises(TimelineError, match=rf"\(0{{17}}, latest\].*starts at {T1}"):
         plan_cdc(op_key_only, _options("0"))
     assert len(plan_cdc(op_key_only, _options(T1)).splits) == 2
+
+
+def test_images_are_json_spark_reads_back():
+    from datetime import date, datetime, timezone
+    from decimal import Decimal
+
+    from hoodie.read.cdc import _encode
+
+    row = {
+        "d": date(2026, 1, 2),
+        "t": datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=timezone.utc),
+        "x": Decimal("12345678901234567.89"),
+        "b": b"\x01\x02",
+        "s": 'a"é',
+        "m": [("k", 1)],
+        "l": [1, None],
+        "st": {"f": True},
+        "n": None,
+    }
+    assert _encode(row) == (
+        '{"d":"2026-01-02","t":"2026-01-02T03:04:05.123456+00:00","x":12345678901234567.89,'
+        '"b":"AQI=","s":"a\\"é","m":{"k":1},"l":[1,null],"st":{"f":true},"n":null}'
+    )
+    assert json.loads(_encode(row))["x"] == 12345678901234567.89
