@@ -15,6 +15,7 @@ from hoodie.archived_timeline import ArchivedInstant
 from hoodie.cdc import cdc_data_block, cdc_schema
 from hoodie.exceptions import InvalidConfigError, TimelineError, UnsupportedTableError
 from hoodie.fs_view import CommittedInstants
+from hoodie.logformat import DeleteRecord, add_meta_fields, avro_data_block, delete_block
 from hoodie.meta_client import HoodieTableMetaClient
 from hoodie.metadata import CommitMetadata, WriteStat
 from hoodie.properties import TableProperties
@@ -244,3 +245,72 @@ def test_images_are_json_spark_reads_back():
         '"b":"AQI=","s":"a\\"é","m":{"k":1},"l":[1,null],"st":{"f":true},"n":null}'
     )
     assert json.loads(_encode(row))["x"] == 12345678901234567.89
+
+
+MODEL = "org.apache.hudi.common.model."
+MOR_DATA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("ts", pa.int64())])
+LOG = f"a/.f1_{T1}.log.1_0-1-2"
+
+
+def _mor_rows(rows: list[tuple[int, str, int]], instant: str) -> pa.Table:
+    n = len(rows)
+    return pa.table(
+        {
+            "_hoodie_commit_time": [instant] * n,
+            "_hoodie_commit_seqno": [f"{instant}_0_{i}" for i in range(n)],
+            "_hoodie_record_key": [str(r[0]) for r in rows],
+            "_hoodie_partition_path": ["a"] * n,
+            "_hoodie_file_name": ["f1"] * n,
+            "id": pa.array([r[0] for r in rows], pa.int64()),
+            "name": [r[1] for r in rows],
+            "ts": pa.array([r[2] for r in rows], pa.int64()),
+        }
+    )
+
+
+def _delta(table, instant: str, operation: str, stat: WriteStat) -> None:
+    metadata = CommitMetadata(operation_type=operation)
+    metadata.extra_metadata["schema"] = to_avro_schema(MOR_DATA, "t")
+    metadata.add(stat)
+    pending = Instant(instant, Action.DELTA_COMMIT, State.REQUESTED)
+    table.save_instant(pending)
+    table.save_instant(pending.with_state(State.INFLIGHT))
+    table.save_instant(pending.with_state(State.COMPLETED), table.commit_content(metadata))
+
+
+def test_log_appends_merge_by_the_tables_rule(tmp_path):
+    """Merge-on-read, layout 1 (one log file the writes append to), DefaultHoodieRecordPayload:
+    T2 logs a stale update of 1 (it loses by ordering value: no change), a newer one of 2, an
+    insert of 3 and a delete of 4, which was never there (no change); T3 deletes 1."""
+    payload = {"hoodie.compaction.payload.class": MODEL + "DefaultHoodieRecordPayload"}
+    props = TableProperties(
+        name="t", table_type="MERGE_ON_READ", record_key_fields=("id",), precombine_field="ts",
+        cdc_enabled=True, table_version=6, timeline_layout_version=1, extra=payload,
+    )  # fmt: skip
+    table = HoodieTableMetaClient.create(str(tmp_path / "t"), props)
+    base = f"a/f1_0-1-1_{T1}.parquet"
+    out = io.BytesIO()
+    pq.write_table(_mor_rows([(1, "w", 5), (2, "x", 5)], T1), out)
+    table.storage.write_bytes(base, out.getvalue())
+    _delta(table, T1, "INSERT", WriteStat("f1", "a", base, num_writes=2, num_inserts=2))
+    schema = add_meta_fields(to_avro_schema(MOR_DATA, "t"))
+    data = avro_data_block(_mor_rows([(1, "stale", 3), (2, "x7", 7), (3, "y", 1)], T2), T2, schema)
+    gone = delete_block([DeleteRecord("4", "a", 9)], T2, schema, ordering_field="ts")
+    table.storage.write_bytes(LOG, data + gone)
+    logged = dict(base_file=base.split("/")[1], log_files=[LOG.split("/")[1]], prev_commit=T1)
+    size = len(data + gone)
+    _delta(table, T2, "UPSERT", WriteStat("f1", "a", LOG, num_writes=3, log_offset=0,
+                                          file_size_in_bytes=size, **logged))  # fmt: skip
+    deleted = delete_block([DeleteRecord("1", "a", 9)], T3, schema, ordering_field="ts")
+    table.storage.write_bytes(LOG, data + gone + deleted)
+    _delta(table, T3, "DELETE", WriteStat("f1", "a", LOG, num_deletes=1, log_offset=size,
+                                          file_size_in_bytes=len(deleted), **logged))  # fmt: skip
+    assert [(s.instant, s.case) for s in plan_cdc(table, _options(T1)).splits] == [
+        (T2, CdcCase.LOG_FILE),
+        (T3, CdcCase.LOG_FILE),
+    ]
+    assert sorted(_read(table, _options(T1))) == [
+        ("LOG_FILE", "d", T3, '{"id":1,"name":"w","ts":5}', None),
+        ("LOG_FILE", "i", T2, None, '{"id":3,"name":"y","ts":1}'),
+        ("LOG_FILE", "u", T2, '{"id":2,"name":"x","ts":5}', '{"id":2,"name":"x7","ts":7}'),
+    ]
