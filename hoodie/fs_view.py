@@ -444,8 +444,12 @@ class FileSystemView:
         as_of: str | None = None,
         base_file_extension: str = BASE_FILE_EXTENSION,
         listing: FileListing | None = None,
+        keep_replaced: bool = False,
     ):
         self.storage = storage
+        # CDC reads want the groups a replace commit took out: their last slice is what it
+        # deleted (`hoodie.read.cdc`); every other reader drops them
+        self.keep_replaced = keep_replaced
         self.listing = listing if listing is not None else StorageListing(storage)
         self.base_file_extension = base_file_extension  # `.hfile` in the metadata table
         self.layout = timeline.layout
@@ -644,7 +648,7 @@ class FileSystemView:
             if base is not None:
                 if base.instant not in self.committed:
                     continue
-                if (partition, base.file_id) in self.replaced_file_ids:
+                if self._replaced(partition, base.file_id):
                     continue
                 key = (partition, base.file_id)
                 group = groups.setdefault(key, FileGroup(partition, base.file_id))
@@ -661,7 +665,7 @@ class FileSystemView:
                     LogFile(partition, log.file_id, log.instant, log.version, info.name, info.size)
                 )
         for (partition, file_id), entries in logs.items():
-            if (partition, file_id) in self.replaced_file_ids:
+            if self._replaced(partition, file_id):
                 continue
             group = groups.setdefault((partition, file_id), FileGroup(partition, file_id))
             base_instants = sorted(s.base_instant for s in group.slices)
@@ -680,6 +684,9 @@ class FileSystemView:
             group.slices = self._committed_slices(group.slices)
         kept = [g for g in groups.values() if g.slices]
         return sorted(kept, key=lambda g: (g.partition_path, g.file_id))
+
+    def _replaced(self, partition: str, file_id: str) -> bool:
+        return not self.keep_replaced and (partition, file_id) in self.replaced_file_ids
 
     def _slice_of(self, log_file: LogFile, base_instants: list[str]) -> str | None:
         """The base instant of the slice a log file belongs to; None if no reader sees it.

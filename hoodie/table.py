@@ -29,8 +29,16 @@ from .meta_client import HoodieTableMetaClient, identity_changes, table_properti
 from .metadata import CommitMetadata
 from .properties import TableProperties
 from .read.datasource import PUSHDOWN_OPTION, PYTHON_FILTER_PUSHDOWN, catalog_schema, register
-from .read.native import read_table
-from .read.options import STORAGE_PREFIX
+from .read.native import read_changes, read_table
+from .read.options import (
+    BEGIN_INSTANT,
+    CDC,
+    END_INSTANT,
+    INCREMENTAL,
+    INCREMENTAL_FORMAT,
+    QUERY_TYPE,
+    STORAGE_PREFIX,
+)
 from .services import TableServices
 from .storage import FileIO, load_file_io
 from .table_services.savepoint import savepoints
@@ -557,3 +565,22 @@ class HoodieTable:
         # A fresh meta client: another process may have upgraded or rewritten the table.
         meta_client = HoodieTableMetaClient.load(self.storage)
         return read_table(spark, meta_client, given, native, filters)
+
+    def read_changes(self, spark: SparkSession, begin: str, end: str | None = None) -> DataFrame:
+        """Every change the writes in (begin, end] made (Apache Hudi's CDC query, on a table
+        created with `hoodie.table.cdc.enabled`), images parsed: columns `op` (i, u, d),
+        `ts_ms` (the write's instant), `record_key`, `partition_path`, and `before` / `after`
+        as structs of the table's columns (null where there is no image), so that SQL can
+        say `after.amount`. `read` with `hoodie.datasource.query.incremental.format=cdc`
+        gives the same changes as Apache Hudi's four string columns (JSON images).
+
+        Raises:
+            InvalidConfigError: the table does not log changes, or an instant is malformed.
+            TimelineError: archival or cleaning removed what the range needs.
+        """
+        register(spark)
+        given = {STORAGE_PREFIX + k: v for k, v in self.storage.options.items()}
+        given.update({QUERY_TYPE: INCREMENTAL, INCREMENTAL_FORMAT: CDC, BEGIN_INSTANT: begin})
+        if end is not None:
+            given[END_INSTANT] = end
+        return read_changes(spark, HoodieTableMetaClient.load(self.storage), given)

@@ -26,6 +26,22 @@
   {{ return(adapter.hoodie_read_view(relation, options)) }}
 {% endmacro %}
 
+{#
+    select op, ts_ms, record_key, before.amount as was, after.amount as now
+    from {{ hoodie_cdc(ref('orders'), '20261120100000000') }}
+
+  Every change the writes after begin_instant (exclusive) up to end_instant (inclusive,
+  default the latest) made to a lake table created with hoodie.table.cdc.enabled: op (i, u,
+  d), ts_ms (the write's instant), record_key, partition_path, and before / after as structs
+  of the table's columns (null where there is no image). Apache Hudi's CDC query, images
+  parsed; a range is by the writes' instant times.
+#}
+{% macro hoodie_cdc(relation, begin_instant, end_instant=none) %}
+  {%- if not execute -%}{{ return(relation) }}{%- endif -%}
+  {%- set end = none if end_instant is none else end_instant | string -%}
+  {{ return(adapter.hoodie_cdc_view(relation, begin_instant | string, end)) }}
+{% endmacro %}
+
 {% macro hoodie_snapshot(relation) %}
   {%- if not execute -%}{{ return(relation) }}{%- endif -%}
   {{ return(adapter.hoodie_read_view(relation, {})) }}

@@ -114,6 +114,25 @@ class KeyGenerator:
             timestamp=spec,
         )
 
+    @classmethod
+    def of_table(cls, stored: TableProperties) -> KeyGenerator:
+        """The key generator a table's `hoodie.properties` describes: the keys and partition
+        paths its rows were stored under (a CDC read gives each change its key and path)."""
+        kind = TYPE_OF_CLASS.get(stored.key_generator_class)
+        types = stored.partition_types if kind == "CUSTOM" else ()
+        spec = None
+        if kind == "TIMESTAMP" or "TIMESTAMP" in types:
+            spec = TimestampSpec.of(timestamp_settings(stored.extra), f"table '{stored.name}'")
+        return cls(
+            stored.record_key_fields,
+            stored.partition_fields,
+            stored.hive_style_partitioning,
+            stored.url_encode_partition_path,
+            kind=kind if kind in _SPECIAL else None,
+            partition_types=types,
+            timestamp=spec,
+        )
+
     @property
     def is_complex_key(self) -> bool:
         return len(self.record_key_fields) > 1

@@ -21,6 +21,13 @@ class QueryType(Enum):
     INCREMENTAL = "incremental"
 
 
+class IncrementalFormat(Enum):
+    """hoodie.datasource.query.incremental.format: an incremental read's rows."""
+
+    LATEST_STATE = "latest_state"
+    CDC = "cdc"
+
+
 # hoodie.storage.<name>: an option of the table's object store (the storage domain).
 STORAGE_PREFIX = "hoodie.storage."
 
@@ -42,6 +49,15 @@ END_INSTANT = ConfigProperty(
     "hoodie.datasource.read.end.instanttime", None,
     "incremental: changes up to this instant (inclusive), default latest",
     attribute="end_instant",
+)  # fmt: skip
+# Apache Hudi's key (since 0.13.0). `cdc` is its CDC query: four string columns op, ts_ms,
+# before, after (`hoodie.read.cdc`), on tables written with hoodie.table.cdc.enabled.
+INCREMENTAL_FORMAT = ConfigProperty(
+    "hoodie.datasource.query.incremental.format", IncrementalFormat.LATEST_STATE.value,
+    f"incremental: {IncrementalFormat.LATEST_STATE.value} (default: the latest version of each "
+    f"record the range wrote) | {IncrementalFormat.CDC.value} (every change: op, ts_ms, before, "
+    "after; tables with hoodie.table.cdc.enabled=true)",
+    attribute="incremental_format", choices=IncrementalFormat,
 )  # fmt: skip
 _MAX_PARTITION_BYTES = 128 * 1024 * 1024  # Spark's spark.sql.files.maxPartitionBytes
 MAX_PARTITION_BYTES = ConfigProperty(
@@ -94,8 +110,8 @@ STORAGE = ConfigProperty(
 )  # fmt: skip
 
 READ_OPTIONS: tuple[ConfigProperty, ...] = (
-    QUERY_TYPE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT, MAX_PARTITION_BYTES, PARALLELISM,
-    METADATA_ENABLE, DATA_SKIPPING, IGNORE_SPURIOUS_DELETES, STORAGE,
+    QUERY_TYPE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT, INCREMENTAL_FORMAT, MAX_PARTITION_BYTES,
+    PARALLELISM, METADATA_ENABLE, DATA_SKIPPING, IGNORE_SPURIOUS_DELETES, STORAGE,
 )  # fmt: skip
 
 # A read plan `HoodieTable.read` made (`ReadPlan.to_json`): the data source reads exactly its

@@ -37,9 +37,10 @@ from ..meta_client import HoodieTableMetaClient
 from ..options.read import FILTER_PUSHDOWN
 from ..schema import META_SCHEMA, normalize_schema
 from ..timeline import Timeline
+from .cdc import CDC_SCHEMA, CdcSplit, cdc_read_spec, check_cdc_table, plan_cdc, read_cdc_split
 from .data_skipping import log as skipping_log
 from .data_skipping import skip_slices
-from .options import INCREMENTAL, PLANNED, ReadOptions
+from .options import CDC, INCREMENTAL, PLANNED, ReadOptions
 from .packing import MAX_PARTITION_BYTES, default_parallelism, pack_splits
 from .partition_filter import PartitionMatcher
 from .planner import FileSplit, ReadPlan, plan_read
@@ -132,6 +133,9 @@ class HoodieDataSource(DataSource):
     def schema(self) -> StructType:
         options = ReadOptions.parse(self.options)
         meta_client = HoodieTableMetaClient.open(_path(self.options), _storage_options(options))
+        if is_cdc(options):
+            check_cdc_table(meta_client)
+            return from_arrow_schema(CDC_SCHEMA)
         timeline = meta_client.timeline()
         schema = from_arrow_schema(
             snapshot_arrow_schema(meta_client, options.as_of_instant, timeline)
@@ -151,6 +155,8 @@ class HoodieDataSource(DataSource):
         reader_class = PartitionPruningReader if pushdown else HoodieReader
         options = ReadOptions.parse(self.options)
         options = replace(options, storage_options=_storage_options(options, schema))
+        if is_cdc(options):
+            return CdcReader(path, options)
         return reader_class(path, schema, options, self.options.get(PLANNED))
 
 
@@ -278,6 +284,53 @@ class HoodieReader(DataSourceReader):
         )
         for split in partition.splits:
             yield from read_slice(spec, split)
+
+
+def is_cdc(options: ReadOptions) -> bool:
+    """A CDC read (`hoodie.datasource.query.incremental.format=cdc`)."""
+    return options.query_type == INCREMENTAL and options.incremental_format == CDC
+
+
+class CdcTask(InputPartition):
+    """A Spark input partition of a CDC read: the splits one task reads, and the plan's
+    instants (see `SliceSplit` for why they travel here)."""
+
+    def __init__(
+        self,
+        splits: tuple[CdcSplit, ...],
+        committed: CommittedInstants | None,
+        completion: dict[str, str],
+    ):
+        super().__init__(splits)
+        self.splits = splits
+        self.committed = committed
+        self.completion = completion
+
+
+class CdcReader(DataSourceReader):
+    """A CDC read (`hoodie.read.cdc`): the driver plans the splits, each task reads its own
+    (contiguous runs of them, so the rows keep the plan's order: by file group, then instant)."""
+
+    def __init__(self, path: str, options: ReadOptions):
+        self.meta_client = HoodieTableMetaClient.open(path, options.storage_options)
+        self.options = options
+        self.spec = cdc_read_spec(self.meta_client)
+
+    def partitions(self) -> list[InputPartition]:
+        plan = plan_cdc(self.meta_client, self.options)
+        tasks = max(1, min(len(plan.splits), self.options.parallelism or default_parallelism()))
+        size = -(-len(plan.splits) // tasks) if plan.splits else 1
+        chunks = [plan.splits[i : i + size] for i in range(0, len(plan.splits), size)] or [[]]
+        return [CdcTask(tuple(chunk), plan.committed, plan.completion) for chunk in chunks]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, CdcTask):
+            raise HoodieError(f"the hoodie CDC reader reads CdcTasks, got {partition!r}")
+        spec = replace(self.spec, committed=partition.committed, completion=partition.completion)
+        for split in partition.splits:
+            batch = read_cdc_split(spec, split)
+            if batch.num_rows:
+                yield batch
 
 
 class PartitionPruningReader(HoodieReader):

@@ -46,11 +46,14 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
+from ..cdc import AFTER, BEFORE, OP, TS_MS
+from ..exceptions import InvalidConfigError
+from ..keygen import KeyGenerator
 from ..meta_client import HoodieTableMetaClient
-from ..schema import COMMIT_TIME, normalize_type
+from ..schema import COMMIT_TIME, data_schema, normalize_type
 from ..schema_evolution import sql_type
 from .data_skipping import Footer, log, read_footers, skip_slices
-from .datasource import SOURCE_NAME, encode_plan, snapshot_arrow_schema
+from .datasource import SOURCE_NAME, encode_plan, is_cdc, snapshot_arrow_schema
 from .options import INCREMENTAL, PLANNED, ReadOptions
 from .planner import FileSplit, ReadPlan, plan_read
 from .predicates import KeyRule, RowFilter
@@ -80,6 +83,14 @@ def read_table(
     True also on object stores (a cluster whose Hadoop reads the table's URIs), False never.
     """
     options = ReadOptions.parse(given)
+    if is_cdc(options):
+        # CDC rows are changes, not table rows: the data source reads them (`hoodie.read.cdc`)
+        if filters is not None:
+            raise InvalidConfigError(
+                "filters apply to a table's rows, not to a CDC read's changes: filter the "
+                "DataFrame (op, ts_ms, before, after) instead"
+            )
+        return spark.read.format(SOURCE_NAME).options(**given).load(meta_client.storage.uri())
     plan = plan_read(meta_client, options)
     # The columns of the snapshot the plan is at: of the same timeline as its files. An
     # incremental read has the table's latest columns, whatever its range (as the data source
@@ -115,6 +126,36 @@ def read_table(
         frames.append(source.load(meta_client.storage.uri()))
     frame = reduce(lambda left, right: left.unionByName(right), frames)  # (Connect's too)
     return frame.where(row_filter.column()) if row_filter is not None else frame
+
+
+def read_changes(spark: SparkSession, meta_client: HoodieTableMetaClient,
+                 given: Mapping[str, str]) -> DataFrame:  # fmt: skip
+    """A CDC read (`given` asks for one) with its images parsed: `op`, `ts_ms`, `record_key`
+    and `partition_path` (of the image there is: the after image's, else the before's), and
+    `before` / `after` as structs of the table's columns, so that SQL can say `after.amount`.
+    Keys and paths are the table's key generator's, as its rows store them."""
+    frame = read_table(spark, meta_client, given)
+    columns = data_schema(snapshot_arrow_schema(meta_client))
+    struct = from_arrow_schema(columns)
+    images = frame.select(
+        F.struct(F.col(OP), F.col(TS_MS),
+                 F.from_json(BEFORE, struct).alias(BEFORE),
+                 F.from_json(AFTER, struct).alias(AFTER)).alias(_CHANGE),
+        F.coalesce(F.from_json(AFTER, struct), F.from_json(BEFORE, struct)).alias(_IMAGE),
+    )  # fmt: skip
+    flat = images.select(_CHANGE, f"{_IMAGE}.*")
+    keys = KeyGenerator.of_table(meta_client.properties)
+    return flat.select(
+        F.col(f"{_CHANGE}.{OP}").alias(OP),
+        F.col(f"{_CHANGE}.{TS_MS}").alias(TS_MS),
+        keys.record_key().alias("record_key"),
+        keys.partition_path(flat.schema).alias("partition_path"),
+        F.col(f"{_CHANGE}.{BEFORE}").alias(BEFORE),
+        F.col(f"{_CHANGE}.{AFTER}").alias(AFTER),
+    )
+
+
+_CHANGE, _IMAGE = "__hoodie_change", "__hoodie_image"
 
 
 def _route(

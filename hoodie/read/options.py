@@ -24,6 +24,7 @@ QUERY_TYPE = read.QUERY_TYPE.key
 AS_OF_INSTANT = read.AS_OF_INSTANT.key
 BEGIN_INSTANT = read.BEGIN_INSTANT.key
 END_INSTANT = read.END_INSTANT.key
+INCREMENTAL_FORMAT = read.INCREMENTAL_FORMAT.key
 MAX_PARTITION_BYTES = read.MAX_PARTITION_BYTES.key
 PARALLELISM = read.PARALLELISM.key
 METADATA_ENABLE = read.METADATA_ENABLE.key
@@ -35,6 +36,9 @@ SNAPSHOT = read.QueryType.SNAPSHOT.value
 READ_OPTIMIZED = read.QueryType.READ_OPTIMIZED.value
 INCREMENTAL = read.QueryType.INCREMENTAL.value
 QUERY_TYPES = choice_values(read.QueryType)
+LATEST_STATE = read.IncrementalFormat.LATEST_STATE.value
+CDC = read.IncrementalFormat.CDC.value
+INCREMENTAL_FORMATS = choice_values(read.IncrementalFormat)
 
 PLANNED = read.PLANNED
 SUPPORTED = {prop.key: prop.doc for prop in read.READ_OPTIONS}
@@ -76,6 +80,7 @@ class ReadOptions:
     as_of_instant: str | None = None
     begin_instant: str | None = None
     end_instant: str | None = None
+    incremental_format: str = cast(str, read.INCREMENTAL_FORMAT.default)
     max_partition_bytes: int | None = None  # None: the packing module's default
     parallelism: int | None = None  # None: the cores of the planning process
     metadata_enable: bool = cast(bool, read.METADATA_ENABLE.default)  # `read.METADATA_ENABLE`
@@ -122,16 +127,23 @@ class ReadOptions:
                     f"'{AS_OF_INSTANT}' does not apply to incremental reads: use "
                     f"'{END_INSTANT}' to bound the range"
                 )
-        elif begin is not None or end is not None:
+        elif begin is not None or end is not None or INCREMENTAL_FORMAT in given:
             raise InvalidConfigError(
-                f"'{BEGIN_INSTANT}' and '{END_INSTANT}' apply to incremental reads only: set "
-                f"{QUERY_TYPE}=incremental"
+                f"'{BEGIN_INSTANT}', '{END_INSTANT}' and '{INCREMENTAL_FORMAT}' apply to "
+                f"incremental reads only: set {QUERY_TYPE}=incremental"
+            )
+        incremental_format = given.get(INCREMENTAL_FORMAT, LATEST_STATE).strip().lower()
+        if incremental_format not in INCREMENTAL_FORMATS:
+            raise InvalidConfigError(
+                f"option '{INCREMENTAL_FORMAT}'={given[INCREMENTAL_FORMAT]!r} must be one of "
+                f"{', '.join(INCREMENTAL_FORMATS)}"
             )
         parsed = cls(
             query_type=query_type,
             as_of_instant=normalize_instant(as_of, AS_OF_INSTANT) if as_of is not None else None,
             begin_instant=_begin(begin),
             end_instant=normalize_instant(end, END_INSTANT) if end is not None else None,
+            incremental_format=incremental_format,
             max_partition_bytes=_positive(given, MAX_PARTITION_BYTES),
             parallelism=_positive(given, PARALLELISM),
             data_skipping=cast(

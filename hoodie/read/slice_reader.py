@@ -12,7 +12,7 @@ instant when the delete has none.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from functools import partial
 
@@ -42,7 +42,7 @@ class SliceReadSpec:
     merge_mode: MergeMode  # the table's (`hoodie.merge.merge_mode_of`)
     # Instants whose blocks count: completed writes at or before the read instant, and those
     # archived before the active timeline starts (`in` works on both types).
-    valid_instants: CommittedInstants | frozenset[str]
+    valid_instants: CommittedInstants | frozenset[str] | Container[str]
     merge_logs: bool = True
     commit_time_range: tuple[str, str] | None = None  # incremental: (begin excl., end incl.)
     # Incremental reads of a layout 2 timeline: the instants that completed in the range (their

@@ -470,6 +470,22 @@ class HoodieAdapter(SparkAdapter):
         """
         return self._read_view(relation, self._lake_base_path(relation), options)
 
+    @available
+    def hoodie_cdc_view(self, relation, begin: str, end: str | None = None) -> str:
+        """`hoodie_cdc`: a temporary view of every change the writes in (begin, end] made to a
+        lake table created with `hoodie.table.cdc.enabled` (`HoodieTable.read_changes`): op,
+        ts_ms, record_key, partition_path, and before / after as structs of its columns."""
+        spark = self._spark()
+        base_path = self._lake_base_path(relation)
+        key = json.dumps({"cdc": [str(begin), None if end is None else str(end)]})
+        digest = hashlib.sha1(key.encode()).hexdigest()
+        name = f"hoodie__{relation.schema}__{relation.identifier}__cdc_{digest[:12]}"
+        with dbt_errors("Relation", str(relation)):
+            table = HoodieTable.open(base_path, self._storage_options)
+            changes = table.read_changes(spark, str(begin), None if end is None else str(end))
+        changes.createOrReplaceTempView(name)
+        return name
+
     def _lake_base_path(self, relation) -> str:
         """The base path of the lake table a catalog relation stands for."""
         spark = self._spark()
@@ -642,9 +658,7 @@ class HoodieAdapter(SparkAdapter):
                     f"Model '{model_name}': no lake table at {settings.base_uri} yet; run the "
                     "model first"
                 )
-            return HoodieTable.open(
-                settings.base_uri, self._storage_options, settings.write_config
-            )
+            return HoodieTable.open(settings.base_uri, self._storage_options, settings.write_config)
 
     @available
     def hoodie_clean(self, relation, model_name: str, config: dict[str, Any]) -> dict:

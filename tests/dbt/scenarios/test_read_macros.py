@@ -1,7 +1,10 @@
-"""hoodie_as_of, hoodie_changes and hoodie_snapshot: models reading a lake table at an instant,
-its changes, or its latest snapshot (a parquet scan of the planned files)."""
+"""hoodie_as_of, hoodie_changes, hoodie_cdc and hoodie_snapshot: models reading a lake table at
+an instant, its changes (latest state, or every change with images), or its latest snapshot (a
+parquet scan of the planned files)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
@@ -37,6 +40,14 @@ LATEST = """\
 select id, v from {{ hoodie_snapshot(ref('orders')) }} where id >= 2
 """
 
+# The first write's changes: inserts into a new file group, which a CDC read infers from the
+# base file (no .cdc file needed), with the images' columns reached as struct fields.
+CDC = """\
+{{ config(materialized='table') }}
+select op, ts_ms, record_key, partition_path, after.id as id, after.v as v, before.v as was
+from {{ hoodie_cdc(ref('orders'), '0', var('first')) }}
+"""
+
 BAD = """\
 {{ config(materialized='table') }}
 select id from {{ hoodie_as_of(ref('orders'), '1999-01-01') }}
@@ -56,11 +67,16 @@ def test_as_of_and_changes_macros(dbt_project):
     assert all(c["success"] for c in report["commands"]), report["commands"]
     table = HoodieTable.open(str(dbt_project.lake / "orders"))
     first, second = [i.timestamp for i in table.timeline().completed]
+    # Until our writers log changes (the CDC write, issue 42 step 4), the table is switched to
+    # CDC here; the range read needs no .cdc file.
+    meta_client = table.meta_client
+    meta_client.replace_properties(replace(meta_client.properties, cdc_enabled=True))
 
     dbt_project.write("models/orders_then.sql", AS_OF)
     dbt_project.write("models/orders_changes.sql", CHANGES)
     dbt_project.write("models/orders_latest.sql", LATEST)
     dbt_project.write("models/orders_bad.sql", BAD)
+    dbt_project.write("models/orders_cdc.sql", CDC)
     report = dbt_project.run(
         [
             [
@@ -70,11 +86,12 @@ def test_as_of_and_changes_macros(dbt_project):
                 "orders_changes",
                 "orders_latest",
                 "orders_bad",
+                "orders_cdc",
                 "--vars",
                 f"{{batch: 2, first: '{first}'}}",
             ]
         ],  # fmt: skip
-        tables=["orders_then", "orders_changes", "orders_latest"],
+        tables=["orders_then", "orders_changes", "orders_latest", "orders_cdc"],
     )
     then = sorted((r["id"], r["v"]) for r in report["tables"]["orders_then"]["rows"])
     assert then == [(1, "a"), (2, "b")]  # the table as of the first commit
@@ -82,6 +99,8 @@ def test_as_of_and_changes_macros(dbt_project):
     assert changes == [(2, "B"), (3, "c")]  # what the second commit changed
     latest = sorted((r["id"], r["v"]) for r in report["tables"]["orders_latest"]["rows"])
     assert latest == [(2, "B"), (3, "c")]
+    cdc = sorted(tuple(r.values()) for r in report["tables"]["orders_cdc"]["rows"])
+    assert cdc == [("i", first, "1", "", 1, "a", None), ("i", first, "2", "", 2, "b", None)]
     messages = " ".join(report["commands"][0]["messages"])
     assert "before the earliest readable instant" in messages
     assert f"readable range: {first} .. {second}" in messages
