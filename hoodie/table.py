@@ -28,9 +28,11 @@ from .fs_view import FileSystemView
 from .meta_client import HoodieTableMetaClient, identity_changes, table_properties_for
 from .metadata import CommitMetadata
 from .properties import TableProperties
+from .read.cdc import unreadable_range
 from .read.datasource import PUSHDOWN_OPTION, PYTHON_FILTER_PUSHDOWN, catalog_schema, register
-from .read.native import read_changes, read_table
+from .read.native import read_changes, read_table, snapshot_as_changes
 from .read.options import (
+    AS_OF_INSTANT,
     BEGIN_INSTANT,
     CDC,
     END_INSTANT,
@@ -565,6 +567,23 @@ class HoodieTable:
         # A fresh meta client: another process may have upgraded or rewritten the table.
         meta_client = HoodieTableMetaClient.load(self.storage)
         return read_table(spark, meta_client, given, native, filters)
+
+    def read_snapshot_as_changes(self, spark: SparkSession, as_of: str | None = None) -> DataFrame:
+        """The snapshot (at instant `as_of`, default the latest) in `read_changes`' columns,
+        every row an insert (`ts_ms`: its commit time): a first read of what a consumer of the
+        changes takes afterwards, needing none of the history cleaning removes."""
+        register(spark)
+        given = {STORAGE_PREFIX + k: v for k, v in self.storage.options.items()}
+        if as_of is not None:
+            given[AS_OF_INSTANT] = as_of
+        return snapshot_as_changes(spark, HoodieTableMetaClient.load(self.storage), given)
+
+    def changes_unreadable(self, begin: str) -> str | None:
+        """Why `read_changes` after `begin` cannot be done (archival or cleaning took what it
+        needs), or None when it can."""
+        meta_client = HoodieTableMetaClient.load(self.storage)
+        writes = meta_client.timeline().completed.write_timeline.instants
+        return unreadable_range(meta_client, writes, begin, None)
 
     def read_changes(self, spark: SparkSession, begin: str, end: str | None = None) -> DataFrame:
         """Every change the writes in (begin, end] made (Apache Hudi's CDC query, on a table

@@ -49,10 +49,16 @@
 
 {#
     select * from {{ hoodie_incremental(ref('orders')) }}
+    select op, before.amount, after.amount from {{ hoodie_incremental(ref('orders'), format='cdc') }}
 
-  The rows of a lake table that changed since this model last read it, exactly once: the
-  position read up to is committed with this model's write (see the README). On the first
-  run and on --full-refresh, the whole table. For lake models only.
+  What a lake table changed since this model last read it, exactly once: the position read
+  up to is committed with this model's write (see the README). format='latest_state' gives
+  the latest version of each changed row (deletes are not seen); format='cdc' every change as
+  hoodie_cdc gives it (op, ts_ms, record_key, partition_path, before, after; the upstream
+  logs them with hoodie.table.cdc.enabled). On the first run and on --full-refresh, the whole
+  table (with 'cdc': every row an insert). For lake models only; on_checkpoint_lost=
+  'full_refresh' rebuilds the model when its position is lost (the upstream restored past it,
+  or cleaning removed the history a 'cdc' read needs) instead of failing.
 #}
 {% macro hoodie_incremental(relation, format='latest_state') %}
   {%- if not execute -%}{{ return(relation) }}{%- endif -%}

@@ -239,8 +239,17 @@ def plan_cdc(meta_client: HoodieTableMetaClient, options: ReadOptions) -> CdcPla
 def _check_range(
     meta_client: HoodieTableMetaClient, writes: Sequence[Instant], begin: str, end: str | None
 ) -> None:
-    """Refuse a range whose commits archival took off the active timeline (their metadata says
-    what changed), or whose previous file versions cleaning may have deleted."""
+    reason = unreadable_range(meta_client, writes, begin, end)
+    if reason is not None:
+        raise TimelineError(reason)
+
+
+def unreadable_range(
+    meta_client: HoodieTableMetaClient, writes: Sequence[Instant], begin: str, end: str | None
+) -> str | None:
+    """Why a CDC read of (begin, end] cannot be done, or None: archival took its commits off
+    the active timeline (their metadata says what changed), or cleaning may have deleted the
+    previous file versions it needs. `writes`: the completed write instants."""
     shown = f"({begin}, {end or 'latest'}]"
     first = writes[0].timestamp if writes else None
     if first is None or begin < first:
@@ -250,18 +259,19 @@ def _check_range(
             if a.timestamp > begin and a.state == "COMPLETED"
         ]
         if archived:
-            raise TimelineError(
+            return (
                 f"a CDC read of {shown} of table '{meta_client.name}' needs the commits after "
                 f"{begin}, but those up to {max(archived)} were archived: the active timeline "
                 f"starts at {first}. Read from {first} or later"
             )
     retained = meta_client.earliest_commit_to_retain()
     if retained is not None and begin < retained:
-        raise TimelineError(
+        return (
             f"a CDC read of {shown} of table '{meta_client.name}' needs the file versions "
             f"before the writes after {begin}, but cleaning may have deleted those older than "
             f"{retained} (the earliest commit it retained). Read from {retained} or later"
         )
+    return None
 
 
 def _split(

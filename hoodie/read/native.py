@@ -155,6 +155,25 @@ def read_changes(spark: SparkSession, meta_client: HoodieTableMetaClient,
     )
 
 
+def snapshot_as_changes(spark: SparkSession, meta_client: HoodieTableMetaClient,
+                        given: Mapping[str, str]) -> DataFrame:  # fmt: skip
+    """The snapshot `given` asks for in `read_changes`' shape, every row an insert (`op` i,
+    `ts_ms` its commit time, no before image): what a consumer with no position yet (a first
+    run, a full refresh) takes, needing none of the history cleaning may have removed."""
+    frame = read_table(spark, meta_client, given)
+    columns = data_schema(snapshot_arrow_schema(meta_client))
+    struct = from_arrow_schema(columns)
+    keys = KeyGenerator.of_table(meta_client.properties)
+    return frame.select(
+        F.lit("i").alias(OP),
+        F.col(COMMIT_TIME).alias(TS_MS),
+        keys.record_key().alias("record_key"),
+        keys.partition_path(frame.schema).alias("partition_path"),
+        F.lit(None).cast(struct).alias(BEFORE),
+        F.struct(*[F.col(f"`{name}`") for name in struct.fieldNames()]).alias(AFTER),
+    )
+
+
 _CHANGE, _IMAGE = "__hoodie_change", "__hoodie_image"
 
 

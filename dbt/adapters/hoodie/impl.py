@@ -528,35 +528,55 @@ class HoodieAdapter(SparkAdapter):
         where = f"Model '{name}'"
         if format not in FORMATS:
             raise CompilationError(
-                f"{where}: hoodie_incremental format={format!r} is not supported; "
-                f"'latest_state' gives the latest version of each row changed since the last "
-                "run (deletes are not seen)"
+                f"{where}: hoodie_incremental format={format!r} is not one of "
+                f"{', '.join(map(repr, FORMATS))}: 'latest_state' gives the latest version of "
+                "each row changed since the last run (deletes are not seen), 'cdc' every change "
+                "(op, before, after; the upstream must log them: hoodie.table.cdc.enabled)"
             )
         if not self._is_lake_model(config):
             raise CompilationError(
                 f"{where}: hoodie_incremental keeps how far it read in the model's own lake "
                 "table, so the model must be one (materialized='cow_upsert' or 'mor_upsert', "
                 "or 'incremental' with file_format='hudi'); other models can read changes "
-                "between instants they choose with hoodie_changes"
+                "between instants they choose with hoodie_changes or hoodie_cdc"
             )
         base_path = self._lake_base_path(relation)
         source = base_path.rstrip("/")
         storage = self._storage_options
         with dbt_errors("Relation", str(relation)):
             upstream = HoodieTable.open(base_path, storage)
-            new = upstream.incremental_position()
+            new = upstream.incremental_position(format)
+        if format == "cdc" and not upstream.properties.cdc_enabled:
+            raise CompilationError(
+                f"{where}: hoodie_incremental(format='cdc') reads the changes {relation} "
+                f"logged, and it logs none: create it with hoodie.table.cdc.enabled=true "
+                "(options={'hoodie.table.cdc.enabled': 'true'}, then --full-refresh), or read "
+                "it with format='latest_state'"
+            )
         read = None
         if not full_refresh:
             settings = self._settings(this, name, config)
             if HoodieTable.exists(settings.base_uri, storage):
                 with dbt_errors("Model", name):
                     read = HoodieTable.open(settings.base_uri, storage).checkpoints().get(source)
+        if read is not None and read.format != format:
+            raise CompilationError(
+                f"{where}: its last run read {relation} with format='{read.format}', this one "
+                f"asks for '{format}', whose positions differ. Run it with --full-refresh"
+            )
         if new is None:  # nothing written upstream yet: its (empty) snapshot, no checkpoint
+            if format == "cdc":
+                return self._changes_view(relation, upstream, None, None)
             return self._read_view(relation, base_path, {})
         if read is not None:
             consumed_gone(where, relation, upstream, read)
         self._pending_checkpoints().register(model["unique_id"], source,
                                              PendingCheckpoint(read, new))  # fmt: skip
+        if format == "cdc":
+            if read is None or read.position == new.position:  # all of it, or nothing new
+                return self._changes_view(relation, upstream, None, new.instant,
+                                          empty=read is not None)  # fmt: skip
+            return self._changes_view(relation, upstream, read.position, new.position)
         if read is None or read.position == new.position:  # all of it, or nothing new
             return self._read_view(relation, base_path, {"as.of.instant": new.instant},
                                    empty=read is not None)  # fmt: skip
@@ -565,6 +585,24 @@ class HoodieAdapter(SparkAdapter):
             "hoodie.datasource.read.begin.instanttime": read.position,
             "hoodie.datasource.read.end.instanttime": new.position,
         })  # fmt: skip
+
+    def _changes_view(
+        self, relation, upstream: HoodieTable, begin: str | None, end: str | None,
+        empty: bool = False,
+    ) -> str:  # fmt: skip
+        """A view of `upstream`'s changes in (begin, end] (`read_changes`); with no `begin`,
+        its snapshot at `end` as inserts; `empty`: the columns, no row."""
+        spark = self._spark()
+        key = json.dumps({"cdc": [begin, end], "empty": empty})
+        digest = hashlib.sha1(key.encode()).hexdigest()
+        name = f"hoodie__{relation.schema}__{relation.identifier}__changes_{digest[:12]}"
+        with dbt_errors("Relation", str(relation)):
+            if begin is None:
+                changes = upstream.read_snapshot_as_changes(spark, end)
+            else:
+                changes = upstream.read_changes(spark, begin, end)
+        (changes.limit(0) if empty else changes).createOrReplaceTempView(name)
+        return name
 
     def _pending_checkpoints(self) -> PendingCheckpoints:
         return self._checkpoints

@@ -31,7 +31,7 @@ from hoodie.integration import (
     expect_checkpoints,
 )
 
-FORMATS = ("latest_state",)
+FORMATS = ("latest_state", "cdc")
 # on_checkpoint_lost: what a model does when its checkpoint of an upstream is lost.
 ON_CHECKPOINT_LOST = ("error", "full_refresh")
 
@@ -119,6 +119,8 @@ def lost_because(upstream: HoodieTable, read: SourceCheckpoint) -> str | None:
             f"it read up to instant {read.instant}, which the upstream no longer has "
             f"(restored or rolled back; {at})"
         )
+    if read.format == "cdc" and read.position != now.position:
+        return upstream.changes_unreadable(read.position)
     return None
 
 
