@@ -287,3 +287,24 @@ def test_apache_hudi_reads_our_changes_under_other_indexes(
                      ("i", result.instant, None, moved)}  # fmt: skip
     assert apache_hudi_changes(apache_hudi(HUDI_1), path) == expected
     assert_table_read_agrees(spark, path, "id")
+
+
+@pytest.mark.hudi_full
+def test_a_rewrite_that_changed_nothing_logs_an_empty_cdc_file(spark, apache_hudi, tmp_path):
+    """A batch of stale updates only still rewrites the file group: its `.cdc` file has no
+    record, and Apache Hudi's CDC query, which asks for one of every rewrite that is not all
+    inserts, reads no change from it."""
+    register(spark)
+    path = str(tmp_path / "t")
+    config = WriteConfig.build(
+        "cdc_t", record_key="id", partition_path="dt", precombine_field="ts",
+        options={"hoodie.write.table.version": "8", "hoodie.table.cdc.enabled": "true"},
+    )  # fmt: skip
+    table = HoodieTable.for_write(path, config)
+    first = table.upsert(spark.createDataFrame(WRITES[0][1], SCHEMA).coalesce(1), config)
+    stale = table.upsert(spark.createDataFrame([(2, "a", 0, "stale")], SCHEMA), config)
+    ((cdc_path, _),) = stale.metadata.write_stats()[0].cdc_stats.items()  # fmt: skip
+    (block,) = read_log_file(table.storage, cdc_path)
+    assert read_cdc_block(block).num_rows == 0
+    expected = {("i", first.instant, None, row) for row in WRITES[0][1]}
+    assert apache_hudi_changes(apache_hudi(HUDI_1), path) == expected
