@@ -14,7 +14,7 @@ and object-store file systems cannot append, and Hudi makes the same choice on t
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -23,6 +23,8 @@ import pyarrow.compute as pc
 from ..column_stats import FileIndexing
 from ..exceptions import ConcurrentWriteConflict, HoodieError
 from ..faults import armed, crash_point
+from ..fs_view import CommittedInstants, FileSystemView
+from ..index.keys import KeySource, live_versions
 from ..index.placement import FileGroupTarget
 from ..logformat import (
     DeleteRecord,
@@ -43,6 +45,7 @@ from ..schema import (
     with_meta_columns,
 )
 from ..storage import FileIO
+from ..timeline import Timeline
 from ..transaction.record_index import hand_over_keys
 from .merge_handle import (
     deduplicate,
@@ -52,6 +55,7 @@ from .merge_handle import (
     stamp_records,
     stat_table,
     task_token,
+    with_stored_columns,
     with_string_keys,
 )
 
@@ -84,6 +88,13 @@ class AppendHandle:
     # without its deletes (SIMPLE, BLOOM; BUCKET tags nothing) cannot tell from one in place.
     # False where tagging looks through deletes (global indexes): updates write nothing.
     locates_updates: bool = True
+    # A partial update (`WriteConfig.replaced_columns`): the columns a matched key's row takes
+    # from the slice it is appended to (merged as a snapshot read merges it, as of
+    # `timeline`), so that the data block holds whole rows (table version 6 has no partial
+    # blocks).
+    kept_columns: tuple[str, ...] = ()
+    timeline: Timeline | None = None
+    _view: FileSystemView | None = field(default=None, repr=False)
 
     def __call__(self, key: tuple[Any, ...], incoming: pa.Table) -> pa.Table:
         return stat_table([self.write(self.targets[group_key(key[0])], incoming)])
@@ -119,6 +130,8 @@ class AppendHandle:
         avro = add_meta_fields(to_avro_schema(schema, self.table_name))
         blocks = []
         stored = None
+        if updates.num_rows and self.kept_columns:
+            updates = self._with_stored_columns(target, updates, schema)
         if updates.num_rows:
             updates = updates.take(pc.sort_indices(updates, [(RECORD_KEY, "ascending")]))
             # Hudi names the file group, not a file, in a log record's _hoodie_file_name.
@@ -171,6 +184,26 @@ class AppendHandle:
             hand_over_keys(self.storage, self.instant, stat, located, deletes.column(RECORD_KEY))
             stat.held_to_slice = self._held_to_slice(target, updates, deletes)
         return stat
+
+    def _with_stored_columns(
+        self, target: FileGroupTarget, updates: pa.Table, schema: pa.Schema
+    ) -> pa.Table:
+        """`updates` with the kept columns of a partial update from the stored versions of
+        their keys in the file group's current slice (its base file and logs, those of a
+        pending compaction's slice too); a key the slice no longer holds is inserted whole."""
+        assert self.timeline is not None  # set with kept_columns (`WriteExecutor._handles`)
+        if self._view is None:
+            self._view = FileSystemView(self.storage, self.timeline)
+        groups = self._view.file_groups([target.partition_path])
+        group = next((g for g in groups if g.file_id == target.file_id), None)
+        if group is None or group.latest_slice is None:
+            return updates
+        source = KeySource.of(group.latest_slice, with_logs=True, view=self._view)
+        keys = updates.column(RECORD_KEY).combine_chunks()
+        stored = live_versions(self.storage, source, CommittedInstants.of(self.timeline), keys,
+                               self.merge_mode, columns=self.kept_columns)  # fmt: skip
+        matched = pc.is_in(keys, value_set=stored.column(RECORD_KEY))
+        return with_stored_columns(updates, stored, matched, self.kept_columns, schema)
 
     def _held_to_slice(self, target: FileGroupTarget, updates: pa.Table, deletes: pa.Table) -> bool:
         """Must the commit decide this log's record index changes by merging the slice? A

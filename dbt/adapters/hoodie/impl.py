@@ -254,10 +254,11 @@ class HoodieAdapter(SparkAdapter):
         """
         target = LakeModel.of(model, relation)
         spark = self._spark()
-        settings = target.settings(table_type, spark.conf.get("spark.sql.warehouse.dir"))
+        df = spark.sql(sql)
+        settings = target.settings(table_type, spark.conf.get("spark.sql.warehouse.dir"),
+                                   df.columns)  # fmt: skip
         window = BatchWindow.of(target.name, target.config, model.get("batch"))
         predicates = predicates_of(target.name, target.config.get("incremental_predicates"))
-        df = spark.sql(sql)
         # Rows read twice (checked, a batch's keys against its window) are read once.
         cached = bool(not_null) or window is not None or bool(predicates)
         if cached:
@@ -602,9 +603,7 @@ class HoodieAdapter(SparkAdapter):
                     f"Model '{model_name}': no lake table at {settings.base_uri} yet; run the "
                     "model first"
                 )
-            return HoodieTable.open(
-                settings.base_uri, self._storage_options, settings.write_config
-            )
+            return HoodieTable.open(settings.base_uri, self._storage_options, settings.write_config)
 
     @available
     def hoodie_clean(self, relation, model_name: str, config: dict[str, Any]) -> dict:
