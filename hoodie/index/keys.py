@@ -150,10 +150,11 @@ def live_versions(
 
     if source.base_file is not None:
         with damaged_data_file(storage, source.base_file, "a parquet base file"):
-            present = storage.parquet_file(source.base_file).schema_arrow.names
-            base = storage.read_parquet(
-                source.base_file, columns=[c for c in columns_read if c in present]
-            )
+            file_columns = read
+            if extra:  # (a base file written before a column was added lacks it)
+                present = storage.parquet_file(source.base_file).schema_arrow.names
+                file_columns = [c for c in columns_read if c in present]
+            base = storage.read_parquet(source.base_file, columns=file_columns)
         parsed = parse_base_file_name(posixpath.basename(source.base_file))
         wanted(base, parsed.instant if parsed else "")
     for index, relative in enumerate(source.log_files):
