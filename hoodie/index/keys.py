@@ -30,7 +30,7 @@ from ..fs_view import (
     damaged_data_file,
 )
 from ..logformat import BlockType
-from ..merge import INSTANT, ORDERING, SEQUENCE, MergeMode, merge_slice
+from ..merge import INSTANT, ORDERING, SEQUENCE, MergeMode, fill_partial, merge_slice
 from ..naming import parse_base_file_name
 from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY, constant_column, row_numbers
 from ..storage import FileIO
@@ -111,6 +111,7 @@ def live_versions(
     extra = [c for c in columns if c not in (RECORD_KEY, COMMIT_TIME, ordering_field)]
     if extra:
         extra.append(IS_DELETED)
+    merging = mode if ordering_field else mode.without_ordering()
     read = [RECORD_KEY, COMMIT_TIME] + ([ordering_field] if ordering_field else [])
     columns_read = read + [c for c in extra if c not in read]
     versions: list[pa.Table] = []
@@ -166,8 +167,15 @@ def live_versions(
             what = f"a log block of instant {instant}"
             if block.block_type in (BlockType.PARQUET_DATA, BlockType.AVRO_DATA):
                 with damaged_data_file(storage, relative, what):
-                    # (a block written before a column was added lacks it: read whole)
-                    wanted(block.records(columns=None if extra else read), instant)
+                    # (a block written before a column was added lacks it, a partial update
+                    # block the columns it did not change: read whole)
+                    records = block.records(columns=None if extra or block.is_partial else read)
+                    added = len(versions)
+                    wanted(records, instant)
+                if block.is_partial and len(versions) > added:
+                    filled = [c for c in columns_read if c != IS_DELETED]
+                    versions[-1] = _onto_prior(versions, deletes, records.column_names, filled,
+                                               merging)  # fmt: skip
             elif block.block_type is BlockType.DELETE:
                 with damaged_data_file(storage, relative, what):
                     named = [r for r in block.deleted_records() if r.record_key in names]
@@ -183,15 +191,40 @@ def live_versions(
     if not versions:
         empty = {RECORD_KEY: pa.array([], pa.string())}
         return pa.table(empty)
+    merged = _merged(versions, deletes, merging)
+    out = [RECORD_KEY] + ([ordering_field] if ordering_field else [])
+    out += [c for c in columns if c not in out and c in merged.column_names]
+    return merged.select(out)
+
+
+def _merged(versions: list[pa.Table], deletes: list[pa.Table], mode: MergeMode) -> pa.Table:
     rows = pa.concat_tables(versions, promote_options="permissive")
     removed = (
         pa.concat_tables(deletes, promote_options="permissive")
         if deletes
         else pa.table({RECORD_KEY: pa.array([], pa.string())})
     )
-    merged = merge_slice(
-        rows, RECORD_KEY, removed, mode if ordering_field else mode.without_ordering()
-    )
-    out = [RECORD_KEY] + ([ordering_field] if ordering_field else [])
-    out += [c for c in columns if c not in out and c in merged.column_names]
-    return merged.select(out)
+    return merge_slice(rows, RECORD_KEY, removed, mode)
+
+
+def _onto_prior(
+    versions: list[pa.Table],
+    deletes: list[pa.Table],
+    given: list[str],
+    columns: list[str],
+    mode: MergeMode,
+) -> pa.Table:
+    """The last of `versions`, a partial update block's, with the `columns` its block did
+    not have (`given`) taken from the keys' versions before it (null where none)."""
+    latest = versions[-1]
+    earlier = [v.filter(pc.is_in(v.column(RECORD_KEY), value_set=latest.column(RECORD_KEY)))
+               for v in versions[:-1]]  # fmt: skip
+    earlier = [v for v in earlier if v.num_rows]
+    if not earlier:
+        return latest
+    prior = _merged(earlier, deletes, mode)
+    for name in columns:
+        if name not in latest.column_names and name in prior.column_names:
+            field = prior.schema.field(name).with_nullable(True)
+            latest = latest.append_column(field, pa.nulls(latest.num_rows, field.type))
+    return fill_partial(latest, {*given, RECORD_KEY, SEQUENCE, INSTANT}, prior, RECORD_KEY)

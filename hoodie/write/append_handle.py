@@ -94,6 +94,9 @@ class AppendHandle:
     # blocks).
     kept_columns: tuple[str, ...] = ()
     timeline: Timeline | None = None
+    # Table version 8: a partial update's rows of matched keys go to a partial update block
+    # (`IS_PARTIAL`), as Apache Hudi 1.x writes them; version 6 has none (whole rows)
+    partial_blocks: bool = False
     _view: FileSystemView | None = field(default=None, repr=False)
 
     def __call__(self, key: tuple[Any, ...], incoming: pa.Table) -> pa.Table:
@@ -130,19 +133,16 @@ class AppendHandle:
         avro = add_meta_fields(to_avro_schema(schema, self.table_name))
         blocks = []
         stored = None
+        matched = None
         if updates.num_rows and self.kept_columns:
-            updates = self._with_stored_columns(target, updates, schema)
+            updates, matched = self._with_stored_columns(target, updates, schema)
         if updates.num_rows:
             updates = updates.take(pc.sort_indices(updates, [(RECORD_KEY, "ascending")]))
             # Hudi names the file group, not a file, in a log record's _hoodie_file_name.
             rows = stored = stamp_records(
                 updates, schema, self.instant, target.partition_path, target.file_id
             )
-            blocks.append(
-                parquet_data_block(
-                    rows, self.instant, avro, compression=parquet_codec(self.compression)
-                )
-            )
+            blocks.extend(self._data_blocks(rows, schema, avro, matched))
         if deletes.num_rows:
             blocks.extend(self._delete_blocks(deletes, avro))
         self.markers.create(relative, IOType.APPEND)
@@ -187,23 +187,47 @@ class AppendHandle:
 
     def _with_stored_columns(
         self, target: FileGroupTarget, updates: pa.Table, schema: pa.Schema
-    ) -> pa.Table:
+    ) -> tuple[pa.Table, pa.Array | None]:
         """`updates` with the kept columns of a partial update from the stored versions of
         their keys in the file group's current slice (its base file and logs, those of a
-        pending compaction's slice too); a key the slice no longer holds is inserted whole."""
+        pending compaction's slice too); a key the slice no longer holds is inserted whole.
+        Also the keys that matched a stored version (None: none did)."""
         assert self.timeline is not None  # set with kept_columns (`WriteExecutor._handles`)
         if self._view is None:
             self._view = FileSystemView(self.storage, self.timeline)
         groups = self._view.file_groups([target.partition_path])
         group = next((g for g in groups if g.file_id == target.file_id), None)
         if group is None or group.latest_slice is None:
-            return updates
+            return updates, None
         source = KeySource.of(group.latest_slice, with_logs=True, view=self._view)
         keys = updates.column(RECORD_KEY).combine_chunks()
         stored = live_versions(self.storage, source, CommittedInstants.of(self.timeline), keys,
                                self.merge_mode, columns=self.kept_columns)  # fmt: skip
         matched = pc.is_in(keys, value_set=stored.column(RECORD_KEY))
-        return with_stored_columns(updates, stored, matched, self.kept_columns, schema)
+        filled = with_stored_columns(updates, stored, matched, self.kept_columns, schema)
+        return filled, stored.column(RECORD_KEY).combine_chunks()
+
+    def _data_blocks(
+        self, rows: pa.Table, schema: pa.Schema, avro: str, matched: pa.Array | None
+    ) -> list[bytes]:
+        """The data blocks of the log: one of whole rows; with `partial_blocks` (table version
+        8) the rows of keys a partial update matched (`matched`: their keys) go to a partial
+        update block of the meta columns and the replaced columns, as Apache Hudi 1.x writes
+        MERGE INTO's (the kept columns are its readers' to take from the version before)."""
+        codec = parquet_codec(self.compression)
+        if not self.partial_blocks or matched is None or len(matched) == 0:
+            return [parquet_data_block(rows, self.instant, avro, compression=codec)]
+        hit = pc.is_in(rows.column(RECORD_KEY), value_set=matched)
+        blocks = []
+        whole = rows.filter(pc.invert(hit))
+        if whole.num_rows:
+            blocks.append(parquet_data_block(whole, self.instant, avro, compression=codec))
+        changed = pa.schema([f for f in schema if f.name not in self.kept_columns])
+        partial = rows.filter(hit).select(with_meta_columns(changed).names)
+        partial_avro = add_meta_fields(to_avro_schema(changed, self.table_name))
+        blocks.append(parquet_data_block(partial, self.instant, partial_avro,
+                                         compression=codec, partial=True))  # fmt: skip
+        return blocks
 
     def _held_to_slice(self, target: FileGroupTarget, updates: pa.Table, deletes: pa.Table) -> bool:
         """Must the commit decide this log's record index changes by merging the slice? A

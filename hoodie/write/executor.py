@@ -250,6 +250,7 @@ class WriteExecutor:
             locates_updates=self.config.index_type not in LIVE_KEY_TAGGING,
             kept_columns=kept,
             timeline=self.meta_client.timeline() if kept else None,
+            partial_blocks=self.meta_client.properties.table_version >= 8,
         )
         return rewrite, append
 

@@ -7,6 +7,10 @@ Apache Hudi 1.2 read the tables as we do (whole rows: no partial blocks on versi
 
 from __future__ import annotations
 
+import glob
+import json
+import os
+
 import pytest
 from _spark_helpers import id_dt_ts_config, snapshot
 from apache_hudi import HUDI_1, assert_same_as_apache_hudi
@@ -15,6 +19,7 @@ from rs_compare import assert_same_rows, read_ours, read_theirs
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie.exceptions import InvalidConfigError
+from hoodie.logformat import BlockType, read_log_file
 
 pytestmark = pytest.mark.spark
 
@@ -44,10 +49,30 @@ def test_partial_update_keeps_the_columns_it_does_not_list(spark, tmp_path, apac
     assert result.num_inserts == 1
     rows = {k: (r["ts"], r["name"], r["amount"]) for k, r in snapshot(partial, spark).items()}
     assert rows == {"1": (7, "a", 11), "2": (8, "b2", 22), "3": (5, "c", 30), "4": (1, "d", 40)}
+    if table_type == "MERGE_ON_READ":
+        # version 8 writes the matched keys' rows as a partial update block (IS_PARTIAL,
+        # without the kept name column), as Apache Hudi 1.x's MERGE INTO does; version 6 has
+        # whole rows only
+        version = partial.meta_client.properties.table_version
+        schemas = [json.loads(b.schema) for b in _data_blocks(path, result.instant)]
+        partial_blocks = [s for s, b in zip(schemas, _data_blocks(path, result.instant))
+                          if b.is_partial]  # fmt: skip
+        assert len(partial_blocks) == (1 if version >= 8 else 0)
+        for schema in partial_blocks:
+            assert "name" not in [f["name"] for f in schema["fields"]]
     ours = read_ours(spark, path)
     assert_same_rows("partial", "_hoodie_record_key", ours,
                      read_theirs(HudiTableBuilder.from_base_uri(path).build()))  # fmt: skip
     assert_same_as_apache_hudi("partial", ours, apache_hudi(HUDI_1).read(path), "id")
+
+
+def _data_blocks(path: str, instant: str) -> list:
+    """The data blocks `instant` wrote into the table's log files."""
+    blocks = []
+    for log in glob.glob(os.path.join(path, "*", ".*.log.*")):
+        written = [b for b in read_log_file(log) if b.instant_time == instant]
+        blocks += [b for b in written if b.block_type is BlockType.PARQUET_DATA]
+    return blocks
 
 
 def test_partial_update_refusals(spark, tmp_path):
