@@ -3,8 +3,7 @@ incremental-pipelines.md 2.3) with Apache Hudi 1.2 as the judge, in the directio
 tests cannot cover: Apache Hudi's Spark SQL `MERGE INTO ... WHEN MATCHED THEN UPDATE SET <some
 columns>` writes them, and we read its table as it does (the columns the block lacks from the
 version before), hudi-rs 0.5 too; our compaction folds them into base files Apache Hudi reads
-the same. (Apache Hudi reading ours: tests/spark/test_partial_update.py under
-`--table-version 8`, `make test-v8`.)"""
+the same. (Apache Hudi reading ours: tests/spark/test_partial_update.py.)"""
 
 from __future__ import annotations
 
@@ -21,7 +20,8 @@ from hoodie import HoodieTable, WriteConfig
 from hoodie.logformat import read_log_file
 from hoodie.read.datasource import register
 
-pytestmark = [pytest.mark.spark]
+# (`make test-hudi`: make test reads our own partial blocks, tests/spark/test_partial_update.py)
+pytestmark = [pytest.mark.spark, pytest.mark.hudi_full]
 
 SCHEMA = pa.schema([("id", pa.int32()), ("dt", pa.string()), ("ts", pa.int64()),
                     ("name", pa.string()), ("amount", pa.int32())])  # fmt: skip
