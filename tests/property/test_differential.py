@@ -454,7 +454,7 @@ def _partial_update_case(table_type: str, index: str, version: int) -> Scenario:
     pytest.param(MOR, SIMPLE, 6, id="mor-simple-v6", marks=pytest.mark.full),
     pytest.param(MOR, BUCKET, 8, id="mor-bucket-v8", marks=pytest.mark.full),
     pytest.param(COW, BLOOM, 8, id="cow-bloom-v8", marks=pytest.mark.full),
-    pytest.param(MOR, GLOBAL_SIMPLE, 6, id="mor-global-v6", marks=pytest.mark.full),
+    pytest.param(MOR, GLOBAL_SIMPLE, 8, id="mor-global-v8", marks=pytest.mark.full),
 ])  # fmt: skip
 def test_partial_updates_agree_with_the_model(spark, tmp_path, table_type, index, version):
     run_scenario(spark, _partial_update_case(table_type, index, version), str(tmp_path),
