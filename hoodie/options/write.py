@@ -404,7 +404,8 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "holds replaces when it wins by the merge mode; its other columns keep the "
                    "stored values (the record key, partition and ordering columns are always "
                    "replaced), and rows of new keys are inserted whole. Every table type and "
-                   "version; refused with the column-wise payloads and with a global index "
+                   "version (version 8 merge-on-read writes such rows as partial update log "
+                   "blocks); refused with the column-wise payloads and with a global index "
                    "that moves records between partitions. Empty: whole rows. (Apache Hudi's "
                    "hoodie.write.partial.update.schema is an Avro schema its MERGE INTO sets "
                    "for itself, version 8 merge-on-read only)",
