@@ -155,6 +155,9 @@ class WriteConfig:
     # hoodie.table.cdc.enabled / .supplemental.logging.mode; None: the table's (new: off)
     cdc_enabled: bool | None = _default("cdc_enabled")
     cdc_supplemental_logging_mode: str | None = _default("cdc_supplemental_logging_mode")
+    # hoodie.write.partial.update.columns: what a matched key's winning row replaces;
+    # (): the whole row (`replaced_columns`)
+    partial_update_columns: tuple[str, ...] = _default("partial_update_columns")
     operation: str = _default("operation")
     insert_dup_policy: str = _default("insert_dup_policy")
     hive_style_partitioning: bool = _default("hive_style_partitioning")
@@ -282,6 +285,7 @@ class WriteConfig:
                 "places records without looking up which keys exist); use operation upsert, or "
                 "the SIMPLE or BLOOM index"
             )
+        self._check_partial_update()
         if self.keep_min_commits >= self.keep_max_commits:
             raise InvalidConfigError(
                 f"hoodie.keep.min.commits ({self.keep_min_commits}) must be smaller than "
@@ -348,6 +352,49 @@ class WriteConfig:
                 f"table '{self.table_name}': {' and '.join(wanted)} need the metadata table, "
                 "which hoodie.metadata.enable=false turns off; set it to true (or unset)"
             )
+
+    @property
+    def moves_records(self) -> bool:
+        """Does the index move a record whose partition value changed (a global index with its
+        `hoodie.*.index.update.partition.path` on)?"""
+        return {
+            GLOBAL_SIMPLE_INDEX: self.simple_index_update_partition_path,
+            GLOBAL_BLOOM_INDEX: self.bloom_index_update_partition_path,
+            RECORD_INDEX_TYPE: self.record_index_update_partition_path,
+        }.get(self.index_type, False)
+
+    def _check_partial_update(self) -> None:
+        if not self.partial_update_columns:
+            return
+        if self.moves_records:
+            key = {GLOBAL_SIMPLE_INDEX: "hoodie.simple.index.update.partition.path",
+                   GLOBAL_BLOOM_INDEX: "hoodie.bloom.index.update.partition.path",
+                   RECORD_INDEX_TYPE: "hoodie.record.index.update.partition.path"}[
+                       self.index_type]  # fmt: skip
+            raise InvalidConfigError(
+                f"table '{self.table_name}': a partial update (hoodie.write.partial.update."
+                f"columns, dbt's merge_update_columns / merge_exclude_columns) cannot keep the "
+                f"stored columns of a record that {self.index_type} moves to another partition "
+                f"({key}=true): set {key}=false (the record is updated where it is stored), "
+                "or use a non-global index"
+            )
+
+    def replaced_columns(self, columns: Collection[str]) -> frozenset[str] | None:
+        """The columns of `columns` (the new table version's) that a matched key's winning
+        row replaces in a partial update: the listed ones plus the record key, partition and
+        ordering columns, which a partial update always takes; None: whole rows. A listed
+        name that is not a column: `InvalidConfigError` naming the table's columns."""
+        if not self.partial_update_columns:
+            return None
+        unknown = [c for c in self.partial_update_columns if c not in columns]
+        if unknown:
+            raise InvalidConfigError(
+                f"table '{self.table_name}': hoodie.write.partial.update.columns names "
+                f"{', '.join(unknown)}, which {'is' if len(unknown) == 1 else 'are'} not a "
+                f"column of the table (its columns: {', '.join(columns)})"
+            )
+        always = (*self.record_key_fields, *self.partition_fields, self.precombine_field or "")
+        return frozenset(c for c in (*self.partial_update_columns, *always) if c in columns)
 
     @property
     def key_generator(self) -> str | None:

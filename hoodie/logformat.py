@@ -263,6 +263,13 @@ class LogBlock:
             ) from exc
 
     @property
+    def is_partial(self) -> bool:
+        """A partial update (`IS_PARTIAL` = "true", table version 8): the data block's records
+        carry only the columns its SCHEMA header names (meta columns and the changed ones);
+        readers take the others from the key's version before it."""
+        return (self.header.get(HeaderKey.IS_PARTIAL) or "").strip().lower() == "true"
+
+    @property
     def is_rollback(self) -> bool:
         return self.block_type == BlockType.COMMAND and self.command_type == ROLLBACK_BLOCK
 
@@ -671,18 +678,24 @@ def parquet_data_block(
     schema_avro_json: str,
     *,
     compression: str = "gzip",
+    partial: bool = False,
 ) -> bytes:
     """A parquet data block holding `table` (meta columns first, as Hudi writes them).
 
     `schema_avro_json` goes into the SCHEMA header and must name the same columns in the same
     order (use `add_meta_fields` on the table's schema). Gzip is the codec Hudi 0.14/0.15 used
     for the fixtures' log blocks (`hoodie.parquet.compression.codec`); readers take any codec.
+    `partial`: a partial update block of table version 8 (`IS_PARTIAL` = "true"; `table` and
+    the schema hold the meta columns and the changed columns only, as Apache Hudi 1.x's
+    `HoodieAppendHandle` writes them for MERGE INTO).
     """
     _check_instant(instant_time, "instant_time")
     _check_columns(table, schema_avro_json)
     sink = io.BytesIO()
     pq.write_table(table, sink, compression=compression, **parquet_write_options(table))
     header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_avro_json}
+    if partial:
+        header[HeaderKey.IS_PARTIAL] = "true"
     return encode_block(BlockType.PARQUET_DATA, header, sink.getvalue())
 
 

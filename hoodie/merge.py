@@ -37,6 +37,7 @@ Deletes within a file slice come in two kinds:
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -266,6 +267,21 @@ def upgraded_merge_keys(props: TableProperties) -> dict[str, str]:
     keys = mode.table_keys(8)
     keys[RECORD_MERGER_STRATEGY] = mode.strategy_id
     return keys
+
+
+def fill_partial(partial: pa.Table, given: Collection[str], prior: pa.Table, key: str) -> pa.Table:
+    """A partial update block's rows (`partial`, conformed to the full schema, its columns not
+    in `given` null) with those columns from the key's version before the block (`prior`: one
+    row per key, the slice merged up to the block; null where the key has none), as Apache
+    Hudi 1.x's readers merge a partial record onto the older version. Then it merges as a
+    whole row would."""
+    position = pc.index_in(partial.column(key), value_set=prior.column(key))
+    found = prior.take(position)
+    for index, field in enumerate(partial.schema):
+        if field.name in given or field.name not in found.column_names:
+            continue
+        partial = partial.set_column(index, field, found.column(field.name).cast(field.type))
+    return partial
 
 
 def latest_per_key(

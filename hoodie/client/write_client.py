@@ -164,6 +164,7 @@ class WriteClient:
         extra = self._checked_extra_metadata(extra_metadata)
         schema = batch_writer_schema(meta_client.name, self.config, df, meta_client.schema(),
                                      kind.name)  # fmt: skip
+        self.config.replaced_columns(schema.names)  # a partial update names columns it has
         if deletes is not None:
             if kind is not Upsert:
                 raise InvalidConfigError(
@@ -264,6 +265,15 @@ class WriteClient:
         `HoodieIndexUtils.mergeForPartitionUpdatesIfNeeded`), which our global indexes do
         not do yet; refused rather than written otherwise."""
         mode = merge_mode_of(self.meta_client.properties)
+        if mode.column_wise and self.config.partial_update_columns:
+            raise InvalidConfigError(
+                f"table '{self.meta_client.name}' merges by {mode.name}, whose payload already "
+                "decides column by column which stored values a row keeps; a partial update "
+                f"(hoodie.write.partial.update.columns={','.join(self.config.partial_update_columns)}"
+                ", dbt's merge_update_columns / merge_exclude_columns) cannot be added to it. "
+                "Remove the partial update, or write a table merging by EVENT_TIME_ORDERING or "
+                "COMMIT_TIME_ORDERING"
+            )
         if mode.column_wise and self.index.is_global():
             raise InvalidConfigError(
                 f"table '{self.meta_client.name}' merges by {mode.name}, which dbt-hoodie "

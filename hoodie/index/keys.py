@@ -30,9 +30,9 @@ from ..fs_view import (
     damaged_data_file,
 )
 from ..logformat import BlockType
-from ..merge import INSTANT, ORDERING, SEQUENCE, MergeMode, merge_slice
+from ..merge import INSTANT, ORDERING, SEQUENCE, MergeMode, fill_partial, merge_slice
 from ..naming import parse_base_file_name
-from ..schema import COMMIT_TIME, RECORD_KEY, constant_column, row_numbers
+from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY, constant_column, row_numbers
 from ..storage import FileIO
 
 _BATCH_ROWS = 65536
@@ -96,15 +96,24 @@ def live_versions(
     committed: CommittedInstants,
     keys: pa.Array,
     mode: MergeMode,
+    columns: tuple[str, ...] = (),
 ) -> pa.Table:
     """The versions of `keys` the slice of `source` (read with its logs) holds after merging,
-    as a snapshot read merges it (`merge.merge_slice`): (key[, ordering value]), one row per key
-    still there. A key of the base file that a log's delete removed is not: a global index
-    asks this of the keys it found, since on merge-on-read a record moved out of a file group
-    stays in its base file until compaction, and a move compares the stored ordering value
-    (only by event time: the ordering field of `mode`)."""
+    as a snapshot read merges it (`merge.merge_slice`): (key[, ordering value], *columns), one
+    row per key still there. A key of the base file that a log's delete removed is not: a
+    global index asks this of the keys it found, since on merge-on-read a record moved out of
+    a file group stays in its base file until compaction, and a move compares the stored
+    ordering value (only by event time: the ordering field of `mode`). `columns`: data
+    columns to return too (a partial update's kept columns; null where a version lacks one),
+    and then rows flagged `_hoodie_is_deleted` count as deletes, as the slice reader takes
+    them."""
     ordering_field = mode.ordering_field if mode.by_event_time else None
-    columns = [RECORD_KEY, COMMIT_TIME] + ([ordering_field] if ordering_field else [])
+    extra = [c for c in columns if c not in (RECORD_KEY, COMMIT_TIME, ordering_field)]
+    if extra:
+        extra.append(IS_DELETED)
+    merging = mode if ordering_field else mode.without_ordering()
+    read = [RECORD_KEY, COMMIT_TIME] + ([ordering_field] if ordering_field else [])
+    columns_read = read + [c for c in extra if c not in read]
     versions: list[pa.Table] = []
     deletes: list[pa.Table] = []
     sequence = 0
@@ -112,7 +121,7 @@ def live_versions(
 
     def wanted(rows: pa.Table, instant: str) -> None:
         nonlocal sequence
-        rows = rows.select([c for c in columns if c in rows.column_names])
+        rows = rows.select([c for c in columns_read if c in rows.column_names])
         rows = rows.filter(pc.is_in(rows.column(RECORD_KEY).cast(pa.string()), value_set=keys))
         n = rows.num_rows
         if n == 0:
@@ -122,12 +131,31 @@ def live_versions(
                           SEQUENCE: row_numbers(sequence, n), INSTANT: written})  # fmt: skip
         if ordering_field:
             table = table.append_column(ordering_field, rows.column(ordering_field))
+        for name in extra:
+            if name in rows.column_names and name not in table.column_names:
+                table = table.append_column(name, rows.column(name))
+        if IS_DELETED in table.column_names:
+            flagged = pc.fill_null(table.column(IS_DELETED), False)
+            if pc.any(flagged).as_py():
+                soft = table.filter(flagged)
+                ordering = (soft.column(ordering_field) if ordering_field
+                            else pa.nulls(soft.num_rows))  # fmt: skip
+                deletes.append(pa.table({RECORD_KEY: soft.column(RECORD_KEY),
+                                         SEQUENCE: soft.column(SEQUENCE),
+                                         INSTANT: soft.column(INSTANT),
+                                         ORDERING: ordering}))  # fmt: skip
+                table = table.filter(pc.invert(flagged))
+            table = table.drop_columns([IS_DELETED])
         versions.append(table)
         sequence += n
 
     if source.base_file is not None:
         with damaged_data_file(storage, source.base_file, "a parquet base file"):
-            base = storage.read_parquet(source.base_file, columns=columns)
+            file_columns = read
+            if extra:  # (a base file written before a column was added lacks it)
+                present = storage.parquet_file(source.base_file).schema_arrow.names
+                file_columns = [c for c in columns_read if c in present]
+            base = storage.read_parquet(source.base_file, columns=file_columns)
         parsed = parse_base_file_name(posixpath.basename(source.base_file))
         wanted(base, parsed.instant if parsed else "")
     for index, relative in enumerate(source.log_files):
@@ -139,7 +167,15 @@ def live_versions(
             what = f"a log block of instant {instant}"
             if block.block_type in (BlockType.PARQUET_DATA, BlockType.AVRO_DATA):
                 with damaged_data_file(storage, relative, what):
-                    wanted(block.records(columns=columns), instant)
+                    # (a block written before a column was added lacks it, a partial update
+                    # block the columns it did not change: read whole)
+                    records = block.records(columns=None if extra or block.is_partial else read)
+                    added = len(versions)
+                    wanted(records, instant)
+                if block.is_partial and len(versions) > added:
+                    filled = [c for c in columns_read if c != IS_DELETED]
+                    versions[-1] = _onto_prior(versions, deletes, records.column_names, filled,
+                                               merging)  # fmt: skip
             elif block.block_type is BlockType.DELETE:
                 with damaged_data_file(storage, relative, what):
                     named = [r for r in block.deleted_records() if r.record_key in names]
@@ -155,13 +191,40 @@ def live_versions(
     if not versions:
         empty = {RECORD_KEY: pa.array([], pa.string())}
         return pa.table(empty)
+    merged = _merged(versions, deletes, merging)
+    out = [RECORD_KEY] + ([ordering_field] if ordering_field else [])
+    out += [c for c in columns if c not in out and c in merged.column_names]
+    return merged.select(out)
+
+
+def _merged(versions: list[pa.Table], deletes: list[pa.Table], mode: MergeMode) -> pa.Table:
     rows = pa.concat_tables(versions, promote_options="permissive")
     removed = (
         pa.concat_tables(deletes, promote_options="permissive")
         if deletes
         else pa.table({RECORD_KEY: pa.array([], pa.string())})
     )
-    merged = merge_slice(
-        rows, RECORD_KEY, removed, mode if ordering_field else mode.without_ordering()
-    )
-    return merged.select([RECORD_KEY] + ([ordering_field] if ordering_field else []))
+    return merge_slice(rows, RECORD_KEY, removed, mode)
+
+
+def _onto_prior(
+    versions: list[pa.Table],
+    deletes: list[pa.Table],
+    given: list[str],
+    columns: list[str],
+    mode: MergeMode,
+) -> pa.Table:
+    """The last of `versions`, a partial update block's, with the `columns` its block did
+    not have (`given`) taken from the keys' versions before it (null where none)."""
+    latest = versions[-1]
+    earlier = [v.filter(pc.is_in(v.column(RECORD_KEY), value_set=latest.column(RECORD_KEY)))
+               for v in versions[:-1]]  # fmt: skip
+    earlier = [v for v in earlier if v.num_rows]
+    if not earlier:
+        return latest
+    prior = _merged(earlier, deletes, mode)
+    for name in columns:
+        if name not in latest.column_names and name in prior.column_names:
+            field = prior.schema.field(name).with_nullable(True)
+            latest = latest.append_column(field, pa.nulls(latest.num_rows, field.type))
+    return fill_partial(latest, {*given, RECORD_KEY, SEQUENCE, INSTANT}, prior, RECORD_KEY)

@@ -398,6 +398,18 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "by the payload class. A table keeps its merge mode",
                    attribute="record_merge_mode", parse=choice(table.RecordMergeMode),
                    aliases=(Alias(table.RECORD_MERGE_MODE.key),), choices=table.RecordMergeMode),
+    ConfigProperty("hoodie.write.partial.update.columns", (),
+                   "a partial update (dbt's merge_update_columns / merge_exclude_columns): "
+                   "the columns, comma-separated, that an incoming row whose key the table "
+                   "holds replaces when it wins by the merge mode; its other columns keep the "
+                   "stored values (the record key, partition and ordering columns are always "
+                   "replaced), and rows of new keys are inserted whole. Every table type and "
+                   "version (version 8 merge-on-read writes such rows as partial update log "
+                   "blocks); refused with the column-wise payloads and with a global index "
+                   "that moves records between partitions. Empty: whole rows. (Apache Hudi's "
+                   "hoodie.write.partial.update.schema is an Avro schema its MERGE INTO sets "
+                   "for itself, version 8 merge-on-read only)",
+                   attribute="partial_update_columns", parse=optional_field_list),
     ConfigProperty("hoodie.datasource.write.table.type", table.TYPE.default,
                    "COPY_ON_WRITE or MERGE_ON_READ", attribute="table_type",
                    parse=choice(table.TableType), aliases=(Alias(table.TYPE.key),),

@@ -23,7 +23,7 @@ from ..exceptions import HoodieError
 from ..fs_view import CommittedInstants, damaged_data_file, live_log_blocks
 from ..keygen import record_keys_of
 from ..logformat import BlockType, DeleteRecord, LogBlock
-from ..merge import INSTANT, ORDERING, SEQUENCE, MergeMode, merge_slice
+from ..merge import INSTANT, ORDERING, SEQUENCE, MergeMode, fill_partial, merge_slice
 from ..naming import parse_base_file_name
 from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY, as_array, constant_column, row_numbers
 from ..storage import FileIO
@@ -185,7 +185,12 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
         if block.block_type in (BlockType.PARQUET_DATA, BlockType.AVRO_DATA):
             # (a block's bytes may decode yet hold values its schema does not: damage too)
             with damaged_data_file(spec.storage, relative, f"a log block of instant {instant}"):
-                rows = keyed(block.records(), instant)
+                records = block.records()
+                rows = keyed(records, instant)
+            if rows is not None and block.is_partial:
+                prior = _merged_before(spec, base, logged, deletes, rows.column(RECORD_KEY))
+                given = {*records.column_names, RECORD_KEY, SEQUENCE, INSTANT}
+                rows = fill_partial(rows, given, prior, RECORD_KEY)
             if rows is not None:
                 logged.append(rows)
         elif block.block_type is BlockType.DELETE:
@@ -233,6 +238,29 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
     # `_emit` narrows a projection after the commit-time filter, which needs the meta column.
     merged = latest.select(spec.full_schema.names)
     return merged, log_records
+
+
+def _merged_before(
+    spec: SliceReadSpec,
+    base: pa.Table | None,
+    logged: list[pa.Table],
+    deletes: list[pa.Table],
+    keys: pa.ChunkedArray,
+) -> pa.Table:
+    """The slice merged up to a partial update block, for the block's keys: what its records
+    are merged onto (one row per key still there)."""
+    wanted = keys.combine_chunks()
+    versions = [t.filter(pc.is_in(t.column(RECORD_KEY), value_set=wanted))
+                for t in ([base] if base is not None else []) + logged]  # fmt: skip
+    if not versions:
+        return spec.full_schema.empty_table()
+    rows = pa.concat_tables(versions, promote_options="permissive")
+    removed = (
+        pa.concat_tables([_typed(spec, rows, d) for d in deletes], promote_options="permissive")
+        if deletes
+        else pa.table({RECORD_KEY: pa.array([], pa.string())})
+    )
+    return merge_slice(rows, RECORD_KEY, removed, spec.merge_mode)
 
 
 def _typed(spec: SliceReadSpec, rows: pa.Table, deletes: pa.Table) -> pa.Table:

@@ -14,7 +14,7 @@ and object-store file systems cannot append, and Hudi makes the same choice on t
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -23,6 +23,8 @@ import pyarrow.compute as pc
 from ..column_stats import FileIndexing
 from ..exceptions import ConcurrentWriteConflict, HoodieError
 from ..faults import armed, crash_point
+from ..fs_view import CommittedInstants, FileSystemView
+from ..index.keys import KeySource, live_versions
 from ..index.placement import FileGroupTarget
 from ..logformat import (
     DeleteRecord,
@@ -43,6 +45,7 @@ from ..schema import (
     with_meta_columns,
 )
 from ..storage import FileIO
+from ..timeline import Timeline
 from ..transaction.record_index import hand_over_keys
 from .merge_handle import (
     deduplicate,
@@ -52,6 +55,7 @@ from .merge_handle import (
     stamp_records,
     stat_table,
     task_token,
+    with_stored_columns,
     with_string_keys,
 )
 
@@ -88,6 +92,16 @@ class AppendHandle:
     # the slice appended to (its base instant, base file and log files), as Apache Hudi 1.x's
     # append handle does for its CDC query; version 6 stats always do.
     cdc: bool = False
+    # A partial update (`WriteConfig.replaced_columns`): the columns a matched key's row takes
+    # from the slice it is appended to (merged as a snapshot read merges it, as of
+    # `timeline`), so that the data block holds whole rows (table version 6 has no partial
+    # blocks).
+    kept_columns: tuple[str, ...] = ()
+    timeline: Timeline | None = None
+    # Table version 8: a partial update's rows of matched keys go to a partial update block
+    # (`IS_PARTIAL`), as Apache Hudi 1.x writes them; version 6 has none (whole rows)
+    partial_blocks: bool = False
+    _view: FileSystemView | None = field(default=None, repr=False)
 
     def __call__(self, key: tuple[Any, ...], incoming: pa.Table) -> pa.Table:
         return stat_table([self.write(self.targets[group_key(key[0])], incoming)])
@@ -123,17 +137,16 @@ class AppendHandle:
         avro = add_meta_fields(to_avro_schema(schema, self.table_name))
         blocks = []
         stored = None
+        matched = None
+        if updates.num_rows and self.kept_columns:
+            updates, matched = self._with_stored_columns(target, updates, schema)
         if updates.num_rows:
             updates = updates.take(pc.sort_indices(updates, [(RECORD_KEY, "ascending")]))
             # Hudi names the file group, not a file, in a log record's _hoodie_file_name.
             rows = stored = stamp_records(
                 updates, schema, self.instant, target.partition_path, target.file_id
             )
-            blocks.append(
-                parquet_data_block(
-                    rows, self.instant, avro, compression=parquet_codec(self.compression)
-                )
-            )
+            blocks.extend(self._data_blocks(rows, schema, avro, matched))
         if deletes.num_rows:
             blocks.extend(self._delete_blocks(deletes, avro))
         self.markers.create(relative, IOType.APPEND)
@@ -175,6 +188,50 @@ class AppendHandle:
             hand_over_keys(self.storage, self.instant, stat, located, deletes.column(RECORD_KEY))
             stat.held_to_slice = self._held_to_slice(target, updates, deletes)
         return stat
+
+    def _with_stored_columns(
+        self, target: FileGroupTarget, updates: pa.Table, schema: pa.Schema
+    ) -> tuple[pa.Table, pa.Array | None]:
+        """`updates` with the kept columns of a partial update from the stored versions of
+        their keys in the file group's current slice (its base file and logs, those of a
+        pending compaction's slice too); a key the slice no longer holds is inserted whole.
+        Also the keys that matched a stored version (None: none did)."""
+        assert self.timeline is not None  # set with kept_columns (`WriteExecutor._handles`)
+        if self._view is None:
+            self._view = FileSystemView(self.storage, self.timeline)
+        groups = self._view.file_groups([target.partition_path])
+        group = next((g for g in groups if g.file_id == target.file_id), None)
+        if group is None or group.latest_slice is None:
+            return updates, None
+        source = KeySource.of(group.latest_slice, with_logs=True, view=self._view)
+        keys = updates.column(RECORD_KEY).combine_chunks()
+        stored = live_versions(self.storage, source, CommittedInstants.of(self.timeline), keys,
+                               self.merge_mode, columns=self.kept_columns)  # fmt: skip
+        matched = pc.is_in(keys, value_set=stored.column(RECORD_KEY))
+        filled = with_stored_columns(updates, stored, matched, self.kept_columns, schema)
+        return filled, stored.column(RECORD_KEY).combine_chunks()
+
+    def _data_blocks(
+        self, rows: pa.Table, schema: pa.Schema, avro: str, matched: pa.Array | None
+    ) -> list[bytes]:
+        """The data blocks of the log: one of whole rows; with `partial_blocks` (table version
+        8) the rows of keys a partial update matched (`matched`: their keys) go to a partial
+        update block of the meta columns and the replaced columns, as Apache Hudi 1.x writes
+        MERGE INTO's (the kept columns are its readers' to take from the version before)."""
+        codec = parquet_codec(self.compression)
+        if not self.partial_blocks or matched is None or len(matched) == 0:
+            return [parquet_data_block(rows, self.instant, avro, compression=codec)]
+        hit = pc.is_in(rows.column(RECORD_KEY), value_set=matched)
+        blocks = []
+        whole = rows.filter(pc.invert(hit))
+        if whole.num_rows:
+            blocks.append(parquet_data_block(whole, self.instant, avro, compression=codec))
+        changed = pa.schema([f for f in schema if f.name not in self.kept_columns])
+        partial = rows.filter(hit).select(with_meta_columns(changed).names)
+        partial_avro = add_meta_fields(to_avro_schema(changed, self.table_name))
+        blocks.append(parquet_data_block(partial, self.instant, partial_avro,
+                                         compression=codec, partial=True))  # fmt: skip
+        return blocks
 
     def _held_to_slice(self, target: FileGroupTarget, updates: pa.Table, deletes: pa.Table) -> bool:
         """Must the commit decide this log's record index changes by merging the slice? A

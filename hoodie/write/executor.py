@@ -28,7 +28,7 @@ from ..markers import WriteMarkers
 from ..merge import merge_mode_of
 from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata, WriteStat
-from ..schema import PARTITION_PATH, RECORD_KEY
+from ..schema import IS_DELETED, PARTITION_PATH, RECORD_KEY, data_schema
 from ..storage import FileIO
 from ..timeline import Timeline
 from ..transaction.metadata_indexes import file_indexing
@@ -231,6 +231,7 @@ class WriteExecutor:
         delete_operation = self.operation == DELETE
         indexing = self._indexing()
         mode = merge_mode_of(self.meta_client.properties)
+        kept = () if delete_operation else self._kept_columns(mode.ordering_field)
         rewrite = CopyOnWriteHandle(
             **common,
             # Hudi's delete operation removes keys whatever their ordering value.
@@ -239,6 +240,7 @@ class WriteExecutor:
             indexing=indexing,
             allow_duplicate_keys=delete_operation,
             cdc=CdcLogging.of(self.meta_client.properties),
+            kept_columns=kept,
         )
         append = AppendHandle(
             **common,
@@ -249,8 +251,22 @@ class WriteExecutor:
             indexing=indexing,
             locates_updates=self.config.index_type not in LIVE_KEY_TAGGING,
             cdc=self.meta_client.properties.cdc_enabled,
+            kept_columns=kept,
+            timeline=self.meta_client.timeline() if kept else None,
+            partial_blocks=self.meta_client.properties.table_version >= 8,
         )
         return rewrite, append
+
+    def _kept_columns(self, ordering_field: str | None) -> tuple[str, ...]:
+        """A partial update's columns that a matched key keeps from its stored version: the
+        new version's data columns the config does not replace (nor the table's ordering
+        field, which a partial update always takes, nor `_hoodie_is_deleted`)."""
+        names = data_schema(self.schema).names
+        replaced = self.config.replaced_columns(names)
+        if replaced is None:
+            return ()
+        always = (ordering_field, IS_DELETED)
+        return tuple(c for c in names if c not in replaced and c not in always)
 
     def _indexing(self) -> FileIndexing:
         """What the write tasks record of each file for the metadata table's indexes."""

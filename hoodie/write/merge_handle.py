@@ -188,6 +188,37 @@ def _combined(
     return _pick_rows(deleted, incoming, merged)
 
 
+def with_stored_columns(
+    incoming: pa.Table, stored: pa.Table, matched: pa.Array, columns: tuple[str, ...],
+    schema: pa.Schema,
+) -> pa.Table:  # fmt: skip
+    """A partial update: `incoming` with `columns` taken from the stored version of its key
+    (`stored`, keyed by the record key column) where `matched` is true; the other rows keep
+    theirs (new keys are inserted whole). A column the stored version lacks (added since) is
+    null there. `schema` gives each column's type in the new table version."""
+    if not columns or incoming.num_rows == 0 or not pc.any(matched).as_py():
+        return incoming
+    position = pc.index_in(incoming.column(RECORD_KEY), value_set=stored.column(RECORD_KEY))
+    found = stored.take(position)  # null rows where the key is not stored
+    matched = pc.and_(matched, pc.is_valid(position))
+    for name in columns:
+        wanted = schema.field(name).type
+        if name in found.column_names:
+            kept = found.column(name).cast(wanted)
+        else:
+            kept = pa.chunked_array([pa.nulls(incoming.num_rows, wanted)])
+        if name in incoming.column_names:
+            given = incoming.column(name).cast(wanted)
+            position_of = incoming.schema.get_field_index(name)
+            incoming = incoming.set_column(position_of, pa.field(name, wanted),
+                                           pc.if_else(matched, kept, given))  # fmt: skip
+        else:
+            given = pa.chunked_array([pa.nulls(incoming.num_rows, wanted)])
+            incoming = incoming.append_column(pa.field(name, wanted),
+                                              pc.if_else(matched, kept, given))  # fmt: skip
+    return incoming
+
+
 def _pick_rows(condition: pa.Array, yes: pa.Table, no: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(
         [pc.if_else(condition, yes.column(n), no.column(n)) for n in yes.column_names],
@@ -218,6 +249,9 @@ class CopyOnWriteHandle:
     # The table's CDC logging (`hoodie.table.cdc.enabled`): a rewritten base file gets a
     # `.cdc` file of its changes beside it (`cdc_writer`); None: off.
     cdc: CdcLogging | None = None
+    # A partial update (`WriteConfig.replaced_columns`): the columns a matched key's winning
+    # row takes from its stored version instead of the batch.
+    kept_columns: tuple[str, ...] = ()
 
     def __call__(self, key: tuple[Any, ...], incoming: pa.Table) -> pa.Table:
         stat = self.write(self.targets[group_key(key[0])], incoming)
@@ -302,6 +336,11 @@ class CopyOnWriteHandle:
                 hit = pc.is_in(stored_keys, value_set=replaced)
             kept = stored.filter(pc.invert(hit))
             stat.prev_commit = target.previous_instant or "null"
+            if self.kept_columns:
+                incoming = with_stored_columns(
+                    incoming, matched, pc.and_(exists, pc.invert(deleted)), self.kept_columns,
+                    self.data_schema,
+                )  # fmt: skip
 
         live = pc.invert(deleted)
         inserted, removed = pc.and_(live, pc.invert(exists)), pc.and_(deleted, exists)

@@ -135,6 +135,13 @@ def insert_config(config: WriteConfig, op: Insert) -> WriteConfig:
                    insert_dup_policy=op.policy)  # fmt: skip
 
 
+def upsert_config(config: WriteConfig, op: Upsert) -> WriteConfig:
+    """The table's write config with the upsert's partial update columns (R15)."""
+    if not op.update_columns:
+        return config
+    return replace(config, partial_update_columns=op.update_columns)
+
+
 def batch_schema(p: Params, upsert: Upsert | Insert) -> str:
     columns = ["id string"] + (["dt string"] if p.partitioned else [])
     columns += ["ts bigint", "v string"] + [f"{c} bigint" for c in upsert.columns]
@@ -189,7 +196,10 @@ def scenario_script(scenario) -> str:
             "            raise RuntimeError(f'injected failure at {name}')",
             "    return crash_point",
         ]
-    if any(isinstance(op, (Insert, Upgrade)) for op in scenario.ops):
+    if any(
+        isinstance(op, (Insert, Upgrade)) or (isinstance(op, Upsert) and op.update_columns)
+        for op in scenario.ops
+    ):
         lines.insert(2, "from dataclasses import replace")
     for op in scenario.ops:
         lines.extend(_op_lines(p, op))
@@ -199,10 +209,13 @@ def scenario_script(scenario) -> str:
 def _op_lines(p: Params, op) -> list[str]:
     if isinstance(op, Upsert):
         df = f"spark.createDataFrame({batch_rows(p, op)!r}, {batch_schema(p, op)!r}).coalesce(1)"
+        config = "config"
+        if op.update_columns:  # R15
+            config = f"replace(config, partial_update_columns={op.update_columns!r})"
         if op.deletes:  # R18
             keys = f"spark.createDataFrame({window_rows(p, op)!r}, {delete_schema(p)!r})"
-            return [f"table.upsert({df}, config, deletes={keys})"]
-        return [f"table.upsert({df}, config)"]
+            return [f"table.upsert({df}, {config}, deletes={keys})"]
+        return [f"table.upsert({df}, {config})"]
     if isinstance(op, Insert):
         df = f"spark.createDataFrame({batch_rows(p, op)!r}, {batch_schema(p, op)!r}).coalesce(1)"
         operation = "bulk_insert" if op.bulk else "insert"
@@ -402,7 +415,7 @@ class Runner:
             deletes = None
             if op.deletes:  # R18
                 deletes = spark.createDataFrame(window_rows(self.p, op), delete_schema(self.p))
-            table.upsert(df.coalesce(1), config, deletes=deletes)
+            table.upsert(df.coalesce(1), upsert_config(config, op), deletes=deletes)
         elif isinstance(op, Insert):
             df = spark.createDataFrame(batch_rows(self.p, op), batch_schema(self.p, op))
             table.write(df.coalesce(1), insert_config(config, op))
@@ -455,7 +468,7 @@ class Runner:
                 )
                 if op.recovery != "undone":
                     stack.enter_context(mock.patch.object(Transaction, "abort", lambda self: None))
-                self.table.upsert(df.coalesce(1), self.config)
+                self.table.upsert(df.coalesce(1), upsert_config(self.config, op.upsert))
         finally:
             if op.recovery == "explicit":
                 policy = FailedWritesPolicy.of(self.table.storage, self.config)

@@ -110,6 +110,14 @@ R14 Merge modes (`hoodie.datasource.write.payload.class`, drawn: the default by 
     stored side wins). The column-wise payloads are not drawn with global indexes (refused),
     nor is `commit` on a version 6 merge-on-read table with an upgrade (its upgrade makes the
     table event-time ordered, changing the rows of the instants before it).
+R15 Partial updates (`hoodie.write.partial.update.columns`, dbt's merge_update_columns /
+    merge_exclude_columns; drawn on upserts: a set of the batch's columns, `id` alone meaning
+    only the key). A winning row of a key the table stores (as a snapshot read would show it
+    when the write starts: R4 on copy-on-write, R7's merged slot on merge-on-read) takes the
+    listed columns, the key, partition and `ts`, and keeps every other column's stored value
+    (null for a column the stored version lacks); a key not stored (or removed by a log) is
+    inserted whole, and deletes are deletes. Not drawn with the column-wise payloads (refused)
+    nor with a global index that moves records (refused).
 R18 An upsert that deletes keys in its own commit (`HoodieTable.upsert(df, deletes=...)`, what
     a dbt microbatch batch writes to replace its event-time window): keys of no row of the
     batch, each removed whatever its stored ordering value (a delete without ordering value:
@@ -208,6 +216,8 @@ class Upsert:
     # R18: (key, partition)s deleted in the same commit, whatever their ordering value (a
     # microbatch replacing its window: `HoodieTable.upsert(df, deletes=...)`); keys of no row
     deletes: tuple[tuple[str, str | None], ...] = ()
+    # R15: the columns a stored key's winning row replaces (a partial update); (): whole rows
+    update_columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -721,6 +731,7 @@ class TableModel:
         state = replace(state, columns=columns)
         if self.params.index in GLOBAL:
             entries, fresh = self._global_entries(op, instant)
+            entries = self._partial(op, entries, columns)
             for key, _partition in op.deletes:  # R18, G7: wherever the key is stored
                 stored = self._global_location(key)
                 if stored is not None:
@@ -735,9 +746,30 @@ class TableModel:
             )
             for ident, rec in winners.items()
         }
+        entries = self._partial(op, entries, columns)
         # R18: deletes of the same commit remove the stored row whatever its ordering value
         entries.update({(part, key): Tomb(NATURAL, instant) for key, part in op.deletes})
         return self._write(state, entries, instant, placement)
+
+    def _partial(self, op: Upsert, entries: dict, columns: tuple[str, ...]) -> dict:
+        """R15: each new version of a stored key with the columns it does not list kept."""
+        if not op.update_columns:
+            return entries
+        out = {}
+        for ident, entry in entries.items():
+            slot = self.state.slots.get(ident)
+            stored = None
+            if isinstance(entry, Version) and slot is not None:
+                stored = self.merged(slot) if self.params.mor else slot.base
+            if stored is None:
+                out[ident] = entry
+                continue
+            old, new = dict(stored.values), dict(entry.values)
+            out[ident] = replace(entry, values=tuple(
+                (name, new.get(name) if name in op.update_columns else old.get(name))
+                for name in (*VALUE_COLUMNS, *columns)
+            ))  # fmt: skip
+        return out
 
     def _stored(self, ident) -> bool:
         """R12: does SIMPLE tagging find this (partition, key) in the table (R6)?"""

@@ -20,6 +20,7 @@ from diff_model import (
     MOR,
     RECORD_INDEX,
     SIMPLE,
+    VALUE_COLUMNS,
     Archive,
     Clean,
     Cluster,
@@ -96,9 +97,10 @@ def _partition(p: Params):
 
 
 @st.composite
-def upserts(draw, p: Params, ts: tuple = TS, window: bool = False) -> Upsert:
+def upserts(draw, p: Params, ts: tuple = TS, window: bool = False, partial: bool = True) -> Upsert:
     """`ts`: the ordering values to draw from (the Apache Hudi oracle leaves out null).
-    `window`: also delete, in the same commit, keys the batch has no row of (R18)."""
+    `window`: also delete, in the same commit, keys the batch has no row of (R18). `partial`:
+    sometimes a partial update (R15; the Apache Hudi oracle draws none)."""
     columns = tuple(sorted(draw(st.sets(st.sampled_from(EXTRA_COLUMNS), max_size=2))))
     rows = draw(
         st.lists(
@@ -122,7 +124,13 @@ def upserts(draw, p: Params, ts: tuple = TS, window: bool = False) -> Upsert:
     if window and others:
         keys = draw(st.lists(st.sampled_from(others), min_size=1, max_size=3, unique=True))
         deletes = tuple((key, draw(_partition(p))) for key in keys)
-    return Upsert(tuple(rows), columns, deletes)
+    update: tuple = ()
+    refused = p.merge in ("non_defaults", "partial") or (p.index in GLOBAL
+                                                         and p.update_partition_path)  # fmt: skip
+    if partial and not refused and draw(st.sampled_from((False, False, True))):  # R15
+        pool = ("id", *VALUE_COLUMNS, *columns)
+        update = tuple(sorted(draw(st.sets(st.sampled_from(pool), min_size=1, max_size=2))))
+    return Upsert(tuple(rows), columns, deletes, update)
 
 
 @st.composite

@@ -123,7 +123,7 @@ def oracle_params(draw, indexes: tuple[str, ...] = (SIMPLE, BUCKET)) -> Params:
 
 
 def oracle_operations(p: Params) -> st.SearchStrategy:
-    choices = [(10, upserts(p, ORDERED_TS)), (2, deletes(p))]
+    choices = [(10, upserts(p, ORDERED_TS, partial=False)), (2, deletes(p))]
     if not (p.mor and p.table_version == 8):
         # Apache Hudi 1.2's `rollback_to_instant` on a version 8 merge-on-read table first
         # compacts it, then refuses to roll back the delta commit the compaction follows
@@ -143,7 +143,7 @@ def oracle_scenarios(
     p = draw(oracle_params(indexes))
     # A table starts with a write that leaves a row: Apache Hudi creates no table for a first
     # batch whose every key ends deleted (our first write commits an empty table).
-    first = draw(upserts(p, ORDERED_TS).filter(lambda u: _leaves_a_row(p, u)))
+    first = draw(upserts(p, ORDERED_TS, partial=False).filter(lambda u: _leaves_a_row(p, u)))
     rest = draw(st.lists(oracle_operations(p), min_size=min_ops - 1, max_size=max_ops - 1))
     return Scenario(p, (first, *rest))
 

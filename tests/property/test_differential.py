@@ -420,3 +420,42 @@ def test_clustering_changes_no_read(spark, tmp_path, table_type, version):
     params = Params(table_type=table_type, index=SIMPLE, compact_every=10, table_version=version,
                     commits_retained=1)  # fmt: skip
     run_scenario(spark, Scenario(params, ops), str(tmp_path), spark_reads="last")
+
+
+def _partial_update_case(table_type: str, index: str, version: int) -> Scenario:
+    """R15 in one sequence: partial updates of keys whose stored values are in a base file and
+    in a log, a stale one, a new key (whole), a key deleted since (whole again), only the key
+    listed (the ordering column alone taken) with a column the stored rows lack."""
+    ops = [
+        Upsert((Rec("k0", "p0", ts=5, v="a", extras=(("e1", 10),)),
+                Rec("k1", "p0", ts=5, v="b", extras=(("e1", 20),))), columns=("e1",)),
+        Upsert((Rec("k1", "p0", ts=6, v="b6", extras=(("e1", 21),)),), columns=("e1",)),
+        Upsert((Rec("k0", "p0", ts=7, v="x", extras=(("e1", 11),)),
+                Rec("k1", "p0", ts=8, v="y", extras=(("e1", None),)),
+                Rec("k2", "p1", ts=1, v="c", extras=(("e1", 1),))),
+               columns=("e1",), update_columns=("e1",)),
+        Upsert((Rec("k0", "p0", ts=9, deleted=True),)),
+        Upsert((Rec("k0", "p0", ts=10, v="back", extras=(("e1", 99),)),
+                Rec("k1", "p0", ts=2, v="stale", extras=(("e1", 0),))),
+               columns=("e1",), update_columns=("v",)),
+        Compact(),
+        Upsert((Rec("k1", "p0", ts=20, v="z", extras=(("e1", 5), ("e2", 7))),),
+               columns=("e1", "e2"), update_columns=("id",)),
+    ]  # fmt: skip
+    if table_type == COW:
+        ops.remove(Compact())
+    params = Params(table_type=table_type, index=index, compact_every=10, table_version=version,
+                    update_partition_path=False)  # fmt: skip
+    return Scenario(params, tuple(ops))
+
+
+@pytest.mark.parametrize("table_type,index,version", [
+    pytest.param(COW, SIMPLE, 6, id="cow-simple-v6"),
+    pytest.param(MOR, SIMPLE, 6, id="mor-simple-v6", marks=pytest.mark.full),
+    pytest.param(MOR, BUCKET, 8, id="mor-bucket-v8", marks=pytest.mark.full),
+    pytest.param(COW, BLOOM, 8, id="cow-bloom-v8", marks=pytest.mark.full),
+    pytest.param(MOR, GLOBAL_SIMPLE, 8, id="mor-global-v8", marks=pytest.mark.full),
+])  # fmt: skip
+def test_partial_updates_agree_with_the_model(spark, tmp_path, table_type, index, version):
+    run_scenario(spark, _partial_update_case(table_type, index, version), str(tmp_path),
+                 spark_reads="last")  # fmt: skip

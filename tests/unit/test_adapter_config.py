@@ -301,8 +301,6 @@ def test_a_boolean_given_as_yaml_and_as_text_is_one_value():
 @pytest.mark.parametrize(
     "key, value, message",
     [
-        ("merge_update_columns", ["a"], "not supported by the lake materializations yet"),
-        ("merge_exclude_columns", ["a"], "not supported by the lake materializations yet"),
         ("incremental_strategy", "microbatch", "materialized='incremental', file_format='hudi'"),
         ("table_type", "mor", "table_type='mor' disagrees with materialized='cow_upsert'"),
         ("incremental_strategy", "append", "'hoodie.datasource.write.operation': 'insert'"),
@@ -322,6 +320,56 @@ def test_configs_that_would_do_nothing_are_refused(key, value, message):
     with pytest.raises(CompilationError, match="Model 'orders'") as error:
         settings(dbt_config(**{key: value}))
     assert key in str(error.value) and message in str(error.value)
+
+
+COLUMNS = ["id", "dt", "ts", "Name", "amount"]
+
+
+def partial(**config):
+    model = dbt_config(partition_path="dt", precombine_field="ts", **config)
+    return model_settings(
+        "orders", model, table_type="COPY_ON_WRITE", schema="analytics", alias="orders",
+        warehouse_dir="/wh", columns=COLUMNS,
+    ).write_config  # fmt: skip
+
+
+def test_merge_update_and_exclude_columns_resolve_as_dbt_spark_does():
+    assert partial().partial_update_columns == ()
+    assert partial(merge_update_columns=["amount"]).partial_update_columns == ("amount",)
+    # names are matched without case and given as the model spells them
+    assert partial(merge_update_columns=["name", "AMOUNT"]).partial_update_columns == (
+        "Name", "amount")  # fmt: skip
+    excluded = partial(merge_exclude_columns=["NAME"]).partial_update_columns
+    assert excluded == ("id", "dt", "ts", "amount")
+    # what a matched row replaces: the listed columns, key, partition and ordering columns
+    assert partial(merge_update_columns=["amount"]).replaced_columns(COLUMNS) == {
+        "id", "dt", "ts", "amount"}  # fmt: skip
+    # without the model's columns (snapshots, other callers) nothing is resolved
+    unresolved = settings(dbt_config(merge_update_columns=["x"])).write_config
+    assert unresolved.partial_update_columns == ()
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"merge_update_columns": ["amount"], "merge_exclude_columns": ["Name"]},
+         "cannot specify merge_update_columns and merge_exclude_columns"),
+        ({"merge_update_columns": ["amount", "amout"]},
+         "merge_update_columns names amout, which is not a column of the model (its columns: "
+         "id, dt, ts, Name, amount)"),
+        ({"merge_exclude_columns": ["nme"]}, "merge_exclude_columns names nme, which is not"),
+        ({"merge_exclude_columns": ["DT"]}, "names dt, the record key or partition column"),
+        ({"merge_update_columns": "amount", "options": {
+            "hoodie.write.partial.update.columns": "Name"}}, "set only one of them"),
+        ({"merge_update_columns": ["amount"], "options": {"hoodie.index.type": "GLOBAL_SIMPLE"}},
+         "set hoodie.simple.index.update.partition.path=false"),
+        ({"merge_update_columns": [1]}, "must be a list of column names"),
+    ],
+)  # fmt: skip
+def test_partial_update_configs_that_cannot_work_are_refused(config, message):
+    with pytest.raises(CompilationError, match="orders") as error:
+        partial(**config)
+    assert message in str(error.value)
 
 
 def test_honoured_spellings_of_dbt_spark_and_hudi_sql():

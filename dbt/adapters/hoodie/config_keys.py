@@ -8,7 +8,7 @@ dropped, and a stale row won), so each key is one of:
 
 - honoured: by dbt itself (`tags`, `docs`, hooks, ...) or by the lake materializations;
 - refused while set, naming the key and what to write instead (dbt-spark's Spark-table
-  settings, merge settings a lake upsert cannot do yet, a made-up key, probably a typo);
+  settings, a made-up key, probably a typo);
 - warned about once per model when set: dbt settings of other resource kinds that have no
   meaning for a lake table and change nothing (`column_types` of seeds, ...).
 
@@ -40,6 +40,7 @@ HONOURED = frozenset({
     "location_root", "on_schema_change", "persist_docs", "options", "hudi_options",
     "tblproperties", "file_format", "compaction", "compaction_delta_commits",
     "incremental_strategy", "table_type", "incremental_predicates", "on_checkpoint_lost",
+    "merge_update_columns", "merge_exclude_columns",
 })  # fmt: skip
 # Read by dbt-core's batching of materialized='incremental', incremental_strategy='microbatch'.
 MICROBATCH_KEYS = frozenset({"batch_size", "begin", "lookback", "concurrent_batches"})
@@ -51,11 +52,6 @@ MICROBATCH = "microbatch"
 # tblproperties (primaryKey = 'id', ...)`), as the model config aliases they are.
 TBLPROPERTY_ALIASES = frozenset({"primaryKey", "recordKey", "preCombineField"})
 _TABLE_TYPES = {"cow": "cow_upsert", "mor": "mor_upsert"}
-
-_NOT_YET = (
-    "is not supported by the lake materializations yet: their upsert replaces each stored row "
-    "by record key with the model's whole row"
-)
 
 
 def _unset(value: object) -> bool:
@@ -73,14 +69,6 @@ class Rule:
 
 
 RULES: dict[str, Rule] = {
-    "merge_update_columns": Rule(
-        f"{_NOT_YET}. Remove it; to keep a column's stored value, select it from {{{{ this }}}} "
-        "in the model (is_incremental())"
-    ),
-    "merge_exclude_columns": Rule(
-        f"{_NOT_YET}. Remove it; to keep a column's stored value, select it from {{{{ this }}}} "
-        "in the model (is_incremental())"
-    ),
     "grants": Rule(
         "cannot be applied: Spark's catalog has no GRANT for these tables, and access to a "
         "lake table is its files' and metastore's. Remove grants for lake models (in "

@@ -256,10 +256,11 @@ class HoodieAdapter(SparkAdapter):
         """
         target = LakeModel.of(model, relation)
         spark = self._spark()
-        settings = target.settings(table_type, spark.conf.get("spark.sql.warehouse.dir"))
+        df = spark.sql(sql)
+        settings = target.settings(table_type, spark.conf.get("spark.sql.warehouse.dir"),
+                                   df.columns)  # fmt: skip
         window = BatchWindow.of(target.name, target.config, model.get("batch"))
         predicates = predicates_of(target.name, target.config.get("incremental_predicates"))
-        df = spark.sql(sql)
         # Rows read twice (checked, a batch's keys against its window) are read once.
         cached = bool(not_null) or window is not None or bool(predicates)
         if cached:

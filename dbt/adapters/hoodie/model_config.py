@@ -8,7 +8,7 @@ an error rather than a silent pick.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,8 @@ from hoodie.integration import as_field_tuple, option_keys
 
 from .config_keys import check_keys
 from .errors import dbt_errors
+from .partial_update import OPTION as PARTIAL_OPTION
+from .partial_update import partial_update_option
 
 # tblproperties.<name>: Apache Hudi's Spark SQL table properties (see config_keys).
 ALIASES = {
@@ -65,8 +67,11 @@ class LakeModel:
             resource=resource,
         )
 
-    def settings(self, table_type: str, warehouse_dir: str) -> ModelSettings:
-        """The model's write config and table path (`model_settings`)."""
+    def settings(
+        self, table_type: str, warehouse_dir: str, columns: Sequence[str] | None = None
+    ) -> ModelSettings:
+        """The model's write config and table path (`model_settings`); `columns`, the model's
+        columns, for a partial update (merge_update_columns / merge_exclude_columns)."""
         return model_settings(
             self.name,
             self.config,
@@ -74,6 +79,7 @@ class LakeModel:
             schema=self.relation.schema,
             alias=self.relation.identifier,
             warehouse_dir=warehouse_dir,
+            columns=columns,
         )
 
 
@@ -158,9 +164,12 @@ def model_settings(
     alias: str,
     warehouse_dir: str,
     resource: str = "Model",
+    columns: Sequence[str] | None = None,
 ) -> ModelSettings:
     """The write config and path of a model's table (`resource` names what it is in errors:
     a "Model", or a "Snapshot", whose config `snapshot_settings` made from the snapshot's).
+    `columns`, the model's columns, resolve merge_update_columns / merge_exclude_columns
+    (`partial_update`); without them those configs are not resolved.
 
     A model's every config key is checked first (`config_keys`): its `hoodie.*` keys, from
     wherever they were set, become its options, and keys it cannot honour stop it."""
@@ -203,17 +212,32 @@ def model_settings(
         )
     conflict = {ConflictingSettingsError: lambda error: _conflict(error, materialized)}
     with dbt_errors(resource, model, conflict):
-        write_config = WriteConfig.build(
-            table_name=None if named else alias,
-            record_key=record_key,
-            partition_path=_pick(model, config, "partition_path", resource),
-            precombine_field=_pick(model, config, "precombine_field", resource),
-            table_type=table_type,
-            hive_style_partitioning=hive_style,
-            options=options,
-            database=schema,
-            schema_change=on_schema_change,
-        )
+
+        def build(options: dict[str, Any]) -> WriteConfig:
+            return WriteConfig.build(
+                table_name=None if named else alias,
+                record_key=record_key,
+                partition_path=_pick(model, config, "partition_path", resource),
+                precombine_field=_pick(model, config, "precombine_field", resource),
+                table_type=table_type,
+                hive_style_partitioning=hive_style,
+                options=options,
+                database=schema,
+                schema_change=on_schema_change,
+            )
+
+        write_config = build(options)
+        if columns is not None:
+            never_kept = (*write_config.record_key_fields, *write_config.partition_fields)
+            partial = partial_update_option(model, config, columns, never_kept)
+            if partial:
+                if options.get(PARTIAL_OPTION) is not None:
+                    raise CompilationError(
+                        f"{resource} '{model}': option '{PARTIAL_OPTION}' and "
+                        "merge_update_columns / merge_exclude_columns set the same thing; "
+                        "set only one of them"
+                    )
+                write_config = build({**options, **partial})
     location_root = config.get("location_root")
     if location_root:
         base_uri = posixpath.join(str(location_root).rstrip("/"), alias)

@@ -21,20 +21,22 @@ id,ts,v,batch
 2,2,newer,2
 """
 
-PROJECT = PROJECT_YML + """\
+PROJECT = (
+    PROJECT_YML
+    + """\
 models:
   functional:
     stale_project:
       +hoodie.datasource.write.precombine.field: ts
 """
+)
 
 ROWS = "select id, ts, v from {{ ref('raw') }} where batch = {{ var('batch') }}"
 LAKE = "{{ config(materialized='cow_upsert', record_key='id') }}\n"
 MODELS = {
     # The precombine field set at the top level of the config (a dict), in dbt_project.yml and
     # in schema.yml: each used to be dropped, and run 2's stale row for id 1 won.
-    "stale_top": LAKE + "{{ config({'hoodie.datasource.write.precombine.field': 'ts'}) }}\n"
-    + ROWS,
+    "stale_top": LAKE + "{{ config({'hoodie.datasource.write.precombine.field': 'ts'}) }}\n" + ROWS,
     "stale_project": LAKE + ROWS,
     "stale_yml": LAKE + ROWS,
     # A lake model of a lake model's rows, meta columns and all.
@@ -43,7 +45,7 @@ MODELS = {
     "warned": "{{ config(materialized='cow_upsert', record_key='id', "
     "column_types={'id': 'bigint'}) }}\n" + ROWS,
     "refused_merge_columns": "{{ config(materialized='cow_upsert', record_key='id', "
-    "merge_update_columns=['v']) }}\n" + ROWS,
+    "merge_update_columns=['v'], merge_exclude_columns=['ts']) }}\n" + ROWS,
     "meta_column": LAKE + "select 1 as id, 'k' as _hoodie_record_key",
     # Refused in the write's Spark job, after the table was created.
     "null_keys": "{{ config(materialized='cow_upsert', record_key='id', partition_path='p') }}\n"
@@ -89,8 +91,9 @@ def test_configs_are_honoured_or_refused(dbt_project):
 
     messages = first["messages"]
     by_model = {name: next((m for m in messages if f"'{name}'" in m), "") for name in MODELS}
-    assert "merge_update_columns=['v'] is not supported by the lake materializations yet" in (
-        by_model["refused_merge_columns"]
+    assert (
+        "cannot specify merge_update_columns and merge_exclude_columns"
+        in (by_model["refused_merge_columns"])
     )
     assert "column '_hoodie_record_key' is a Hudi meta column name" in by_model["meta_column"]
     assert "null or empty record key (column 'id')" in by_model["null_keys"]
