@@ -145,3 +145,26 @@ def test_the_pipeline_killed_anywhere_ends_as_an_uninterrupted_run(
             where = f"{model} killed at {point} ({seed})"
             rerun = _ok(project.run([_batch(2)], tables=list(MODELS)), where)
             assert _rows(rerun) == expected, where
+
+    # The upstream rolled back past what customer_balances read: by default the model stops
+    # and says so; with on_checkpoint_lost='full_refresh' it is rebuilt from the upstream.
+    model = (SAMPLE / "models" / "customer_balances.sql").read_text()
+    rolled = project.run([["run-operation", "hoodie_rollback", "--args",
+                           "{model: cleaned_transactions}"],
+                          ["run", "-s", "customer_balances"]])  # fmt: skip
+    assert [c["success"] for c in rolled["commands"]] == [True, False], rolled["commands"]
+    said = rolled["commands"][1]["error"] + " ".join(rolled["commands"][1]["messages"])
+    assert "which the upstream no longer has" in said or "no longer has" in said, said
+    assert "on_checkpoint_lost='full_refresh'" in said, said
+    project.write("models/customer_balances.sql",
+                  model.replace("compaction='off',", "compaction='off',\n    "
+                                "on_checkpoint_lost='full_refresh',"))  # fmt: skip
+    rebuilt = _ok(project.run([["run", "-s", "customer_balances"]],
+                              tables=list(MODELS)), "rebuild")  # fmt: skip
+    totals: dict[int, list] = {}
+    for row in rebuilt["tables"]["cleaned_transactions"]["rows"]:
+        total = totals.setdefault(row["customer_id"], [0, 0])
+        total[0] += round(float(row["amount"]) * 100)
+        total[1] += 1
+    assert {r["customer_id"]: [round(float(r["balance"]) * 100), r["transactions"]]
+            for r in rebuilt["tables"]["customer_balances"]["rows"]} == totals  # fmt: skip
