@@ -1,5 +1,10 @@
 """Runs the sample project twice (two batches) in one process and shows what happened.
 
+The pipeline: raw_transactions (a seed) -> transactions (cow_upsert, one batch of the seed per
+run) -> cleaned_transactions (incremental microbatch by day on a copy-on-write lake table,
+logging its changes: CDC) -> customer_balances (mor_upsert keeping balances from
+cleaned_transactions' changes, each consumed exactly once).
+
 One process means one JVM: dbt's programmatic runner shares the Spark session across the
 seed and both runs, which keeps the demo to about a minute on a laptop.
 
@@ -18,6 +23,8 @@ from dbt.cli.main import dbtRunner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGET: list[str] = []  # --target <name>, when given
+# The days the microbatch model runs over (dbt's default is the days up to now).
+WINDOW = ["--event-time-start", "2026-11-01", "--event-time-end", "2026-11-05"]
 
 
 def dbt(*args: str) -> None:
@@ -34,8 +41,8 @@ def show(title: str) -> None:
     print(f"\n=== {title}")
     tables = (
         ("transactions", "txn_id"),
-        ("customer_totals", "customer_id"),
-        ("customer_last_seen", "customer_id"),
+        ("cleaned_transactions", "txn_id"),
+        ("customer_balances", "customer_id"),
     )
     for table, key in tables:
         df = spark.table(f"analytics.{table}")
@@ -44,8 +51,29 @@ def show(title: str) -> None:
         print(f"analytics.{table}: {len(collected)} rows")
         for row in collected:
             print("   ", ", ".join(f"{k}={v}" for k, v in row.asDict().items()))
-    print("\ntimeline of analytics.transactions:")
-    dbt("run-operation", "hoodie_timeline", "--args", "{model: transactions}")
+
+
+def show_changes(since: str) -> None:
+    """What cleaned_transactions logged (its CDC) since instant `since`."""
+    from pyspark.sql import SparkSession
+
+    from hoodie import HoodieTable
+
+    spark = SparkSession.builder.getOrCreate()
+    table = HoodieTable.open(os.path.join(HERE, "lake", "analytics.db", "cleaned_transactions"))
+    changes = table.read_changes(spark, since).orderBy("ts_ms", "record_key").collect()
+    print(f"\nchanges analytics.cleaned_transactions logged in batch 2: {len(changes)}")
+    for change in changes:
+        was = change.before.amount if change.before else None
+        now = change.after.amount if change.after else None
+        print(f"    op={change.op}, txn_id={change.record_key}, amount {was} -> {now}")
+
+
+def latest_instant(model: str) -> str:
+    from hoodie import HoodieTable
+
+    table = HoodieTable.open(os.path.join(HERE, "lake", "analytics.db", model))
+    return table.timeline().completed.instants[-1].timestamp
 
 
 def main() -> None:
@@ -58,13 +86,17 @@ def main() -> None:
     for folder in ("lake", "metastore", "target"):
         shutil.rmtree(os.path.join(HERE, folder), ignore_errors=True)
     dbt("seed")
-    dbt("run", "--vars", "{batch: 1}")
+    dbt("run", "--vars", "{batch: 1}", *WINDOW)
     show("after batch 1")
-    dbt("run", "--vars", "{batch: 2}")
+    before_2 = latest_instant("cleaned_transactions")
+    dbt("run", "--vars", "{batch: 2}", *WINDOW)
     show("after batch 2 (txn 2 updated, txn 4 deleted, stale txn 5 ignored, 7 and 8 added)")
-    print("\ncompacting analytics.customer_last_seen (merge-on-read):")
-    dbt("run-operation", "hoodie_compact", "--args", "{model: customer_last_seen}")
-    dbt("run-operation", "hoodie_timeline", "--args", "{model: customer_last_seen}")
+    show_changes(before_2)
+    print("\ntimeline of analytics.transactions:")
+    dbt("run-operation", "hoodie_timeline", "--args", "{model: transactions}")
+    print("\ncompacting analytics.customer_balances (merge-on-read):")
+    dbt("run-operation", "hoodie_compact", "--args", "{model: customer_balances}")
+    dbt("run-operation", "hoodie_timeline", "--args", "{model: customer_balances}")
     print(f"\nThe Hudi tables are under {os.path.join(HERE, 'lake', 'analytics.db')}")
 
 

@@ -2,6 +2,7 @@
     materialized='mor_upsert',
     record_key='customer_id',
     compaction='off',
+    options={'hoodie.parquet.small.file.limit': '0'},
 ) }}
 
 -- Keeps each customer's balance from cleaned_transactions' change log, exactly once: every
@@ -9,6 +10,10 @@
 -- (hoodie_incremental), and commits its new position with its rows. An insert adds its
 -- amount, a delete subtracts it, an update subtracts the old amount and adds the new one (for
 -- the customer each belonged to). On the first run every row counts as an insert.
+-- A merge-on-read table: a run appends its balances to log files (new customers go to a new
+-- file group: with the small-file limit at 0 no base file is rewritten to take them);
+-- `dbt run-operation hoodie_compact --args '{model: customer_balances}'` folds the logs into
+-- new base files.
 with changes as (
     select * from {{ hoodie_incremental(ref('cleaned_transactions'), format='cdc') }}
 ),

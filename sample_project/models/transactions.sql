@@ -3,6 +3,7 @@
     record_key='txn_id',
     partition_path='txn_date',
     precombine_field='ts',
+    event_time='txn_date',
 ) }}
 
 -- Batch 1 loads the first rows. Batch 2 corrects txn 2 (newer ts), deletes txn 4, sends a

@@ -1,7 +1,8 @@
 """The sample project (`make demo`) on a multi-process cluster, against the same on local[2].
 
-`run_demo.py --target cluster` runs the seed, two batches of two cow_upsert models and a
-mor_upsert model, and a compaction, on `local-cluster[2,1,1024]` whose executors' Python lacks
+`run_demo.py --target cluster` runs the seed, two batches of its pipeline (a cow_upsert model,
+a microbatch model with CDC, a mor_upsert model reading its changes) and a compaction, on
+`local-cluster[2,1,1024]` whose executors' Python lacks
 dbt-hoodie (the adapter ships the core). What it prints of the tables after each batch must
 equal what the local target prints.
 """
