@@ -4,8 +4,6 @@ parquet scan of the planned files)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from hoodie import HoodieTable
@@ -40,13 +38,18 @@ LATEST = """\
 select id, v from {{ hoodie_snapshot(ref('orders')) }} where id >= 2
 """
 
-# The first write's changes: inserts into a new file group, which a CDC read infers from the
-# base file (no .cdc file needed), with the images' columns reached as struct fields.
+# Every change since the start: the first write's inserts (into a new file group: inferred
+# from its base file), the second's update and insert (from the .cdc file it wrote), with
+# the images' columns reached as struct fields.
 CDC = """\
 {{ config(materialized='table') }}
 select op, ts_ms, record_key, partition_path, after.id as id, after.v as v, before.v as was
-from {{ hoodie_cdc(ref('orders'), '0', var('first')) }}
+from {{ hoodie_cdc(ref('orders'), '0') }}
 """
+# orders logging its changes (hoodie.table.cdc.enabled) for hoodie_cdc
+LOGGED = ORDERS.replace(
+    "record_key='id'", "record_key='id', options={'hoodie.table.cdc.enabled': 'true'}"
+)
 
 BAD = """\
 {{ config(materialized='table') }}
@@ -56,7 +59,7 @@ select id from {{ hoodie_as_of(ref('orders'), '1999-01-01') }}
 
 def test_as_of_and_changes_macros(dbt_project):
     dbt_project.write("seeds/raw.csv", SEED)
-    dbt_project.write("models/orders.sql", ORDERS)
+    dbt_project.write("models/orders.sql", LOGGED)
     report = dbt_project.run(
         [
             ["seed"],
@@ -67,10 +70,6 @@ def test_as_of_and_changes_macros(dbt_project):
     assert all(c["success"] for c in report["commands"]), report["commands"]
     table = HoodieTable.open(str(dbt_project.lake / "orders"))
     first, second = [i.timestamp for i in table.timeline().completed]
-    # Until our writers log changes (the CDC write, issue 42 step 4), the table is switched to
-    # CDC here; the range read needs no .cdc file.
-    meta_client = table.meta_client
-    meta_client.replace_properties(replace(meta_client.properties, cdc_enabled=True))
 
     dbt_project.write("models/orders_then.sql", AS_OF)
     dbt_project.write("models/orders_changes.sql", CHANGES)
@@ -100,7 +99,12 @@ def test_as_of_and_changes_macros(dbt_project):
     latest = sorted((r["id"], r["v"]) for r in report["tables"]["orders_latest"]["rows"])
     assert latest == [(2, "B"), (3, "c")]
     cdc = sorted(tuple(r.values()) for r in report["tables"]["orders_cdc"]["rows"])
-    assert cdc == [("i", first, "1", "", 1, "a", None), ("i", first, "2", "", 2, "b", None)]
+    assert cdc == [
+        ("i", first, "1", "", 1, "a", None),
+        ("i", first, "2", "", 2, "b", None),
+        ("i", second, "3", "", 3, "c", None),
+        ("u", second, "2", "", 2, "B", "b"),
+    ]
     messages = " ".join(report["commands"][0]["messages"])
     assert "before the earliest readable instant" in messages
     assert f"readable range: {first} .. {second}" in messages
