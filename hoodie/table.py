@@ -224,6 +224,15 @@ class HoodieTable:
         """The active timeline as it is now (read afresh at every call)."""
         return self.meta_client.timeline()
 
+    def completed(self, instant: str) -> bool:
+        """Did the instant complete in this table's history (on its active timeline, or on
+        the archived one)? False for an instant rolled back or restored away, and for one of
+        a table that was rebuilt under the same path since."""
+        if instant in self.timeline().completed.timestamps():
+            return True
+        return any(a.timestamp == instant and a.state == "COMPLETED"
+                   for a in self.meta_client.archived_instants())  # fmt: skip
+
     def file_system_view(self, as_of: str | None = None) -> FileSystemView:
         """The table's file groups and slices, latest or as of a completed instant."""
         return self.meta_client.file_system_view(as_of)

@@ -62,7 +62,8 @@ def show_changes(since: str) -> None:
     spark = SparkSession.builder.getOrCreate()
     table = HoodieTable.open(os.path.join(HERE, "lake", "analytics.db", "cleaned_transactions"))
     changes = table.read_changes(spark, since).orderBy("ts_ms", "record_key").collect()
-    print(f"\nchanges analytics.cleaned_transactions logged in batch 2: {len(changes)}")
+    print(f"\nchanges analytics.cleaned_transactions logged in batch 2: {len(changes)} (each "
+          "day's batch rewrites that day: rows sent again show as updates to the same values)")
     for change in changes:
         was = change.before.amount if change.before else None
         now = change.after.amount if change.after else None

@@ -27,14 +27,18 @@ signed as (
 deltas as (
     select customer_id, sum(amount) as amount, sum(transactions) as transactions
     from signed group by customer_id
+),
+balances as (
+    select
+        d.customer_id,
+        cast({% if is_incremental() %}coalesce(b.balance, 0) + {% endif %}d.amount
+             as decimal(12, 2)) as balance,
+        cast({% if is_incremental() %}coalesce(b.transactions, 0) + {% endif %}d.transactions
+             as bigint) as transactions
+    from deltas d
+    {% if is_incremental() %}
+    left join {{ this }} b on b.customer_id = d.customer_id
+    {% endif %}
 )
-select
-    d.customer_id,
-    cast({% if is_incremental() %}coalesce(b.balance, 0) + {% endif %}d.amount
-         as decimal(12, 2)) as balance,
-    cast({% if is_incremental() %}coalesce(b.transactions, 0) + {% endif %}d.transactions
-         as bigint) as transactions
-from deltas d
-{% if is_incremental() %}
-left join {{ this }} b on b.customer_id = d.customer_id
-{% endif %}
+-- A customer left with no transaction is deleted, as a rebuild would not have it.
+select *, transactions = 0 as _hoodie_is_deleted from balances

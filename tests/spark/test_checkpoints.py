@@ -73,3 +73,23 @@ def test_a_version_6_position_waits_for_pending_writes(spark, tmp_path):
     assert table.incremental_position() == SourceCheckpoint(first, first, 6)
     table.meta_client.storage.delete(table.meta_client.instant_path(pending))
     assert table.incremental_position() == SourceCheckpoint(later, later, 6)
+
+
+def test_completed_knows_a_tables_history_not_a_rebuilt_ones(spark, tmp_path):
+    """`HoodieTable.completed`: what a consumer's checkpoint names must be in the upstream's
+    history; a table rebuilt under the same path never had the old instants."""
+    import shutil
+
+    path = str(tmp_path / "t")
+    cfg = id_dt_ts_config("up", "COPY_ON_WRITE")
+    rows = spark.createDataFrame([(1, "a", "d", 1)], SCHEMA)
+    old = HoodieTable.for_write(path, cfg).upsert(rows).instant
+    table = HoodieTable.open(path)
+    assert table.completed(old) and not table.completed("20200101000000000")
+    shutil.rmtree(path)
+    new = HoodieTable.for_write(path, cfg).upsert(rows).instant
+    rebuilt = HoodieTable.open(path)
+    assert rebuilt.completed(new) and not rebuilt.completed(old)
+    # a cdc consumer's position: requested times, on either layout
+    version = rebuilt.properties.table_version
+    assert rebuilt.incremental_position("cdc") == SourceCheckpoint(new, new, version, "cdc")

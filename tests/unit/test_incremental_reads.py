@@ -85,3 +85,36 @@ def test_checkpoints_record_how_they_were_read():
     with pytest.raises(ValueError, match="wrong kind"):
         decode('{"/up": {"position": "1", "instant": "1", "table_version": 6, "format": "x"}}',
                "t")  # fmt: skip
+
+
+class _Upstream:
+    """What lost_because asks of an upstream table."""
+
+    def __init__(self, now, completed, unreadable=None):
+        self.now, self._completed, self.unreadable = now, completed, unreadable
+
+    def incremental_position(self, read_as):
+        return self.now
+
+    def completed(self, instant):
+        return instant in self._completed
+
+    def changes_unreadable(self, begin):
+        return self.unreadable
+
+
+def test_a_checkpoint_is_lost_when_the_upstream_no_longer_has_what_it_read():
+    from dbt.adapters.hoodie.incremental_reads import lost_because
+
+    assert lost_because(_Upstream(NEW, {"20260101", "20260102"}), OLD) is None
+    # rolled back or restored past it, or rebuilt under the same path (a new timeline that
+    # never had it, archived or not): the model holds rows the upstream does not
+    assert "no longer has" in lost_because(_Upstream(NEW, {"20260102"}), OLD)
+    assert "no longer has" in lost_because(_Upstream(OLD, {"20260101"}), NEW)
+    assert "no longer has" in lost_because(_Upstream(None, set()), OLD)
+    # a cdc read whose history cleaning took
+    cdc = SourceCheckpoint("20260101", "20260101", 8, "cdc")
+    now = SourceCheckpoint("20260102", "20260102", 8, "cdc")
+    gone = _Upstream(now, {"20260101", "20260102"}, unreadable="cleaned")
+    assert lost_because(gone, cdc) == "cleaned"
+    assert lost_because(gone, now) is None  # nothing to read since

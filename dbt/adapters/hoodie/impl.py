@@ -483,6 +483,14 @@ class HoodieAdapter(SparkAdapter):
         name = f"hoodie__{relation.schema}__{relation.identifier}__cdc_{digest[:12]}"
         with dbt_errors("Relation", str(relation)):
             table = HoodieTable.open(base_path, self._storage_options)
+        if not table.properties.cdc_enabled:
+            raise CompilationError(
+                f"hoodie_cdc({relation}): the table logs no changes (it was not created with "
+                "hoodie.table.cdc.enabled=true). Create it so (options={'hoodie.table.cdc."
+                "enabled': 'true'}, then --full-refresh), or read the latest version of each "
+                "changed row with hoodie_changes"
+            )
+        with dbt_errors("Relation", str(relation)):
             changes = table.read_changes(spark, str(begin), None if end is None else str(end))
         changes.createOrReplaceTempView(name)
         return name

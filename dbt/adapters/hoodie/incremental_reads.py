@@ -102,22 +102,17 @@ def checkpoint_arguments(
 def lost_because(upstream: HoodieTable, read: SourceCheckpoint) -> str | None:
     """Why a model cannot go on from checkpoint `read` of `upstream`, or None if it can:
 
-    - a restore or rollback took the consumed write away (or the table was rebuilt): the
+    - a restore or rollback took the consumed write away, or the table was rebuilt under
+      the same path (dropped, or recreated by a full refresh that changed its identity): the
       model holds rows the upstream does not, and only a full refresh makes them agree;
     - (`cdc`) cleaning or archival removed history the changes since it need.
     """
     now = upstream.incremental_position(read.format)
-    writes = upstream.timeline().completed.write_timeline
-    first = writes.instants[0].timestamp if writes.instants else None
-    if (
-        now is None
-        or read.position > now.position
-        or (first is not None and read.instant >= first and read.instant not in writes.timestamps())
-    ):
+    if now is None or read.position > now.position or not upstream.completed(read.instant):
         at = f"it is at {now.instant} now" if now is not None else "it has no write now"
         return (
             f"it read up to instant {read.instant}, which the upstream no longer has "
-            f"(restored or rolled back; {at})"
+            f"(restored, rolled back or rebuilt; {at})"
         )
     if read.format == "cdc" and read.position != now.position:
         return upstream.changes_unreadable(read.position)
