@@ -17,9 +17,11 @@ only for consistency (record key and partition path must match the data).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
+from collections import Counter
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from unittest import mock
@@ -62,6 +64,7 @@ from hoodie.meta_client import HoodieTableMetaClient
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
 RS = "hudi-rs-0.5"
 INCREMENTAL = {"hoodie.datasource.query.type": "incremental"}
+CDC = {**INCREMENTAL, "hoodie.datasource.query.incremental.format": "cdc"}
 READ_OPTIMIZED = {"hoodie.datasource.query.type": "read_optimized"}
 
 
@@ -107,6 +110,9 @@ def options_of(p: Params) -> dict[str, str]:
         options["hoodie.metadata.enable"] = "true"
     if p.merge:  # R14
         options["hoodie.datasource.write.payload.class"] = PAYLOADS[p.merge]
+    if p.cdc:  # R16: set when the table is created
+        options["hoodie.table.cdc.enabled"] = "true"
+        options["hoodie.table.cdc.supplemental.logging.mode"] = p.cdc
     return options
 
 
@@ -283,6 +289,37 @@ def rows_of(table: pa.Table | None, p: Params, what: str) -> dict:
             r.get("_hoodie_commit_time"),
         )
     return out
+
+
+def changes_of(table: pa.Table | None, p: Params, what: str) -> Counter:
+    """R16: a CDC read's rows (Apache Hudi's four strings, JSON images) as a multiset of
+    (ts_ms, op, (partition, key), before (ts, v, e1, e2), after (ts, v, e1, e2))."""
+    out: Counter = Counter()
+    for r in [] if table is None else table.to_pylist():
+        before, after = (None if r[s] is None else json.loads(r[s]) for s in ("before", "after"))
+        image = after if after is not None else before
+        if image is None or r["op"] not in ("i", "u", "d"):
+            raise Disagreement(f"{what}: a change without an image or operation: {r}")
+        if (r["op"] == "i") != (before is None) or (r["op"] == "d") != (after is None):
+            raise Disagreement(f"{what}: {r['op']} has the wrong images: {r}")
+        for other in (before, after):
+            if other is not None and ({"id"} | ({"dt"} if p.partitioned else set())) & (
+                {k for k in other if other[k] != image[k]}
+            ):
+                raise Disagreement(f"{what}: before and after are of two records: {r}")
+            if other is not None and any(
+                m in other for m in ("_hoodie_commit_time", "_hoodie_record_key")
+            ):
+                raise Disagreement(f"{what}: an image holds meta columns (D1): {r}")
+        ident = (image.get("dt") if p.partitioned else None, image["id"])
+        out[(r["ts_ms"], r["op"], ident, _image(before), _image(after))] += 1
+    return out
+
+
+def _image(row: dict | None) -> tuple | None:
+    if row is None:
+        return None
+    return (row.get("ts"), row.get("v"), *[row.get(c) for c in EXTRA_COLUMNS])
 
 
 def read_in_process(path: str, options: dict[str, str]) -> pa.Table | None:
@@ -685,6 +722,8 @@ class Runner:
                 want,
                 lambda o=options: read_in_process(self.path, o),
             )
+        if p.cdc:
+            self._check_changes(ranges, recent)
         # hudi-rs: where it cannot be misled by cleaned files or archived commits.
         for done in history:
             t = self.instants[done.instant]
@@ -725,6 +764,75 @@ class Runner:
                 self._expected(model.incremental(prev.instant, last.instant)),
                 rows_of(read_spark(self.spark, self.path, options), p, "spark"),
             )
+
+    def _expected_changes(self, begin, end) -> Counter:
+        """R16: the model's change log of (begin, end] as `changes_of` gives a read's."""
+        out: Counter = Counter()
+        start = 0 if begin is None else begin.instant
+        for instant, op, ident, before, after in self.model.changes(start, end.instant):
+            images = [None if row is None else (row["ts"], row["v"],
+                                                *[row.get(c) for c in EXTRA_COLUMNS])
+                      for row in (before, after)]  # fmt: skip
+            out[(self.instants[instant], op, ident, *images)] += 1
+        return out
+
+    def _check_changes(self, ranges, recent) -> None:
+        """R16: the CDC read of every range (requested instant times) through the data
+        source's classes in-process, and the last range through `HoodieTable.read_changes`
+        (Spark) at the last step. A range is refused (TimelineError) only where R10 lets
+        cleaning or archival take it: its begin and end among the writes R10 keeps readable,
+        or from the start while nothing can have been taken, must be read."""
+        for begin, end in ranges:
+            b = "0" if begin is None else self.instants[begin.instant]
+            e = self.instants[end.instant]
+            must = end.instant in recent and (
+                self.model.never_dropped() if begin is None else begin.instant in recent
+            )
+            what = f"CDC ({b}, {e}] (in-process)"
+            options = {**CDC, "hoodie.datasource.read.begin.instanttime": b,
+                       "hoodie.datasource.read.end.instanttime": e}  # fmt: skip
+            self.stats.reads += 1
+            try:
+                got = changes_of(read_in_process(self.path, options), self.p, what)
+            except TimelineError as error:
+                if must:
+                    raise Disagreement(f"{what} was refused but must be readable (R16, R10): "
+                                       f"{error}") from error  # fmt: skip
+                self.stats.refused += 1
+                continue
+            self._compare_changes(what, self._expected_changes(begin, end), got)
+        if not self._spark_extras() or not ranges:
+            return
+        begin, end = ranges[-1] if len(ranges) < 3 else ranges[len(ranges) - 3]
+        b = "0" if begin is None else self.instants[begin.instant]
+        what = f"CDC ({b}, {self.instants[end.instant]}] (HoodieTable.read_changes, Spark)"
+        try:
+            frame = HoodieTable.open(self.path).read_changes(
+                self.spark, b, self.instants[end.instant]
+            )
+            rows = frame.toArrow()
+        except TimelineError:
+            self.stats.refused += 1
+            return
+        got: Counter = Counter()
+        for r in rows.to_pylist():
+            image = r["after"] or r["before"]
+            ident = (r["partition_path"] if self.p.partitioned else None, r["record_key"])
+            if image["id"] != r["record_key"]:
+                raise Disagreement(f"{what}: record_key {r['record_key']} is not the image's")
+            got[(r["ts_ms"], r["op"], ident, _image(r["before"]), _image(r["after"]))] += 1
+        self._compare_changes(what, self._expected_changes(begin, end), got)
+
+    def _compare_changes(self, what: str, expected: Counter, actual: Counter) -> None:
+        if expected == actual:
+            return
+        lines = [f"{what} disagrees with the model's change log (R16) (ts_ms, op, record, "
+                 "before (ts, v, e1, e2), after):"]  # fmt: skip
+        lines += [f"  only the model: {c} x{n}" for c, n in sorted((expected - actual).items(),
+                                                                   key=str)]  # fmt: skip
+        lines += [f"  only the read:  {c} x{n}" for c, n in sorted((actual - expected).items(),
+                                                                   key=str)]  # fmt: skip
+        raise Disagreement("\n".join(lines))
 
     def _spark_extras(self) -> bool:
         return self.spark_reads == "every" or self.step_index == len(self.scenario.ops) - 1

@@ -123,6 +123,18 @@ R18 An upsert that deletes keys in its own commit (`HoodieTable.upsert(df, delet
     batch, each removed whatever its stored ordering value (a delete without ordering value:
     arrival decides, R7), in the same instant as the upsert's rows; under a global index
     wherever the key is stored (G7).
+R16 CDC (`hoodie.table.cdc.enabled`, drawn with each `hoodie.table.cdc.supplemental.logging.mode`
+    at creation). Each completed write instant has a change log: the snapshot after it against
+    the snapshot before it, by (partition, key): a record that appeared is `i` (after image),
+    one that vanished `d` (before image), one whose winning version this instant wrote `u`
+    (before and after; an upsert re-writing an identical row is a `u` with before == after,
+    and so is a column-wise payload's merge where the stored side won, R14). So a stale update
+    that loses, a delete of a key the table does not hold and an insert the dup policy drops
+    change nothing; a record a global index moves is `d` in its old partition and `i` in its
+    new one (G4). Compaction, clustering and an upgrade's compaction change nothing. A CDC
+    read of (b, e] (requested instant times) returns the change logs of the writes in it, the
+    images of the data columns only (D1). Cleaning and archival may refuse a range, never
+    answer it wrongly, and must not refuse one R10 keeps readable.
 G1-G9 GLOBAL_SIMPLE (`hoodie.index.type`; Apache Hudi's rules as run against 0.15 and 1.2, in
     the order of its findings). A record is its key alone (G1): the batch reduces to one row
     per key (G2, R2 over the key alone; R3 for two rows of a key in any partitions). Tagging
@@ -186,6 +198,8 @@ class Params:
     metadata_table: bool = False
     # R14: "" (by the ordering field), "commit", "non_defaults" or "partial"
     merge: str = ""
+    # R16: "" (no CDC) or the supplemental logging mode of a table created with CDC on
+    cdc: str = ""
 
     @property
     def mor(self) -> bool:
@@ -356,6 +370,8 @@ class Completed:
     action: str  # commit | deltacommit
     state: State
     compaction: bool = False
+    # R16: (op, (partition, key), before row, after row) of each record the write changed
+    changes: tuple = ()
 
 
 class ModelMismatch(AssertionError):
@@ -529,6 +545,18 @@ class TableModel:
             if begin < row["_instant"] <= end
         }
 
+    def changes(self, begin: int, end: int) -> list[tuple]:
+        """R16: (instant, op, (partition, key), before row, after row) of every change the
+        writes in (begin, end] made."""
+        return [(done.instant, *change) for done in self.history
+                if begin < done.instant <= end for change in done.changes]  # fmt: skip
+
+    def never_dropped(self) -> bool:
+        """Has no write ever had min(commits retained, keep.min.commits) later writes (so no
+        clean or archive can have taken anything yet)?"""
+        keep = min(self.params.commits_retained, self.params.keep_min)
+        return all(most < keep for most in self._most_later.values())
+
     def guaranteed_readable(self, savepoints: bool = True) -> set[int]:
         """R10: instants time travel must still reach: savepoints, and writes that never had
         min(commits retained, keep.min.commits) later writes (once they had, a clean or an
@@ -647,11 +675,25 @@ class TableModel:
         return self._next
 
     def _complete(self, instant: int, action: str, state: State, compaction=False) -> None:
+        changes = () if compaction or action == "replacecommit" else self._changes(state, instant)
         self.state = state
-        self.history.append(Completed(instant, action, state, compaction))
+        self.history.append(Completed(instant, action, state, compaction, changes))
         for position, done in enumerate(self.history):
             later = len(self.history) - 1 - position
             self._most_later[done.instant] = max(self._most_later.get(done.instant, 0), later)
+
+    def _changes(self, after: State, instant: int) -> tuple:
+        """R16: the change log of a write from the current state to `after`."""
+        old, new = self.rows(self.state), self.rows(after)
+        out = []
+        for ident, row in new.items():
+            was = old.get(ident)
+            if was is None:
+                out.append(("i", ident, None, row))
+            elif row["_instant"] == instant:
+                out.append(("u", ident, was, row))
+        out += [("d", ident, was, None) for ident, was in old.items() if ident not in new]
+        return tuple(out)
 
     def _compact(self) -> None:
         """R8: every slice with log files becomes its merged result."""

@@ -46,6 +46,7 @@ VALUES = (None, "a", "b", "c")
 EXTRA_VALUES = (None, 0, 1, 2)
 FAIL_POINTS = ("write.inflight", "write.files_written", "write.finalized")
 RECOVERIES = ("undone", "crashed", "explicit")
+CDC_MODES = ("OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER")  # R16
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,9 @@ def table_params(draw, indexes: tuple[str, ...] = INDEXES, metadata_tables: bool
     if params.index not in GLOBAL:
         merges += ("non_defaults", "partial")
     merge = draw(st.sampled_from(merges)) if params.precombine else ""
-    return replace(params, merge=merge)
+    # R16: CDC on for half the tables, in each supplemental logging mode
+    cdc = draw(st.sampled_from(("",) * 3 + CDC_MODES))
+    return replace(params, merge=merge, cdc=cdc)
 
 
 def _partition(p: Params):

@@ -135,7 +135,9 @@ def main(argv=None) -> int:
             f"{f' update_partition_path={p.update_partition_path}' if moving else ''}"
             f"{f' max_file_size={p.max_file_size}' if p.max_file_size else ''}"
             f"{f' write_memory={p.write_memory}' if p.write_memory else ''}"
-            f"{' metadata_table' if p.metadata_table else ''}] {ops}",
+            f"{' metadata_table' if p.metadata_table else ''}"
+            f"{f' merge={p.merge}' if p.merge else ''}"
+            f"{f' cdc={p.cdc}' if p.cdc else ''}] {ops}",
             flush=True,
         )
 

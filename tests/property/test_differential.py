@@ -459,3 +459,49 @@ def _partial_update_case(table_type: str, index: str, version: int) -> Scenario:
 def test_partial_updates_agree_with_the_model(spark, tmp_path, table_type, index, version):
     run_scenario(spark, _partial_update_case(table_type, index, version), str(tmp_path),
                  spark_reads="last")  # fmt: skip
+
+
+def _cdc_case(table_type: str, mode: str, version: int, short: bool = False) -> Scenario:
+    """R16 in one sequence: inserts, an update re-writing an identical row (a `u` with
+    before == after), a stale update that loses and a delete of an absent key (nothing), a
+    delete, an upsert deleting keys in its own commit (R18), a partial update (R15),
+    clustering and compaction (nothing), a rollback (its changes gone) and cleaning with two
+    commits retained (older ranges may be refused, recent ones must read)."""
+    ops = [
+        Upsert((Rec("k0", "p0", ts=1, v="a"), Rec("k1", "p0", ts=1, v="b"),
+                Rec("k2", "p1", ts=1, v="c"))),
+        Upsert((Rec("k0", "p0", ts=1, v="a"), Rec("k1", "p0", ts=0, v="stale"),
+                Rec("k3", "p1", ts=2, deleted=True))),
+        Delete((("k2", "p1"), ("k3", "p0"))),
+        Upsert((Rec("k3", "p1", ts=3, v="d", extras=(("e1", 1),)),), columns=("e1",),
+               deletes=(("k1", "p0"),)),
+        Cluster(),
+        Upsert((Rec("k0", "p0", ts=4, v="x", extras=(("e1", 7),)),
+                Rec("k3", "p1", ts=5, v="y", extras=(("e1", 8),))), columns=("e1",),
+               update_columns=("e1",)),
+        Upsert((Rec("k2", "p1", ts=6, v="back"),)),
+        Rollback(),
+        Clean(),
+        Upsert((Rec("k3", "p1", ts=2, v="old"), Rec("k2", "p1", ts=7, v="c7"))),
+    ]  # fmt: skip
+    if short:  # make test's case: without the clustering, the write rolled back and rollback
+        ops = ops[:4] + ops[5:6] + ops[8:]
+    if table_type == MOR:
+        ops.insert(7, Compact())
+    params = Params(table_type=table_type, index=SIMPLE, compact_every=10, table_version=version,
+                    commits_retained=2, cdc=mode)  # fmt: skip
+    return Scenario(params, tuple(ops))
+
+
+@pytest.mark.parametrize("table_type, mode, version", [
+    pytest.param(COW, "OP_KEY_ONLY-short", 6, id="cow-op-key-only-v6-short"),
+    pytest.param(COW, "OP_KEY_ONLY", 6, id="cow-op-key-only-v6", marks=pytest.mark.full),
+    pytest.param(MOR, "DATA_BEFORE_AFTER", 8, id="mor-data-before-after-v8",
+                 marks=pytest.mark.full),
+    pytest.param(MOR, "DATA_BEFORE", 6, id="mor-data-before-v6", marks=pytest.mark.full),
+    pytest.param(COW, "DATA_BEFORE", 8, id="cow-data-before-v8", marks=pytest.mark.full),
+])  # fmt: skip
+def test_cdc_reads_agree_with_the_model(spark, tmp_path, table_type, mode, version):
+    short = mode.endswith("-short")
+    case = _cdc_case(table_type, mode.removesuffix("-short"), version, short)
+    run_scenario(spark, case, str(tmp_path), spark_reads="last")
