@@ -514,6 +514,9 @@ def _partial_step(older: pa.Table, newer: pa.Table, ordering: str | None) -> pa.
     `mergeDisorderRecordsWithMetadata`)."""
     if ordering is None or ordering not in newer.column_names:
         return _merged(newer, older, newer)
+    # the older rows in the newer's columns: a column added since they were written is null
+    # in them, and the loser's value fills it when the older row wins
+    older = _pick(pa.array(np.zeros(older.num_rows, bool)), newer, older)
     newer_wins = incoming_wins(
         as_array(newer.column(ordering)),
         as_array(older.column(ordering)).cast(newer.schema.field(ordering).type),
