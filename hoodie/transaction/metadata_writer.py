@@ -945,11 +945,13 @@ def _listing(
     """Every partition and its base and log files of completed instants, as of the latest
     completed instant (Apache Hudi's `DirectoryInfo` listing), less the files `records` (the
     action's own) name and those pending instants marked (a version 6 log file is named by
-    its slice's base instant, not by the instant that wrote it)."""
+    its slice's base instant, not by the instant that wrote it). The file groups a replace
+    commit took out are listed too, as they are on storage until a clean deletes them: a
+    time-travel read to before the replace commit lists them through the metadata table."""
     own = {(r.key, name) for r in records if not r.is_partition_list for name in r.files}
     pending = {m.data_file for i in timeline.pending
                for m in WriteMarkers(data.storage, i.timestamp).all()}  # fmt: skip
-    view = FileSystemView(data.storage, timeline)
+    view = FileSystemView(data.storage, timeline, keep_replaced=True)
     listing: dict[str, dict[str, int]] = {p: {} for p in view.partitions()}
     for group in view.file_groups():
         partition = group.partition_path
