@@ -195,8 +195,11 @@ def test_a_plan_a_write_overtook_is_removed(spark, tmp_path):
     plan_file.unlink()
     table.upsert(spark.createDataFrame([(0, "changed", A, 9)], SCHEMA), cfg)
     plan_file.write_bytes(hidden)
-    with pytest.raises(StaleClusteringPlanError, match=f"clustering {instant} of table "
-                       "'clustered' was not committed: commit .* changed 1 of its file"):
+    with pytest.raises(
+        StaleClusteringPlanError,
+        match=f"clustering {instant} of table "
+        "'clustered' was not committed: commit .* changed 1 of its file",
+    ):
         table.services.cluster(spark, cfg)  # fmt: skip
     timeline = table.meta_client.timeline()
     assert instant not in {i.timestamp for i in timeline}
