@@ -120,8 +120,9 @@ BESIDE_DBT := tests/functional/test_concurrent_runs.py \
 # Session 35 (`make test` 21m43s, over the 20-minute target): the comparison's smoke run went
 # to `make bench-smoke`, and matrices `make test` samples keep their other cases under the
 # markers `full` (make test-full) and `hudi_full` (make test-hudi).
+# Session 38 (20m48s, main suite 19m18s): the delete-ordering tests joined them.
 AFTER_DBT := tests/faults tests/objectstore tests/interop/test_metadata_table_files.py \
-	tests/interop/test_metadata_table_record_index.py
+	tests/interop/test_metadata_table_record_index.py tests/interop/test_delete_ordering.py
 
 test: java $(VENV)/.dev lint $(CLASS_ARCHIVE) apache-hudi
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)" HOODIE_REQUIRE_APACHE_HUDI=1; \

@@ -160,7 +160,7 @@ def test_merge_on_read_op_key_only(spark, apache_hudi, tmp_path):
     path = tmp_path / "mor"
     instants = write_table(judge, path, "mor", "8", "OP_KEY_ONLY", overwrite=False, more=False)
     assert len(instants) == 5  # four delta commits and the compaction
-    check(spark, judge, path, [("0", None), (instants[1], instants[3]), (instants[3], None)])
+    check(spark, judge, path, [("0", None)])  # every range: test_cdc_matrix (hudi_full)
     # hudi-rs 0.5 reads a snapshot of a table with .cdc files as we do (it skips them)
     import hudi
 

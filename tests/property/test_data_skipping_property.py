@@ -85,7 +85,8 @@ def collected(df) -> list[tuple]:
 @pytest.mark.parametrize(
     ("table_type", "version", "seed"),
     [("COPY_ON_WRITE", "6", 1), pytest.param("MERGE_ON_READ", "6", 2, marks=pytest.mark.full),
-     ("MERGE_ON_READ", "8", 1)],
+     # merge-on-read with logs in make test: tests/spark/test_data_skipping_with_logs.py
+     pytest.param("MERGE_ON_READ", "8", 1, marks=pytest.mark.full)],
 )  # fmt: skip
 def test_skipping_never_changes_the_rows(spark, tmp_path_factory, table_type, version, seed):
     rng = random.Random(f"{table_type}-{version}-{seed}")

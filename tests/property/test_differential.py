@@ -132,8 +132,8 @@ def _lead_cases(table_type: str, index: str, table_version: int = 6) -> Scenario
     [
         (COW, SIMPLE, 6),
         (MOR, BUCKET, 6),
-        (MOR, SIMPLE, 8),
-        (COW, BLOOM, 6),
+        pytest.param(MOR, SIMPLE, 8, marks=pytest.mark.full),  # make test: MOR BLOOM 8
+        pytest.param(COW, BLOOM, 6, marks=pytest.mark.full),  # and COW SIMPLE 6
         (MOR, BLOOM, 8),
     ],
     ids=lambda v: str(v).lower(),
@@ -274,7 +274,7 @@ def test_a_rolled_back_compaction_is_not_run_again(spark, tmp_path):
     run_scenario(spark, Scenario(params, ops), str(tmp_path), spark_reads="last")
 
 
-@pytest.mark.parametrize("table_type", [COW, MOR])
+@pytest.mark.parametrize("table_type", [pytest.param(COW, marks=pytest.mark.full), MOR])
 def test_an_upgrade_to_version_8_midway(spark, tmp_path, table_type):
     """R13: a version 6 history (merge-on-read: logs left to compact), a savepoint, the upgrade,
     then version 8 writes, a rollback, a restore across the upgrade and archival; every read

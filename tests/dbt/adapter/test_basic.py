@@ -104,6 +104,8 @@ class TestIncrementalNotSchemaChange(BaseIncrementalNotSchemaChange):
     pass
 
 
+# make test checks the check strategy in our snapshot scenario (tests/dbt/scenarios)
+@pytest.mark.dbt_full
 class TestSnapshotCheckCols(SeedUpdatesWithoutUpdateStatement, BaseSnapshotCheckCols):
     upstream_module = test_snapshot_check_cols
 
