@@ -476,11 +476,7 @@ class HoodieAdapter(SparkAdapter):
         """`hoodie_cdc`: a temporary view of every change the writes in (begin, end] made to a
         lake table created with `hoodie.table.cdc.enabled` (`HoodieTable.read_changes`): op,
         ts_ms, record_key, partition_path, and before / after as structs of its columns."""
-        spark = self._spark()
         base_path = self._lake_base_path(relation)
-        key = json.dumps({"cdc": [str(begin), None if end is None else str(end)]})
-        digest = hashlib.sha1(key.encode()).hexdigest()
-        name = f"hoodie__{relation.schema}__{relation.identifier}__cdc_{digest[:12]}"
         with dbt_errors("Relation", str(relation)):
             table = HoodieTable.open(base_path, self._storage_options)
         if not table.properties.cdc_enabled:
@@ -490,10 +486,7 @@ class HoodieAdapter(SparkAdapter):
                 "enabled': 'true'}, then --full-refresh), or read the latest version of each "
                 "changed row with hoodie_changes"
             )
-        with dbt_errors("Relation", str(relation)):
-            changes = table.read_changes(spark, str(begin), None if end is None else str(end))
-        changes.createOrReplaceTempView(name)
-        return name
+        return self._changes_view(relation, table, str(begin), None if end is None else str(end))
 
     def _lake_base_path(self, relation) -> str:
         """The base path of the lake table a catalog relation stands for."""
