@@ -61,6 +61,7 @@ from ..meta_client import HoodieTableMetaClient
 from ..metadata import CommitMetadata, WriteStat
 from ..naming import parse_base_file_name
 from ..options.table import CdcSupplementalLoggingMode
+from ..partition_paths import check_data_file
 from ..schema import COMMIT_TIME, META_COLUMNS, normalize_schema, with_meta_columns
 from ..schema import RECORD_KEY as KEY_COLUMN
 from ..timeline import Instant
@@ -285,7 +286,12 @@ def _split(
     partition, file_id = stat.partition_path, stat.file_id
     split = CdcSplit(instant, case, partition, file_id)
     if case is CdcCase.AS_IS:
-        split = replace(split, cdc_files=cdc_files_of(stat))
+        # paths from commit metadata: held to what a data file of the table can be, naming
+        # the commit, as every other reader of write stats does
+        where = f"at {view.storage.uri()}"
+        cdc_files = tuple(check_data_file(where, f"commit {instant}", path)
+                          for path in cdc_files_of(stat))  # fmt: skip
+        split = replace(split, cdc_files=cdc_files)
         if mode is CdcSupplementalLoggingMode.DATA_BEFORE_AFTER:
             return split
         split = replace(split, current=stat.path)

@@ -314,3 +314,24 @@ def test_log_appends_merge_by_the_tables_rule(tmp_path):
         ("LOG_FILE", "i", T2, None, '{"id":3,"name":"y","ts":1}'),
         ("LOG_FILE", "u", T2, '{"id":2,"name":"x","ts":5}', '{"id":2,"name":"x7","ts":7}'),
     ]
+
+
+def test_a_cdc_file_outside_what_a_data_file_can_be_is_refused_naming_the_commit():
+    """cdcStats comes from commit metadata, which a crafted table controls."""
+    from hoodie.exceptions import UnsafePathError
+    from hoodie.options.table import CdcSupplementalLoggingMode
+    from hoodie.read.cdc import CdcCase, _split
+
+    class View:
+        class storage:  # noqa: N801 - stands in for the view's FileIO
+            @staticmethod
+            def uri():
+                return "file:///t"
+
+    for bad in ("../outside.cdc", "/abs.cdc", ".hoodie/hoodie.properties", "a/\x00.cdc"):
+        stat = WriteStat(partition_path="a", file_id="f1", path="a/f1_1-0-1_2.parquet")
+        stat.cdc_stats = {bad: 1}
+        with pytest.raises(UnsafePathError, match="commit 2"):
+            _split(
+                View(), {}, "2", stat, CdcCase.AS_IS, CdcSupplementalLoggingMode.DATA_BEFORE_AFTER
+            )
