@@ -11,7 +11,6 @@ text as Hudi spells it), so the rest of the core compares plain strings as it al
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
@@ -102,9 +101,37 @@ def by_key(declarations: Iterable[ConfigProperty]) -> dict[str, ConfigProperty]:
 
 
 def closest_key(key: str, known: Iterable[str]) -> str | None:
-    """The known key most like `key` (a typo's intended key), if any is close enough."""
-    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
-    return close[0] if close else None
+    """The known key `key` is a typo of, if there is one: the nearest by edit distance
+    (case ignored), and only within a couple of edits (one more per eight characters).
+
+    A similarity ratio alone would offer unrelated keys: every option shares `hoodie.`, so
+    `hoodie.metadata.enable` once scored close to `hoodie.compact.inline`. A hint that points at
+    the wrong option is worse than none."""
+    folded = key.lower()
+    allowed = max(2, len(key) // 8)
+    best: tuple[int, str] | None = None
+    for candidate in known:
+        distance = edit_distance(folded, candidate.lower(), allowed)
+        if distance <= allowed and (best is None or (distance, candidate) < best):
+            best = (distance, candidate)
+    return best[1] if best else None
+
+
+def edit_distance(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance of `a` and `b`, or `limit + 1` once it is sure to exceed `limit`
+    (keys differing in length by more than the limit are not compared character by character)."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous = list(range(len(b) + 1))
+    for i, char in enumerate(a, 1):
+        current = [i]
+        for j, other in enumerate(b, 1):
+            substitute = previous[j - 1] + (char != other)
+            current.append(min(previous[j] + 1, current[j - 1] + 1, substitute))
+        if min(current) > limit:
+            return limit + 1
+        previous = current
+    return previous[-1]
 
 
 def choice_values(choices: type[Enum]) -> tuple[str, ...]:

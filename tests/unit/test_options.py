@@ -14,6 +14,7 @@ from dbt.adapters.hoodie.model_config import model_settings
 from hoodie import properties as props
 from hoodie.config import OPTIONS, WriteConfig
 from hoodie.exceptions import ConflictingSettingsError, InvalidConfigError
+from hoodie.options.property import closest_key
 from hoodie.table_services.archival import archive
 from hoodie.table_services.clean import CleanConfig
 
@@ -72,6 +73,21 @@ def test_an_unknown_key_names_the_closest_known_one():
         WriteConfig.build("t", "id", options={"hoodie.cleaner.commit.retained": "3"})
     with pytest.raises(InvalidConfigError, match="Did you mean 'hoodie.datasource.write.recordkey"):
         WriteConfig.build("t", "id", options={"hoodie.datasource.write.recordkey.fields": "id"})
+
+
+def test_did_you_mean_offers_only_a_key_a_few_edits_away():
+    """A hint names a key the typo is a couple of edits from (case ignored), never one that is
+    merely similar: every key shares `hoodie.`, and a ratio once matched unrelated options."""
+    assert closest_key("hoodie.metadata.enable", ["hoodie.compact.inline"]) is None
+    assert closest_key("hoodie.index.typ", ["hoodie.index.type", "hoodie.index.class"]) == (
+        "hoodie.index.type"
+    )
+    assert closest_key("preCombine_Field", ["precombine_field", "partition_path"]) == (
+        "precombine_field"
+    )
+    with pytest.raises(InvalidConfigError) as error:
+        WriteConfig.build("t", "id", options={"hoodie.metadata.partitions.enable": "true"})
+    assert "Did you mean" not in str(error.value)
 
 
 def test_a_record_key_is_needed_one_way_or_the_other():

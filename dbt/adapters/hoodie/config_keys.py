@@ -18,12 +18,13 @@ model's `options`; one key with two values is an error naming both places.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from dbt_common.exceptions import CompilationError
+
+from hoodie.options.property import closest_key
 
 # Read by dbt itself for every model; nothing for the adapter to do.
 DBT_HANDLED = frozenset({
@@ -152,8 +153,8 @@ def check_keys(model: str, config: Mapping[str, Any], resource: str = "Model") -
 
 
 def _unknown(key: str, materialized: str) -> str:
-    close = difflib.get_close_matches(key, sorted(_KNOWN), n=1, cutoff=0.75)
-    hint = f"Did you mean '{close[0]}'? " if close else ""
+    close = closest_key(key, sorted(_KNOWN))
+    hint = f"Did you mean '{close}'? " if close else ""
     return (
         f"config '{key}' means nothing to materialized='{materialized}', so it would change "
         f"nothing. {hint}Hudi settings are hoodie.* keys (or options={{...}}); keys for your "

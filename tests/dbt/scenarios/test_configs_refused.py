@@ -47,6 +47,9 @@ MODELS = {
     "refused_merge_columns": "{{ config(materialized='cow_upsert', record_key='id', "
     "merge_update_columns=['v'], merge_exclude_columns=['ts']) }}\n" + ROWS,
     "meta_column": LAKE + "select 1 as id, 'k' as _hoodie_record_key",
+    # dbt-spark's own Hudi table: refused with what to write instead, not Spark's
+    # DATA_SOURCE_NOT_FOUND.
+    "spark_hudi_table": "{{ config(materialized='table', file_format='hudi') }}\nselect 1 as id",
     # Refused in the write's Spark job, after the table was created.
     "null_keys": "{{ config(materialized='cow_upsert', record_key='id', partition_path='p') }}\n"
     "select cast(null as int) as id, 'a' as p union all select 1, 'b'",
@@ -62,7 +65,7 @@ models:
       hoodie.datasource.write.precombine.field: ts
 """
 BUILT = ["stale_top", "stale_project", "stale_yml", "chained"]
-REFUSED_BEFORE_WRITING = ["refused_merge_columns", "meta_column"]
+REFUSED_BEFORE_WRITING = ["refused_merge_columns", "meta_column", "spark_hudi_table"]
 FAILED_WRITING = ["null_keys", "long_partition", "worker_error"]
 
 
@@ -96,6 +99,7 @@ def test_configs_are_honoured_or_refused(dbt_project):
         in (by_model["refused_merge_columns"])
     )
     assert "column '_hoodie_record_key' is a Hudi meta column name" in by_model["meta_column"]
+    assert "use materialized='cow_upsert'" in by_model["spark_hudi_table"]
     assert "null or empty record key (column 'id')" in by_model["null_keys"]
     assert "bad row 2" in by_model["worker_error"]
     for name in REFUSED_BEFORE_WRITING + FAILED_WRITING:
