@@ -62,8 +62,10 @@ def show_changes(since: str) -> None:
     spark = SparkSession.builder.getOrCreate()
     table = HoodieTable.open(os.path.join(HERE, "lake", "analytics.db", "cleaned_transactions"))
     changes = table.read_changes(spark, since).orderBy("ts_ms", "record_key").collect()
-    print(f"\nchanges analytics.cleaned_transactions logged in batch 2: {len(changes)} (each "
-          "day's batch rewrites that day: rows sent again show as updates to the same values)")
+    print(
+        f"\nchanges analytics.cleaned_transactions logged in batch 2: {len(changes)} (each "
+        "day's batch rewrites that day: rows sent again show as updates to the same values)"
+    )
     for change in changes:
         was = change.before.amount if change.before else None
         now = change.after.amount if change.after else None
@@ -90,9 +92,13 @@ def main() -> None:
     dbt("run", "--vars", "{batch: 1}", *WINDOW)
     show("after batch 1")
     before_2 = latest_instant("cleaned_transactions")
+    batch_1 = latest_instant("transactions")
     dbt("run", "--vars", "{batch: 2}", *WINDOW)
     show("after batch 2 (txn 2 updated, txn 4 deleted, stale txn 5 ignored, 7 and 8 added)")
     show_changes(before_2)
+    print(f"\ntime travel: analytics.transactions as of batch 1's commit {batch_1} (txn 4 back):")
+    as_of = f"select txn_id, amount from {{{{ hoodie_as_of(ref('transactions'), '{batch_1}') }}}}"
+    dbt("show", "--inline", f"{as_of} order by txn_id", "--limit", "10")
     print("\ntimeline of analytics.transactions:")
     dbt("run-operation", "hoodie_timeline", "--args", "{model: transactions}")
     print("\ncompacting analytics.customer_balances (merge-on-read):")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import json
+import weakref
 import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
@@ -379,6 +380,14 @@ def catalog_schema(meta_client: HoodieTableMetaClient) -> StructType:
     return schema
 
 
+_registered: weakref.WeakSet[SparkSession] = weakref.WeakSet()
+
+
 def register(spark: SparkSession) -> None:
-    """Register the source in `spark` (harmless when static registration already did)."""
+    """Register the source in `spark` (harmless when static registration already did), once
+    per session: every read calls this, and each registration replaces the last (Spark logs a
+    warning each time; over Spark Connect it ships the class again)."""
+    if spark in _registered:
+        return
     spark.dataSource.register(HoodieDataSource)
+    _registered.add(spark)

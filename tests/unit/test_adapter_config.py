@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
@@ -470,3 +472,18 @@ def test_cdc_options_reach_the_write_config():
     assert settings(dbt_config()).write_config.cdc_enabled is None  # the table's
     with pytest.raises(CompilationError, match="hoodie.table.cdc.supplemental.logging.mode"):
         settings(dbt_config(options={"hoodie.table.cdc.supplemental.logging.mode": "all"}))
+
+
+def test_the_jvm_logs_to_a_file_beside_dbts_log(tmp_path, monkeypatch):
+    """A local session's JVM warnings go to <log-path>/spark.log, not the terminal; a profile
+    with its own log4j2 configuration keeps it, and a Connect server is left alone."""
+    monkeypatch.chdir(tmp_path)
+    options = session_conf(creds(master="local[2]"))["spark.driver.extraJavaOptions"]
+    assert "-Dderby.system.home=" in options
+    assert f"-Dhoodie.spark.log={tmp_path / 'logs' / 'spark.log'}" in options
+    config = options.split("-Dlog4j2.configurationFile=file:")[1].split()[0]
+    assert "${sys:hoodie.spark.log}" in Path(config).read_text()
+    own = {"spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile=/etc/mine.properties"}
+    kept = session_conf(creds(master="local[2]", spark_conf=own))
+    assert kept["spark.driver.extraJavaOptions"] == own["spark.driver.extraJavaOptions"]
+    assert "spark.driver.extraJavaOptions" not in session_conf(creds(remote="sc://h:15002"))

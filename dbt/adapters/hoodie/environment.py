@@ -12,6 +12,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
+from .spark_logging import driver_java_options
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -62,6 +64,10 @@ def session_conf(creds: HoodieCredentials) -> dict[str, str]:
             "spark.driver.extraJavaOptions": f"-Dderby.system.home={metastore}",
         })  # fmt: skip
     conf.update(creds.spark_conf)
+    if not creds.connects_to_server:
+        conf["spark.driver.extraJavaOptions"] = driver_java_options(
+            project_root(), conf.get("spark.driver.extraJavaOptions")
+        )
     return conf
 
 
