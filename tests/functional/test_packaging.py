@@ -60,11 +60,13 @@ def test_wheel_in_a_clean_venv(dbt_project, tmp_path):
     ours = [p for p in sys.path if p.endswith("site-packages")]
     (Path(site_dir.stdout.strip()) / "_test_dependencies.pth").write_text("\n".join(ours) + "\n")
     # The installed package, not this checkout, is what the venv imports.
-    where = _sh(python, "-c", "import hoodie, dbt.include.hoodie as i; print(hoodie.__file__, "
-                "i.PACKAGE_PATH)", cwd=tmp_path, env=_env(python)).stdout  # fmt: skip
+    where = _sh(python, "-c", "import hoodie, dbt.include.hoodie as i, dbt.adapters.hoodie as a; "
+                "print(hoodie.__file__, i.PACKAGE_PATH, a.__file__)", cwd=tmp_path,
+                env=_env(python)).stdout  # fmt: skip
     assert str(venv) in where and str(ROOT) not in where
-    include = Path(where.split()[1])
+    include, adapter = Path(where.split()[1]), Path(where.split()[2]).parent
     assert (include / "macros" / "materializations" / "cow_upsert.sql").is_file()
+    assert (adapter / "spark_log.properties").is_file()  # the JVM's log configuration
 
     dbt_project.write("models/numbers.sql", MODEL)
     report = dbt_project.run(

@@ -143,6 +143,7 @@ def test_the_lead_regression_cases(spark, tmp_path, table_type, index, version):
     run_scenario(spark, lead, str(tmp_path), spark_reads="last")
 
 
+@pytest.mark.full  # make test: the join's tagging in test_inserts_never_change_stored_records
 def test_batches_too_large_for_the_driver_tag_by_a_spark_join(spark, tmp_path, monkeypatch):
     """Upserts tagged in a job of their own (where routing units would be too big), and there
     batches above KEY_FILTER_MAX_ROWS tagged by a Spark join of every stored key (and its
