@@ -1,5 +1,5 @@
 """The documentation site (mkdocs.yml, docs/): generated pages current, every page of the nav
-present, and every config a lake model takes documented. `make docs` builds
+present, every config a lake model takes documented, and the README short. `make docs` builds
 the site itself (strict: a warning fails it)."""
 
 from __future__ import annotations
@@ -64,3 +64,8 @@ def test_the_model_configs_page_names_every_config_a_lake_model_takes():
     )
     keys -= {"pre-hook", "post-hook"}  # dbt's other spelling of pre_hook / post_hook
     assert not keys - documented, f"docs/configs.md lacks {sorted(keys - documented)}"
+
+
+def test_the_readme_stays_short():
+    size = len((ROOT / "README.md").read_bytes())
+    assert size < 10_000, f"README.md is {size} bytes: the details belong on the site (docs/)"
