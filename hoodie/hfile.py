@@ -754,7 +754,7 @@ class Deflate:
 JAVA_DEFLATE = Deflate()  # java.util.zip.Deflater's default, which Apache Hudi's GZ blocks use
 # Run-length matches only, then Huffman codes: for base64 text of a bit array (a bloom filter)
 # both smaller than the default (runs of 'A' where sparse, the 6 bits a character where
-# dense) and a fifth to a third of its time (bench/README.md, metadata_table.py).
+# dense) and a fifth to a third of its time (docs/performance/indexes.md, metadata_table.py).
 RUN_LENGTH_DEFLATE = Deflate(6, zlib.Z_RLE)
 
 

@@ -100,8 +100,14 @@ class DataTable(Protocol):
 
 
 class DamagedMetadataTableError(MalformedMetadataError):
-    """The metadata table the data table announces is missing, or one of its files does not
-    read as what it must hold."""
+    """The metadata table the data table announces (`hoodie.table.metadata.partitions`) is missing,
+    or one of its files does not read as what it must hold; the message names the file. Apache
+    Hudi's readers fail on it too.
+
+    Write once with `hoodie.metadata.enable=false`: that removes the metadata table (clears the
+    property, then deletes `.hoodie/metadata`), and readers list storage; a later write with it on
+    builds it again from a listing. Or read with the read option `hoodie.metadata.enable=false`
+    meanwhile."""
 
 
 def completed_partitions(properties: props.TableProperties) -> tuple[str, ...]:

@@ -241,7 +241,8 @@ _REFUSED_SWITCHES = (
                    parse=_only(False, _NO_PARTITIONED_RECORD_INDEX)),
     ConfigProperty("hoodie.metadata.auto.initialize", True,
                    "Apache Hudi 0.14+ (default true): the metadata table is built from a "
-                   "listing of the table's files; only true (false builds one without them)",
+                   "listing of the table's files; only true (false builds one without them); to "
+                   "write without a metadata table, hoodie.metadata.enable=false",
                    parse=_only(True, "with false Apache Hudi builds the metadata table's files "
                                "partition without listing the table's files (for metadata "
                                "tables filled in by other means), and one missing files hides "
@@ -456,7 +457,8 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "with the metadata table: its delta commits after which it is compacted into "
                    "new HFile base files (after a write, once no older data instant is pending); "
                    "it is then cleaned (keeping min(hoodie.cleaner.commits.retained, 20) commits) "
-                   "and archived (hoodie.keep.min/max.commits), as Apache Hudi does",
+                   "and archived (hoodie.keep.min/max.commits), as Apache Hudi does; the data "
+                   "table's archival never goes past its latest compaction",
                    attribute="metadata_compaction_delta_commits", parse=positive_int),
     ConfigProperty("hoodie.metadata.compact.max.delta.seconds", 7200,
                    "with the metadata table and a time trigger strategy: seconds from its latest "
@@ -551,12 +553,13 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "upsert (update stored keys, insert new ones), insert (only new keys, filling "
                    "small file groups) or bulk_insert (only new keys, into new file groups, "
                    "sorted by partition and key, no small-file rewrites); an index that looks "
-                   "keys up (SIMPLE, BLOOM, GLOBAL_SIMPLE, GLOBAL_BLOOM) for insert and "
-                   "bulk_insert",
+                   "keys up (SIMPLE, BLOOM, GLOBAL_SIMPLE, GLOBAL_BLOOM, RECORD_INDEX; not "
+                   "BUCKET) for insert and bulk_insert",
                    attribute="operation", parse=choice(Operation), choices=Operation),
     ConfigProperty("hoodie.datasource.insert.dup.policy", InsertDupPolicy.FAIL.value,
                    "insert and bulk_insert: rows whose key the table already holds stop the "
-                   "write (fail) or are skipped (drop)",
+                   "write (fail) or are skipped (drop); Apache Hudi's none (write a second record "
+                   "of the key) is refused",
                    attribute="insert_dup_policy", parse=_dup_policy, choices=InsertDupPolicy),
     # File sizing and writing.
     ConfigProperty("hoodie.parquet.max.file.size", 120 * MB,
@@ -569,14 +572,18 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "bytes per record before any commit tells",
                    attribute="record_size_estimate", parse=positive_int),
     ConfigProperty("hoodie.parquet.compression.codec", Compression.SNAPPY.value,
-                   ", ".join(choice_values(Compression)),
+                   ", ".join(choice_values(Compression))
+                   + " (Apache Hudi's default is gzip; snappy writes faster)",
                    attribute="compression", parse=choice(Compression), choices=Compression),
     ConfigProperty("hoodie.memory.merge.max.size", 512 * MB,
                    "bytes of records a bulk insert task holds in memory before it sets them "
-                   "aside on local disk",
+                   "aside on local disk; half Apache Hudi's 1 GiB, since a Python worker's memory "
+                   "is outside Spark's heap (on a cluster, in the executor's memory overhead)",
                    attribute="merge_max_memory", parse=positive_int),
     ConfigProperty("hoodie.upsert.shuffle.parallelism", 0,
-                   "Spark partitions for tagging; 0: Spark's default",
+                   "write tasks of one-job upserts (SIMPLE routing units, BUCKET writes), and the "
+                   "tasks that read stored keys when tagging runs as a job of its own; 0: "
+                   "Spark's default (adaptive execution sizes one-job upserts)",
                    attribute="parallelism", parse=non_negative_int),
     # Indexes.
     ConfigProperty("hoodie.index.type", IndexType.SIMPLE.value,
@@ -645,7 +652,9 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    attribute="cleaner_policy", parse=choice(CleanerPolicy),
                    aliases=(Alias("hoodie.clean.policy"),), choices=CleanerPolicy),
     ConfigProperty("hoodie.cleaner.commits.retained", 10,
-                   "KEEP_LATEST_COMMITS: commits whose snapshots stay readable",
+                   "KEEP_LATEST_COMMITS: commits whose snapshots stay readable; as in Apache Hudi, "
+                   "the file versions the earliest of them replaced stay too (rolling it back "
+                   "needs them)",
                    attribute="cleaner_commits_retained", parse=positive_int,
                    aliases=(Alias("hoodie.clean.commits.retained"),)),
     ConfigProperty("hoodie.cleaner.fileversions.retained", 3,
@@ -655,7 +664,9 @@ OPTIONS: tuple[ConfigProperty, ...] = (
     ConfigProperty("hoodie.archive.automatic", True, "archive old instants after every write",
                    attribute="auto_archive", parse=boolean),
     ConfigProperty("hoodie.archive.beyond.savepoint", False,
-                   "archive past savepoints, keeping savepointed commits on the timeline",
+                   "archive past savepoints, keeping savepointed commits on the timeline; a "
+                   "restore to such a savepoint is then refused, and hudi-rs 0.x misses the rows "
+                   "of the archived commits (keep it off where hudi-rs reads)",
                    attribute="archive_beyond_savepoint", parse=boolean),
     ConfigProperty("hoodie.keep.min.commits", 20,
                    "commits the active timeline keeps after archiving",
@@ -701,7 +712,8 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "expires after this)",
                    attribute="lock_validity_seconds", parse=positive_int),
     ConfigProperty("hoodie.write.lock.storage.renew.interval.secs", 30,
-                   "storage lock: seconds between its holder's renewals",
+                   "storage lock: seconds between its holder's renewals (shorter than the "
+                   "validity timeout)",
                    attribute="lock_renew_seconds", parse=positive_int),
     ConfigProperty("hoodie.client.heartbeat.interval_in_ms", 60_000,
                    "writer heartbeat period (ms)",

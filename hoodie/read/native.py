@@ -2,7 +2,7 @@
 
 Our data source decodes parquet with pyarrow in a Python worker and hands Arrow batches to the
 JVM, which turns them into rows again: a full scan costs 1.5-2.6x Spark's vectorized parquet scan
-of the same files (bench/README.md, `cpu_split.py scan`), and reads every column, as PySpark's
+of the same files (docs/performance, `cpu_split.py scan`), and reads every column, as PySpark's
 Python data sources learn nothing of a query's columns. Apache Hudi's Spark integration reads a
 copy-on-write snapshot, and any read-optimized query, as a plain parquet scan of the files its
 file index chose (`BaseFileOnlyRelation`). `HoodieTable.read` goes one step further, per file

@@ -36,8 +36,12 @@ _FORMATS = frozenset({"latest_state", "cdc"})
 
 
 class CheckpointConflictError(ConcurrentWriteConflict):
-    """Another write of the table advanced a checkpoint this write read: both consumed the
-    same changes of a source, and only the first may commit them."""
+    """Another write of the table advanced a checkpoint this write read (`hoodie_incremental`): both
+    consumed the same changes of a source, and only the first may commit them. This write was
+    undone, so no change is applied twice.
+
+    Run the model again: it reads on from where the other run stopped. Keep two runs of one model
+    from overlapping (a schedule and a manual run)."""
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ def deflate_of(partition: str) -> Deflate:
     records is a base file's bloom filter as base64 text (~431 KB at the default 60,000
     entries), which the default deflate took 10-17 ms a filter over in the driver: 0.46 s of
     a 1M-row upsert's 0.57 s commit of 30 files, 1.8 s of the 2.2 s the metadata table's
-    compaction of 200 files' filters took (bench/README.md, metadata_table.py)."""
+    compaction of 200 files' filters took (docs/performance/indexes.md, metadata_table.py)."""
     return RUN_LENGTH_DEFLATE if partition == BLOOM_FILTERS else JAVA_DEFLATE
 
 

@@ -24,7 +24,7 @@ reads a few dozen files and returns their records encoded, by metadata table par
 file group, and one task per file group writes that group's file (a delta commit's log file,
 or a partition's initial base HFile) at the name the driver planned and the inflight names.
 The bytes are the driver path's (tests/interop/test_metadata_index_jobs.py); the driver's
-memory no longer grows with the files (bench/README.md, `metadata_table.py --parts build`).
+memory no longer grows with the files (docs/performance, `metadata_table.py --parts build`).
 
 Which columns: `column_stats.IndexedColumns` (the table version's default list, or the one
 configured).
@@ -82,7 +82,7 @@ if TYPE_CHECKING:
 # a file: its filter, its record, its encoding), 3 MB with the job. The job is not faster on
 # 2 cores (7.3 s against 3.6 s for those 300 files, under load; a second job for the second
 # partition, and Spark's tasks and shuffle), so the driver keeps what stays below ~45 MB
-# (bench/README.md, metadata_table.py `--parts build`).
+# (docs/performance/indexes.md, metadata_table.py `--parts build`).
 DRIVER_READS = 64
 # ... a task of the job reads this many files (a footer each mostly: ~10 ms); 8 a task made
 # the 300 files' build 14.4 s, 64 7.3 s (each task costs Spark ~0.2 s on 2 loaded cores)

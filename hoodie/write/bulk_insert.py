@@ -15,7 +15,7 @@ and the writer orders them with pyarrow, per partition path, once all are in. A 
 JVM before the hand-off (this module's first design, by a hash of the partition path and key)
 made Spark copy every row into its sorter and hand nothing over until the sort was done: at
 10M rows the scan, shuffle and hand-off took 44 s with it and 28 s without, where plain
-Spark's whole parquet load took 29 s (bench/README, "Then (session 26)"). The writer keeps at
+Spark's whole parquet load took 29 s (docs/performance, "Then (session 26)"). The writer keeps at
 most a file's records, and `hoodie.memory.merge.max.size` bytes of them, in memory over the
 task's partition paths; beyond that they go to local disk as Arrow files, read back
 memory-mapped. Each partition path's records are sorted by key once

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import re
-from pathlib import Path
 
 import pytest
 from dbt_common.exceptions import CompilationError
@@ -18,7 +16,6 @@ from hoodie.options.property import closest_key
 from hoodie.table_services.archival import archive
 from hoodie.table_services.clean import CleanConfig
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 HUDI_IDENTITY = {
     "hoodie.table.name": "orders",
     "hoodie.datasource.write.recordkey.field": "id,region",
@@ -114,33 +111,6 @@ def test_every_default_is_the_option_tables():
     assert archived["keep_max"].default == by_attribute["keep_max_commits"]
 
 
-def _readme_write_options() -> dict[str, str]:
-    """README's table of write options: key (every key in a row) -> its default column."""
-    section = README.read_text().split("Supported `options`", 1)[1].split("\n\n", 2)[1]
-    rows = {}
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) >= 2 and cells[0].startswith(("`hoodie.", "`_hoodie.")):
-            for key in re.findall(r"`(_?hoodie\.[^`]+)`", cells[0]):
-                rows[key] = cells[1]
-    return rows
-
-
-def test_the_readme_lists_every_option_with_its_default():
-    listed = _readme_write_options()
-    known = {key for prop in OPTIONS for key in prop.keys}
-    assert set(listed) <= known, f"README names unknown options: {set(listed) - known}"
-    for prop in OPTIONS:
-        if prop.attribute in ("table_name", "record_key_fields"):
-            continue  # required, no default
-        assert prop.key in listed, f"README does not list {prop.key}"
-        shown = listed[prop.key]
-        if prop.default not in ((), None, 0) and not isinstance(prop.default, bool):
-            assert str(prop.default) in shown, f"{prop.key}: README says {shown!r}"
-        if isinstance(prop.default, bool):
-            assert str(prop.default).lower() in shown, f"{prop.key}: README says {shown!r}"
-
-
 def _settings(config, table_type="COPY_ON_WRITE"):
     return model_settings(
         "orders", config, table_type=table_type, schema="analytics", alias="orders",
@@ -208,8 +178,14 @@ def test_both_names_of_the_record_index_switch_are_one_option():
     (prop,) = [p for p in OPTIONS if "hoodie.metadata.record.index.enable" in p.keys]
     assert prop.key == "hoodie.metadata.global.record.level.index.enable"  # 1.2's name first
     with pytest.raises(InvalidConfigError, match="same setting with different values"):
-        WriteConfig.build("t", "id", options={"hoodie.metadata.record.index.enable": "true",
-                          "hoodie.metadata.global.record.level.index.enable": "false"})
+        WriteConfig.build(
+            "t",
+            "id",
+            options={
+                "hoodie.metadata.record.index.enable": "true",
+                "hoodie.metadata.global.record.level.index.enable": "false",
+            },
+        )
 
 
 RECORD_INDEX_SIZING = {
@@ -268,8 +244,14 @@ def test_the_record_index_is_built_between_its_file_group_bounds():
     on = WriteConfig.build("t", "id", options={"hoodie.metadata.record.index.enable": "true"})
     assert on.keeps_metadata_table(6, {})
     with pytest.raises(InvalidConfigError, match="need the metadata table"):
-        WriteConfig.build("t", "id", options={"hoodie.metadata.record.index.enable": "true",
-                                              "hoodie.metadata.enable": "false"})
+        WriteConfig.build(
+            "t",
+            "id",
+            options={
+                "hoodie.metadata.record.index.enable": "true",
+                "hoodie.metadata.enable": "false",
+            },
+        )
 
 
 def test_the_metadata_compaction_trigger_options():
@@ -279,8 +261,11 @@ def test_the_metadata_compaction_trigger_options():
     })  # fmt: skip
     assert config.metadata_compaction_trigger == "NUM_AND_TIME"
     assert config.metadata_compaction_delta_seconds == 60
-    with pytest.raises(InvalidConfigError, match="NUM_COMMITS, NUM_COMMITS_AFTER_LAST_REQUEST, "
-                                                 "TIME_ELAPSED, NUM_AND_TIME, NUM_OR_TIME"):
+    with pytest.raises(
+        InvalidConfigError,
+        match="NUM_COMMITS, NUM_COMMITS_AFTER_LAST_REQUEST, "
+        "TIME_ELAPSED, NUM_AND_TIME, NUM_OR_TIME",
+    ):
         WriteConfig.build("t", "id", options={"hoodie.metadata.compact.trigger.strategy": "DAILY"})
     with pytest.raises(InvalidConfigError, match="max.delta.seconds' must be a positive integer"):
         WriteConfig.build("t", "id", options={"hoodie.metadata.compact.max.delta.seconds": "0"})

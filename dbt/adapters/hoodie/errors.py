@@ -35,8 +35,11 @@ logger = AdapterLogger("Hoodie")
 
 
 class UnnamedError(CompilationError):
-    """A config error the adapter raises where it does not know the dbt resource (a helper of
-    a snapshot's merge that is handed only DataFrames): `dbt_errors` names the resource."""
+    """A config error the adapter raises where it does not know the dbt resource (a helper of a
+    snapshot's merge that is handed only DataFrames): `dbt_errors` names the resource. It reaches
+    the user as a compilation error of its subclasses' kind.
+
+    Fix the config the message names."""
 
 
 # A resource's own words for core errors it knows better than the core: for each class, the

@@ -94,8 +94,13 @@ def snapshot_settings(
 
 
 class MissingSnapshotColumn(UnnamedError):
-    """The table or the staging query lacks a column the MERGE needs (`snapshot_errors` adds
-    the snapshot's name)."""
+    """The snapshot's table or dbt's staging query lacks a column the snapshot's merge needs
+    (`dbt_scd_id`, `dbt_valid_to`, `dbt_change_type`, or the names `snapshot_meta_column_names`
+    gives them); the message names it and lists the columns there are (`snapshot_errors` adds the
+    snapshot's name).
+
+    If `snapshot_meta_column_names` changed since the table was built, restore the old names (or
+    rebuild the snapshot's table under a new name)."""
 
 
 def _column(df: DataFrame, name: str, where: str) -> str:
