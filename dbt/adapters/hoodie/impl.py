@@ -21,10 +21,11 @@ from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
-from hoodie import COPY_ON_WRITE, MERGE_ON_READ, HoodieError, HoodieTable, WriteResult
+from hoodie import COPY_ON_WRITE, MERGE_ON_READ, HoodieTable, WriteResult
 from hoodie.integration import BASE_PATH_METADATA, META_COLUMNS, SOURCE_NAME, check_batch
 
 from . import contract
+from .catalog import catalog_facts, error_facts, table_comment
 from .config_keys import LAKE_FORMATS, lake_materialization
 from .connections import HoodieConnectionManager
 from .errors import dbt_errors
@@ -163,37 +164,32 @@ class HoodieAdapter(SparkAdapter):
         return super()._build_spark_relation_list(rows, relation_info_func)
 
     def _get_columns_for_catalog(self, relation):
-        """Catalog columns, plus the Hudi facts of a lake table as table stats in the docs."""
-        stats = self._lake_stats(relation)
+        """Catalog columns, plus a lake table's comment and Hudi facts (`catalog_facts`) as
+        the table's stats in the docs. dbt-spark reads no table comment from the listing;
+        ours is where `persist_docs` put the model's description."""
+        facts = self._lake_stats(relation)
+        comment = table_comment(getattr(relation, "information", None) or "") if facts else None
         for column in super()._get_columns_for_catalog(relation):
-            column.update(stats)
+            column.update(facts)
+            if comment is not None:
+                column["table_comment"] = comment
             yield column
 
     def _lake_stats(self, relation) -> dict[str, Any]:
+        """The facts of a lake table, reading its metadata once. A table whose metadata does
+        not read shows the error as a fact (and the log says it): `dbt docs generate` goes on
+        with the other tables."""
         information = getattr(relation, "information", None) or ""
         location = _LOCATION.search(information)
         if not self.hoodie_is_lake_table(relation) or location is None:
             return {}
+        base_uri = location.group(1).strip()
         try:
-            base_uri = location.group(1).strip()
-            properties = HoodieTable.open(base_uri, self._storage_options).properties
-        except HoodieError:
-            return {}  # a catalog entry whose files are gone: dbt lists it without the facts
-        facts = {
-            "hoodie_table_type": ("Hudi table type", properties.table_type),
-            "hoodie_record_key": ("Record key", ", ".join(properties.record_key_fields)),
-            "hoodie_partition_path": (
-                "Partition path",
-                ", ".join(properties.partition_fields) or "(not partitioned)",
-            ),
-        }
-        stats: dict[str, Any] = {}
-        for key, (label, value) in facts.items():
-            stats[f"stats:{key}:label"] = label
-            stats[f"stats:{key}:value"] = value
-            stats[f"stats:{key}:description"] = ""
-            stats[f"stats:{key}:include"] = True
-        return stats
+            return catalog_facts(HoodieTable.open(base_uri, self._storage_options))
+        except Exception as error:  # noqa: BLE001 - one table's facts never stop the catalog
+            message = f"{type(error).__name__}: {error}"
+            logger.warning(f"{relation}: its Hudi facts could not be read: {message}")
+            return error_facts(message)
 
     # -- hooks for the materializations --------------------------------------------------------
     def _spark(self):
