@@ -9,8 +9,16 @@ import re
 import shutil
 
 import pytest
+from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.hoodie.catalog import catalog_facts, error_facts
+from dbt.adapters.hoodie.catalog import (
+    catalog_facts,
+    catalog_write_options,
+    error_facts,
+    table_comment,
+    table_properties,
+)
+from dbt.adapters.hoodie.config_keys import CATALOG_PLACE, gather_options
 from hoodie import HoodieTable, MalformedMetadataError, WriteConfig
 from hoodie.table_stats import _base_file_rows
 
@@ -167,3 +175,52 @@ def test_merge_on_read_rows_with_logs_then_compacted(tables, spark):
     assert compacted.rows_exact and compacted.rows == mor.read(spark).count() == 4
     assert compacted.log_files == 0 and compacted.pending_compactions == 0
     assert compacted.latest_commit is not None and compacted.latest_commit.timestamp == planned
+
+
+# -- table properties of the catalog entry (ALTER TABLE ... SET TBLPROPERTIES) --------------
+LISTING = """\
+Database: s
+Table: t
+Provider: hoodie
+Comment: Payments by day
+Table Properties: [external=true, hoodie.cleaner.commits.retained=3, location=file:/w/t, \
+option.path=file:///w/t, owner=root, path=file:///w/t, provider=hoodie, team=a=b, c]
+Location: file:/w/t
+"""
+
+
+def test_the_listing_gives_the_comment_and_the_users_properties():
+    assert table_comment(LISTING) == "Payments by day"
+    assert table_properties(LISTING) == {"hoodie.cleaner.commits.retained": "3", "team": "a=b, c"}
+    assert table_properties("Table Properties: []") == {} and table_comment("") is None
+
+
+def test_catalog_properties_are_write_options_or_refused():
+    """A write option is taken (as Apache Hudi's SQL writes take catalog properties); a Hudi
+    setting no write takes is refused, naming it and how to remove it; others are kept."""
+    where, name = "Model 'm'", "s.t"
+    given = {"hoodie.cleaner.commits.retained": "3", "team": "x"}
+    assert catalog_write_options(where, name, given) == {"hoodie.cleaner.commits.retained": "3"}
+    for key, value, reason in (
+        ("hoodie.datasource.query.type", "read_optimized", "unknown option"),
+        ("hoodie.cleaner.commits.retained", "many", "hoodie.cleaner.commits.retained"),
+        ("primaryKey", "id", "the model's config"),
+    ):
+        with pytest.raises(CompilationError) as refused:
+            catalog_write_options(where, name, {key: value})
+        text = str(refused.value)
+        assert f"{where}: s.t has table property {key}={value!r}" in text, text
+        assert f"ALTER TABLE s.t UNSET TBLPROPERTIES ('{key}')" in text and reason in text, text
+        assert "Supported options" not in text
+
+
+def test_a_catalog_option_and_the_models_disagreeing_is_an_error_naming_both():
+    config = {"materialized": "cow_upsert", "options": {"hoodie.cleaner.commits.retained": "5"}}
+    catalog = {"hoodie.cleaner.commits.retained": "3"}
+    with pytest.raises(
+        CompilationError, match=re.escape(f"'5' in options and '3' in {CATALOG_PLACE}")
+    ):
+        gather_options("Model 'm'", config, catalog=catalog)
+    merged = gather_options("Model 'm'", {"options": {"hoodie.parquet.max.file.size": "1"}},
+                            catalog=catalog)  # fmt: skip
+    assert merged == {"hoodie.parquet.max.file.size": "1", **catalog}

@@ -37,8 +37,6 @@ _RESERVED = frozenset({
     "transient_lastDdlTime", "collation",
 })  # fmt: skip
 _RESERVED_PREFIXES = ("option.", "spark.")
-# How errors name where a catalog property came from.
-CATALOG_PLACE = "the catalog table's properties (ALTER TABLE ... SET TBLPROPERTIES)"
 
 
 def table_comment(information: str) -> str | None:
@@ -82,7 +80,8 @@ def catalog_write_options(where: str, relation: str, properties: Mapping[str, st
         try:
             parse_options({key: value})
         except InvalidConfigError as error:
-            reason = str(error).splitlines()[0]
+            # the core's first line, without its list of every supported option
+            reason = str(error).splitlines()[0].split(" Supported options")[0]
             raise CompilationError(
                 f"{where}: {relation} has table property {key}={value!r} in the catalog, which "
                 f"the lake table's writes cannot take ({reason}). Catalog properties are write "

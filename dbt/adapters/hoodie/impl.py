@@ -25,8 +25,14 @@ from hoodie import COPY_ON_WRITE, MERGE_ON_READ, HoodieTable, WriteResult
 from hoodie.integration import BASE_PATH_METADATA, META_COLUMNS, SOURCE_NAME, check_batch
 
 from . import contract
-from .catalog import catalog_facts, error_facts, table_comment
-from .config_keys import LAKE_FORMATS, lake_materialization
+from .catalog import (
+    catalog_facts,
+    catalog_write_options,
+    error_facts,
+    table_comment,
+    table_properties,
+)
+from .config_keys import CATALOG_PLACE, LAKE_FORMATS, lake_materialization
 from .connections import HoodieConnectionManager
 from .errors import dbt_errors
 from .incremental_predicates import check_rows as check_predicate_rows
@@ -47,12 +53,16 @@ from .snapshot import snapshot_batch, snapshot_errors, snapshot_settings
 LAKE_MATERIALIZATIONS = ("cow_upsert", "mor_upsert")
 COMPACTION_MODES = ("all", "run_pending", "schedule")
 _LOCATION = re.compile(r"^Location: (.+)$", re.MULTILINE)
-_COMMENT = re.compile(r"^Comment: (.*)$", re.MULTILINE)
 logger = AdapterLogger("Hoodie")
 
 
 def _columns(schema) -> list[tuple[str, str]]:
     return [(f.name, f.dataType.simpleString()) for f in schema.fields]
+
+
+def _sql_string(text: str) -> str:
+    """A Spark SQL string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _is_temporary_view(row) -> bool:
@@ -83,14 +93,10 @@ class CatalogDocs:
         )
 
     @classmethod
-    def current(cls, spark, relation, schema) -> CatalogDocs:
-        # spark.catalog.getTable() reports no description for data source tables; the
-        # table's own listing does.
-        rows = spark.sql(
-            f"SHOW TABLE EXTENDED IN `{relation.schema}` LIKE '{relation.identifier}'"
-        ).collect()
-        comment = _COMMENT.search(rows[0]["information"]) if rows else None
-        return cls(comment.group(1) if comment else None).with_comments_of(schema)
+    def current(cls, information: str, schema) -> CatalogDocs:
+        """The docs of a catalog table, from its listing (`_listing`: spark.catalog.getTable()
+        reports no description for data source tables) and its schema."""
+        return cls(table_comment(information)).with_comments_of(schema)
 
     def with_comments_of(self, schema) -> CatalogDocs:
         comments = [(f.name, f.metadata["comment"]) for f in schema.fields
@@ -191,6 +197,35 @@ class HoodieAdapter(SparkAdapter):
             logger.warning(f"{relation}: its Hudi facts could not be read: {message}")
             return error_facts(message)
 
+    # -- the catalog entries of lake tables --------------------------------------------------
+    def _listing(self, relation) -> str | None:
+        """The `SHOW TABLE EXTENDED` listing of a catalog table (None: there is none), the one
+        place that has its comment and its table properties (`.catalog`)."""
+        spark = self._spark()
+        if not spark.catalog.tableExists(f"{relation.schema}.{relation.identifier}"):
+            return None
+        rows = spark.sql(
+            f"SHOW TABLE EXTENDED IN `{relation.schema}` LIKE '{relation.identifier}'"
+        ).collect()
+        for row in rows:
+            if not _is_temporary_view(row):
+                return str(row["information"])
+        return None
+
+    def _catalog_write_options(self, where: str, relation) -> dict[str, str]:
+        """The write options set on a lake table's catalog entry (`ALTER TABLE ... SET
+        TBLPROPERTIES`), which its writes take as Apache Hudi's Spark SQL writes do; a Hudi
+        setting there that is no write option is refused (`catalog_write_options`)."""
+        information = self._listing(relation)
+        if information is None or f"Provider: {SOURCE_NAME}" not in information:
+            return {}
+        name = f"{relation.schema}.{relation.identifier}"
+        options = catalog_write_options(where, name, table_properties(information))
+        if options:
+            listed = ", ".join(f"{k}={v!r}" for k, v in options.items())
+            logger.info(f"{where}: write options from {CATALOG_PLACE} of {name}: {listed}")
+        return options
+
     # -- hooks for the materializations --------------------------------------------------------
     def _spark(self):
         return HoodieConnectionManager.spark(self.connections.get_thread_connection())
@@ -252,9 +287,10 @@ class HoodieAdapter(SparkAdapter):
         """
         target = LakeModel.of(model, relation)
         spark = self._spark()
+        catalog = self._catalog_write_options(f"{target.resource} '{target.name}'", relation)
         df = spark.sql(sql)
         settings = target.settings(table_type, spark.conf.get("spark.sql.warehouse.dir"),
-                                   df.columns)  # fmt: skip
+                                   df.columns, catalog)  # fmt: skip
         window = BatchWindow.of(target.name, target.config, model.get("batch"))
         predicates = predicates_of(target.name, target.config.get("incremental_predicates"))
         # Rows read twice (checked, a batch's keys against its window) are read once.
@@ -345,8 +381,13 @@ class HoodieAdapter(SparkAdapter):
         name = f"{relation.schema}.{relation.identifier}"
         quoted = f"`{relation.schema}`.`{relation.identifier}`"
         spark.sql(f"CREATE DATABASE IF NOT EXISTS `{relation.schema}`")
-        current = spark.table(quoted).schema if spark.catalog.tableExists(name) else None
-        registered = CatalogDocs.current(spark, relation, current) if current else CatalogDocs()
+        information = self._listing(relation)
+        current = spark.table(quoted).schema if information is not None else None
+        registered = CatalogDocs()
+        kept: dict[str, str] = {}  # the entry's table properties, carried over to a new one
+        if current is not None and information is not None:
+            registered = CatalogDocs.current(information, current)
+            kept = table_properties(information)
         docs = registered if docs is None else docs
         wanted = docs.apply(HoodieTable.open(base_uri, self._storage_options).catalog_schema())
         if current is not None:
@@ -366,9 +407,17 @@ class HoodieAdapter(SparkAdapter):
             schema=wanted,
             description=docs.description,
         )
+        if kept:
+            # Setting properties drops the table comment (Spark's ALTER TABLE on these
+            # tables), so the comment is set with them.
+            comment = {"comment": docs.description} if docs.description else {}
+            pairs = ", ".join(f"{_sql_string(k)} = {_sql_string(v)}"
+                              for k, v in {**kept, **comment}.items())  # fmt: skip
+            spark.sql(f"ALTER TABLE {quoted} SET TBLPROPERTIES ({pairs})")
 
     # -- snapshots (macros/materializations/snapshot.sql; the logic is in .snapshot) ------------
     def _snapshot_settings(self, target: LakeModel, columns: dict):
+        where = f"{target.resource} '{target.name}'"
         return snapshot_settings(
             target.name,
             target.config,
@@ -376,6 +425,7 @@ class HoodieAdapter(SparkAdapter):
             schema=target.relation.schema,
             alias=target.relation.identifier,
             warehouse_dir=self._spark().conf.get("spark.sql.warehouse.dir"),
+            catalog_options=self._catalog_write_options(where, target.relation),
         )
 
     @available
@@ -497,6 +547,8 @@ class HoodieAdapter(SparkAdapter):
                 "'mor_upsert'): hoodie_as_of, hoodie_changes, hoodie_snapshot and "
                 "hoodie_incremental read lake tables only"
             )
+        # A Hudi setting on the catalog entry that no write takes is refused on reads too.
+        self._catalog_write_options(f"Relation {relation}", relation)
         return str(base_path)
 
     def _read_view(
@@ -664,6 +716,7 @@ class HoodieAdapter(SparkAdapter):
 
     def _settings(self, relation, model_name: str, config: dict[str, Any]):
         table_type = self._table_type(model_name, config)
+        catalog = self._catalog_write_options(f"Model '{model_name}'", relation)
         return model_settings(
             model_name,
             config,
@@ -671,6 +724,7 @@ class HoodieAdapter(SparkAdapter):
             schema=relation.schema,
             alias=relation.identifier,
             warehouse_dir=self._spark().conf.get("spark.sql.warehouse.dir"),
+            catalog_options=catalog,
         )
 
     @available
