@@ -200,14 +200,15 @@ def test_catalog_properties_are_write_options_or_refused():
     setting no write takes is refused, naming it and how to remove it; others are kept."""
     where, name = "Model 'm'", "s.t"
     given = {"hoodie.cleaner.commits.retained": "3", "team": "x"}
-    assert catalog_write_options(where, name, given) == {"hoodie.cleaner.commits.retained": "3"}
+    expected = {"hoodie.cleaner.commits.retained": "3"}
+    assert catalog_write_options("Model", "m", name, given) == expected
     for key, value, reason in (
         ("hoodie.datasource.query.type", "read_optimized", "unknown option"),
         ("hoodie.cleaner.commits.retained", "many", "hoodie.cleaner.commits.retained"),
         ("primaryKey", "id", "the model's config"),
     ):
         with pytest.raises(CompilationError) as refused:
-            catalog_write_options(where, name, {key: value})
+            catalog_write_options("Model", "m", name, {key: value})
         text = str(refused.value)
         assert f"{where}: s.t has table property {key}={value!r}" in text, text
         assert f"ALTER TABLE s.t UNSET TBLPROPERTIES ('{key}')" in text and reason in text, text

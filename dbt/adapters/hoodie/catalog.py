@@ -22,9 +22,10 @@ from typing import Any
 from dbt_common.exceptions import CompilationError
 
 from hoodie import HoodieError, HoodieTable, InvalidConfigError
-from hoodie.config import parse_options
+from hoodie.integration import parse_options
 
 from .config_keys import TBLPROPERTY_ALIASES
+from .errors import dbt_errors
 
 _COMMENT = re.compile(r"^Comment: (.*)$", re.MULTILINE)
 _PROPERTIES = re.compile(r"^Table Properties: \[(.*)\]$", re.MULTILINE)
@@ -60,35 +61,40 @@ def table_properties(information: str) -> dict[str, str]:
     return out
 
 
-def catalog_write_options(where: str, relation: str, properties: Mapping[str, str]) -> dict:
+def catalog_write_options(
+    resource: str, name: str, relation: str, properties: Mapping[str, str]
+) -> dict[str, str]:
     """The `hoodie.*` properties of a lake table's catalog entry, as write options of its next
-    write (as Apache Hudi's Spark SQL writes take them). A Hudi setting there that is no
-    write option (a read option, an unknown key, a bad value, Hudi SQL's primaryKey / type,
-    which the model's config says) is refused, naming it and what to do. Other properties
-    are the catalog's own (a team, an owner): kept, not read."""
+    write (as Apache Hudi's Spark SQL writes take them); `resource` `name` is the dbt resource
+    whose run or read meets them. A Hudi setting there that is no write option (a read
+    option, an unknown key, a bad value, Hudi SQL's primaryKey / type, which the model's
+    config says) is refused, naming it and what to do. Other properties are the catalog's
+    own (a team, an owner): kept, not read."""
     options = {}
     for key, value in sorted(properties.items()):
+        unset = f"Remove it: ALTER TABLE {relation} UNSET TBLPROPERTIES ('{key}')"
+        found = f"{relation} has table property {key}={value!r} in the catalog"
         if key in TBLPROPERTY_ALIASES or key == "type":
             raise CompilationError(
-                f"{where}: {relation} has table property {key}={value!r} in the catalog, but "
-                "the table's keys and type are the model's config (record_key, "
-                "precombine_field, the materialization). Remove it: ALTER TABLE "
-                f"{relation} UNSET TBLPROPERTIES ('{key}'), and set it in the model's config"
+                f"{resource} '{name}': {found}, but the table's keys and type are the model's "
+                "config (record_key, precombine_field, the materialization). "
+                f"{unset}, and set it in the model's config"
             )
         if not key.startswith("hoodie."):
             continue
-        try:
-            parse_options({key: value})
-        except InvalidConfigError as error:
+
+        def refused(error: Exception, found: str = found, unset: str = unset) -> str:
             # the core's first line, without its list of every supported option
             reason = str(error).splitlines()[0].split(" Supported options")[0]
-            raise CompilationError(
-                f"{where}: {relation} has table property {key}={value!r} in the catalog, which "
-                f"the lake table's writes cannot take ({reason}). Catalog properties are write "
-                "options; read options go to the read (hoodie_as_of, hoodie_changes, ...). "
-                f"Remove it: ALTER TABLE {relation} UNSET TBLPROPERTIES ('{key}'), and set it "
-                "in the model's config (options={...}) if it is one"
-            ) from None
+            return (
+                f"{found}, which the lake table's writes cannot take ({reason}). Catalog "
+                "properties are write options; read options go to the read (hoodie_as_of, "
+                f"hoodie_changes, ...). {unset}, and set it in the model's config "
+                "(options={...}) if it is one"
+            )
+
+        with dbt_errors(resource, name, {InvalidConfigError: refused}):
+            parse_options({key: value})
         options[key] = value
     return options
 

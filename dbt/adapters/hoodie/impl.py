@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +52,9 @@ from .model_config import LakeModel, ModelSettings, model_settings
 from .snapshot import snapshot_batch, snapshot_errors, snapshot_settings
 
 LAKE_MATERIALIZATIONS = ("cow_upsert", "mor_upsert")
+# Lake tables whose facts `dbt docs generate` reads at once (each a few small reads; on an
+# object store, round trips).
+CATALOG_THREADS = 8
 COMPACTION_MODES = ("all", "run_pending", "schedule")
 _LOCATION = re.compile(r"^Location: (.+)$", re.MULTILINE)
 logger = AdapterLogger("Hoodie")
@@ -143,6 +147,10 @@ class HoodieAdapter(SparkAdapter):
         super().__init__(*args, **kwargs)
         # hoodie_incremental's reads, committed by the reading model's write
         self._checkpoints = PendingCheckpoints()
+        # (model, options) whose catalog write options the log named already
+        self._told: set[tuple[str, str]] = set()
+        # `_get_one_catalog`'s lake table facts, by (schema, identifier), read beforehand
+        self._facts: dict[tuple[str, str], dict[str, Any]] = {}
 
     @classmethod
     def type(cls) -> str:
@@ -169,11 +177,30 @@ class HoodieAdapter(SparkAdapter):
         rows = [row for row in row_list if not _is_temporary_view(row)]
         return super()._build_spark_relation_list(rows, relation_info_func)
 
+    def _get_one_catalog(self, information_schema, schemas, used_schemas):
+        """dbt-spark's catalog of one schema, with its lake tables' facts read beforehand, at
+        once (`CATALOG_THREADS`): `_get_columns_for_catalog` takes each relation in turn."""
+        # Those dbt listed with their information (the facts need no session then; a pool
+        # thread has no connection of its own); any other is read in turn.
+        relations = [r for schema in schemas
+                     for r in self.list_relations(information_schema.database, schema)
+                     if getattr(r, "information", None)]  # fmt: skip
+        keys = [(r.schema, r.identifier) for r in relations]
+        if relations:
+            with ThreadPoolExecutor(max_workers=min(CATALOG_THREADS, len(relations))) as pool:
+                self._facts.update(zip(keys, pool.map(self._lake_stats, relations)))
+        try:
+            return super()._get_one_catalog(information_schema, schemas, used_schemas)
+        finally:
+            for key in keys:
+                self._facts.pop(key, None)
+
     def _get_columns_for_catalog(self, relation):
         """Catalog columns, plus a lake table's comment and Hudi facts (`catalog_facts`) as
         the table's stats in the docs. dbt-spark reads no table comment from the listing;
         ours is where `persist_docs` put the model's description."""
-        facts = self._lake_stats(relation)
+        key = (relation.schema, relation.identifier)
+        facts = self._facts[key] if key in self._facts else self._lake_stats(relation)
         comment = table_comment(getattr(relation, "information", None) or "") if facts else None
         for column in super()._get_columns_for_catalog(relation):
             column.update(facts)
@@ -212,18 +239,21 @@ class HoodieAdapter(SparkAdapter):
                 return str(row["information"])
         return None
 
-    def _catalog_write_options(self, where: str, relation) -> dict[str, str]:
+    def _catalog_write_options(self, resource: str, name: str, relation) -> dict[str, str]:
         """The write options set on a lake table's catalog entry (`ALTER TABLE ... SET
         TBLPROPERTIES`), which its writes take as Apache Hudi's Spark SQL writes do; a Hudi
-        setting there that is no write option is refused (`catalog_write_options`)."""
+        setting there that is no write option is refused (`catalog_write_options`), naming
+        the dbt `resource` `name` whose run or read met it."""
         information = self._listing(relation)
         if information is None or f"Provider: {SOURCE_NAME}" not in information:
             return {}
-        name = f"{relation.schema}.{relation.identifier}"
-        options = catalog_write_options(where, name, table_properties(information))
-        if options:
-            listed = ", ".join(f"{k}={v!r}" for k, v in options.items())
-            logger.info(f"{where}: write options from {CATALOG_PLACE} of {name}: {listed}")
+        table = f"{relation.schema}.{relation.identifier}"
+        where = f"{resource} '{name}'"
+        options = catalog_write_options(resource, name, table, table_properties(information))
+        listed = ", ".join(f"{k}={v!r}" for k, v in options.items())
+        if listed and (where, listed) not in self._told:  # once per model and options
+            self._told.add((where, listed))
+            logger.info(f"{where}: write options from {CATALOG_PLACE} of {table}: {listed}")
         return options
 
     # -- hooks for the materializations --------------------------------------------------------
@@ -287,7 +317,7 @@ class HoodieAdapter(SparkAdapter):
         """
         target = LakeModel.of(model, relation)
         spark = self._spark()
-        catalog = self._catalog_write_options(f"{target.resource} '{target.name}'", relation)
+        catalog = self._catalog_write_options(target.resource, target.name, relation)
         df = spark.sql(sql)
         settings = target.settings(table_type, spark.conf.get("spark.sql.warehouse.dir"),
                                    df.columns, catalog)  # fmt: skip
@@ -417,7 +447,6 @@ class HoodieAdapter(SparkAdapter):
 
     # -- snapshots (macros/materializations/snapshot.sql; the logic is in .snapshot) ------------
     def _snapshot_settings(self, target: LakeModel, columns: dict):
-        where = f"{target.resource} '{target.name}'"
         return snapshot_settings(
             target.name,
             target.config,
@@ -425,7 +454,9 @@ class HoodieAdapter(SparkAdapter):
             schema=target.relation.schema,
             alias=target.relation.identifier,
             warehouse_dir=self._spark().conf.get("spark.sql.warehouse.dir"),
-            catalog_options=self._catalog_write_options(where, target.relation),
+            catalog_options=self._catalog_write_options(
+                target.resource, target.name, target.relation
+            ),  # fmt: skip
         )
 
     @available
@@ -548,7 +579,7 @@ class HoodieAdapter(SparkAdapter):
                 "hoodie_incremental read lake tables only"
             )
         # A Hudi setting on the catalog entry that no write takes is refused on reads too.
-        self._catalog_write_options(f"Relation {relation}", relation)
+        self._catalog_write_options("Relation", str(relation), relation)
         return str(base_path)
 
     def _read_view(
@@ -716,7 +747,7 @@ class HoodieAdapter(SparkAdapter):
 
     def _settings(self, relation, model_name: str, config: dict[str, Any]):
         table_type = self._table_type(model_name, config)
-        catalog = self._catalog_write_options(f"Model '{model_name}'", relation)
+        catalog = self._catalog_write_options("Model", model_name, relation)
         return model_settings(
             model_name,
             config,
