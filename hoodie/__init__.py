@@ -57,6 +57,7 @@ from .services import TableServices
 from .table import HistoryRow, HoodieTable
 from .table_services.savepoint import Savepoint
 from .table_services.upgrade import UpgradeResult
+from .table_stats import TableStats
 from .write.result import WriteResult
 
 __all__ = [
@@ -97,6 +98,7 @@ __all__ = [
     "TableNotFoundError",
     "TableProperties",
     "TableServices",
+    "TableStats",
     "TaskFailedError",
     "TimelineError",
     "UnsafePathError",

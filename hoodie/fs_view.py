@@ -319,6 +319,7 @@ class WrittenFile:
     offset: int
     size: int
     base_file: str = ""  # a log file's: the name of the base file of its slice, if any
+    records: int = 0  # the stat's numWrites: the rows of a base file (`hoodie.table_stats`)
 
     @property
     def end(self) -> int:
@@ -509,6 +510,7 @@ class FileSystemView:
                             int(stat.log_offset or 0),
                             int(stat.file_size_in_bytes or 0),
                             str(stat.base_file or ""),
+                            int(stat.num_writes or 0),
                         )
                     )
         return written

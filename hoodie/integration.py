@@ -4,11 +4,13 @@ deployment, the `hoodie` data source's registration.
 `hoodie.__all__` is what a user of the core calls (the table facade, its config, results and
 errors). The names here are plumbing: the data source's name and option keys as the adapter
 registers catalog tables with them, the option table the adapter checks model configs
-against, the batch check a first run makes before its table exists, and shipping the core to
-a cluster's Python workers. They are stable for the adapter, not promised to users.
+against (`parse_options` checks write options: a catalog entry's properties; `closest_key`
+names the config a typo meant), the batch check a first run makes before its table exists,
+and shipping the core to a cluster's Python workers. They are stable for the adapter, not promised to users.
 """
 
-from .config import OPTIONS, ConfigProperty, as_field_tuple, option_keys
+from .config import OPTIONS, ConfigProperty, as_field_tuple, option_keys, parse_options
+from .options.property import closest_key
 from .read.datasource import BASE_PATH_METADATA, PUSHDOWN_OPTION, SOURCE_NAME
 from .read.datasource import register as register_data_source
 from .read.options import STORAGE_PREFIX, ReadOptions
@@ -37,9 +39,11 @@ __all__ = [
     "SourceCheckpoint",
     "as_field_tuple",
     "check_batch",
+    "closest_key",
     "encode_checkpoints",
     "expect_checkpoints",
     "option_keys",
+    "parse_options",
     "quoted_name",
     "register_data_source",
     "ship_core",

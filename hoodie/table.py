@@ -44,6 +44,7 @@ from .read.options import (
 from .services import TableServices
 from .storage import FileIO, load_file_io
 from .table_services.savepoint import savepoints
+from .table_stats import TableStats, table_stats
 from .timeline import WRITE_ACTIONS, Action, Instant, Timeline
 from .transaction.checkpoints import SourceCheckpoint, checkpoints_of, current_position
 from .write.result import WriteResult
@@ -263,6 +264,15 @@ class HoodieTable:
         `cdc` for `read_changes`) may read up to (None while it has no write): the checkpoint
         that consumer records once it wrote what it read."""
         return current_position(self.meta_client, read_as)
+
+    def stats(self) -> TableStats:
+        """Rows, size, files, latest commit and pending services of the latest snapshot, from
+        the table's metadata only (`hoodie.table_stats`): what `dbt docs generate` shows.
+
+        Raises:
+            DamagedFileError: a metadata or data file of the latest snapshot does not read.
+        """
+        return table_stats(self.meta_client)
 
     def catalog_schema(self) -> StructType:
         """The schema a catalog table of this table stores: the snapshot's, carrying the base

@@ -142,12 +142,13 @@ class ConnectProject(ChildProcessProject):
         self.lake = warehouse / f"{schema}.db"
 
 
-def _comment(spark, name: str) -> str | None:
-    """The table comment (spark.catalog.getTable() shows none for data source tables)."""
+def _listed(spark, name: str, field: str) -> str | None:
+    """A line of the table's listing (spark.catalog.getTable() shows no comment for data
+    source tables, SHOW TBLPROPERTIES no properties): "Comment", "Table Properties"."""
     schema, table = name.split(".")
     info = spark.sql(f"SHOW TABLE EXTENDED IN {schema} LIKE '{table}'").collect()[0][3]
-    lines = [line for line in info.splitlines() if line.startswith("Comment: ")]
-    return lines[0][len("Comment: ") :] if lines else None
+    lines = [line for line in info.splitlines() if line.startswith(f"{field}: ")]
+    return lines[0][len(field) + 2 :] if lines else None
 
 
 def _command(project_dir: str, args: list[str]) -> dict:
@@ -195,7 +196,8 @@ def _table(spark, name: str) -> dict:
         "columns": df.columns,
         "types": {f.name: f.dataType.simpleString() for f in df.schema.fields},
         "comments": {f.name: f.metadata.get("comment") for f in df.schema.fields},
-        "description": _comment(spark, name),
+        "description": _listed(spark, name, "Comment"),
+        "properties": _listed(spark, name, "Table Properties"),
         "rows": [r.asDict() for r in df.select(user).collect()],
     }
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from dbt_common.exceptions import CompilationError
 
-from hoodie.options.property import closest_key
+from hoodie.integration import closest_key
 
 # Read by dbt itself for every model; nothing for the adapter to do.
 DBT_HANDLED = frozenset({
@@ -52,6 +52,8 @@ MICROBATCH = "microbatch"
 # tblproperties of Apache Hudi's Spark SQL tables (`create table ... using hudi
 # tblproperties (primaryKey = 'id', ...)`), as the model config aliases they are.
 TBLPROPERTY_ALIASES = frozenset({"primaryKey", "recordKey", "preCombineField"})
+# Where `hoodie.*` properties set on a lake table's catalog entry come from (see .catalog).
+CATALOG_PLACE = "the catalog table's properties (ALTER TABLE ... SET TBLPROPERTIES)"
 _TABLE_TYPES = {"cow": "cow_upsert", "mor": "mor_upsert"}
 
 
@@ -118,8 +120,14 @@ class CheckedConfig:
     warnings: tuple[str, ...]
 
 
-def check_keys(model: str, config: Mapping[str, Any], resource: str = "Model") -> CheckedConfig:
-    """Refuse every key a lake model cannot honour; gather its `hoodie.*` options."""
+def check_keys(
+    model: str,
+    config: Mapping[str, Any],
+    resource: str = "Model",
+    catalog: Mapping[str, Any] | None = None,
+) -> CheckedConfig:
+    """Refuse every key a lake model cannot honour; gather its `hoodie.*` options, with the
+    write options of its table's catalog entry (`catalog`, see `.catalog`)."""
     materialized = str(config.get("materialized"))
     where = f"{resource} '{model}'"
     microbatch = str(config.get("incremental_strategy")).lower() == MICROBATCH
@@ -148,7 +156,7 @@ def check_keys(model: str, config: Mapping[str, Any], resource: str = "Model") -
     for name, value in properties.items():
         if not name.startswith("hoodie."):
             out[f"tblproperties.{name}"] = value
-    out["options"] = gather_options(where, config, properties)
+    out["options"] = gather_options(where, config, properties, catalog)
     return CheckedConfig(out, tuple(warnings))
 
 
@@ -263,9 +271,13 @@ def _same(first: object, second: object) -> bool:
 
 
 def gather_options(
-    where: str, config: Mapping[str, Any], properties: Mapping[str, Any] | None = None
+    where: str,
+    config: Mapping[str, Any],
+    properties: Mapping[str, Any] | None = None,
+    catalog: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Every `hoodie.*` key of the model, by the place it was set; one key, one value."""
+    """Every `hoodie.*` key of the model, by the place it was set (`catalog`: the write
+    options set on its table's catalog entry); one key, one value."""
     places: list[tuple[str, Any]] = []
     for name in ("options", "hudi_options"):
         given = config.get(name)
@@ -280,6 +292,7 @@ def gather_options(
     places.append(("the config's top level", top))
     hoodie_properties = {k: v for k, v in (properties or {}).items() if k.startswith("hoodie.")}
     places.append(("tblproperties", hoodie_properties))
+    places.append((CATALOG_PLACE, dict(catalog or {})))
     merged: dict[str, Any] = {}
     came_from: dict[str, str] = {}
     for place, given in places:

@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,11 +22,18 @@ from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
-from hoodie import COPY_ON_WRITE, MERGE_ON_READ, HoodieError, HoodieTable, WriteResult
+from hoodie import COPY_ON_WRITE, MERGE_ON_READ, HoodieTable, WriteResult
 from hoodie.integration import BASE_PATH_METADATA, META_COLUMNS, SOURCE_NAME, check_batch
 
 from . import contract
-from .config_keys import LAKE_FORMATS, lake_materialization
+from .catalog import (
+    catalog_facts,
+    catalog_write_options,
+    error_facts,
+    table_comment,
+    table_properties,
+)
+from .config_keys import CATALOG_PLACE, LAKE_FORMATS, lake_materialization
 from .connections import HoodieConnectionManager
 from .errors import dbt_errors
 from .incremental_predicates import check_rows as check_predicate_rows
@@ -44,14 +52,21 @@ from .model_config import LakeModel, ModelSettings, model_settings
 from .snapshot import snapshot_batch, snapshot_errors, snapshot_settings
 
 LAKE_MATERIALIZATIONS = ("cow_upsert", "mor_upsert")
+# Lake tables whose facts `dbt docs generate` reads at once (each a few small reads; on an
+# object store, round trips).
+CATALOG_THREADS = 8
 COMPACTION_MODES = ("all", "run_pending", "schedule")
 _LOCATION = re.compile(r"^Location: (.+)$", re.MULTILINE)
-_COMMENT = re.compile(r"^Comment: (.*)$", re.MULTILINE)
 logger = AdapterLogger("Hoodie")
 
 
 def _columns(schema) -> list[tuple[str, str]]:
     return [(f.name, f.dataType.simpleString()) for f in schema.fields]
+
+
+def _sql_string(text: str) -> str:
+    """A Spark SQL string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _is_temporary_view(row) -> bool:
@@ -82,14 +97,10 @@ class CatalogDocs:
         )
 
     @classmethod
-    def current(cls, spark, relation, schema) -> CatalogDocs:
-        # spark.catalog.getTable() reports no description for data source tables; the
-        # table's own listing does.
-        rows = spark.sql(
-            f"SHOW TABLE EXTENDED IN `{relation.schema}` LIKE '{relation.identifier}'"
-        ).collect()
-        comment = _COMMENT.search(rows[0]["information"]) if rows else None
-        return cls(comment.group(1) if comment else None).with_comments_of(schema)
+    def current(cls, information: str, schema) -> CatalogDocs:
+        """The docs of a catalog table, from its listing (`_listing`: spark.catalog.getTable()
+        reports no description for data source tables) and its schema."""
+        return cls(table_comment(information)).with_comments_of(schema)
 
     def with_comments_of(self, schema) -> CatalogDocs:
         comments = [(f.name, f.metadata["comment"]) for f in schema.fields
@@ -136,6 +147,10 @@ class HoodieAdapter(SparkAdapter):
         super().__init__(*args, **kwargs)
         # hoodie_incremental's reads, committed by the reading model's write
         self._checkpoints = PendingCheckpoints()
+        # (model, options) whose catalog write options the log named already
+        self._told: set[tuple[str, str]] = set()
+        # `_get_one_catalog`'s lake table facts, by (schema, identifier), read beforehand
+        self._facts: dict[tuple[str, str], dict[str, Any]] = {}
 
     @classmethod
     def type(cls) -> str:
@@ -162,38 +177,84 @@ class HoodieAdapter(SparkAdapter):
         rows = [row for row in row_list if not _is_temporary_view(row)]
         return super()._build_spark_relation_list(rows, relation_info_func)
 
+    def _get_one_catalog(self, information_schema, schemas, used_schemas):
+        """dbt-spark's catalog of one schema, with its lake tables' facts read beforehand, at
+        once (`CATALOG_THREADS`): `_get_columns_for_catalog` takes each relation in turn."""
+        # Those dbt listed with their information (the facts need no session then; a pool
+        # thread has no connection of its own); any other is read in turn.
+        relations = [r for schema in schemas
+                     for r in self.list_relations(information_schema.database, schema)
+                     if getattr(r, "information", None)]  # fmt: skip
+        keys = [(r.schema, r.identifier) for r in relations]
+        if relations:
+            with ThreadPoolExecutor(max_workers=min(CATALOG_THREADS, len(relations))) as pool:
+                self._facts.update(zip(keys, pool.map(self._lake_stats, relations)))
+        try:
+            return super()._get_one_catalog(information_schema, schemas, used_schemas)
+        finally:
+            for key in keys:
+                self._facts.pop(key, None)
+
     def _get_columns_for_catalog(self, relation):
-        """Catalog columns, plus the Hudi facts of a lake table as table stats in the docs."""
-        stats = self._lake_stats(relation)
+        """Catalog columns, plus a lake table's comment and Hudi facts (`catalog_facts`) as
+        the table's stats in the docs. dbt-spark reads no table comment from the listing;
+        ours is where `persist_docs` put the model's description."""
+        key = (relation.schema, relation.identifier)
+        facts = self._facts[key] if key in self._facts else self._lake_stats(relation)
+        comment = table_comment(getattr(relation, "information", None) or "") if facts else None
         for column in super()._get_columns_for_catalog(relation):
-            column.update(stats)
+            column.update(facts)
+            if comment is not None:
+                column["table_comment"] = comment
             yield column
 
     def _lake_stats(self, relation) -> dict[str, Any]:
+        """The facts of a lake table, reading its metadata once. A table whose metadata does
+        not read shows the error as a fact (and the log says it): `dbt docs generate` goes on
+        with the other tables."""
         information = getattr(relation, "information", None) or ""
         location = _LOCATION.search(information)
         if not self.hoodie_is_lake_table(relation) or location is None:
             return {}
+        base_uri = location.group(1).strip()
         try:
-            base_uri = location.group(1).strip()
-            properties = HoodieTable.open(base_uri, self._storage_options).properties
-        except HoodieError:
-            return {}  # a catalog entry whose files are gone: dbt lists it without the facts
-        facts = {
-            "hoodie_table_type": ("Hudi table type", properties.table_type),
-            "hoodie_record_key": ("Record key", ", ".join(properties.record_key_fields)),
-            "hoodie_partition_path": (
-                "Partition path",
-                ", ".join(properties.partition_fields) or "(not partitioned)",
-            ),
-        }
-        stats: dict[str, Any] = {}
-        for key, (label, value) in facts.items():
-            stats[f"stats:{key}:label"] = label
-            stats[f"stats:{key}:value"] = value
-            stats[f"stats:{key}:description"] = ""
-            stats[f"stats:{key}:include"] = True
-        return stats
+            return catalog_facts(HoodieTable.open(base_uri, self._storage_options))
+        except Exception as error:  # noqa: BLE001 - one table's facts never stop the catalog
+            message = f"{type(error).__name__}: {error}"
+            logger.warning(f"{relation}: its Hudi facts could not be read: {message}")
+            return error_facts(message)
+
+    # -- the catalog entries of lake tables --------------------------------------------------
+    def _listing(self, relation) -> str | None:
+        """The `SHOW TABLE EXTENDED` listing of a catalog table (None: there is none), the one
+        place that has its comment and its table properties (`.catalog`)."""
+        spark = self._spark()
+        if not spark.catalog.tableExists(f"{relation.schema}.{relation.identifier}"):
+            return None
+        rows = spark.sql(
+            f"SHOW TABLE EXTENDED IN `{relation.schema}` LIKE '{relation.identifier}'"
+        ).collect()
+        for row in rows:
+            if not _is_temporary_view(row):
+                return str(row["information"])
+        return None
+
+    def _catalog_write_options(self, resource: str, name: str, relation) -> dict[str, str]:
+        """The write options set on a lake table's catalog entry (`ALTER TABLE ... SET
+        TBLPROPERTIES`), which its writes take as Apache Hudi's Spark SQL writes do; a Hudi
+        setting there that is no write option is refused (`catalog_write_options`), naming
+        the dbt `resource` `name` whose run or read met it."""
+        information = self._listing(relation)
+        if information is None or f"Provider: {SOURCE_NAME}" not in information:
+            return {}
+        table = f"{relation.schema}.{relation.identifier}"
+        where = f"{resource} '{name}'"
+        options = catalog_write_options(resource, name, table, table_properties(information))
+        listed = ", ".join(f"{k}={v!r}" for k, v in options.items())
+        if listed and (where, listed) not in self._told:  # once per model and options
+            self._told.add((where, listed))
+            logger.info(f"{where}: write options from {CATALOG_PLACE} of {table}: {listed}")
+        return options
 
     # -- hooks for the materializations --------------------------------------------------------
     def _spark(self):
@@ -256,9 +317,10 @@ class HoodieAdapter(SparkAdapter):
         """
         target = LakeModel.of(model, relation)
         spark = self._spark()
+        catalog = self._catalog_write_options(target.resource, target.name, relation)
         df = spark.sql(sql)
         settings = target.settings(table_type, spark.conf.get("spark.sql.warehouse.dir"),
-                                   df.columns)  # fmt: skip
+                                   df.columns, catalog)  # fmt: skip
         window = BatchWindow.of(target.name, target.config, model.get("batch"))
         predicates = predicates_of(target.name, target.config.get("incremental_predicates"))
         # Rows read twice (checked, a batch's keys against its window) are read once.
@@ -349,8 +411,13 @@ class HoodieAdapter(SparkAdapter):
         name = f"{relation.schema}.{relation.identifier}"
         quoted = f"`{relation.schema}`.`{relation.identifier}`"
         spark.sql(f"CREATE DATABASE IF NOT EXISTS `{relation.schema}`")
-        current = spark.table(quoted).schema if spark.catalog.tableExists(name) else None
-        registered = CatalogDocs.current(spark, relation, current) if current else CatalogDocs()
+        information = self._listing(relation)
+        current = spark.table(quoted).schema if information is not None else None
+        registered = CatalogDocs()
+        kept: dict[str, str] = {}  # the entry's table properties, carried over to a new one
+        if current is not None and information is not None:
+            registered = CatalogDocs.current(information, current)
+            kept = table_properties(information)
         docs = registered if docs is None else docs
         wanted = docs.apply(HoodieTable.open(base_uri, self._storage_options).catalog_schema())
         if current is not None:
@@ -370,6 +437,13 @@ class HoodieAdapter(SparkAdapter):
             schema=wanted,
             description=docs.description,
         )
+        if kept:
+            # Setting properties drops the table comment (Spark's ALTER TABLE on these
+            # tables), so the comment is set with them.
+            comment = {"comment": docs.description} if docs.description else {}
+            pairs = ", ".join(f"{_sql_string(k)} = {_sql_string(v)}"
+                              for k, v in {**kept, **comment}.items())  # fmt: skip
+            spark.sql(f"ALTER TABLE {quoted} SET TBLPROPERTIES ({pairs})")
 
     # -- snapshots (macros/materializations/snapshot.sql; the logic is in .snapshot) ------------
     def _snapshot_settings(self, target: LakeModel, columns: dict):
@@ -380,6 +454,9 @@ class HoodieAdapter(SparkAdapter):
             schema=target.relation.schema,
             alias=target.relation.identifier,
             warehouse_dir=self._spark().conf.get("spark.sql.warehouse.dir"),
+            catalog_options=self._catalog_write_options(
+                target.resource, target.name, target.relation
+            ),  # fmt: skip
         )
 
     @available
@@ -501,6 +578,8 @@ class HoodieAdapter(SparkAdapter):
                 "'mor_upsert'): hoodie_as_of, hoodie_changes, hoodie_snapshot and "
                 "hoodie_incremental read lake tables only"
             )
+        # A Hudi setting on the catalog entry that no write takes is refused on reads too.
+        self._catalog_write_options("Relation", str(relation), relation)
         return str(base_path)
 
     def _read_view(
@@ -668,6 +747,7 @@ class HoodieAdapter(SparkAdapter):
 
     def _settings(self, relation, model_name: str, config: dict[str, Any]):
         table_type = self._table_type(model_name, config)
+        catalog = self._catalog_write_options("Model", model_name, relation)
         return model_settings(
             model_name,
             config,
@@ -675,6 +755,7 @@ class HoodieAdapter(SparkAdapter):
             schema=relation.schema,
             alias=relation.identifier,
             warehouse_dir=self._spark().conf.get("spark.sql.warehouse.dir"),
+            catalog_options=catalog,
         )
 
     @available

@@ -68,10 +68,15 @@ class LakeModel:
         )
 
     def settings(
-        self, table_type: str, warehouse_dir: str, columns: Sequence[str] | None = None
+        self,
+        table_type: str,
+        warehouse_dir: str,
+        columns: Sequence[str] | None = None,
+        catalog_options: Mapping[str, Any] | None = None,
     ) -> ModelSettings:
         """The model's write config and table path (`model_settings`); `columns`, the model's
-        columns, for a partial update (merge_update_columns / merge_exclude_columns)."""
+        columns, for a partial update (merge_update_columns / merge_exclude_columns);
+        `catalog_options`, the write options set on its table's catalog entry."""
         return model_settings(
             self.name,
             self.config,
@@ -80,6 +85,7 @@ class LakeModel:
             alias=self.relation.identifier,
             warehouse_dir=warehouse_dir,
             columns=columns,
+            catalog_options=catalog_options,
         )
 
 
@@ -165,6 +171,7 @@ def model_settings(
     warehouse_dir: str,
     resource: str = "Model",
     columns: Sequence[str] | None = None,
+    catalog_options: Mapping[str, Any] | None = None,
 ) -> ModelSettings:
     """The write config and path of a model's table (`resource` names what it is in errors:
     a "Model", or a "Snapshot", whose config `snapshot_settings` made from the snapshot's).
@@ -172,9 +179,11 @@ def model_settings(
     (`partial_update`); without them those configs are not resolved.
 
     A model's every config key is checked first (`config_keys`): its `hoodie.*` keys, from
-    wherever they were set, become its options, and keys it cannot honour stop it."""
+    wherever they were set (`catalog_options`: on its table's catalog entry), become its
+    options, and keys it cannot honour stop it. A snapshot's config came through
+    `snapshot_settings`, which gathered its options."""
     if resource == "Model":
-        checked = check_keys(model, config, resource)
+        checked = check_keys(model, config, resource, catalog_options)
         for warning in checked.warnings:
             logger.warning(warning)
         config = checked.config

@@ -50,8 +50,10 @@ def snapshot_settings(
     schema: str,
     alias: str,
     warehouse_dir: str,
+    catalog_options: Mapping[str, Any] | None = None,
 ) -> ModelSettings:
-    """The write config and path of a snapshot's table, from the snapshot's own config.
+    """The write config and path of a snapshot's table, from the snapshot's own config (and
+    `catalog_options`, the write options set on its table's catalog entry).
 
     Only `location_root` and `options` carry over: the snapshot's `unique_key` is its business
     key, not the table's record key (that is the scd id), and partitioning or a precombine
@@ -78,7 +80,7 @@ def snapshot_settings(
         "record_key": columns["dbt_scd_id"],
         "location_root": config.get("location_root"),
         # hoodie.* keys set at the top level and dbt-glue's hudi_options count as options.
-        "options": gather_options(f"Snapshot '{snapshot}'", config),
+        "options": gather_options(f"Snapshot '{snapshot}'", config, catalog=catalog_options),
         # dbt's snapshot semantics: new source columns are added, dropped ones stay (as null).
         "on_schema_change": "append_new_columns",
     }
