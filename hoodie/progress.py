@@ -78,6 +78,20 @@ class WriteStarted(ProgressEvent):
 
 
 @dataclass(frozen=True)
+class StepStarted(ProgressEvent):
+    """A step of planning that reports no result of its own (a summary job, footer reads)."""
+
+    description: str
+
+    def message(self) -> str:
+        return self.description
+
+    @property
+    def step(self) -> str:
+        return self.description
+
+
+@dataclass(frozen=True)
 class TaggingStarted(ProgressEvent):
     """The index looks the batch's keys up in the table before the write (a job of its own)."""
 

@@ -35,7 +35,7 @@ from ...index.placement import FileGroupTarget, WorkloadProfile
 from ...index.routing import RoutingPlan
 from ...meta_client import HoodieTableMetaClient
 from ...metadata import WriteStat
-from ...progress import Tagged, TaggingStarted, WritingStarted, emit
+from ...progress import StepStarted, Tagged, TaggingStarted, WritingStarted, emit
 from ...schema import PARTITION_PATH, RECORD_KEY
 from ...timeline import Timeline
 from ..executor import WriteExecutor
@@ -202,7 +202,7 @@ def tag_and_place(
     the placement, what an overwrite replaces, and the partitions the write touches (the
     batch's, and those a global index found its keys in). An overwrite replaces every file
     group, so its records are all inserts; a global index tags against every partition."""
-    started = time.monotonic()
+    emit(StepStarted(meta_client.name, "summarizing the batch (records per partition)"))
     summary = preparer.summarize(prepared)
     partitions = sorted({r[PARTITION_PATH] for r in summary})
     # listed as readers list it: through the metadata table the write keeps, if it keeps one
@@ -242,6 +242,7 @@ def tag_and_place(
     )  # fmt: skip
     emit(TaggingStarted(meta_client.name, index.name, context.incoming_rows, len(partitions),
                         len(slices)))  # fmt: skip
+    started = time.monotonic()
     placement = index.tag_and_place(prepared, context)
     profile = placement.profile
     located, new = _located(profile), sum(profile.inserts.values())
