@@ -288,7 +288,7 @@ def add_listener(listener: Listener) -> None:
 def remove_listener(listener: Listener) -> None:
     global _process
     with _lock:
-        _process = tuple(known for known in _process if known is not listener)
+        _process = tuple(known for known in _process if known != listener)
 
 
 def emit(event: ProgressEvent) -> None:

@@ -207,8 +207,8 @@ class LiveLine:
                     row.last = row.tasks()
                 except Exception:  # a session going away: no task counts, the line goes on
                     row.last = None
-        self._frame += 1
         self.draw()
+        self._frame += 1
 
     def stop(self) -> None:
         self._wake.set()
