@@ -175,9 +175,9 @@ class Written(ProgressEvent):
     seconds: float
 
     def message(self) -> str:
-        changes = [f"{_number(self.inserts)} inserts", f"{_number(self.updates)} updates"]
+        changes = [_count(self.inserts, "insert"), _count(self.updates, "update")]
         if self.deletes:
-            changes.append(f"{_number(self.deletes)} deletes")
+            changes.append(_count(self.deletes, "delete"))
         groups = _count(self.file_groups, "file group")
         if self.new_file_groups == self.file_groups:
             groups = _count(self.file_groups, "new file group")
