@@ -27,6 +27,7 @@ import atexit
 import functools
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -274,8 +275,6 @@ def configure(profile_setting: bool, stream: TextIO | None = None) -> LiveLine |
     """Set up the process's live line from the profile's `live_progress` (once; later calls
     return the first one's), or None where none is allowed."""
     global _live
-    import sys
-
     stream = stream or sys.stderr
     with _live_lock:
         if _live is None and live_line_allowed(profile_setting, stream):
