@@ -13,10 +13,12 @@ The core of dbt-hoodie, usable without dbt::
 
 What this module exports is what users of the core call: the table facade and its services,
 the write config, what writes and services return, the table's properties and every error the
-core raises (`hoodie.exceptions`). What integrations need besides (the dbt adapter, a
-cluster's deployment) is in `hoodie.integration`.
+core raises (`hoodie.exceptions`), and `progress`: the steps of writes and table services
+as they happen (typed events; `progress.listening(listener)`). What integrations need
+besides (the dbt adapter, a cluster's deployment) is in `hoodie.integration`.
 """
 
+from . import progress
 from .avro_metadata import CleanMetadata, RestoreMetadata, RollbackMetadata, SavepointMetadata
 from .config import WriteConfig
 from .exceptions import (
@@ -107,4 +109,5 @@ __all__ = [
     "WriteConfig",
     "WriteResult",
     "WriteRolledBackError",
+    "progress",
 ]

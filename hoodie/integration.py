@@ -6,7 +6,8 @@ errors). The names here are plumbing: the data source's name and option keys as 
 registers catalog tables with them, the option table the adapter checks model configs
 against (`parse_options` checks write options: a catalog entry's properties; `closest_key`
 names the config a typo meant), the batch check a first run makes before its table exists,
-and shipping the core to a cluster's Python workers. They are stable for the adapter, not promised to users.
+and shipping the core to a cluster's Python workers. They are stable for the adapter, not
+promised to users.
 """
 
 from .config import OPTIONS, ConfigProperty, as_field_tuple, option_keys, parse_options

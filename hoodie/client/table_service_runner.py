@@ -11,7 +11,9 @@ commit is complete whatever happens there, so their failures are logged, not rai
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from pyspark.sql import SparkSession
 
@@ -19,6 +21,7 @@ from ..avro_metadata import CleanMetadata, RestoreMetadata, RollbackMetadata
 from ..config import WriteConfig
 from ..exceptions import HoodieError, TimelineError
 from ..meta_client import HoodieTableMetaClient
+from ..progress import ServiceFinished, ServiceStarted, emit
 from ..table_services.archival import archive
 from ..table_services.clean import CleanConfig, Cleaner
 from ..table_services.clustering import Clusterer, commits_since_clustering
@@ -31,13 +34,14 @@ from ..table_services.metadata_services import (
 )
 from ..table_services.savepoint import restore
 from ..table_services.upgrade import UpgradeResult, upgrade_to_version_8
-from ..timeline import Action
+from ..timeline import Action, Instant
 from ..transaction.failed_writes import FailedWritesPolicy
 from ..transaction.lock import LockProvider
 from ..transaction.rollback import Rollback
 from ..write.result import WriteResult
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class TableServiceRunner:
@@ -57,12 +61,20 @@ class TableServiceRunner:
 
     # -- on demand -----------------------------------------------------------------------------
     def rollback_failed_writes(self) -> list[str]:
-        return Rollback(self.meta_client).rollback_failed_writes(self.policy)
+        return self._service(
+            "rollback of failed writes",
+            lambda: Rollback(self.meta_client).rollback_failed_writes(self.policy),
+            lambda rolled_back: f"rolled back {', '.join(rolled_back)}" if rolled_back else None,
+        )
 
     def compact(self, spark: SparkSession, pending_only: bool = False) -> list[WriteResult]:
         """Execute pending compaction plans, then (unless `pending_only`) schedule and
         execute a new one."""
-        return Compactor(self.meta_client, self.config, self.policy).run(spark, pending_only)
+        return self._service(
+            "compaction",
+            lambda: Compactor(self.meta_client, self.config, self.policy).run(spark, pending_only),
+            _compacted,
+        )
 
     def schedule_compaction(self) -> str | None:
         """Write a compaction plan and leave it pending (None: no slice has log files)."""
@@ -71,7 +83,11 @@ class TableServiceRunner:
 
     def cluster(self, spark: SparkSession) -> list[WriteResult]:
         """Execute pending clustering plans, then schedule and execute a new one."""
-        return Clusterer(self.meta_client, self.config, self.policy).run(spark)
+        return self._service(
+            "clustering",
+            lambda: Clusterer(self.meta_client, self.config, self.policy).run(spark),
+            _clustered,
+        )
 
     def schedule_clustering(self) -> str | None:
         """Write a clustering plan without executing it; its instant, or None."""
@@ -82,12 +98,15 @@ class TableServiceRunner:
         return self._clean()
 
     def archive(self) -> None:
+        self._service("archival", self._archive, _archived)
+
+    def _archive(self) -> list[Instant]:
         with self.policy.exclusive():
             config = self.config
             if config is None:
-                archive(self.meta_client, keep_metadata_table=self.policy.metadata_table)
+                return archive(self.meta_client, keep_metadata_table=self.policy.metadata_table)
             else:
-                archive(
+                return archive(
                     self.meta_client,
                     config.keep_min_commits,
                     config.keep_max_commits,
@@ -103,11 +122,15 @@ class TableServiceRunner:
         config = self.config
         if config is None:
             return MetadataServicesResult()
-        with self.policy.exclusive():
-            return run_metadata_table_services(
-                self.meta_client, MetadataServicesConfig.of(config), self.policy.check_lock,
-                spark,
-            )  # fmt: skip
+
+        def run() -> MetadataServicesResult:
+            with self.policy.exclusive():
+                return run_metadata_table_services(
+                    self.meta_client, MetadataServicesConfig.of(config), self.policy.check_lock,
+                    spark,
+                )  # fmt: skip
+
+        return self._service("metadata table services", run, _metadata_services_done)
 
     def upgrade(self, spark: SparkSession | None) -> UpgradeResult:
         """Upgrade a version 6 table to version 8 as Hudi does: failed writes rolled back and
@@ -227,10 +250,77 @@ class TableServiceRunner:
         return []
 
     def _clean(self) -> CleanMetadata | None:
-        return Cleaner(self.meta_client, CleanConfig.of(self.config), self.policy).run()
+        return self._service(
+            "clean",
+            lambda: Cleaner(self.meta_client, CleanConfig.of(self.config), self.policy).run(),
+            _cleaned,
+        )
+
+    def _service(self, name: str, run: Callable[[], T], outcome: Callable[[T], str | None]) -> T:
+        """Run one service, its start and end told to progress listeners (`hoodie.progress`):
+        what it did (`outcome` of its result; None: nothing), or that it failed."""
+        table = self.meta_client.name
+        emit(ServiceStarted(table, name))
+        started = time.monotonic()
+        try:
+            result = run()
+        except Exception as error:
+            emit(ServiceFinished(table, name, str(error), time.monotonic() - started, True))
+            raise
+        emit(ServiceFinished(table, name, outcome(result), time.monotonic() - started))
+        return result
 
     def _logged(self, what: str, service: Callable[[], object]) -> None:
         try:
             service()
         except HoodieError as error:
             log.warning("%s table '%s' failed: %s", what, self.meta_client.name, error)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def _compacted(results: list[WriteResult]) -> str | None:
+    if not results:
+        return None
+    groups = sum(r.files_written for r in results)
+    records = sum(r.metadata.total("num_writes") for r in results)
+    instants = ", ".join(r.instant for r in results)
+    return f"compacted {_count(groups, 'file group')} ({_count(records, 'record')}) at {instants}"
+
+
+def _clustered(results: list[WriteResult]) -> str | None:
+    if not results:
+        return None
+    replaced = sum(
+        len(ids)
+        for r in results
+        for ids in (r.metadata.partition_to_replace_file_ids or {}).values()
+    )
+    written = sum(r.files_written for r in results)
+    instants = ", ".join(r.instant for r in results)
+    return (
+        f"clustered {_count(replaced, 'file group')} into {_count(written, 'file')} at {instants}"
+    )
+
+
+def _cleaned(metadata: CleanMetadata | None) -> str | None:
+    if metadata is None:
+        return None
+    return f"deleted {_count(metadata.total_files_deleted, 'file')} at {metadata.start_clean_time}"
+
+
+def _archived(instants: list[Instant]) -> str | None:
+    return f"archived {_count(len(instants), 'instant')}" if instants else None
+
+
+def _metadata_services_done(result: MetadataServicesResult) -> str | None:
+    done = []
+    if result.compaction is not None:
+        done.append(f"compacted at {result.compaction}")
+    if result.clean is not None:
+        done.append(f"cleaned at {result.clean}")
+    if result.archived:
+        done.append(f"archived {_count(result.archived, 'instant')}")
+    return ", ".join(done) or None

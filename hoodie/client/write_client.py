@@ -38,7 +38,8 @@ from ..keygen import KeyGenerator
 from ..markers import WriteMarkers
 from ..merge import merge_mode_of
 from ..meta_client import HoodieTableMetaClient, identity_changes, table_properties_for
-from ..metadata import SCHEMA_KEY
+from ..metadata import SCHEMA_KEY, WriteStat
+from ..progress import Committed, Committing, WriteStarted, Written, emit
 from ..schema import IS_DELETED
 from ..table_services.clustering import roll_back_requested_plans
 from ..table_services.savepoint import refuse_pending_restore
@@ -184,15 +185,20 @@ class WriteClient:
             Transaction.start(meta_client, policy, operation.action()) as transaction,
             _undone_on_failure(transaction, meta_client.name),
         ):
+            instant, table = transaction.instant_time, meta_client.name
             try:
                 crash_point("write.requested")
+                emit(WriteStarted(table, operation.name, instant))
                 plan = operation.plan(prepared, transaction)
                 crash_point("write.planned")
                 transaction.inflight(meta_client.commit_content(operation.planned_metadata(plan)))
                 crash_point("write.inflight")
-                executor = WriteExecutor(meta_client, self.config, transaction.instant_time,
-                                         schema, operation.name)  # fmt: skip
+                executor = WriteExecutor(meta_client, self.config, instant, schema,
+                                         operation.name)  # fmt: skip
+                emit(plan.writing(table, instant))
+                writing = time.monotonic()
                 stats, partitions = plan.write(executor)
+                emit(_written(table, instant, stats, time.monotonic() - writing))
                 metadata = operation.commit_metadata(plan, stats)
                 touched = file_groups_of(metadata)
                 if self.config.clustering_rollback_pending_on_conflict:
@@ -200,14 +206,19 @@ class WriteClient:
                 refuse_updates_to_clustering(meta_client.storage, meta_client.timeline(),
                                              touched, meta_client.name)  # fmt: skip
                 crash_point("write.files_written")
+                action = transaction.instant.action.value
+                emit(Committing(table, instant, action))
+                committing = time.monotonic()
                 executor.finalize(metadata)
                 crash_point("write.finalized")
                 transaction.commit(metadata, spark=spark, unique_keys=self._unique_keys(),
                                    precommit=precommit)  # fmt: skip
             finally:
                 operation.release()
-        result = WriteResult(transaction.instant_time, operation.name, metadata,
-                             time.monotonic() - started, partitions)  # fmt: skip
+        result = WriteResult(instant, operation.name, metadata, time.monotonic() - started,
+                             partitions)  # fmt: skip
+        emit(Committed(table, instant, action, operation.name, time.monotonic() - committing,
+                       result.seconds))  # fmt: skip
         crash_point("write.completed")
         WriteMarkers(meta_client.storage, transaction.instant_time).delete_all()
         log.info("%s", result.summary())
@@ -314,6 +325,25 @@ def _undone_on_failure(transaction: Transaction, table: str) -> Iterator[None]:
             table,
             transaction.instant_time,
         ) from error
+
+
+def _written(table: str, instant: str, stats: list[WriteStat], seconds: float) -> Written:
+    """What the write tasks' stats say (a file group may have a base file and log files)."""
+    groups = {(s.partition_path, s.file_id) for s in stats}
+    new_groups = {(s.partition_path, s.file_id) for s in stats if s.prev_commit == "null"}
+    return Written(
+        table,
+        instant,
+        file_groups=len(groups),
+        new_file_groups=len(new_groups),
+        files=len(stats),
+        records=sum(s.num_writes for s in stats),
+        inserts=sum(s.num_inserts for s in stats),
+        updates=sum(s.num_update_writes for s in stats),
+        deletes=sum(s.num_deletes for s in stats),
+        bytes=sum(s.total_write_bytes for s in stats),
+        seconds=seconds,
+    )
 
 
 def _show(value: object) -> str:

@@ -161,6 +161,10 @@ class InTaskTagging(ABC):
     def write(self, writer: InTaskWriter) -> list[WriteStat]:
         """Run the tagging and writing job; the write stats of every file group written."""
 
+    @abstractmethod
+    def describe(self) -> str:
+        """How the tasks find their records' file groups, for progress reports."""
+
 
 def next_versions(
     profile: WorkloadProfile,

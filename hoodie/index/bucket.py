@@ -280,6 +280,9 @@ class BucketTagging(InTaskTagging):
     def write(self, writer: InTaskWriter) -> list[WriteStat]:
         return writer.write_buckets(self.index)
 
+    def describe(self) -> str:
+        return f"{self.index.num_buckets:,} buckets per partition, BUCKET index"
+
 
 @dataclass(frozen=True)
 class BucketCount:

@@ -76,6 +76,10 @@ class RoutingPlan:
     def unit_count(self) -> int:
         return sum(len(units) for units in self.units.values())
 
+    @property
+    def file_group_count(self) -> int:
+        return sum(len(u.slices) for units in self.units.values() for u in units)
+
     def unit(self, partition: str, index: int) -> RoutingUnit:
         units = self.units.get(partition)
         return units[index] if units else RoutingUnit()

@@ -387,6 +387,13 @@ class RoutedTagging(InTaskTagging):
         return writer.write_routed(self.routing, average_record_size(self.meta_client,
                                                                      self.config))  # fmt: skip
 
+    def describe(self) -> str:
+        units, groups = self.routing.unit_count, self.routing.file_group_count
+        return (
+            f"{units:,} routing unit{'' if units == 1 else 's'} over {groups:,} file "
+            f"group{'' if groups == 1 else 's'}, {self.config.index_type} index"
+        )
+
 
 def average_record_size(meta_client: HoodieTableMetaClient, config: WriteConfig) -> int:
     """Bytes per record of the latest commit that wrote base files, as Hudi estimates it.

@@ -36,6 +36,9 @@ class HoodieCredentials(SparkCredentials):
     # Put the core on the cluster's Python workers (hoodie.shipping), so they need only its
     # dependencies, not dbt-hoodie. None: on a cluster or Spark Connect, not on local[*].
     ship_core: bool | None = None
+    # The live progress line on a terminal (dbt/adapters/hoodie/progress.py); the environment's
+    # DBT_HOODIE_LIVE_PROGRESS=false turns it off too. Off anyway where stderr is no terminal.
+    live_progress: bool = True
 
     @classmethod
     def __pre_deserialize__(cls, data: Any) -> Any:

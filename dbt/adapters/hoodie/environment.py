@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from .spark_logging import driver_java_options
 
 if TYPE_CHECKING:
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     from .credentials import HoodieCredentials
@@ -71,11 +72,27 @@ def session_conf(creds: HoodieCredentials) -> dict[str, str]:
     return conf
 
 
+def spark_context_of(session: SparkSession) -> SparkContext | None:
+    """The session's SparkContext where it has one (classic PySpark), None over Spark Connect
+    (whose `sparkContext` raises). The one place the adapter reaches for it: the live
+    progress line's job groups and status tracker (`progress.py`)."""
+    from pyspark.sql.utils import is_remote
+
+    if is_remote() or type(session).__module__.startswith("pyspark.sql.connect"):
+        return None
+    return session.sparkContext
+
+
 def spark_session(creds: HoodieCredentials) -> SparkSession:
-    """The process's session for these credentials, created on first use."""
+    """The process's session for these credentials, created on first use; each part of the
+    start-up says what it did and how long it took (`progress.startup_step`), the ~10-20 s
+    before dbt's first model."""
     from pyspark.sql import SparkSession
 
     from hoodie.integration import register_data_source, ship_core
+
+    from . import progress
+    from .credentials import DEFAULT_MASTER
 
     conf = session_conf(creds)
     key = (creds.remote, creds.master, tuple(sorted(conf.items())))
@@ -83,19 +100,44 @@ def spark_session(creds: HoodieCredentials) -> SparkSession:
         session = _sessions.get(key)
         if session is not None:
             return session
+        progress.configure(creds.live_progress)
         # Python workers must run this interpreter, the one with dbt-hoodie installed.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         if creds.remote:
             builder = SparkSession.builder.remote(creds.remote)
+            starting = f"connecting to Spark Connect at {creds.remote}"
+            if not creds.connects_to_server:
+                starting = f"starting a Spark Connect server ({creds.remote})"
         else:
             if "://" not in conf["spark.sql.warehouse.dir"]:
                 os.makedirs(conf["spark.sql.warehouse.dir"], exist_ok=True)
-            builder = SparkSession.builder.master(creds.master or "local[*]").enableHiveSupport()
+            master = creds.master or DEFAULT_MASTER
+            builder = SparkSession.builder.master(master).enableHiveSupport()
+            starting = f"starting Spark ({master})"
         for name, value in conf.items():
             builder = builder.config(name, value)
-        session = builder.getOrCreate()
+        with progress.startup_step(starting):
+            session = builder.getOrCreate()
+        metastore = _local_metastore(creds, conf)
+        if metastore is not None:
+            # dbt's first listing of schemas opens it anyway: opened here, its time is told
+            with progress.startup_step(f"opening the Hive metastore at {metastore}"):
+                session.catalog.databaseExists("default")
         if creds.ships_core:
-            ship_core(session)
-        register_data_source(session)
+            with progress.startup_step("shipping the core to the Python workers"):
+                ship_core(session)
+        with progress.startup_step("registering the hoodie data source"):
+            register_data_source(session)
         _sessions[key] = session
         return session
+
+
+def _local_metastore(creds: HoodieCredentials, conf: dict[str, str]) -> str | None:
+    """The Derby metastore's folder a local session opens (None: another catalog, or a
+    Connect server's own)."""
+    if creds.remote or conf.get("spark.sql.catalogImplementation") != "hive":
+        return None
+    url = conf.get("spark.hadoop.javax.jdo.option.ConnectionURL", "")
+    if not url.startswith("jdbc:derby:"):
+        return None
+    return resolve_dir(creds.metastore_dir, "metastore")

@@ -49,6 +49,7 @@ from .incremental_reads import (
 )
 from .microbatch import BatchWindow, run_metadata
 from .model_config import LakeModel, ModelSettings, model_settings
+from .progress import named, node_name, reports_progress
 from .snapshot import snapshot_batch, snapshot_errors, snapshot_settings
 
 LAKE_MATERIALIZATIONS = ("cow_upsert", "mor_upsert")
@@ -293,6 +294,7 @@ class HoodieAdapter(SparkAdapter):
         return contract.not_null_columns(model_name, materialized, columns, constraints)
 
     @available
+    @reports_progress(node_name)
     def hoodie_upsert(
         self,
         model: dict[str, Any],
@@ -496,6 +498,7 @@ class HoodieAdapter(SparkAdapter):
         return True
 
     @available
+    @reports_progress(node_name)
     def hoodie_snapshot_create(
         self, model: dict[str, Any], relation, sql: str, columns: dict[str, str]
     ) -> AdapterResponse:
@@ -509,6 +512,7 @@ class HoodieAdapter(SparkAdapter):
         return self._snapshot_write(target, columns, lambda spark: spark.sql(sql))
 
     @available
+    @reports_progress(node_name)
     def hoodie_snapshot_merge(
         self, model: dict[str, Any], relation, staging_sql: str, columns: dict[str, str]
     ) -> AdapterResponse:
@@ -782,6 +786,7 @@ class HoodieAdapter(SparkAdapter):
             return HoodieTable.open(settings.base_uri, self._storage_options, settings.write_config)
 
     @available
+    @reports_progress(named)
     def hoodie_clean(self, relation, model_name: str, config: dict[str, Any]) -> dict:
         """Clean a lake table now with the model's cleaning options (`hoodie_clean`)."""
         table = self._lake_table(relation, model_name, config)
@@ -854,6 +859,7 @@ class HoodieAdapter(SparkAdapter):
         }
 
     @available
+    @reports_progress(named)
     def hoodie_cluster(
         self, relation, model_name: str, config: dict[str, Any], mode: str = "all"
     ) -> list[dict]:
@@ -887,6 +893,7 @@ class HoodieAdapter(SparkAdapter):
         ]
 
     @available
+    @reports_progress(named)
     def hoodie_compact(
         self, relation, model_name: str, config: dict[str, Any], mode: str = "all"
     ) -> list[dict]:

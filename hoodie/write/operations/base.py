@@ -25,6 +25,7 @@ from ...fs_view import FileSystemView
 from ...index.base import HoodieIndex, Placement
 from ...meta_client import HoodieTableMetaClient
 from ...metadata import CommitMetadata, WriteStat
+from ...progress import StepStarted, emit
 from ...schema import to_avro_schema
 from ...timeline import WRITE_ACTIONS, Action, Timeline
 from ...transaction.failed_writes import FailedWritesPolicy
@@ -139,6 +140,8 @@ class WriteOperation(ABC):
             # lists every file group anyway; a tagging job checks its partitions' own.)
             view.check_slices(view.file_groups())
             spark = prepared.sparkSession
+            emit(StepStarted(context.meta_client.name,
+                             f"planning the write tasks ({index.name} index)"))  # fmt: skip
             in_tasks = index.in_task_tagging(spark, context.meta_client, context.config, view)
             if in_tasks is not None:
                 return InTaskPlan(with_checked_keys(prepared, context.preparer), in_tasks,

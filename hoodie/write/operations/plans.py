@@ -14,6 +14,7 @@ partitions the commit reports.
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
@@ -30,10 +31,11 @@ from ...index.base import (
     TaggingContext,
 )
 from ...index.bucket import BucketIndex
-from ...index.placement import FileGroupTarget
+from ...index.placement import FileGroupTarget, WorkloadProfile
 from ...index.routing import RoutingPlan
 from ...meta_client import HoodieTableMetaClient
 from ...metadata import WriteStat
+from ...progress import StepStarted, Tagged, TaggingStarted, WritingStarted, emit
 from ...schema import PARTITION_PATH, RECORD_KEY
 from ...timeline import Timeline
 from ..executor import WriteExecutor
@@ -56,12 +58,19 @@ class WritePlan(ABC):
     def write(self, executor: WriteExecutor) -> tuple[list[WriteStat], list[str]]:
         """Write the files: their write stats, and the partitions the commit reports."""
 
+    @abstractmethod
+    def writing(self, table: str, instant: str) -> WritingStarted:
+        """The progress event of the write's job starting: what the driver knows of it."""
+
 
 @dataclass
 class UntaggedPlan(WritePlan):
     """Into new file groups, untagged, in one job: a bulk insert."""
 
     prepared: DataFrame
+
+    def writing(self, table: str, instant: str) -> WritingStarted:
+        return WritingStarted(table, instant, None, None, "into new file groups (bulk insert)")
 
     def write(self, executor: WriteExecutor) -> tuple[list[WriteStat], list[str]]:
         stats = executor.bulk_insert(self.prepared)
@@ -77,6 +86,10 @@ class InTaskPlan(WritePlan):
     timeline: Timeline  # the snapshot the write started from
     committed: CommittedInstants
     pending_compactions: dict[tuple[str, str], str]
+
+    def writing(self, table: str, instant: str) -> WritingStarted:
+        how = f"with tagging in the write tasks ({self.tagging.describe()})"
+        return WritingStarted(table, instant, None, None, how)
 
     def write(self, executor: WriteExecutor) -> tuple[list[WriteStat], list[str]]:
         stats = self.tagging.write(_BoundWriter(executor, self))
@@ -118,6 +131,10 @@ class PlacedPlan(WritePlan):
     def listed_targets(self) -> dict[str, FileGroupTarget]:
         return self.placement.targets
 
+    def writing(self, table: str, instant: str) -> WritingStarted:
+        return WritingStarted(table, instant, len(self.placement.targets),
+                              _records(self.placement))  # fmt: skip
+
     def write(self, executor: WriteExecutor) -> tuple[list[WriteStat], list[str]]:
         placement = self.placement
         executor.write_partition_metadata(placement.profile.partitions)
@@ -133,6 +150,10 @@ class LookedUpBulkPlan(WritePlan):
     """Looked up by the index (for the dup policy), then written as a bulk insert."""
 
     placement: Placement
+
+    def writing(self, table: str, instant: str) -> WritingStarted:
+        return WritingStarted(table, instant, None, _records(self.placement),
+                              "into new file groups (bulk insert)")  # fmt: skip
 
     def write(self, executor: WriteExecutor) -> tuple[list[WriteStat], list[str]]:
         stats = executor.bulk_insert(self.placement.tagged.drop(LOCATION))
@@ -181,6 +202,7 @@ def tag_and_place(
     the placement, what an overwrite replaces, and the partitions the write touches (the
     batch's, and those a global index found its keys in). An overwrite replaces every file
     group, so its records are all inserts; a global index tags against every partition."""
+    emit(StepStarted(meta_client.name, "summarizing the batch (records per partition)"))
     summary = preparer.summarize(prepared)
     partitions = sorted({r[PARTITION_PATH] for r in summary})
     # listed as readers list it: through the metadata table the write keeps, if it keeps one
@@ -218,12 +240,30 @@ def tag_and_place(
         pending_clusterings=frozenset(pending_clustering_file_groups(meta_client.storage,
                                                                      timeline)),
     )  # fmt: skip
+    emit(TaggingStarted(meta_client.name, index.name, context.incoming_rows, len(partitions),
+                        len(slices)))  # fmt: skip
+    started = time.monotonic()
     placement = index.tag_and_place(prepared, context)
+    profile = placement.profile
+    located, new = _located(profile), sum(profile.inserts.values())
+    groups_found = sum(len(groups) for groups in profile.updates.values())
+    emit(Tagged(meta_client.name, index.name, located + new, located, new, groups_found,
+                len(slices), time.monotonic() - started))  # fmt: skip
     if placement.cached:
         prepared.unpersist()  # the tagged batch is the cache from here on
     # (A global index may send a record to the partition that stores its key: the commit
     # reports that partition too.)
     return placement, replaced, sorted({*partitions, *placement.profile.partitions})
+
+
+def _located(profile: WorkloadProfile) -> int:
+    """The records of a workload profile whose key a file group holds."""
+    return sum(n for groups in profile.updates.values() for n in groups.values())
+
+
+def _records(placement: Placement) -> int:
+    """The records the index placed (its workload profile's count)."""
+    return _located(placement.profile) + sum(placement.profile.inserts.values())
 
 
 def _partitions_of(stats: list[WriteStat]) -> list[str]:
