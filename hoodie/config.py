@@ -22,6 +22,7 @@ from .options.table import TableType, TableVersion
 from .options.write import MB as MB
 from .options.write import (
     OPTIONS,
+    REFUSED_PREFIXES,
     ConcurrencyMode,
     IndexType,
     InsertDupPolicy,
@@ -647,10 +648,11 @@ def parse_options(options: Mapping[str, object]) -> dict[str, Any]:
     option given under two of its keys must have one value."""
     parsed: dict[str, Any] = {}
     seen: dict[str, str] = {}  # attribute -> the key it was given by
+    unknown = [key for key in options if key not in _BY_KEY]
+    if unknown:
+        raise InvalidConfigError(_unknown_options(unknown))
     for key, value in options.items():
-        prop = _BY_KEY.get(key)
-        if prop is None:
-            raise InvalidConfigError(_unknown_option(key))
+        prop = _BY_KEY[key]
         value = prop.value(key, value)
         if not prop.attribute:
             continue  # a switch taken at one value: its parse refused any other
@@ -666,8 +668,19 @@ def parse_options(options: Mapping[str, object]) -> dict[str, Any]:
     return parsed
 
 
-def _unknown_option(key: str) -> str:
-    close = closest_key(key, _BY_KEY)
-    hint = f" Did you mean '{close}'?" if close else ""
-    supported = "\n".join(f"  {prop.describe()}" for prop in sorted(OPTIONS, key=lambda p: p.key))
-    return f"unknown option '{key}'.{hint} Supported options:\n{supported}"
+def _unknown_options(keys: list[str]) -> str:
+    """Every unknown key at once (a config copied from a Hudi job fixed in one go), each with
+    the reason where it is a Hudi feature we do not have, or the key it is a typo of; the
+    options themselves are on the reference page, not listed here."""
+    said = []
+    for key in keys:
+        why = next((r for p, r in REFUSED_PREFIXES.items() if key.startswith(p)), None)
+        if why is not None:
+            said.append(f"option '{key}' is not supported: {why}")
+            continue
+        close = closest_key(key, _BY_KEY)
+        said.append(f"unknown option '{key}'" + (f" (did you mean '{close}'?)" if close else ""))
+    return (
+        "; ".join(said) + ". The options are listed in docs/options.md (python -m "
+        "hoodie.options.reference)"
+    )

@@ -52,14 +52,29 @@ from .write.result import WriteResult
 log = logging.getLogger(__name__)
 
 
+# HistoryRow's counts: the write stats' fields they total.
+_HISTORY_COUNTS = {
+    "inserts": "num_inserts",
+    "updates": "num_update_writes",
+    "deletes": "num_deletes",
+    "rows_written": "num_writes",
+}
+
+
 class HistoryRow(TypedDict):
-    """One instant of `HoodieTable.history`; `rows_written` is "" where nothing was written,
-    `completed` (the completion time) "" where the timeline keeps none (table version 6)."""
+    """One instant of `HoodieTable.history`. `inserts`, `updates` and `deletes` count the
+    records the write changed; `rows_written` the records in the files it wrote (Apache
+    Hudi's numWrites: a copy-on-write update rewrites its file group's other records too).
+    The counts are "" where nothing was written (and for archived instants); `completed` (the
+    completion time) is "" where the timeline keeps none (table version 6)."""
 
     instant: str
     action: str
     state: str
     completed: str
+    inserts: int | str
+    updates: int | str
+    deletes: int | str
     rows_written: int | str
 
 
@@ -295,22 +310,29 @@ class HoodieTable:
                 "action": archived.action,
                 "state": f"{archived.state} (archived)",
                 "completed": archived.completion_time or "",
+                "inserts": "",
+                "updates": "",
+                "deletes": "",
                 "rows_written": "",
             }
             for archived in meta_client.archived_instants()
             if archived.state == "COMPLETED" and archived.timestamp not in active
         ]
         for instant in timeline:
-            written: int | str = ""
+            counts: dict[str, int | str] = dict.fromkeys(_HISTORY_COUNTS, "")
             if instant.is_completed and instant.action in WRITE_ACTIONS:
-                written = meta_client.commit_metadata(instant).total("num_writes")
+                metadata = meta_client.commit_metadata(instant)
+                counts = {name: metadata.total(stat) for name, stat in _HISTORY_COUNTS.items()}
             rows.append(
                 {
                     "instant": instant.timestamp,
                     "action": instant.action.value,
                     "state": instant.state.name,
                     "completed": instant.completion_time or "",
-                    "rows_written": written,
+                    "inserts": counts["inserts"],
+                    "updates": counts["updates"],
+                    "deletes": counts["deletes"],
+                    "rows_written": counts["rows_written"],
                 }
             )
         return rows

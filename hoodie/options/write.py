@@ -182,9 +182,9 @@ def _dup_policy(key: str, value: object) -> str:
 
 
 def _only(taken: bool, why: str) -> Parse:
-    """A metadata table switch we take at one value only, Apache Hudi's default (so configs
-    copied from Apache Hudi jobs carry over): the other value is refused, saying why and what
-    to do instead. Its option sets no `WriteConfig` field (there is nothing to choose)."""
+    """A switch we take at one value only, Apache Hudi's default (so configs copied from
+    Apache Hudi jobs carry over): the other value is refused, saying why and what to do
+    instead. Its option sets no `WriteConfig` field (there is nothing to choose)."""
 
     def check(key: str, value: object) -> bool:
         given = boolean(key, value)
@@ -286,6 +286,70 @@ def _only_value(taken: str, why: str) -> Parse:
         return taken
 
     return check
+
+
+# What a config copied from an Apache Hudi Spark job commonly carries that dbt-hoodie has no
+# separate setting for: taken at Apache Hudi's default (what we do), any other value refused
+# by name with what to do instead, not as an unknown key. (The hive_sync keys besides its
+# switch are refused by prefix: `REFUSED_PREFIXES`.)
+CATALOG_SYNC = (
+    "dbt-hoodie syncs to no other catalog (its dbt adapter registers the table in the "
+    "session's Spark catalog, the Hive metastore, on every run); remove the "
+    "hoodie.datasource.hive_sync.* and hoodie.datasource.meta.sync.* settings"
+)
+# Keys under these prefixes are Apache Hudi settings of a feature dbt-hoodie does not have:
+# refused with the reason rather than as unknown keys.
+REFUSED_PREFIXES = {
+    "hoodie.datasource.hive_sync.": CATALOG_SYNC,
+    "hoodie.datasource.meta.sync.": CATALOG_SYNC,
+    "hoodie.meta.sync.": CATALOG_SYNC,
+}
+_ONE_PARALLELISM = (
+    "dbt-hoodie has one setting for the write tasks of every operation (bulk insert, insert, "
+    "upsert, delete): hoodie.upsert.shuffle.parallelism"
+)
+_HUDI_JOB_SETTINGS = (
+    ConfigProperty("hoodie.datasource.hive_sync.enable", False,
+                   "Apache Hudi's Hive sync; only false: " + CATALOG_SYNC,
+                   parse=_only(False, CATALOG_SYNC)),
+    ConfigProperty("hoodie.datasource.meta.sync.enable", False,
+                   "Apache Hudi's catalog sync; only false: " + CATALOG_SYNC,
+                   parse=_only(False, CATALOG_SYNC)),
+    ConfigProperty("hoodie.combine.before.upsert", True,
+                   "Apache Hudi (default true): combine a batch's records of one key before "
+                   "an upsert; only true: an upsert always keeps one record per key, by the "
+                   "ordering field",
+                   parse=_only(True, "an upsert always combines a batch's records of one key "
+                               "by the ordering field (hoodie.datasource.write.precombine."
+                               "field), as Apache Hudi does by default")),
+    ConfigProperty("hoodie.bulkinsert.sort.mode", "NONE",
+                   "Apache Hudi (1.x default NONE): how a bulk insert sorts its records; only "
+                   "NONE: each partition's records are written as they come",
+                   parse=_only_value("NONE", "a bulk insert writes each partition's records "
+                                     "as they come; clustering sorts a table's files "
+                                     "(hoodie.clustering.plan.strategy.sort.columns)")),
+    ConfigProperty("hoodie.clean.async.enabled", False,
+                   "Apache Hudi (default false): clean in a background thread; only false: "
+                   "cleaning runs after a write (hoodie.clean.automatic) or by hoodie_clean",
+                   parse=_only(False, "cleaning runs after a write (hoodie.clean.automatic) "
+                               "or by the hoodie_clean operation, never in the background"),
+                   aliases=(Alias("hoodie.clean.async"),)),
+    ConfigProperty("hoodie.clustering.async.enabled", False,
+                   "Apache Hudi (default false): cluster in a background thread; only false: "
+                   "clustering runs after a write (hoodie.clustering.inline) or by "
+                   "hoodie_cluster",
+                   parse=_only(False, "clustering runs after a write (hoodie.clustering."
+                               "inline) or by the hoodie_cluster operation, never in the "
+                               "background")),
+    *(
+        ConfigProperty(f"hoodie.{operation}.shuffle.parallelism", 0,
+                       f"Apache Hudi (default 0: automatic): the {what}'s tasks; only 0: "
+                       + _ONE_PARALLELISM,
+                       parse=_only_value("0", _ONE_PARALLELISM))
+        for operation, what in (("bulkinsert", "bulk insert"), ("insert", "insert"),
+                                ("delete", "delete"))
+    ),
+)  # fmt: skip
 
 
 def _layout_strategy(key: str, value: object) -> str:
@@ -487,6 +551,7 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "unset: our writes rebuild its metadata table without it)",
                    attribute="metadata_secondary_index", parse=boolean),
     *_REFUSED_SWITCHES,
+    *_HUDI_JOB_SETTINGS,
     ConfigProperty("hoodie.metadata.index.column.stats.enable", None,
                    "with the metadata table: its column_stats partition (each base and log "
                    "file's min, max, value and null counts per indexed column, as Apache Hudi "

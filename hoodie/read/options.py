@@ -17,7 +17,7 @@ from typing import cast
 
 from ..exceptions import InvalidConfigError
 from ..options import read
-from ..options.property import choice_values
+from ..options.property import choice_values, closest_key
 
 # The keys, declared with their docs and defaults in `hoodie.options.read`.
 QUERY_TYPE = read.QUERY_TYPE.key
@@ -102,10 +102,13 @@ class ReadOptions:
             and not k.startswith(STORAGE_PREFIX)
         )
         if unknown:
-            listed = "\n".join(f"  {name}: {desc}" for name, desc in SUPPORTED.items())
+            said = []
+            for key in unknown:
+                close = closest_key(key, SUPPORTED)
+                said.append(repr(key) + (f" (did you mean '{close}'?)" if close else ""))
             raise InvalidConfigError(
-                f"unknown read option(s) {', '.join(repr(k) for k in unknown)}. "
-                f"Supported options:\n{listed}"
+                f"unknown read option(s) {', '.join(said)}. The read options are listed in "
+                "docs/options.md (python -m hoodie.options.reference)"
             )
         query_type = given.get(QUERY_TYPE, str(read.QUERY_TYPE.default)).strip().lower()
         if query_type not in QUERY_TYPES:

@@ -391,3 +391,13 @@ def test_time_travel_and_incremental_reads_see_log_files(spark, history):
         }
     )
     assert changes == {1: ("a2", 5)}
+
+
+def test_history_counts_what_each_write_changed(history):
+    """`hoodie_timeline`'s rows: the records each write inserted, updated and deleted, beside
+    Apache Hudi's numWrites (the records in the files it wrote)."""
+    rows = {row["instant"]: row for row in history["table"].history()}
+    insert, delete = rows[history["insert"].instant], rows[history["delete"].instant]
+    assert (insert["inserts"], insert["updates"], insert["deletes"]) == (3, 0, 0)
+    assert insert["rows_written"] == 3
+    assert (delete["inserts"], delete["updates"], delete["deletes"]) == (0, 0, 1)

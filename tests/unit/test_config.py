@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from hoodie.config import MB, OPTIONS, WriteConfig, as_field_tuple, parse_options
@@ -70,13 +72,17 @@ def test_build_empty_precombine_is_none():
     assert WriteConfig.build("t", "id", precombine_field="").precombine_field is None
 
 
-def test_unknown_option_lists_supported_keys():
+def test_unknown_option_names_the_key_and_where_the_options_are():
     with pytest.raises(InvalidConfigError) as err:
         WriteConfig.build("t", "id", options={"hoodie.parquet.max.file.sizee": "1"})
     message = str(err.value)
-    assert "hoodie.parquet.max.file.sizee" in message
-    for prop in OPTIONS:
-        assert prop.key in message
+    assert "'hoodie.parquet.max.file.sizee' (did you mean 'hoodie.parquet.max.file.size'?)" in (
+        message
+    )
+    assert "docs/options.md" in message
+    reference = Path(__file__).resolve().parents[2] / "docs" / "options.md"
+    for prop in OPTIONS:  # the page it points at lists every option
+        assert f"`{prop.key}`" in reference.read_text(), prop.key
 
 
 @pytest.mark.parametrize(

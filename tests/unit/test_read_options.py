@@ -34,10 +34,10 @@ def test_defaults_to_snapshot():
     assert ReadOptions.parse({"path": "/x"}) == ReadOptions()
 
 
-def test_unknown_options_are_listed():
+def test_unknown_options_are_named_with_the_one_meant():
     with pytest.raises(InvalidConfigError, match=r"unknown read option\(s\) 'as.of.instnt'") as e:
         ReadOptions.parse({"as.of.instnt": "2026-01-01"})
-    assert "hoodie.datasource.query.type" in str(e.value)
+    assert "(did you mean 'as.of.instant'?)" in str(e.value) and "docs/options.md" in str(e.value)
 
 
 def test_query_type_is_checked():
