@@ -70,6 +70,15 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def _model_columns(columns: list[SparkColumn]) -> list[SparkColumn]:
+    """A table's columns without Hudi's meta columns, numbered from 0 again: the model's
+    first column is column 0 (catalog.json's `index`), as in any other table."""
+    kept = [c for c in columns if c.name not in META_COLUMNS]
+    for index, column in enumerate(kept):
+        column.column_index = index
+    return kept
+
+
 def _is_temporary_view(row) -> bool:
     """A `SHOW TABLE(S)` row (namespace, tableName, isTemporary[, information]) of a temp view."""
     return len(row) >= 3 and str(row[2]).lower() == "true"
@@ -159,12 +168,10 @@ class HoodieAdapter(SparkAdapter):
 
     # -- introspection: Hudi's meta columns are the table's business, not the model's --------
     def parse_columns_from_information(self, relation) -> list[SparkColumn]:
-        columns = super().parse_columns_from_information(relation)
-        return [c for c in columns if c.name not in META_COLUMNS]
+        return _model_columns(super().parse_columns_from_information(relation))
 
     def parse_describe_extended(self, relation, raw_rows) -> list[SparkColumn]:
-        columns = super().parse_describe_extended(relation, raw_rows)
-        return [c for c in columns if c.name not in META_COLUMNS]
+        return _model_columns(super().parse_describe_extended(relation, raw_rows))
 
     def _build_spark_relation_list(self, row_list, relation_info_func):
         """The schema's relations, without the session's temporary views.
@@ -197,17 +204,33 @@ class HoodieAdapter(SparkAdapter):
                 self._facts.pop(key, None)
 
     def _get_columns_for_catalog(self, relation):
-        """Catalog columns, plus a lake table's comment and Hudi facts (`catalog_facts`) as
-        the table's stats in the docs. dbt-spark reads no table comment from the listing;
-        ours is where `persist_docs` put the model's description."""
+        """Catalog columns, plus a lake table's comment, column comments and Hudi facts
+        (`catalog_facts`, as the table's stats in the docs). dbt-spark reads no comment: the
+        listing it parses has the table's comment but not its columns' (a schema tree), so
+        those are read from the catalog table's schema, where `persist_docs` put them (one
+        catalog lookup per lake table)."""
         key = (relation.schema, relation.identifier)
         facts = self._facts[key] if key in self._facts else self._lake_stats(relation)
         comment = table_comment(getattr(relation, "information", None) or "") if facts else None
+        comments = self._column_comments(relation) if facts else {}
         for column in super()._get_columns_for_catalog(relation):
             column.update(facts)
             if comment is not None:
                 column["table_comment"] = comment
+            if facts:
+                column["column_comment"] = comments.get(column["column_name"])
             yield column
+
+    def _column_comments(self, relation) -> dict[str, str]:
+        """The column comments of a lake table's catalog entry (none where its schema does
+        not read: the log says why, and the catalog goes on)."""
+        try:
+            fields = self._spark().table(f"`{relation.schema}`.`{relation.identifier}`").schema
+        except Exception as error:  # noqa: BLE001 - one table's docs never stop the catalog
+            logger.warning(f"{relation}: its column comments could not be read: "
+                           f"{type(error).__name__}: {error}")  # fmt: skip
+            return {}
+        return {f.name: f.metadata["comment"] for f in fields if f.metadata.get("comment")}
 
     def _lake_stats(self, relation) -> dict[str, Any]:
         """The facts of a lake table, reading its metadata once. A table whose metadata does
