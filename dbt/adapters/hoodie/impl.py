@@ -49,7 +49,7 @@ from .incremental_reads import (
 )
 from .microbatch import BatchWindow, run_metadata
 from .model_config import LakeModel, ModelSettings, model_settings
-from .progress import named, node_name, reports_progress
+from .progress import model_step, named, node_name, reports_progress
 from .snapshot import snapshot_batch, snapshot_errors, snapshot_settings
 
 LAKE_MATERIALIZATIONS = ("cow_upsert", "mor_upsert")
@@ -272,12 +272,14 @@ class HoodieAdapter(SparkAdapter):
         if information is None or f"Provider: {SOURCE_NAME}" not in information:
             return {}
         table = f"{relation.schema}.{relation.identifier}"
-        where = f"{resource} '{name}'"
         options = catalog_write_options(resource, name, table, table_properties(information))
         listed = ", ".join(f"{k}={v!r}" for k, v in options.items())
-        if listed and (where, listed) not in self._told:  # once per model and options
-            self._told.add((where, listed))
-            logger.info(f"{where}: write options from {CATALOG_PLACE} of {table}: {listed}")
+        told = (f"{resource} '{name}'", listed)
+        if listed and told not in self._told:  # once per model and options
+            self._told.add(told)
+            # (an info line about a model starts with its name, as its progress lines do;
+            # errors and warnings say "Model 'name'")
+            logger.info(f"{name}: write options from {CATALOG_PLACE} of {table}: {listed}")
         return options
 
     # -- hooks for the materializations --------------------------------------------------------
@@ -360,7 +362,8 @@ class HoodieAdapter(SparkAdapter):
                 if outside:
                     logger.warning(outside)
             if replacing is not None:
-                logger.info(f"Replacing {replacing} (not a hoodie lake table) with one")
+                logger.info(f"{target.name}: replacing {replacing}, which is not a hoodie "
+                            "lake table, with one")  # fmt: skip
                 self.drop_relation(replacing)
             with dbt_errors(target.resource, target.name):
                 result = self._write_model(
@@ -430,8 +433,16 @@ class HoodieAdapter(SparkAdapter):
         metadata change that never touches the files. Docs go in with the schema (column
         comments are field metadata) because Spark's ALTER TABLE ... CHANGE COLUMN on a
         data source table first fails in the Hive metastore and logs an error before it
-        falls back. Without `docs` the current comments are kept.
+        falls back. Without `docs` the current comments are kept. In a model's hook it is a
+        step of the model's progress (the catalog's round trips take seconds on a busy
+        machine, after the commit's line).
         """
+        name = f"{relation.schema}.{relation.identifier}"
+        with model_step(f"registering {name} in the catalog") as step:
+            step.outcome = self._register_entry(relation, base_uri, docs)
+
+    def _register_entry(self, relation, base_uri: str, docs: CatalogDocs | None) -> str:
+        """`_register`'s work; what it did: unchanged, created or recreated."""
         spark = self._spark()
         name = f"{relation.schema}.{relation.identifier}"
         quoted = f"`{relation.schema}`.`{relation.identifier}`"
@@ -453,7 +464,7 @@ class HoodieAdapter(SparkAdapter):
                 == wanted.fields[0].metadata[BASE_PATH_METADATA]
                 and registered == docs.with_comments_of(wanted)
             ):
-                return
+                return "unchanged"
             spark.sql(f"DROP TABLE {quoted}")
         spark.catalog.createTable(
             name,
@@ -469,6 +480,7 @@ class HoodieAdapter(SparkAdapter):
             pairs = ", ".join(f"{_sql_string(k)} = {_sql_string(v)}"
                               for k, v in {**kept, **comment}.items())  # fmt: skip
             spark.sql(f"ALTER TABLE {quoted} SET TBLPROPERTIES ({pairs})")
+        return "created" if current is None else "recreated (its schema, location or docs changed)"
 
     # -- snapshots (macros/materializations/snapshot.sql; the logic is in .snapshot) ------------
     def _snapshot_settings(self, target: LakeModel, columns: dict):

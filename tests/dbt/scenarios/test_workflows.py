@@ -180,6 +180,10 @@ def test_threads_schema_changes_and_docs(dbt_project):
     documented = tables["documented"]
     properties = documented["properties"]
     assert "hoodie.parquet.compression.codec=gzip" in properties and "team=payments" in properties
+    # The log names them, in a line that starts with the model's name as its progress lines do.
+    log = (dbt_project.root / "logs" / "dbt.log").read_text()
+    assert "Hoodie adapter: documented: write options from the catalog table's properties" in log
+    assert "Model 'documented': write options" not in log
 
     # persist_docs: the table and column comments are in the catalog.
     assert documented["description"] == "Payments by day, as a Hudi copy-on-write table"
