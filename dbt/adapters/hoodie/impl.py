@@ -354,22 +354,31 @@ class HoodieAdapter(SparkAdapter):
         cached = bool(not_null) or window is not None or bool(predicates)
         if cached:
             df = df.persist()
+        # The checks are Spark jobs over the model's rows (the first computes them, kept for
+        # the write): steps of their own.
+        checking = "checking the model's rows: "
         try:
             if not_null:
-                contract.check_not_null(df, target.name, not_null)
+                with model_step(f"{checking}the contract's not_null columns"):
+                    contract.check_not_null(df, target.name, not_null)
             if window is not None:
-                outside = window.check_rows(target.name, df)
+                with model_step(f"{checking}{window.event_time} within the batch"):
+                    outside = window.check_rows(target.name, df)
                 if outside:
                     logger.warning(outside)
             if replacing is not None:
                 logger.info(f"{target.name}: replacing {replacing}, which is not a hoodie "
                             "lake table, with one")  # fmt: skip
                 self.drop_relation(replacing)
+
+            def check_incremental() -> None:
+                with model_step(f"{checking}incremental_predicates"):
+                    check_predicate_rows(target.name, predicates, df, settings.write_config)
+
             with dbt_errors(target.resource, target.name):
                 result = self._write_model(
                     settings, df, full_refresh, window, run_metadata(model.get("unique_id")),
-                    lambda: check_predicate_rows(target.name, predicates, df,
-                                                 settings.write_config),
+                    check_incremental if predicates else None,
                     self._pending_checkpoints().take(model.get("unique_id") or ""),
                 )  # fmt: skip
         finally:
