@@ -146,12 +146,11 @@ class WritingStarted(ProgressEvent):
     how: str = ""  # how the tasks find their file groups, where they do
 
     def message(self) -> str:
+        text = "writing"
+        if self.records is not None:
+            text += f" {_count(self.records, 'record')}"
         if self.file_groups is not None:
-            text = f"writing {_count(self.file_groups, 'file group')}"
-            if self.records is not None:
-                text += f", {_count(self.records, 'record')}"
-        else:
-            text = "writing"
+            text += f" into {_count(self.file_groups, 'file group')}"
         return f"{text} {self.how}".rstrip()
 
     @property

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from types import SimpleNamespace
 
 import pytest
 from dbt_common.exceptions import CompilationError
@@ -19,7 +20,9 @@ from dbt.adapters.hoodie.catalog import (
     table_properties,
 )
 from dbt.adapters.hoodie.config_keys import CATALOG_PLACE, gather_options
+from dbt.adapters.hoodie.impl import HoodieAdapter
 from hoodie import HoodieTable, MalformedMetadataError, WriteConfig
+from hoodie.integration import META_COLUMNS
 from hoodie.table_stats import _base_file_rows
 
 pytestmark = pytest.mark.spark
@@ -187,6 +190,18 @@ Table Properties: [external=true, hoodie.cleaner.commits.retained=3, location=fi
 option.path=file:///w/t, owner=root, path=file:///w/t, provider=hoodie, team=a=b, c]
 Location: file:/w/t
 """
+
+
+def test_a_lake_tables_catalog_columns_are_the_models_numbered_from_0():
+    """dbt-spark numbers the columns of the listing's schema, where Hudi's meta columns come
+    first: without them, the model's columns are numbered from 0 (catalog.json's `index`)."""
+    adapter = HoodieAdapter.__new__(HoodieAdapter)  # parsing a listing needs no connection
+    tree = "".join(f" |-- {name}: string (nullable = true)\n"
+                   for name in (*META_COLUMNS, "id", "amount"))  # fmt: skip
+    relation = SimpleNamespace(schema="s", table="t", type="table",
+                               information=f"{LISTING}Schema: root\n{tree}")  # fmt: skip
+    columns = adapter.parse_columns_from_information(relation)
+    assert [(c.name, c.column_index) for c in columns] == [("id", 0), ("amount", 1)]
 
 
 def test_the_listing_gives_the_comment_and_the_users_properties():

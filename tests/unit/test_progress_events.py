@@ -10,13 +10,16 @@ from __future__ import annotations
 import io
 import logging
 import threading
+from types import SimpleNamespace
 
 import pytest
 from dbt_common.events.event_manager_client import get_event_manager
 
+from dbt.adapters.hoodie import environment
 from dbt.adapters.hoodie import progress as adapter_progress
 from dbt.adapters.hoodie.progress import LiveLine, ModelListener, TaskCount, live_line_allowed
 from hoodie import HoodieTable, WriteConfig, progress
+from hoodie.integration import warm_python_workers
 
 SERVICES = (progress.ServiceStarted, progress.ServiceFinished)
 
@@ -158,15 +161,15 @@ def test_the_live_line_is_drawn_on_a_terminal_only():
 def test_the_live_line_renders_steps_and_tasks_in_the_terminal_width():
     now = [100.0]
     tty = FakeTerminal()
-    line = LiveLine(tty, styled=False, clock=lambda: now[0], width=lambda: 101)
-    line.begin(1, "orders", tasks=lambda: TaskCount(done=37, total=200, running=2))
+    line = LiveLine(tty, styled=False, clock=lambda: now[0], width=lambda: 121)
+    line.begin(1, "orders", tasks=lambda: TaskCount(done=37, total=200, running=2, stages=(4,)))
     listener = ModelListener("orders", line, 1)
     listener(progress.WritingStarted("orders", "2026", file_groups=40, records=2_000_000))
     now[0] += 12.0
     line.tick()
     assert tty.getvalue() == (
-        "\r- orders  12s  [#---------] 37/200 tasks  writing 40 file groups, 2,000,000 records"
-        "\x1b[K"
+        "\r- orders  12s  stage 1 [#---------] 37/200 tasks (2 running)  writing 2,000,000 "
+        "records into 40 file groups\x1b[K"
     )
     # A finished step clears the step; a second model shares the line, each cut to its part.
     listener(progress.Committed("orders", "2026", "commit", "UPSERT", 0.8, 75.3))
@@ -174,8 +177,9 @@ def test_the_live_line_renders_steps_and_tasks_in_the_terminal_width():
     line.set_step(2, "tagging 50,000 records of 1 partition against 1 file slice (BLOOM index)")
     now[0] += 65.0
     text = line.render()
-    assert len(text) <= 100 and text.startswith("\\ orders  1:05  [#")
-    assert " | customers  1:05  tagging 50,000 records of 1..." in text
+    # (a new step numbers its stages anew, from the next poll of the tasks)
+    assert len(text) <= 120 and text.startswith("\\ orders  1:05  [#")
+    assert " | customers  1:05  tagging 50,000 records of 1 partition..." in text
     assert text.endswith("...")
     assert "\x1b" not in text
     assert line.render(styled=True).count("\x1b[1m") == 2  # the models' names in bold
@@ -188,6 +192,90 @@ def test_the_live_line_renders_steps_and_tasks_in_the_terminal_width():
     line.end(1)
     line.end(2)
     assert line.render() == ""
+
+
+def test_the_live_line_numbers_the_stages_of_a_step():
+    """A step's Spark stages come one after another (adaptive execution submits them as jobs
+    of their own, each with its own task count): the line says which one runs, counted from
+    the step's start, so a total that changes is a new stage, not a step going backwards."""
+    running = [TaskCount(0, 2, 2, stages=(7,))]
+    line = LiveLine(FakeTerminal(), styled=False, clock=lambda: 0.0, width=lambda: 200)
+    line.begin(1, "orders", tasks=lambda: running[0])
+    line.set_step(1, "writing into new file groups (bulk insert)")
+    line.tick()
+    assert "  stage 1 [----------] 0/2 tasks (2 running)  writing" in line.render()
+    running[0] = TaskCount(0, 1, 1, stages=(9,))  # the next job's stage (8 skipped)
+    line.tick()
+    assert "  stage 2 [----------] 0/1 tasks (1 running)  writing" in line.render()
+    running[0] = TaskCount(1, 3, 0, stages=(7, 9))  # seen before: not counted again
+    line.tick()
+    assert "  stages 1-2 [###-------] 1/3 tasks  writing" in line.render()
+    line.set_step(1, "committing commit 2026")  # a new step counts its own stages
+    running[0] = TaskCount(0, 1, 1, stages=(12,))
+    line.tick()
+    assert "  stage 1 [----------] 0/1 tasks (1 running)  committing" in line.render()
+    running[0] = TaskCount(0, 4, 0)  # a source that names no stage: the tasks alone
+    line.tick()
+    assert "0s  [----------] 0/4 tasks  committing" in line.render()
+
+
+def test_a_step_of_the_adapter_is_told_and_shown(monkeypatch):
+    """The adapter's own step in a model's hook (registering the table in the catalog after
+    the commit): a debug line as it starts, the live line's step while it runs, a debug line
+    with its outcome and time; outside a model's hook, nothing."""
+    heard = []
+    manager = get_event_manager()
+    manager.callbacks.append(heard.append)
+    tty = FakeTerminal()
+    line = LiveLine(tty, styled=False, width=lambda: 200)
+    monkeypatch.setattr(adapter_progress, "_live", line)
+    no_session = SimpleNamespace(sparkContext=None)  # no tasks to poll
+    try:
+        with adapter_progress.model_progress("orders", no_session):
+            with adapter_progress.model_step("registering s.orders in the catalog") as step:
+                assert line.render().endswith("orders  0s  registering s.orders in the catalog")
+                step.outcome = "created"
+            assert line.render().endswith("orders  0s")
+        with adapter_progress.model_step("registering s.other in the catalog"):
+            pass
+    finally:
+        manager.callbacks.remove(heard.append)
+        line.stop()
+    lines = [(e.info.level, e.info.msg) for e in heard if "Hoodie adapter" in e.info.msg]
+    assert lines[0] == ("debug", "Hoodie adapter: orders: registering s.orders in the catalog")
+    assert lines[1][0] == "debug" and lines[1][1].startswith(
+        "Hoodie adapter: orders: registering s.orders in the catalog: created in 0."
+    )
+    assert len(lines) == 2  # the step outside a model's hook was not told
+
+
+def test_the_python_workers_start_beside_the_start_up(spark, monkeypatch):
+    """A local session's Python workers are started in a thread of their own while the
+    start-up goes on (the first write does not wait for them), the start-up saying it with
+    its time; a session on a cluster or Spark Connect is left alone."""
+    heard = []
+    manager = get_event_manager()
+    manager.callbacks.append(heard.append)
+    monkeypatch.setattr(adapter_progress, "_live", None)
+    monkeypatch.setattr(environment, "_dbt_command", lambda: "run")
+    local = SimpleNamespace(remote=None, master="local[2]")
+    try:
+        thread = environment._warm_workers(local, spark)
+        assert thread is not None
+        thread.join(timeout=120)
+    finally:
+        manager.callbacks.remove(heard.append)
+    tasks = spark.sparkContext.defaultParallelism
+    told = [e.info.msg for e in heard if "Python worker" in e.info.msg]
+    assert told[-1].startswith(f"Hoodie adapter: starting {tasks} Python worker"), told
+    assert told[-1].endswith(" s") and "with the core... " in told[-1], told
+    for elsewhere in (SimpleNamespace(remote=None, master="local-cluster[2,1,1024]"),
+                      SimpleNamespace(remote=None, master="spark://host:7077"),
+                      SimpleNamespace(remote="sc://host", master=None)):  # fmt: skip
+        assert environment._warm_workers(elsewhere, spark) is None
+    monkeypatch.setattr(environment, "_dbt_command", lambda: "seed")  # no Python task
+    assert environment._warm_workers(local, spark) is None
+    assert 1 <= warm_python_workers(spark, 2) <= 2  # the worker processes that ran the tasks
 
 
 def test_the_live_line_is_cleared_before_dbts_console_lines(monkeypatch):

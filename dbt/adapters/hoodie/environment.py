@@ -118,6 +118,7 @@ def spark_session(creds: HoodieCredentials) -> SparkSession:
             builder = builder.config(name, value)
         with progress.startup_step(starting):
             session = builder.getOrCreate()
+        _warm_workers(creds, session)
         metastore = _local_metastore(creds, conf)
         if metastore is not None:
             # dbt's first listing of schemas opens it anyway: opened here, its time is told
@@ -130,6 +131,59 @@ def spark_session(creds: HoodieCredentials) -> SparkSession:
             register_data_source(session)
         _sessions[key] = session
         return session
+
+
+def _warm_workers(creds: HoodieCredentials, session: SparkSession) -> threading.Thread | None:
+    """A local session's Python workers started beside the rest of the start-up (the
+    metastore, the data source), in a thread: one per core, each with the core imported.
+    Otherwise the first write of each dbt process waits for them, with no task running (6-9 s
+    on a busy 2-core machine, 20 s and more on a very busy one: docs/progress.md). Not for dbt
+    commands that run no Python task (`_NO_PYTHON_TASKS`), nor other sessions: a cluster's
+    executors come and go, and a Connect server's workers are the server's. A failure here
+    only costs the first write its wait: it is a debug line, and that write starts the
+    workers and reports what stops them."""
+    from . import progress
+    from .credentials import DEFAULT_MASTER
+
+    master = creds.master or DEFAULT_MASTER
+    if creds.remote or not (master == "local" or master.startswith("local[")):
+        return None
+    if _dbt_command() in _NO_PYTHON_TASKS:
+        return None
+    context = spark_context_of(session)
+    if context is None:
+        return None
+    tasks = max(1, int(context.defaultParallelism))
+
+    def warm() -> None:
+        from hoodie.integration import warm_python_workers
+
+        what = f"starting {tasks} Python worker{'s' if tasks > 1 else ''} with the core"
+        try:
+            with progress.startup_step(what, progress.WARMING):
+                warm_python_workers(session, tasks)
+        except Exception as error:  # noqa: BLE001 - a head start only; the write tells
+            progress.logger.debug(f"{what} beforehand failed (the first write starts them): "
+                                  f"{type(error).__name__}: {error}")  # fmt: skip
+
+    thread = threading.Thread(target=warm, name="hoodie-python-workers", daemon=True)
+    thread.start()
+    return thread
+
+
+# dbt commands that run no Python task of ours (seeds are plain tables; the catalog's facts
+# are read on the driver): their sessions start no workers beforehand.
+_NO_PYTHON_TASKS = frozenset({"seed", "debug", "compile", "generate", "list", "parse",
+                              "freshness"})  # fmt: skip
+
+
+def _dbt_command() -> str | None:
+    try:
+        from dbt.flags import get_flags
+
+        return getattr(get_flags(), "WHICH", None)
+    except Exception:  # pragma: no cover - flags are unset outside a dbt invocation
+        return None
 
 
 def _local_metastore(creds: HoodieCredentials, conf: dict[str, str]) -> str | None:

@@ -49,7 +49,7 @@ from .incremental_reads import (
 )
 from .microbatch import BatchWindow, run_metadata
 from .model_config import LakeModel, ModelSettings, model_settings
-from .progress import named, node_name, reports_progress
+from .progress import model_step, named, node_name, reports_progress
 from .snapshot import snapshot_batch, snapshot_errors, snapshot_settings
 
 LAKE_MATERIALIZATIONS = ("cow_upsert", "mor_upsert")
@@ -68,6 +68,15 @@ def _columns(schema) -> list[tuple[str, str]]:
 def _sql_string(text: str) -> str:
     """A Spark SQL string literal."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _model_columns(columns: list[SparkColumn]) -> list[SparkColumn]:
+    """A table's columns without Hudi's meta columns, numbered from 0 again: the model's
+    first column is column 0 (catalog.json's `index`), as in any other table."""
+    kept = [c for c in columns if c.name not in META_COLUMNS]
+    for index, column in enumerate(kept):
+        column.column_index = index
+    return kept
 
 
 def _is_temporary_view(row) -> bool:
@@ -159,12 +168,10 @@ class HoodieAdapter(SparkAdapter):
 
     # -- introspection: Hudi's meta columns are the table's business, not the model's --------
     def parse_columns_from_information(self, relation) -> list[SparkColumn]:
-        columns = super().parse_columns_from_information(relation)
-        return [c for c in columns if c.name not in META_COLUMNS]
+        return _model_columns(super().parse_columns_from_information(relation))
 
     def parse_describe_extended(self, relation, raw_rows) -> list[SparkColumn]:
-        columns = super().parse_describe_extended(relation, raw_rows)
-        return [c for c in columns if c.name not in META_COLUMNS]
+        return _model_columns(super().parse_describe_extended(relation, raw_rows))
 
     def _build_spark_relation_list(self, row_list, relation_info_func):
         """The schema's relations, without the session's temporary views.
@@ -197,17 +204,33 @@ class HoodieAdapter(SparkAdapter):
                 self._facts.pop(key, None)
 
     def _get_columns_for_catalog(self, relation):
-        """Catalog columns, plus a lake table's comment and Hudi facts (`catalog_facts`) as
-        the table's stats in the docs. dbt-spark reads no table comment from the listing;
-        ours is where `persist_docs` put the model's description."""
+        """Catalog columns, plus a lake table's comment, column comments and Hudi facts
+        (`catalog_facts`, as the table's stats in the docs). dbt-spark reads no comment: the
+        listing it parses has the table's comment but not its columns' (a schema tree), so
+        those are read from the catalog table's schema, where `persist_docs` put them (one
+        catalog lookup per lake table)."""
         key = (relation.schema, relation.identifier)
         facts = self._facts[key] if key in self._facts else self._lake_stats(relation)
         comment = table_comment(getattr(relation, "information", None) or "") if facts else None
+        comments = self._column_comments(relation) if facts else {}
         for column in super()._get_columns_for_catalog(relation):
             column.update(facts)
             if comment is not None:
                 column["table_comment"] = comment
+            if facts:
+                column["column_comment"] = comments.get(column["column_name"])
             yield column
+
+    def _column_comments(self, relation) -> dict[str, str]:
+        """The column comments of a lake table's catalog entry (none where its schema does
+        not read: the log says why, and the catalog goes on)."""
+        try:
+            fields = self._spark().table(f"`{relation.schema}`.`{relation.identifier}`").schema
+        except Exception as error:  # noqa: BLE001 - one table's docs never stop the catalog
+            logger.warning(f"{relation}: its column comments could not be read: "
+                           f"{type(error).__name__}: {error}")  # fmt: skip
+            return {}
+        return {f.name: f.metadata["comment"] for f in fields if f.metadata.get("comment")}
 
     def _lake_stats(self, relation) -> dict[str, Any]:
         """The facts of a lake table, reading its metadata once. A table whose metadata does
@@ -249,12 +272,14 @@ class HoodieAdapter(SparkAdapter):
         if information is None or f"Provider: {SOURCE_NAME}" not in information:
             return {}
         table = f"{relation.schema}.{relation.identifier}"
-        where = f"{resource} '{name}'"
         options = catalog_write_options(resource, name, table, table_properties(information))
         listed = ", ".join(f"{k}={v!r}" for k, v in options.items())
-        if listed and (where, listed) not in self._told:  # once per model and options
-            self._told.add((where, listed))
-            logger.info(f"{where}: write options from {CATALOG_PLACE} of {table}: {listed}")
+        told = (f"{resource} '{name}'", listed)
+        if listed and told not in self._told:  # once per model and options
+            self._told.add(told)
+            # (an info line about a model starts with its name, as its progress lines do;
+            # errors and warnings say "Model 'name'")
+            logger.info(f"{name}: write options from {CATALOG_PLACE} of {table}: {listed}")
         return options
 
     # -- hooks for the materializations --------------------------------------------------------
@@ -329,21 +354,31 @@ class HoodieAdapter(SparkAdapter):
         cached = bool(not_null) or window is not None or bool(predicates)
         if cached:
             df = df.persist()
+        # The checks are Spark jobs over the model's rows (the first computes them, kept for
+        # the write): steps of their own.
+        checking = "checking the model's rows: "
         try:
             if not_null:
-                contract.check_not_null(df, target.name, not_null)
+                with model_step(f"{checking}the contract's not_null columns"):
+                    contract.check_not_null(df, target.name, not_null)
             if window is not None:
-                outside = window.check_rows(target.name, df)
+                with model_step(f"{checking}{window.event_time} within the batch"):
+                    outside = window.check_rows(target.name, df)
                 if outside:
                     logger.warning(outside)
             if replacing is not None:
-                logger.info(f"Replacing {replacing} (not a hoodie lake table) with one")
+                logger.info(f"{target.name}: replacing {replacing}, which is not a hoodie "
+                            "lake table, with one")  # fmt: skip
                 self.drop_relation(replacing)
+
+            def check_incremental() -> None:
+                with model_step(f"{checking}incremental_predicates"):
+                    check_predicate_rows(target.name, predicates, df, settings.write_config)
+
             with dbt_errors(target.resource, target.name):
                 result = self._write_model(
                     settings, df, full_refresh, window, run_metadata(model.get("unique_id")),
-                    lambda: check_predicate_rows(target.name, predicates, df,
-                                                 settings.write_config),
+                    check_incremental if predicates else None,
                     self._pending_checkpoints().take(model.get("unique_id") or ""),
                 )  # fmt: skip
         finally:
@@ -407,8 +442,16 @@ class HoodieAdapter(SparkAdapter):
         metadata change that never touches the files. Docs go in with the schema (column
         comments are field metadata) because Spark's ALTER TABLE ... CHANGE COLUMN on a
         data source table first fails in the Hive metastore and logs an error before it
-        falls back. Without `docs` the current comments are kept.
+        falls back. Without `docs` the current comments are kept. In a model's hook it is a
+        step of the model's progress (the catalog's round trips take seconds on a busy
+        machine, after the commit's line).
         """
+        name = f"{relation.schema}.{relation.identifier}"
+        with model_step(f"registering {name} in the catalog") as step:
+            step.outcome = self._register_entry(relation, base_uri, docs)
+
+    def _register_entry(self, relation, base_uri: str, docs: CatalogDocs | None) -> str:
+        """`_register`'s work; what it did: unchanged, created or recreated."""
         spark = self._spark()
         name = f"{relation.schema}.{relation.identifier}"
         quoted = f"`{relation.schema}`.`{relation.identifier}`"
@@ -430,7 +473,7 @@ class HoodieAdapter(SparkAdapter):
                 == wanted.fields[0].metadata[BASE_PATH_METADATA]
                 and registered == docs.with_comments_of(wanted)
             ):
-                return
+                return "unchanged"
             spark.sql(f"DROP TABLE {quoted}")
         spark.catalog.createTable(
             name,
@@ -446,6 +489,7 @@ class HoodieAdapter(SparkAdapter):
             pairs = ", ".join(f"{_sql_string(k)} = {_sql_string(v)}"
                               for k, v in {**kept, **comment}.items())  # fmt: skip
             spark.sql(f"ALTER TABLE {quoted} SET TBLPROPERTIES ({pairs})")
+        return "created" if current is None else "recreated (its schema, location or docs changed)"
 
     # -- snapshots (macros/materializations/snapshot.sql; the logic is in .snapshot) ------------
     def _snapshot_settings(self, target: LakeModel, columns: dict):

@@ -32,7 +32,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -45,15 +46,17 @@ ENV_SWITCH = "DBT_HOODIE_LIVE_PROGRESS"
 _OFF = {"0", "false", "no", "off"}
 _DBT_CONSOLE_LOGGER = "stdout_log"  # the Python logger of dbt's console lines
 _STARTUP = 0  # the live line's row of the session's start-up (models: their thread's id)
+WARMING = 1  # the row of the Python workers' start, beside the rest of the start-up
 
 
 @dataclass(frozen=True)
 class TaskCount:
-    """The tasks of the Spark stages a model's job runs now."""
+    """The tasks of the Spark stages a model's job runs now (`stages`: their ids)."""
 
     done: int
     total: int
     running: int
+    stages: tuple[int, ...] = ()
 
 
 TaskSource = Callable[[], "TaskCount | None"]
@@ -66,6 +69,28 @@ class _Row:
     step: str | None = None
     tasks: TaskSource | None = None
     last: TaskCount | None = None
+    # The Spark stages seen running since the step began, in order: the live line numbers
+    # them ("stage 2"). Their total is not known beforehand: adaptive execution submits a
+    # query's stages as jobs one after another, and a job lists stages it will skip.
+    stages: list[int] = field(default_factory=list)
+
+    def saw(self, count: TaskCount | None) -> None:
+        self.last = count
+        for stage in count.stages if count is not None else ():
+            if stage not in self.stages:
+                self.stages.append(stage)
+
+    def stage_label(self) -> str:
+        """The running stage's place in the step: "stage 2", "stages 2-3" for two at once,
+        "" where none is known."""
+        count = self.last
+        if count is None or not count.stages:
+            return ""
+        known = [self.stages.index(s) + 1 for s in count.stages if s in self.stages]
+        if not known:
+            return ""
+        low, high = min(known), max(known)
+        return f"stage {low}" if low == high else f"stages {low}-{high}"
 
 
 # -- when ----------------------------------------------------------------------------------------
@@ -145,6 +170,7 @@ class LiveLine:
             row = self._rows.get(key)
             if row is not None and step != row.step:
                 row.step, row.since = step, self.clock()
+                row.stages.clear()
 
     def end(self, key: int) -> None:
         with self._lock:
@@ -175,7 +201,11 @@ class LiveLine:
         parts = [row.label, _clock(self.clock() - row.since)]
         count = row.last
         if count is not None and count.total:
-            parts.append(f"{_bar(count.done, count.total)} {count.done:,}/{count.total:,} tasks")
+            tasks = f"{_bar(count.done, count.total)} {count.done:,}/{count.total:,} tasks"
+            if count.running:
+                tasks += f" ({count.running:,} running)"
+            stage = row.stage_label()
+            parts.append(f"{stage} {tasks}" if stage else tasks)
         if row.step:
             parts.append(row.step)
         return "  ".join(parts)
@@ -205,9 +235,11 @@ class LiveLine:
         for row in rows:
             if row.tasks is not None:
                 try:
-                    row.last = row.tasks()
+                    count = row.tasks()
                 except Exception:  # a session going away: no task counts, the line goes on
-                    row.last = None
+                    count = None
+                with self._lock:
+                    row.saw(count)
         self.draw()
         self._frame += 1
 
@@ -310,6 +342,10 @@ class ModelListener:
             self.line.set_step(self.key, event.step)
 
 
+# The listener of the model whose hook this context runs (`model_step` tells its steps).
+_model: ContextVar[ModelListener | None] = ContextVar("hoodie_model", default=None)
+
+
 @contextmanager
 def model_progress(model: str, spark: Any) -> Iterator[None]:
     """The steps of the writes this block runs for `model`: logged, and on the live line
@@ -317,16 +353,51 @@ def model_progress(model: str, spark: Any) -> Iterator[None]:
     line = _live
     key = threading.get_ident()
     listener = ModelListener(model, line, key)
-    if line is None:
-        with core.listening(listener):
-            yield
+    token = _model.set(listener)
+    try:
+        if line is None:
+            with core.listening(listener):
+                yield
+            return
+        with _tasks_of_this_thread(spark, key) as tasks, core.listening(listener):
+            line.begin(key, model, tasks)
+            try:
+                yield
+            finally:
+                line.end(key)
+    finally:
+        _model.reset(token)
+
+
+@dataclass
+class Step:
+    """A step `model_step` tells; the block may say how it ended (`outcome`)."""
+
+    description: str
+    outcome: str = "done"
+
+
+@contextmanager
+def model_step(description: str) -> Iterator[Step]:
+    """A step of the adapter's own in the current model's hook, outside the core's write
+    (registering its table in the catalog after the commit): a debug line as it starts, the
+    live line's step while it runs, and a debug line with its outcome and time when it ends
+    (`orders: registering analytics.orders in the catalog: created in 1.9 s`). Outside a
+    model's hook the block runs untold."""
+    step = Step(description)
+    listener = _model.get()
+    if listener is None:
+        yield step
         return
-    with _tasks_of_this_thread(spark, key) as tasks, core.listening(listener):
-        line.begin(key, model, tasks)
-        try:
-            yield
-        finally:
-            line.end(key)
+    listener(core.StepStarted(listener.model, description))
+    started = time.monotonic()
+    try:
+        yield step
+    finally:
+        if listener.line is not None:
+            listener.line.set_step(listener.key, None)
+    logger.debug(f"{listener.model}: {description}: {step.outcome} in "
+                 f"{time.monotonic() - started:.1f} s")  # fmt: skip
 
 
 def reports_progress(name_of: Callable[..., str]) -> Callable[[Callable[..., Any]], Any]:
@@ -384,6 +455,7 @@ def _tracked_tasks(context: Any, group: str) -> TaskCount | None:
         return None
     active_stages = set(tracker.getActiveStageIds())
     done = total = running = 0
+    stages = set()
     for job_id in tracker.getJobIdsForGroup(group):
         if job_id not in running_jobs:
             continue
@@ -396,7 +468,8 @@ def _tracked_tasks(context: Any, group: str) -> TaskCount | None:
                 done += stage.numCompletedTasks
                 total += stage.numTasks
                 running += stage.numActiveTasks
-    return TaskCount(done, total, running) if total else None
+                stages.add(stage_id)
+    return TaskCount(done, total, running, tuple(sorted(stages))) if total else None
 
 
 class _ConnectTasks:
@@ -408,12 +481,14 @@ class _ConnectTasks:
     def __call__(self, stages: Any = None, inflight_tasks: int = 0, operation_id: Any = None,
                  done: bool = False, **_: Any) -> None:  # fmt: skip
         key = threading.get_ident()
-        if done or not stages:
+        running = [s for s in stages or () if not s.done]
+        if done or not running:
             self.counts.pop(key, None)
             return
-        total = sum(s.num_tasks for s in stages)
-        finished = sum(s.num_completed_tasks for s in stages)
-        self.counts[key] = TaskCount(finished, total, inflight_tasks)
+        total = sum(s.num_tasks for s in running)
+        finished = sum(s.num_completed_tasks for s in running)
+        ids = tuple(sorted(s.stage_id for s in running))
+        self.counts[key] = TaskCount(finished, total, inflight_tasks, ids)
 
 
 _handlers: dict[int, _ConnectTasks] = {}
@@ -437,20 +512,22 @@ def _connect_handler(spark: Any) -> _ConnectTasks | None:
 
 # -- start-up ------------------------------------------------------------------------------------
 @contextmanager
-def startup_step(what: str) -> Iterator[None]:
+def startup_step(what: str, key: int = _STARTUP) -> Iterator[None]:
     """A part of the session's start-up: on the live line while it runs, then a log line
-    with its time (`hoodie: starting Spark (local[*])... 6.2 s`)."""
+    with its time (`hoodie: starting Spark (local[*])... 6.2 s`). A part that runs beside the
+    others (in a thread of its own) has a `key` of its own: a segment of its own on the
+    line."""
     line = _live
     logger.debug(f"{what}...")
     if line is not None:
-        line.begin(_STARTUP, "hoodie")
-        line.set_step(_STARTUP, what)
+        line.begin(key, "hoodie")
+        line.set_step(key, what)
     started = time.monotonic()
     try:
         yield
     finally:
         if line is not None:
-            line.end(_STARTUP)
+            line.end(key)
     logger.info(f"{what}... {time.monotonic() - started:.1f} s")
 
 

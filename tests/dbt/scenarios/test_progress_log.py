@@ -48,6 +48,11 @@ def test_the_dbt_log_shows_each_step_of_a_write(make_dbt_project, capfd):
     assert any("[info ]" in line and "orders: wrote 1 new file group: 3 inserts, 0 updates; "
                "3 records in 1 file" in line for line in first)  # fmt: skip
     assert any("[info ]" in line and "orders: committed bulk_insert " in line for line in first)
+    # After the commit, the table's registration in the catalog is a step of its own.
+    registering = f"orders: registering {project.schema}.orders in the catalog"
+    told = [i for i, line in enumerate(first) if "[debug]" in line and registering in line]
+    assert len(told) == 2 and f"{registering}: created in " in first[told[1]], first
+    assert "committed bulk_insert" in " ".join(first[: told[0]])
 
     # The second (JSON): an upsert tagged in its write task, told with the model's node.
     steps = [json.loads(line) for line in json_lines]
@@ -62,6 +67,8 @@ def test_the_dbt_log_shows_each_step_of_a_write(make_dbt_project, capfd):
     assert committed and committed[0]["data"]["node_info"]["node_name"] == "orders"
     order = [m.split(":")[1].split()[0] for _, m in messages]
     assert order.index("writing") < order.index("wrote") < order.index("committed")
+    assert any(level == "debug" and m.startswith(f"{registering}: unchanged in ")
+               for level, m in messages), messages  # fmt: skip
 
     # Off a terminal (pytest captures stderr): no live line.
     assert progress.live_line() is None

@@ -180,6 +180,10 @@ def test_threads_schema_changes_and_docs(dbt_project):
     documented = tables["documented"]
     properties = documented["properties"]
     assert "hoodie.parquet.compression.codec=gzip" in properties and "team=payments" in properties
+    # The log names them, in a line that starts with the model's name as its progress lines do.
+    log = (dbt_project.root / "logs" / "dbt.log").read_text()
+    assert "Hoodie adapter: documented: write options from the catalog table's properties" in log
+    assert "Model 'documented': write options" not in log
 
     # persist_docs: the table and column comments are in the catalog.
     assert documented["description"] == "Payments by day, as a Hudi copy-on-write table"
@@ -187,14 +191,15 @@ def test_threads_schema_changes_and_docs(dbt_project):
     assert documented["comments"]["amount"] == "Amount in cents; it's never negative"
     assert documented["comments"]["grp"] is None
 
-    # docs generate: lake tables with their columns (no Hudi meta columns), the table comment
-    # and the Hudi facts: rows exact on copy-on-write, an estimate with the log file pending
-    # compaction on merge-on-read.
+    # docs generate: lake tables with their columns (no Hudi meta columns, numbered from 0),
+    # the table and column comments, and the Hudi facts: rows exact on copy-on-write, an
+    # estimate with the log file pending compaction on merge-on-read.
     catalog = json.loads((dbt_project.root / "target" / "catalog.json").read_text())
     nodes = {key.split(".")[-1]: node for key, node in catalog["nodes"].items()}
     for name, table_type in (("documented", "COPY_ON_WRITE"), ("merged", "MERGE_ON_READ")):
         node = nodes[name]
         assert list(node["columns"]) == ["id", "grp", "amount", "day"], node["columns"]
+        assert [c["index"] for c in node["columns"].values()] == [0, 1, 2, 3], node["columns"]
         assert node["metadata"]["type"] == "table"
         stats = node["stats"]
         assert stats["hoodie_table_type"]["value"] == table_type
@@ -203,6 +208,10 @@ def test_threads_schema_changes_and_docs(dbt_project):
         assert stats["bytes"]["value"] > 0 and stats["has_stats"]["value"] is True
         assert " UTC (" in stats["hoodie_latest_commit"]["value"]
     assert nodes["documented"]["metadata"]["comment"] == documented["description"]
+    assert {name: c["comment"] for name, c in nodes["documented"]["columns"].items()} == {
+        "id": "The payment's id (the record key)", "grp": None,
+        "amount": "Amount in cents; it's never negative", "day": None,
+    }  # fmt: skip
     assert nodes["documented"]["stats"]["rows"]["value"] == 4
     assert nodes["documented"]["stats"]["hoodie_files"]["value"] == "3 base files"
     merged = nodes["merged"]["stats"]
