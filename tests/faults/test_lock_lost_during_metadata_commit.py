@@ -145,6 +145,7 @@ def test_a_conflicting_write_is_rolled_back_under_the_table_lock(spark, tmp_path
     assert_metadata_table_whole(meta, "after A's rollback")
 
 
+@pytest.mark.full  # 21 s; make test keeps the metadata commit's case above
 def test_a_writer_whose_lock_expired_during_its_metadata_compaction_does_not_complete_it(
     spark, tmp_path
 ):
