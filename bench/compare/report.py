@@ -262,11 +262,15 @@ def _reads_table(results: dict, records: list[dict]) -> list[str]:
         f"After the writes; reads are the best of {results['scan_repeats']} runs and read every "
         "column (Spark systems into a `noop` sink, delta-rs and pyiceberg into an Arrow table). "
         f"One partition: `event_date = '{workload['query_date']}'`, the newest and most updated "
-        f"day ({workload['expected_query_rows']:,} rows). Point read: `id = "
-        f"{workload.get('point_key')}`, a key the 1% update changed. 1% filter: "
-        f"`{workload.get('filter_column')} > {workload.get('filter_above')}` "
-        f"({filter_rows} rows; `score` changes with "
-        "every write of a row). The reads of merge-on-read tables see the log files their "
+        f"day ({workload['expected_query_rows']:,} rows). "
+        + (
+            f"Point read: `id = {workload['point_key']}`, a key the 1% update changed. 1% "
+            f"filter: `{workload['filter_column']} > {workload['filter_above']}` ({filter_rows} "
+            "rows; `score` changes with every write of a row). "
+            if workload.get("expected_point")
+            else ""
+        )
+        + "The reads of merge-on-read tables see the log files their "
         "writes left (ours and Apache Hudi's datasource both compact inline after 5 delta "
         "commits by default; Apache Hudi 1.x's first load is a commit, not a delta commit); "
         "the compaction then compacts every file slice with log files (ours: `services.compact`"
@@ -712,12 +716,15 @@ def sizes_summary(runs: list[dict]) -> dict:
             steps = r["steps"].values()
             systems[name] = {
                 "status": r["status"],
+                # results from before the reads were recorded (no "read_optimized") have none
                 "reads_seconds": {
                     read: (r.get(read) or {}).get("seconds")
                     if _applies(r, read)
                     else NOT_APPLICABLE
                     for read in READS
-                },
+                }
+                if "read_optimized" in r
+                else None,
                 "write_seconds": round(sum(s["seconds"] for s in steps), 2),
                 "peak_rss_bytes": max((s["peak_rss_bytes"] for s in steps), default=None),
                 "driver_peak_rss_bytes": max(
@@ -824,6 +831,8 @@ def sizes_markdown(summary: dict, plot_name: str) -> str:
 
 def _sizes_reads(sizes: list[dict], systems: list[str], labels: list[str]) -> list[str]:
     """Seconds of each read and the compaction, one table per size."""
+    if not any(r.get("reads_seconds") for size in sizes for r in size["systems"].values()):
+        return []  # results from before the reads were recorded
     lines = [
         "",
         "## Reads and compaction",

@@ -2,11 +2,13 @@
 
 Systems run one after another, never side by side: the machine has few cores and each
 system's numbers must be its own. Each runs in a fresh worker process (worker.py); the runner
-sends it the steps in order, waiting at most `--time-cap` seconds for each. A system that
-exceeds the cap is stopped (its worker and the worker's children, e.g. a Spark JVM, are
-killed), recorded as "did not finish" at that step, and skipped from then on: the run goes
-on. A system that raises is recorded as failed, and so is one whose final table differs from
-the expected state; either makes the run exit non-zero.
+sends it the steps in order (the writes; the snapshot, read-optimized and one-partition scans,
+the point read and the filter; for merge-on-read the compaction; the final check), waiting at
+most `--time-cap` seconds for each. A system that exceeds the cap is stopped (its worker and
+the worker's children, e.g. a Spark JVM, are killed), recorded as "did not finish" at that
+step, and skipped from then on: the run goes on. A system that raises is recorded as failed,
+and so is one whose final table, point read or filter differs from the expected state;
+either makes the run exit non-zero.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ without losing the run; and no state (caches, warmed-up JIT, open files) carries
 system to another. The runner talks to it over a multiprocessing pipe: it sends
 `(command, args)` and gets `("ok", payload)` or `("error", traceback)` back; `args["system"]`
 names the system. With `--shared-spark` (for smoke runs) one worker hosts the Spark systems one
-after another in one JVM and one SparkSession.
+after another in one JVM and one SparkSession (and the Apache Hudi systems in one child
+process per Apache Hudi version).
 """
 
 from __future__ import annotations

@@ -18,6 +18,10 @@ Everything is drawn from one seeded numpy Generator, in a fixed order, so the sa
 `(rows, batches, seed)` always writes the same files. The data is written once per run as
 parquet and every system reads those files: all of them see byte-identical input.
 
+After the writes every system answers the same reads: a point read of `point_key` (a key the
+1% update changed) and a 1%-selective filter, `score > FILTER_ABOVE`; their expected rows are
+computed here as well (`expected_point`, `expected_filter`).
+
 The expected final table is computed here from the generated data alone (`expected_state`),
 and `checksum` reduces any table to a row count and an order-independent hash over the key and
 a few columns of different types, so each system's result is compared with the same oracle.
