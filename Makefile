@@ -29,9 +29,9 @@ help:
 	@echo "  soak          random operation sequences against the model (SEQUENCES=, SEED=)"
 	@echo "  soak-hudi     the same through Apache Hudi's datasource too"
 	@echo "  fuzz          the damage fuzz (FUZZ_CASES=, FUZZ_SEED=)"
-	@echo "  bench         the comparison at 1M, 3M and 10M rows (~30 min; BENCH_SIZES=)"
+	@echo "  bench         the comparison at 1M, 3M and 10M rows, Apache Hudi too (hours; BENCH_SIZES=)"
 	@echo "  bench-upsert  the single-batch upsert benchmarks of the core"
-	@echo "  bench-smoke   the benchmarks' smoke runs at 3,000 rows (~3 min)"
+	@echo "  bench-smoke   the benchmarks' smoke runs at 3,000 rows (~6 min)"
 	@echo "  apache-hudi   Apache Hudi 1.2's and 0.15's Spark bundles for the tests (~500 MB, once)"
 	@echo "  wheel         build a wheel into dist/"
 	@echo "  clean         remove the venv and the demo's output"
@@ -257,19 +257,24 @@ test-deploy: java $(VENV)/.dev $(CLASS_ARCHIVE)
 	$(PYTEST) -m "deploy or connect" tests/deploy tests/dbt tests/functional
 
 # The comparison of bench/README.md at three sizes: our core (copy-on-write, merge-on-read)
-# against plain Spark and delta-rs, with the pyarrow bound, N = 1M, 3M and 10M rows, one size
-# after the other: bench/results/compare_{1M,3M,10M}.{json,md,png} and the ratios by size in
-# compare_sizes.{json,md,png}. About 45 minutes on 2 cores; BENCH_SIZES=1000000 for one size.
-# pyiceberg (and the BUCKET-index variants) run by hand: bench/README.md.
+# against plain Spark, delta-rs and Apache Hudi itself (1.2 at table version 8 with its defaults
+# and with our settings, 0.15; on its own Spark 3.5, `make apache-hudi`), with the pyarrow
+# bound, N = 1M, 3M and 10M rows, one size after the other:
+# bench/results/compare_{1M,3M,10M}.{json,md,png} and the ratios by size in
+# compare_sizes.{json,md,png}. Some hours on 2 cores; BENCH_SIZES=1000000 for one size,
+# BENCH_SYSTEMS= for fewer systems. pyiceberg (and the BUCKET-index variants) run by hand.
 BENCH_SIZES ?= 1000000,3000000,10000000
-BENCH_SYSTEMS ?= cow_upsert,mor_upsert,spark_parquet,deltalake
-bench: java $(VENV)/.dev
+BENCH_APACHE_HUDI ?= apache_hudi_cow,apache_hudi_mor,apache_hudi_cow_ours,apache_hudi_mor_ours,apache_hudi_015_cow,apache_hudi_015_mor
+BENCH_COMMA := ,
+BENCH_SYSTEMS ?= cow_upsert,mor_upsert,spark_parquet,deltalake$(if $(wildcard $(HUDI_ENV)/bin/python),$(BENCH_COMMA)$(BENCH_APACHE_HUDI))
+bench: java $(VENV)/.dev apache-hudi
 	$(BIN)/python bench/compare.py --rows $(BENCH_SIZES) --systems $(BENCH_SYSTEMS)
 
 # Smoke runs of the benchmarks (marker `bench`, left out of `make test`): the comparison
-# (bench/compare.py) and bench/dbt_incremental.py at 3,000 rows, ~3 minutes.
-bench-smoke: java $(VENV)/.dev $(CLASS_ARCHIVE)
-	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)"; \
+# (bench/compare.py, Apache Hudi's systems too) and bench/dbt_incremental.py at 3,000 rows,
+# ~6 minutes.
+bench-smoke: java $(VENV)/.dev $(CLASS_ARCHIVE) apache-hudi
+	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)" HOODIE_REQUIRE_APACHE_HUDI=1; \
 	$(PYTEST) -m bench tests/bench
 
 # The single-batch upsert benchmarks of our core (bench/upsert_cow.py, bench/upsert_mor.py).

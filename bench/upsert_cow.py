@@ -106,21 +106,26 @@ def repo_commit() -> str | None:
     return None
 
 
+# The benchmarks' session settings (besides the master). bench/compare.py gives Apache Hudi's
+# Spark (another venv, Spark 3.5) exactly these too.
+SESSION_CONFIG = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.enabled": "false",
+    "spark.driver.memory": "4g",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.log.level": "WARN",
+    "spark.ui.showConsoleProgress": "false",
+}
+
+
 def build_spark(master: str, app_name: str = "hoodie-bench-upsert-cow"):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    return (
-        SparkSession.builder.master(master)
-        .appName(app_name)
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "4g")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.log.level", "WARN")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in SESSION_CONFIG.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
 
 
 # -- data ----------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 DNF_MARK = "DNF"
+OUR_SYSTEMS = ("cow_upsert", "mor_upsert", "cow_upsert_bucket", "mor_upsert_bucket")
 
 
 def write_all(results: dict, out_dir: Path, stem: str) -> list[Path]:
@@ -89,6 +90,7 @@ def markdown(results: dict, plot_name: str | None = None) -> str:
         + "; ".join(f"`{r['system']}`: {r.get('description', '')}" for r in records)
         + ".",
         "",
+        *_apache_hudi_lines(records),
         "## Seconds per write",
         "",
         "| step | rows | updates | inserts | partitions | "
@@ -128,12 +130,13 @@ def markdown(results: dict, plot_name: str | None = None) -> str:
         "Read and write steps are timed around the system's call only; starting a Spark "
         "session is not included.",
         "",
+        *_reads_table(results, records),
         *_ratio_table(results),
-        "## Reads, size and correctness",
+        "## Size and correctness",
         "",
-        "| system | status | full scan (s) | one partition (s) | rows | checksum | correct | "
+        "| system | status | rows | checksum | correct | point read, filter | "
         "table size (MB) | data files | peak RSS, writes (MiB) |",
-        "|---|---|---:|---:|---:|---|---|---:|---:|---:|",
+        "|---|---|---:|---|---|---|---:|---:|---:|",
     ]
     for r in records:
         check = r.get("check") or {}
@@ -142,22 +145,18 @@ def markdown(results: dict, plot_name: str | None = None) -> str:
         status = r["status"] if r["status"] == "ok" else f"{r['status']} ({r.get('stopped_at')})"
         lines.append(
             f"| `{r['system']}` | {status} | "
-            f"{_cell(r, (r.get('scan') or {}).get('seconds'))} | "
-            f"{_cell(r, (r.get('scan_partition') or {}).get('seconds'))} | "
             f"{_cell(r, check.get('rows'), '{:,}')} | "
             f"{'`' + check['checksum'] + '`' if check else ''} | "
             f"{'yes' if r.get('correct') else ('no' if r['status'] != 'did not finish' else '')}"
-            f" | {_mb(size.get('bytes'))} | {size.get('data_files', '')} | "
+            f" | {_reads_match(r, workload)} | {_mb(size.get('bytes'))} | "
+            f"{size.get('data_files', '')} | "
             f"{_mib(max(peaks)) if peaks else ''} |"
         )
     lines += [
         "",
-        f"The one-partition query reads `event_date = '{workload['query_date']}'`, the newest "
-        f"and most updated day ({workload['expected_query_rows']:,} rows expected). Reads are "
-        f"the best of {results['scan_repeats']} runs and read every column: Spark systems "
-        "through a `noop` sink, delta-rs and pyiceberg into an Arrow table. Table size counts "
-        "every file under the table folder, old file versions and metadata included (no "
-        "system cleaned or vacuumed beyond its defaults).",
+        "Table size counts every file under the table folder, old file versions and metadata "
+        "included (no system cleaned or vacuumed beyond its defaults); for merge-on-read after "
+        "the compaction.",
         "",
         *_same_files_lines(records),
     ]
@@ -167,7 +166,9 @@ def markdown(results: dict, plot_name: str | None = None) -> str:
         lines.append(
             "Verification: every finished system holds exactly the expected rows (row count, "
             "distinct keys, checksum over key, date, ts, amount, status, updated_at, "
-            "is_returned, comment; and the one-partition row count)."
+            "is_returned, comment; for merge-on-read after the compaction), and its "
+            "one-partition query, point read and filter return exactly the expected rows "
+            "(counts and checksums)."
         )
     lines += _stage_tables(records)
     lines += ["", "## Per system", ""]
@@ -186,14 +187,21 @@ def markdown(results: dict, plot_name: str | None = None) -> str:
                 f"{s['files_written']} | {s['data_files_written']} | {_spark_counts(s)} "
                 f"| {_mib(s['peak_rss_bytes'])} |"
             )
-        for read in ("scan", "scan_partition"):
-            if r.get(read):
+        for read in READS:
+            if r.get(read) and read != "compaction":
                 s = r[read]
                 lines.append(
-                    f"| {read.replace('_', ' ')} (best) | {s['seconds']:.2f} | | "
+                    f"| {READS[read]} (best) | {s['seconds']:.2f} | | "
                     f"{_mb(s.get('bytes_read'))} | | | | {_spark_counts(s)} "
                     f"| {_mib(s['peak_rss_bytes'])} |"
                 )
+        if r.get("compaction"):
+            s = r["compaction"]
+            lines.append(
+                f"| compaction | {s['seconds']:.2f} | | {_mb(s.get('bytes_read'))} | "
+                f"{_mb(s['bytes_written'])} | {s['files_written']} | {s['data_files_written']} "
+                f"| {_spark_counts(s)} | {_mib(s['peak_rss_bytes'])} |"
+            )
         if r["status"] != "ok":
             mark = "failed" if r["status"] == "failed" else DNF_MARK
             lines.append(f"| {r.get('stopped_at')} | {mark} | | | | | | | |")
@@ -204,6 +212,125 @@ def markdown(results: dict, plot_name: str | None = None) -> str:
     if plot_name:
         lines += [f"![seconds per write by system]({plot_name})", ""]
     return "\n".join(lines)
+
+
+# The reads (and the compaction) after the writes: record key -> title
+READS = {
+    "scan": "snapshot scan",
+    "scan_ro": "read-optimized scan",
+    "scan_partition": "one partition",
+    "point_read": "point read by key",
+    "filter": "1% filter",
+    "compaction": "compaction",
+}
+NOT_APPLICABLE = "n/a"
+
+
+def _applies(record: dict, read: str) -> bool:
+    """Whether a system has the read: the read-optimized query and the compaction are merge-on-
+    read's (a system that stopped before saying, or an earlier run's record, counts as not)."""
+    if read == "scan_ro":
+        return bool(record.get("read_optimized"))
+    if read == "compaction":
+        return bool(record.get("compacts"))
+    return True
+
+
+def _read_cell(record: dict, read: str) -> str:
+    if not _applies(record, read):
+        return NOT_APPLICABLE
+    return _cell(record, (record.get(read) or {}).get("seconds"))
+
+
+def _reads_table(results: dict, records: list[dict]) -> list[str]:
+    workload = results["workload"]
+    names = [r["system"] for r in records]
+    lines = [
+        "## Reads and compaction",
+        "",
+        "| seconds | " + " | ".join(f"`{n}`" for n in names) + " |",
+        "|---|" + "---:|" * len(names),
+    ]
+    for read, title in READS.items():
+        if not any(r.get(read) for r in records) and read != "scan":
+            continue
+        lines.append(f"| {title} | " + " | ".join(_read_cell(r, read) for r in records) + " |")
+    filter_rows = (workload.get("expected_filter") or {}).get("rows")
+    filter_rows = "?" if filter_rows is None else f"{filter_rows:,}"
+    lines += [
+        "",
+        f"After the writes; reads are the best of {results['scan_repeats']} runs and read every "
+        "column (Spark systems into a `noop` sink, delta-rs and pyiceberg into an Arrow table). "
+        f"One partition: `event_date = '{workload['query_date']}'`, the newest and most updated "
+        f"day ({workload['expected_query_rows']:,} rows). "
+        + (
+            f"Point read: `id = {workload['point_key']}`, a key the 1% update changed. 1% "
+            f"filter: `{workload['filter_column']} > {workload['filter_above']}` ({filter_rows} "
+            "rows; `score` changes with every write of a row). "
+            if workload.get("expected_point")
+            else ""
+        )
+        + "The reads of merge-on-read tables see the log files their "
+        "writes left (ours and Apache Hudi's datasource both compact inline after 5 delta "
+        "commits by default; Apache Hudi 1.x's first load is a commit, not a delta commit); "
+        "the compaction then compacts every file slice with log files (ours: `services.compact`"
+        ", Apache Hudi: `CALL run_compaction(op => 'scheduleAndExecute')`), and the final "
+        "table is checked after it. n/a: the system has no such step (copy-on-write tables, "
+        "delta-rs, pyiceberg, plain parquet).",
+        "",
+    ]
+    return lines
+
+
+def _reads_match(record: dict, workload: dict) -> str:
+    """Whether the point read and the filter returned the expected rows."""
+    cells = []
+    for key, expected in (("point_read", "expected_point"), ("filter", "expected_filter")):
+        got = (record.get(key) or {}).get("result")
+        want = workload.get(expected)
+        if got is None or not want:
+            cells.append("")
+            continue
+        same = (got["rows"], got["checksum"]) == (want["rows"], want["checksum"])
+        cells.append("yes" if same else "NO")
+    return ", ".join(cells) if any(cells) else ""
+
+
+def _apache_hudi_lines(records: list[dict]) -> list[str]:
+    """Which Apache Hudi ran, on which Spark, writing which table version."""
+    hudi = [r for r in records if (r.get("versions") or {}).get("apache_hudi")]
+    if not hudi:
+        return []
+    ours = next(
+        (r["versions"].get("pyspark") for r in records if r["system"] in OUR_SYSTEMS
+         and r.get("versions")),
+        None,
+    )  # fmt: skip
+    cells = []
+    for r in hudi:
+        load = r["steps"].get("load", {}).get("details", {})
+        cells.append(
+            f"`{r['system']}`: Apache Hudi {r['versions']['apache_hudi']} on Spark "
+            f"{r['versions'].get('spark')}, table version {load.get('table_version', '?')}"
+        )
+    our_versions = sorted(
+        {
+            str(r["steps"]["load"]["details"].get("table_version"))
+            for r in records
+            if r["system"] in OUR_SYSTEMS and r["steps"].get("load", {}).get("details")
+        }
+    )
+    return [
+        "**Apache Hudi** runs on its own Spark, **3.5** (its bundles exist for no newer Spark), "
+        f"ours on Spark {ours or '4.x'}; each with the same master, driver memory, shuffle "
+        "partitions and session settings, plus what Apache Hudi requires (Kryo with its "
+        "registrator, its session extension and catalog). " + "; ".join(cells) + ". "
+        "Apache Hudi's default index on Spark is SIMPLE, the index our core uses: its default "
+        "runs are also the runs with our index (the `_ours` variants take the rest of our "
+        "settings too)."
+        + (f" Our core's tables: version {', '.join(our_versions)}." if our_versions else ""),
+        "",
+    ]
 
 
 def _same_files_lines(records: list[dict]) -> list[str]:
@@ -282,15 +409,30 @@ def ratios(results: dict) -> dict[str, dict[str, float | None]]:
         "update_1pct": ("update_1pct",),
         "delete": ("delete",),
     }
-    for ours in ("cow_upsert", "mor_upsert", "cow_upsert_bucket", "mor_upsert_bucket"):
+
+    def compacted(system: str) -> bool:
+        details = ((res.get(system) or {}).get("compaction") or {}).get("details") or {}
+        return bool(details.get("compaction_instants"))
+
+    def read_seconds(system: str, read: str) -> float | None:
+        r = res.get(system)
+        if not r or r["status"] != "ok":
+            return None
+        return (r.get(read) or {}).get("seconds")
+
+    for ours in OUR_SYSTEMS:
         if ours not in res:
             continue
         row: dict[str, float | None] = {}
+        kind_of_table = "cow" if ours.startswith("cow") else "mor"
+        apache = {ref: f"{ref.replace('apache_hudi', 'apache_hudi_' + kind_of_table)}"
+                  for ref in APACHE_HUDI_REFERENCES}  # fmt: skip
         for kind, step_kinds in kinds.items():
             mine = seconds(ours, step_kinds)
             references = [
                 ("spark_parquet", seconds("spark_parquet", step_kinds)),
                 ("deltalake", seconds("deltalake", step_kinds)),
+                *((ref, seconds(system, step_kinds)) for ref, system in apache.items()),
             ]
             if ours.startswith("cow"):  # the bound is of copy-on-write's rewritten files
                 references.append(("pyarrow_bound", bound(step_kinds)))
@@ -315,6 +457,15 @@ def ratios(results: dict) -> dict[str, dict[str, float | None]]:
             if scan.get("seconds") and spark_scan.get("seconds")
             else None
         )
+        ro = read_seconds(ours, "scan_ro")
+        row["scan/scan_ro"] = round(scan["seconds"] / ro, 2) if ro and scan.get("seconds") else None
+        for read in READS:
+            mine = read_seconds(ours, read)
+            for ref, system in apache.items():
+                theirs = read_seconds(system, read)
+                if read == "compaction" and not (compacted(ours) and compacted(system)):
+                    theirs = None  # one side found nothing to compact: no comparison
+                row[f"{read}/{ref}"] = round(mine / theirs, 2) if mine and theirs else None
         out[ours] = row
     return out
 
@@ -332,7 +483,29 @@ RATIO_TITLES = {
     "scan/parquet_same_files": "full scan / parquet of the same files",
     "scan_data_source/parquet_same_files": "full scan, data source / parquet of the same files",
     "scan/spark_parquet": "full scan / plain Spark's table",
+    "scan/scan_ro": "MOR snapshot scan (logs uncompacted) / read-optimized scan",
 }
+# Apache Hudi 1.2 of the same table type: with its defaults (`apache_hudi_cow`/`_mor`) and with
+# our settings (`apache_hudi_cow_ours`/`_mor_ours`); the ratios' keys end in these
+APACHE_HUDI_REFERENCES = {
+    "apache_hudi": "Apache Hudi 1.2",
+    "apache_hudi_ours": "Apache Hudi 1.2 with our settings",
+}
+STEP_TITLES = {
+    "load": "load",
+    "upsert": "10% upsert",
+    "update_1pct": "1% update",
+    "delete": "1% delete",
+    "scan": "snapshot scan",
+    "scan_ro": "read-optimized scan",
+    "scan_partition": "one partition",
+    "point_read": "point read",
+    "filter": "1% filter",
+    "compaction": "compaction",
+}
+for _ref, _title in APACHE_HUDI_REFERENCES.items():
+    for _step, _step_title in STEP_TITLES.items():
+        RATIO_TITLES[f"{_step}/{_ref}"] = f"{_step_title} / {_title}"
 
 
 def _ratio_table(results: dict) -> list[str]:
@@ -353,7 +526,20 @@ def _ratio_table(results: dict) -> list[str]:
     for key in keys:
         cells = ["" if row.get(key) is None else f"{row[key]:.2f}x" for row in table.values()]
         lines.append(f"| {RATIO_TITLES[key]} | " + " | ".join(cells) + " |")
-    return lines + [""]
+    lines.append("")
+    for name, row in table.items():
+        for ref, title in APACHE_HUDI_REFERENCES.items():
+            compared = {k: v for k, v in row.items() if k.endswith("/" + ref) and v is not None}
+            if not compared:
+                continue
+            lost = [f"{STEP_TITLES[k.split('/')[0]]} ({v:.2f}x)" for k, v in compared.items()
+                    if v > 1.0]  # fmt: skip
+            lines.append(
+                f"`{name}` against {title} ({len(compared)} steps): "
+                + (f"slower at {', '.join(lost)}." if lost else "faster at every step.")
+            )
+            lines.append("")
+    return lines
 
 
 def _stage_tables(records: list[dict]) -> list[str]:
@@ -406,25 +592,19 @@ def _stage_tables(records: list[dict]) -> list[str]:
 
 
 # -- plot -----------------------------------------------------------------------------------------
-def plot(results: dict, path: Path) -> None:
-    """Grouped bars: seconds per write step, one bar per system, the pyarrow bound as marks."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def _bars(ax, results: dict, groups: list[str], value) -> None:
+    """One bar per system in each group; `value(record, group)` is its seconds or NaN."""
     import numpy as np
 
-    steps = _step_names(results)
     names = results["systems"]
     width = 0.8 / max(1, len(names))
-    x = np.arange(len(steps))
-    fig, ax = plt.subplots(figsize=(max(8, 1.6 * len(steps)), 5))
+    x = np.arange(len(groups))
     for i, name in enumerate(names):
         record = results["results"][name]
-        values = [record["steps"].get(s, {}).get("seconds", np.nan) for s in steps]
+        values = [value(record, g) for g in groups]
         offset = x - 0.4 + width * (i + 0.5)
         bars = ax.bar(offset, values, width, label=name)
-        ax.bar_label(bars, fmt="%.1f", fontsize=6, padding=1)
+        ax.bar_label(bars, fmt="%.1f", fontsize=5, padding=1)
         if record["status"] != "ok":
             stopped = [j for j, v in enumerate(values) if np.isnan(v)]
             for j in stopped[:1]:
@@ -438,6 +618,29 @@ def plot(results: dict, path: Path) -> None:
                     fontsize=8,
                     color=bars.patches[0].get_facecolor(),
                 )
+    ax.set_xticks(x, groups)
+    ax.set_ylabel("seconds (lower is better)")
+    ax.grid(axis="y", alpha=0.3)
+
+
+def plot(results: dict, path: Path) -> None:
+    """Grouped bars, one per system: seconds per write step (the pyarrow bound as marks), and
+    below, seconds per read and of the compaction (none where a system has no such step)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    steps = _step_names(results)
+    reads = [r for r in READS if any(rec.get(r) for rec in results["results"].values())]
+    names = results["systems"]
+    wide = max(8, 1.6 * max(len(steps), len(reads)) * max(1, len(names) / 5))
+    fig, axes = plt.subplots(2 if reads else 1, 1, figsize=(wide, 10 if reads else 5),
+                             squeeze=False)  # fmt: skip
+    ax = axes[0][0]
+    _bars(ax, results, steps,
+          lambda r, s: r["steps"].get(s, {}).get("seconds", np.nan))  # fmt: skip
     cow = results["results"].get("cow_upsert")
     if cow:
         bounds = []
@@ -446,7 +649,7 @@ def plot(results: dict, path: Path) -> None:
             bounds.append(pb["seconds"] if pb and pb["files"] else np.nan)
         if not np.all(np.isnan(bounds)):
             ax.scatter(
-                x,
+                np.arange(len(steps)),
                 bounds,
                 marker="_",
                 s=600,
@@ -459,13 +662,23 @@ def plot(results: dict, path: Path) -> None:
         f"FACT workload, {results['rows']:,} rows: seconds per write "
         f"({m['cores']} cores, {m['memory_gib']} GiB)"
     )
-    ax.set_xticks(x, steps)
-    ax.set_ylabel("seconds (lower is better)")
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, ncol=2)
+    if reads:
+        ax = axes[1][0]
+        _bars(ax, results, [READS[r] for r in reads],
+              lambda rec, title: _seconds_of(rec, _read_key(title)))  # fmt: skip
+        ax.set_title("reads (best of the runs; merge-on-read: logs uncompacted), compaction")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _seconds_of(record: dict, read: str) -> float:
+    return (record.get(read) or {}).get("seconds", float("nan"))
+
+
+def _read_key(title: str) -> str:
+    return next(key for key, t in READS.items() if t == title)
 
 
 # -- several sizes ----------------------------------------------------------------------------
@@ -476,11 +689,17 @@ TARGETS = {
     "update_1pct/cow": (1 / 3, "MOR: 0.33x"),
     "update_1pct/deltalake": (2.0, "MOR: 2x"),
     "scan/parquet_same_files": (1.2, "1.2x"),
+    # issue 44: every step faster than Apache Hudi 1.x; MOR's snapshot within 1.5x of its RO
+    "scan/scan_ro": (1.5, "1.5x"),
+    **{f"{step}/apache_hudi": (1.0, "< 1x") for step in STEP_TITLES},
 }
 
 
 def _target_applies(system: str, key: str) -> bool:
-    """The upsert target is copy-on-write's, the 1% update's merge-on-read's."""
+    """The upsert target is copy-on-write's, the 1% update's merge-on-read's; Apache Hudi's
+    (faster at every step) every system's."""
+    if key.endswith("/apache_hudi"):
+        return True
     if key.startswith("upsert/"):
         return system.startswith("cow")
     if key.startswith("update_1pct/"):
@@ -497,6 +716,15 @@ def sizes_summary(runs: list[dict]) -> dict:
             steps = r["steps"].values()
             systems[name] = {
                 "status": r["status"],
+                # results from before the reads were recorded (no "read_optimized") have none
+                "reads_seconds": {
+                    read: (r.get(read) or {}).get("seconds")
+                    if _applies(r, read)
+                    else NOT_APPLICABLE
+                    for read in READS
+                }
+                if "read_optimized" in r
+                else None,
                 "write_seconds": round(sum(s["seconds"] for s in steps), 2),
                 "peak_rss_bytes": max((s["peak_rss_bytes"] for s in steps), default=None),
                 "driver_peak_rss_bytes": max(
@@ -596,12 +824,50 @@ def sizes_markdown(summary: dict, plot_name: str) -> str:
             + " | ".join(_mib(r.get("driver_peak_rss_bytes")) for r in rows)
             + " |"
         )
+    lines += _sizes_reads(sizes, systems, labels)
     lines += ["", f"![ratios by size]({plot_name})", ""]
     return "\n".join(lines)
 
 
+def _sizes_reads(sizes: list[dict], systems: list[str], labels: list[str]) -> list[str]:
+    """Seconds of each read and the compaction, one table per size."""
+    if not any(r.get("reads_seconds") for size in sizes for r in size["systems"].values()):
+        return []  # results from before the reads were recorded
+    lines = [
+        "",
+        "## Reads and compaction",
+        "",
+        "Seconds (best of the runs; `n/a`: the system has no such step; merge-on-read reads "
+        "see their log files uncompacted).",
+    ]
+    for label, size in zip(labels, sizes, strict=True):
+        records = [size["systems"].get(name, {}) for name in systems]
+        if not any(r.get("reads_seconds") for r in records):
+            continue  # results from before the reads were recorded
+        lines += [
+            "",
+            f"{label} rows:",
+            "",
+            "| | " + " | ".join(f"`{name}`" for name in systems) + " |",
+            "|---|" + "---:|" * len(systems),
+        ]
+        for read, title in READS.items():
+            cells = []
+            for r in records:
+                value = (r.get("reads_seconds") or {}).get(read)
+                if value == NOT_APPLICABLE:
+                    cells.append(NOT_APPLICABLE)
+                elif value is None:
+                    cells.append("" if r.get("status") == "ok" else DNF_MARK)
+                else:
+                    cells.append(f"{value:.2f}")
+            lines.append(f"| {title} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def plot_sizes(summary: dict, path: Path) -> None:
-    """One panel per system of ours: each ratio against the table size, targets dashed."""
+    """One column of panels per system of ours: each ratio against the table size, targets
+    dashed; the ratios to Apache Hudi in a second row, when it ran."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -610,26 +876,39 @@ def plot_sizes(summary: dict, path: Path) -> None:
     sizes = summary["sizes"]
     ours = list(sizes[0]["ratios"])
     rows = [s["rows"] for s in sizes]
-    fig, axes = plt.subplots(1, max(1, len(ours)), figsize=(6 * max(1, len(ours)), 4.5),
+
+    def apache(key: str) -> bool:
+        return key.split("/", 1)[1] in APACHE_HUDI_REFERENCES
+
+    def present(name: str, key: str) -> bool:
+        return any(s["ratios"].get(name, {}).get(key) is not None for s in sizes)
+
+    panels = [lambda key: not apache(key)]
+    if any(apache(k) and present(n, k) for n in ours for k in RATIO_TITLES):
+        panels.append(apache)
+    fig, axes = plt.subplots(len(panels), max(1, len(ours)),
+                             figsize=(6 * max(1, len(ours)), 4.5 * len(panels)),
                              squeeze=False)  # fmt: skip
-    for ax, name in zip(axes[0], ours, strict=False):
-        for key, title in RATIO_TITLES.items():
-            values = [s["ratios"].get(name, {}).get(key) for s in sizes]
-            if all(v is None for v in values):
-                continue
-            line = ax.plot(rows, [float("nan") if v is None else v for v in values],
-                           marker="o", label=title)  # fmt: skip
-            if key in TARGETS and _target_applies(name, key):
-                target = TARGETS[key][0]
-                ax.axhline(target, color=line[0].get_color(), linestyle="--", linewidth=0.8)
-        ax.axhline(1.0, color="black", linewidth=0.6)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xticks(rows, [f"{r / 1e6:g}M" for r in rows])
-        ax.set_title(f"{name}: our time / reference (targets dashed)")
-        ax.set_xlabel("rows in the initial table")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+    for row, keep in enumerate(panels):
+        for ax, name in zip(axes[row], ours, strict=False):
+            for key, title in RATIO_TITLES.items():
+                if not keep(key) or not present(name, key):
+                    continue
+                values = [s["ratios"].get(name, {}).get(key) for s in sizes]
+                line = ax.plot(rows, [float("nan") if v is None else v for v in values],
+                               marker="o", label=title)  # fmt: skip
+                if key in TARGETS and _target_applies(name, key) and not apache(key):
+                    target = TARGETS[key][0]
+                    ax.axhline(target, color=line[0].get_color(), linestyle="--", linewidth=0.8)
+            ax.axhline(1.0, color="black", linewidth=0.8 if row else 0.6)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xticks(rows, [f"{r / 1e6:g}M" for r in rows])
+            what = "Apache Hudi's (target: below 1)" if row else "reference (targets dashed)"
+            ax.set_title(f"{name}: our time / {what}", fontsize=9)
+            ax.set_xlabel("rows in the initial table")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

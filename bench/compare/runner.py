@@ -2,11 +2,13 @@
 
 Systems run one after another, never side by side: the machine has few cores and each
 system's numbers must be its own. Each runs in a fresh worker process (worker.py); the runner
-sends it the steps in order, waiting at most `--time-cap` seconds for each. A system that
-exceeds the cap is stopped (its worker and the worker's children, e.g. a Spark JVM, are
-killed), recorded as "did not finish" at that step, and skipped from then on: the run goes
-on. A system that raises is recorded as failed, and so is one whose final table differs from
-the expected state; either makes the run exit non-zero.
+sends it the steps in order (the writes; the snapshot, read-optimized and one-partition scans,
+the point read and the filter; for merge-on-read the compaction; the final check), waiting at
+most `--time-cap` seconds for each. A system that exceeds the cap is stopped (its worker and
+the worker's children, e.g. a Spark JVM, are killed), recorded as "did not finish" at that
+step, and skipped from then on: the run goes on. A system that raises is recorded as failed,
+and so is one whose final table, point read or filter differs from the expected state;
+either makes the run exit non-zero.
 """
 
 from __future__ import annotations
@@ -209,6 +211,8 @@ def run_system(name: str, workload: Workload, root: Path, args, proc: Worker) ->
             description=opened["description"],
             versions=opened["versions"],
             open_seconds=opened["seconds"],
+            read_optimized=opened["read_optimized"],
+            compacts=opened["compacts"],
         )
         for step in workload.steps:
             current = step.name
@@ -223,6 +227,10 @@ def run_system(name: str, workload: Workload, root: Path, args, proc: Worker) ->
         current = "scan"
         record["scan"] = proc.call("scan", repeats, args.time_cap)
         print(f"  full scan: {record['scan']['seconds']:.2f}s", flush=True)
+        if opened["read_optimized"]:
+            current = "scan_ro"
+            record["scan_ro"] = proc.call("scan_ro", repeats, args.time_cap)
+            print(f"  read-optimized scan: {record['scan_ro']['seconds']:.2f}s", flush=True)
         current = "scan_partition"
         record["scan_partition"] = proc.call(
             "scan_partition", {**repeats, "date": workload.query_date}, args.time_cap
@@ -233,6 +241,24 @@ def run_system(name: str, workload: Workload, root: Path, args, proc: Worker) ->
             f"{part['rows']:,} rows",
             flush=True,
         )
+        current = "point_read"
+        record["point_read"] = proc.call(
+            "point_read", {**repeats, "key": workload.point_key}, args.time_cap
+        )
+        current = "filter"
+        where = {"column": workload.filter_column, "above": workload.filter_above}
+        record["filter"] = proc.call("filter", {**repeats, **where}, args.time_cap)
+        print(
+            f"  point read (id = {workload.point_key}): {record['point_read']['seconds']:.2f}s; "
+            f"filter ({workload.filter_column} > {workload.filter_above}): "
+            f"{record['filter']['seconds']:.2f}s, {record['filter']['result']['rows']:,} rows",
+            flush=True,
+        )
+        if opened["compacts"]:  # after the reads, which see the uncompacted log files
+            current = "compaction"
+            measured = proc.call("compact", {**this, "step": "compaction"}, args.time_cap)
+            record["compaction"] = measured
+            print(f"  compaction: {measured['seconds']:.2f}s", flush=True)
         current = "check"
         record["check"] = proc.call("check", this, args.time_cap)
         current = "close"
@@ -304,6 +330,17 @@ def verify(record: dict, workload: Workload) -> list[str]:
             f"{name}: partition {workload.query_date} has {rows} rows, "
             f"expected {workload.expected_query_rows}"
         )
+    reads = (
+        ("point read", "point_read", workload.expected_point),
+        ("filter", "filter", workload.expected_filter),
+    )
+    for title, key, expected in reads:
+        got = record[key]["result"]
+        if (got["rows"], got["checksum"]) != (expected["rows"], expected["checksum"]):
+            problems.append(
+                f"{name}: {title} returned {got['rows']} rows, checksum {got['checksum']}; "
+                f"expected {expected['rows']}, {expected['checksum']}"
+            )
     return problems
 
 
@@ -320,7 +357,8 @@ def run(args) -> tuple[dict, list[str]]:
         workload = generate(args.rows, args.batches, args.seed, workdir / "data", args.partitions)
         print(
             f"  {workload.generate_seconds:.1f}s; expected final table: "
-            f"{workload.expected_rows:,} rows, checksum {workload.expected_checksum}",
+            f"{workload.expected_rows:,} rows, checksum {workload.expected_checksum}; "
+            f"point read: 1 row, filter: {workload.expected_filter['rows']:,} rows",
             flush=True,
         )
         records = run_systems(workload, workdir, args)

@@ -6,7 +6,8 @@ without losing the run; and no state (caches, warmed-up JIT, open files) carries
 system to another. The runner talks to it over a multiprocessing pipe: it sends
 `(command, args)` and gets `("ok", payload)` or `("error", traceback)` back; `args["system"]`
 names the system. With `--shared-spark` (for smoke runs) one worker hosts the Spark systems one
-after another in one JVM and one SparkSession.
+after another in one JVM and one SparkSession (and the Apache Hudi systems in one child
+process per Apache Hudi version).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def serve(conn, options: dict) -> None:
                         "seconds": round(time.perf_counter() - started, 3),
                         "versions": system.versions(),
                         "description": system.description,
+                        "read_optimized": system.has_read_optimized,
+                        "compacts": system.compacts,
                     }
                 elif command == "close":
                     systems.pop(name).close()
@@ -61,6 +64,8 @@ def serve(conn, options: dict) -> None:
                 system.close()
             except Exception:  # noqa: BLE001 - closing is best effort at exit
                 pass
+        if "compare.systems.apache_hudi" in sys.modules:  # its children --shared-spark kept
+            sys.modules["compare.systems.apache_hudi"].close_shared()
         if "pyspark" in sys.modules:  # a session --shared-spark kept open
             from pyspark.sql import SparkSession
 
@@ -71,9 +76,10 @@ def serve(conn, options: dict) -> None:
 
 def handle(system, command: str, args: dict) -> dict:
     table = system.table_dir
-    if command in ("create", "upsert", "delete"):
+    if command in ("create", "upsert", "delete", "compact"):
         write = getattr(system, command)
-        measured, before = measured_call(system, args["step"], lambda: write(args["files"]))
+        call = write if command == "compact" else lambda: write(args["files"])
+        measured, before = measured_call(system, args["step"], call)
         started = time.perf_counter()
         measured["details"] = system.details(args["step"], before)
         measured["details_seconds"] = round(time.perf_counter() - started, 3)
@@ -84,6 +90,19 @@ def handle(system, command: str, args: dict) -> dict:
             name: best_of(system, name, fn, args.get("repeats", 2))
             for name, fn in system.reference_scans().items()
         }
+        return out
+    repeats = args.get("repeats", 2)
+    if command == "scan_ro":
+        return best_of(system, "scan_ro", system.scan_read_optimized, repeats)
+    if command == "point_read":
+        key = int(args["key"])
+        out = best_of(system, "point_read", lambda: system.point_read(key), repeats)
+        out["result"] = checksum(system.point_read_rows(key, CHECK_COLUMNS))
+        return out
+    if command == "filter":
+        column, above = args["column"], float(args["above"])
+        out = best_of(system, "filter", lambda: system.filter_rows(column, above), repeats)
+        out["result"] = checksum(system.filter_result(column, above, CHECK_COLUMNS))
         return out
     if command == "scan_partition":
         date = args["date"]

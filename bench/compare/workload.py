@@ -18,6 +18,10 @@ Everything is drawn from one seeded numpy Generator, in a fixed order, so the sa
 `(rows, batches, seed)` always writes the same files. The data is written once per run as
 parquet and every system reads those files: all of them see byte-identical input.
 
+After the writes every system answers the same reads: a point read of `point_key` (a key the
+1% update changed) and a 1%-selective filter, `score > FILTER_ABOVE`; their expected rows are
+computed here as well (`expected_point`, `expected_filter`).
+
 The expected final table is computed here from the generated data alone (`expected_state`),
 and `checksum` reduces any table to a row count and an order-independent hash over the key and
 a few columns of different types, so each system's result is compared with the same oracle.
@@ -28,7 +32,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +57,12 @@ PRECOMBINE = "ts"
 # of each other kind (decimal, string, timestamp, boolean, nullable string).
 CHECK_COLUMNS = ["id", "event_date", "ts", "amount", "status", "updated_at", "is_returned"]
 CHECK_COLUMNS += ["comment"]
+# The 1%-selective filter: `score > FILTER_ABOVE`. `score` is drawn anew by every write of a row
+# (normal, mean 50, sd 15: P(score > 84.9) = 1.0%), so a reader that filtered a merge-on-read
+# table's base file before merging its logs would return stale rows, and fail the check.
+FILTER_COLUMN = "score"
+FILTER_ABOVE = 84.9
+ORACLE_COLUMNS = [*CHECK_COLUMNS, FILTER_COLUMN]
 
 STATUSES = ["placed", "paid", "packed", "shipped", "delivered", "returned", "cancelled"]
 CHANNELS = ["web", "app", "store", "phone", "partner"]
@@ -115,6 +125,12 @@ class Workload:
     query_date: str  # the partition the one-partition query reads (the newest day)
     expected_query_rows: int
     generate_seconds: float = 0.0
+    # the point read's key: one the 1% update changed (a log record in merge-on-read tables)
+    point_key: int = -1
+    expected_point: dict = field(default_factory=dict)  # `checksum` of its row
+    filter_column: str = FILTER_COLUMN
+    filter_above: float = FILTER_ABOVE
+    expected_filter: dict = field(default_factory=dict)  # `checksum` of the filter's rows
 
     def to_dict(self) -> dict:
         out = dict(self.__dict__)
@@ -246,7 +262,7 @@ def generate(
     initial = make_rows(ids[order], parts[order], 0, rng)
     files = _write(initial, data_dir / "load")
     steps.append(Step("load", "create", files, rows, inserts=rows, partitions_touched=partitions))
-    expected = initial.select(CHECK_COLUMNS)
+    expected = initial.select(ORACLE_COLUMNS)
     del initial
 
     next_id = rows
@@ -288,7 +304,7 @@ def generate(
             )
         )
         keep = pc.invert(pc.is_in(expected["id"], pa.array(all_ids)))
-        expected = pa.concat_tables([expected.filter(keep), batch.select(CHECK_COLUMNS)])
+        expected = pa.concat_tables([expected.filter(keep), batch.select(ORACLE_COLUMNS)])
 
     live_ids = np.concatenate(live)
     live_parts = np.concatenate([np.full(len(live[p]), p) for p in range(partitions)])
@@ -310,7 +326,8 @@ def generate(
         )
     )
     keep = pc.invert(pc.is_in(expected["id"], pa.array(upd_ids)))
-    expected = pa.concat_tables([expected.filter(keep), batch.select(CHECK_COLUMNS)])
+    expected = pa.concat_tables([expected.filter(keep), batch.select(ORACLE_COLUMNS)])
+    updated_1pct = upd_ids
 
     # deletes: uniform over every live key
     chosen = rng.choice(len(live_ids), rows // 100, replace=False)
@@ -325,6 +342,11 @@ def generate(
     )
     expected = expected.filter(pc.invert(pc.is_in(expected["id"], pa.array(del_ids))))
 
+    deleted = set(del_ids.tolist())
+    kept = [k for k in updated_1pct.tolist() if k not in deleted]
+    point_key = kept[0] if kept else int(expected["id"][0].as_py())
+    point_row = expected.filter(pc.equal(expected["id"], pa.scalar(point_key, pa.int64())))
+    filtered = expected.filter(pc.greater(expected[FILTER_COLUMN], pa.scalar(FILTER_ABOVE)))
     query_date = partition_date(partitions - 1)
     in_query = pc.equal(expected["event_date"], pa.scalar(BASE_DATE + dt.timedelta(partitions - 1)))
     check = checksum(expected)
@@ -339,6 +361,9 @@ def generate(
         query_date=query_date,
         expected_query_rows=int(pc.sum(in_query).as_py() or 0),
         generate_seconds=round(time.perf_counter() - started, 3),
+        point_key=point_key,
+        expected_point=checksum(point_row),
+        expected_filter=checksum(filtered),
     )
     (data_dir / "workload.json").write_text(json.dumps(workload.to_dict(), indent=2) + "\n")
     return workload

@@ -22,7 +22,18 @@ SYSTEMS = {
     "spark_parquet": ("spark_parquet", "SparkParquet", True),
     "deltalake": ("delta", "DeltaLake", False),
     "pyiceberg": ("iceberg", "PyIceberg", False),
+    # Apache Hudi itself (compare/systems/apache_hudi.py): 1.2 at table version 8 and 0.15 with
+    # their defaults; 1.2 with our core's settings, and with its default table version 9
+    "apache_hudi_cow": ("apache_hudi", "ApacheHudiCow", True),
+    "apache_hudi_mor": ("apache_hudi", "ApacheHudiMorDefault", True),
+    "apache_hudi_cow_ours": ("apache_hudi", "ApacheHudiCowOurs", True),
+    "apache_hudi_mor_ours": ("apache_hudi", "ApacheHudiMorOurs", True),
+    "apache_hudi_cow_v9": ("apache_hudi", "ApacheHudiCowV9", True),
+    "apache_hudi_mor_v9": ("apache_hudi", "ApacheHudiMorV9", True),
+    "apache_hudi_015_cow": ("apache_hudi", "ApacheHudi015Cow", True),
+    "apache_hudi_015_mor": ("apache_hudi", "ApacheHudi015Mor", True),
 }
+APACHE_HUDI = [name for name, (module, _, _) in SYSTEMS.items() if module == "apache_hudi"]
 
 
 class System:
@@ -31,6 +42,8 @@ class System:
     name = "system"
     description = ""
     uses_spark = False
+    has_read_optimized = False  # a read-optimized query of its own (merge-on-read tables)
+    compacts = False  # a compaction of its own (merge-on-read tables)
 
     def __init__(self, root: Path, options: dict):
         self.root = root
@@ -83,8 +96,33 @@ class System:
     def scan_partition(self, date: str) -> None:
         raise NotImplementedError
 
+    def scan_read_optimized(self) -> None:
+        """Merge-on-read: the read-optimized query (the base files alone), every column."""
+        raise NotImplementedError
+
+    def point_read(self, key: int) -> None:
+        """The row of key `id = key`, every column (as a lookup by key queries it)."""
+        raise NotImplementedError
+
+    def filter_rows(self, column: str, above: float) -> None:
+        """The rows with `column > above` (1% of them), every column."""
+        raise NotImplementedError
+
+    # table services: measured as writes
+    def compact(self) -> None:
+        """Merge-on-read: compact every file slice with log files."""
+        raise NotImplementedError
+
     # checks: not measured
     def count_partition(self, date: str) -> int:
+        raise NotImplementedError
+
+    def point_read_rows(self, key: int, columns: list[str]) -> pa.Table:
+        """`point_read`'s rows, `columns` of them."""
+        raise NotImplementedError
+
+    def filter_result(self, column: str, above: float, columns: list[str]) -> pa.Table:
+        """`filter_rows`' rows, `columns` of them."""
         raise NotImplementedError
 
     def read_check(self, columns: list[str]) -> pa.Table:
@@ -104,3 +142,14 @@ def read_inputs(files: list[str]) -> pa.Table:
     import pyarrow.dataset as ds
 
     return ds.dataset(files, format="parquet").to_table()
+
+
+def hudi_table_version(table_dir: Path) -> str | None:
+    """`hoodie.table.version` of the Hudi table at `table_dir` (None before its first commit)."""
+    properties = table_dir / ".hoodie" / "hoodie.properties"
+    if not properties.exists():
+        return None
+    for line in properties.read_text().splitlines():
+        if line.startswith("hoodie.table.version="):
+            return line.split("=", 1)[1].strip()
+    return None

@@ -72,5 +72,30 @@ class DeltaLake(System):
     def count_partition(self, date: str) -> int:
         return self._table().to_pyarrow_table(partitions=[("event_date", "=", date)]).num_rows
 
+    def _where(self, expression, columns: list[str] | None = None) -> pa.Table:
+        """The rows matching a pyarrow expression: delta-rs's dataset skips files by their
+        statistics in the Delta log."""
+        return self._table().to_pyarrow_dataset().to_table(columns=columns, filter=expression)
+
+    def point_read(self, key: int) -> None:
+        import pyarrow.compute as pc
+
+        self._where(pc.field("id") == int(key))
+
+    def point_read_rows(self, key: int, columns: list[str]) -> pa.Table:
+        import pyarrow.compute as pc
+
+        return self._where(pc.field("id") == int(key), columns)
+
+    def filter_rows(self, column: str, above: float) -> None:
+        import pyarrow.compute as pc
+
+        self._where(pc.field(column) > float(above))
+
+    def filter_result(self, column: str, above: float, columns: list[str]) -> pa.Table:
+        import pyarrow.compute as pc
+
+        return self._where(pc.field(column) > float(above), columns)
+
     def read_check(self, columns: list[str]) -> pa.Table:
         return self._table().to_pyarrow_table(columns=columns)

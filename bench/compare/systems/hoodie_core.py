@@ -28,6 +28,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
+from . import hudi_table_version
 from .spark import SparkSystem
 
 PUSHDOWN_OPTION = "hoodie.read.filter.pushdown"
@@ -158,9 +159,18 @@ class HoodieCore(SparkSystem):
         }
 
     def details(self, step: str, before: dict[str, int]) -> dict:
+        if step == "compaction":
+            return {
+                "table_version": hudi_table_version(self.table_dir),
+                "compaction_instants": [r.instant for r in self.compactions],
+                "updates": sum(r.num_updates for r in self.compactions),
+                "deletes": sum(r.num_deletes for r in self.compactions),
+                "file_groups_written": sum(len(r.metadata.write_stats()) for r in self.compactions),
+            }
         r = self.result
         stats = r.metadata.write_stats()
         return {
+            "table_version": hudi_table_version(self.table_dir),
             "instant": r.instant,
             "inserts": r.num_inserts,
             "updates": r.num_updates,
@@ -188,6 +198,24 @@ class MorUpsert(HoodieCore):
     name = "mor_upsert"
     description = "our core, merge-on-read, local Spark"
     table_type = "MERGE_ON_READ"
+    has_read_optimized = True
+    compacts = True
+
+    def scan_read_optimized(self) -> None:
+        from hoodie import HoodieTable
+
+        from .spark import noop
+
+        table = HoodieTable.open(str(self.table_dir))
+        noop(table.read(self.spark, {"hoodie.datasource.query.type": "read_optimized"}))
+
+    def compact(self) -> None:
+        """Every file slice with log files, as `hoodie_compact` and Apache Hudi's
+        `run_compaction` do (the writes compact inline too, after 5 delta commits)."""
+        from hoodie import HoodieTable
+
+        table = HoodieTable.open(str(self.table_dir), config=self.cfg)
+        self.compactions = table.services.compact(self.spark)
 
 
 # One bucket per date partition: the SIMPLE runs' layout (one file group per partition), so

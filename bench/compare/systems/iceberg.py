@@ -60,13 +60,36 @@ class PyIceberg(System):
             return {}
         return {"updates": result.rows_updated, "inserts": result.rows_inserted}
 
-    def _scan(self, date: str | None = None):
+    def _scan(self, date: str | None = None, row_filter=None):
         from pyiceberg.expressions import EqualTo
 
         self.table = self.catalog.load_table(IDENTIFIER)
-        if date is None:
+        if date is not None:
+            row_filter = EqualTo("event_date", date)
+        if row_filter is None:
             return self.table.scan()
-        return self.table.scan(row_filter=EqualTo("event_date", date))
+        return self.table.scan(row_filter=row_filter)
+
+    def point_read(self, key: int) -> None:
+        from pyiceberg.expressions import EqualTo
+
+        self._scan(row_filter=EqualTo("id", int(key))).to_arrow()
+
+    def point_read_rows(self, key: int, columns: list[str]) -> pa.Table:
+        from pyiceberg.expressions import EqualTo
+
+        return self._scan(row_filter=EqualTo("id", int(key))).select(*columns).to_arrow()
+
+    def filter_rows(self, column: str, above: float) -> None:
+        from pyiceberg.expressions import GreaterThan
+
+        self._scan(row_filter=GreaterThan(column, float(above))).to_arrow()
+
+    def filter_result(self, column: str, above: float, columns: list[str]) -> pa.Table:
+        from pyiceberg.expressions import GreaterThan
+
+        scan = self._scan(row_filter=GreaterThan(column, float(above)))
+        return scan.select(*columns).to_arrow()
 
     def scan(self) -> None:
         self._scan().to_arrow()

@@ -92,5 +92,27 @@ class SparkSystem(System):
     def count_partition(self, date: str) -> int:
         return self.in_partition(date).count()
 
+    def with_key(self, key: int):
+        from pyspark.sql import functions as F
+
+        return self.snapshot().where(F.col("id") == F.lit(int(key)))
+
+    def above(self, column: str, above: float):
+        from pyspark.sql import functions as F
+
+        return self.snapshot().where(F.col(column) > F.lit(float(above)))
+
+    def point_read(self, key: int) -> None:
+        noop(self.with_key(key))
+
+    def point_read_rows(self, key: int, columns: list[str]) -> pa.Table:
+        return self.with_key(key).select(*columns).toArrow()
+
+    def filter_rows(self, column: str, above: float) -> None:
+        noop(self.above(column, above))
+
+    def filter_result(self, column: str, above: float, columns: list[str]) -> pa.Table:
+        return self.above(column, above).select(*columns).toArrow()
+
     def read_check(self, columns: list[str]) -> pa.Table:
         return self.snapshot().select(*columns).toArrow()
