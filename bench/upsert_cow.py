@@ -90,13 +90,19 @@ def repo_commit() -> str | None:
     """The checked-out commit, read from .git without running git (best effort)."""
     git = HERE.parent / ".git"
     try:
+        if git.is_file():  # a worktree's: "gitdir: <its folder in the main repository>"
+            git = (git.parent / git.read_text().split(":", 1)[1].strip()).resolve()
+        common = git
+        if (git / "commondir").exists():  # a worktree's refs are the main repository's
+            common = (git / (git / "commondir").read_text().strip()).resolve()
         head = (git / "HEAD").read_text().strip()
         if not head.startswith("ref: "):
             return head
         ref = head[len("ref: ") :]
-        if (git / ref).exists():
-            return (git / ref).read_text().strip()
-        packed = git / "packed-refs"
+        for folder in (git, common):
+            if (folder / ref).exists():
+                return (folder / ref).read_text().strip()
+        packed = common / "packed-refs"
         if packed.exists():
             for line in packed.read_text().splitlines():
                 if line.endswith(" " + ref):

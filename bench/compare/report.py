@@ -635,7 +635,7 @@ def plot(results: dict, path: Path) -> None:
     steps = _step_names(results)
     reads = [r for r in READS if any(rec.get(r) for rec in results["results"].values())]
     names = results["systems"]
-    wide = max(8, 1.6 * max(len(steps), len(reads)) * max(1, len(names) / 5))
+    wide = min(20, max(8, 1.6 * max(len(steps), len(reads)) * max(1, len(names) / 5)))
     fig, axes = plt.subplots(2 if reads else 1, 1, figsize=(wide, 10 if reads else 5),
                              squeeze=False)  # fmt: skip
     ax = axes[0][0]
@@ -877,38 +877,47 @@ def plot_sizes(summary: dict, path: Path) -> None:
     ours = list(sizes[0]["ratios"])
     rows = [s["rows"] for s in sizes]
 
-    def apache(key: str) -> bool:
-        return key.split("/", 1)[1] in APACHE_HUDI_REFERENCES
+    def reference(key: str) -> str | None:
+        """The Apache Hudi reference a ratio is to, or None."""
+        ref = key.split("/", 1)[1]
+        return ref if ref in APACHE_HUDI_REFERENCES else None
 
     def present(name: str, key: str) -> bool:
         return any(s["ratios"].get(name, {}).get(key) is not None for s in sizes)
 
-    panels = [lambda key: not apache(key)]
-    if any(apache(k) and present(n, k) for n in ours for k in RATIO_TITLES):
-        panels.append(apache)
+    # a row of panels for the other references, one for each Apache Hudi reference that ran
+    panels: list[str | None] = [None]
+    for ref in APACHE_HUDI_REFERENCES:
+        if any(reference(k) == ref and present(n, k) for n in ours for k in RATIO_TITLES):
+            panels.append(ref)
     fig, axes = plt.subplots(len(panels), max(1, len(ours)),
                              figsize=(6 * max(1, len(ours)), 4.5 * len(panels)),
                              squeeze=False)  # fmt: skip
-    for row, keep in enumerate(panels):
+    for row, panel in enumerate(panels):
         for ax, name in zip(axes[row], ours, strict=False):
             for key, title in RATIO_TITLES.items():
-                if not keep(key) or not present(name, key):
+                if reference(key) != panel or not present(name, key):
                     continue
                 values = [s["ratios"].get(name, {}).get(key) for s in sizes]
                 line = ax.plot(rows, [float("nan") if v is None else v for v in values],
                                marker="o", label=title)  # fmt: skip
-                if key in TARGETS and _target_applies(name, key) and not apache(key):
+                if key in TARGETS and _target_applies(name, key) and not panel:
                     target = TARGETS[key][0]
                     ax.axhline(target, color=line[0].get_color(), linestyle="--", linewidth=0.8)
             ax.axhline(1.0, color="black", linewidth=0.8 if row else 0.6)
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_xticks(rows, [f"{r / 1e6:g}M" for r in rows])
-            what = "Apache Hudi's (target: below 1)" if row else "reference (targets dashed)"
+            what = (
+                f"{APACHE_HUDI_REFERENCES[panel]} (target: below 1)"
+                if panel
+                else "reference (targets dashed)"
+            )
             ax.set_title(f"{name}: our time / {what}", fontsize=9)
             ax.set_xlabel("rows in the initial table")
             ax.grid(alpha=0.3)
-            ax.legend(fontsize=6)
+            if ax.get_legend_handles_labels()[0]:  # an Apache Hudi system may not have run
+                ax.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -13,7 +13,8 @@ At 3,000 rows the run is all fixed costs, so the smoke run trims them: 3 partiti
 JVM that only uses its quick JIT compiler and serial GC (`JAVA_TOOL_OPTIONS`), which starts
 faster. Apache Hudi itself runs too (1.2 copy-on-write and merge-on-read with its defaults,
 merge-on-read with our settings, 0.15 merge-on-read): it needs `make apache-hudi`, and fails
-without it where `HOODIE_REQUIRE_APACHE_HUDI=1` (else skips). 3-5 minutes on a 2-core machine.
+without it where `HOODIE_REQUIRE_APACHE_HUDI=1` (else skips). 4.5-6.5 minutes on a busy 2-core
+machine.
 """
 
 from __future__ import annotations
