@@ -89,8 +89,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.version_list = [int(v) for v in args.versions.split(",")]
     args.updates = args.rows // 1000 if args.updates is None else args.updates
     args.inserts = args.rows // 1000 if args.inserts is None else args.inserts
-    if any(p <= 0 or args.rows % p for p in args.partition_counts):
-        parser.error("every partition count must divide --rows")
+    if any(p <= 0 or p > args.rows for p in args.partition_counts):
+        parser.error("partition counts must be between 1 and --rows")
     return args
 
 
@@ -109,7 +109,7 @@ def upsert_rows(spark, rows: int, partitions: int, touched: int, updates: int, i
     stride of partition k % touched, insert k a new id of partition k % touched."""
     from pyspark.sql import functions as F
 
-    per_partition = rows // partitions
+    per_partition = rows // partitions  # (the first rows % partitions ones have one more)
     updates_per_partition = -(-updates // touched)
     if updates_per_partition > per_partition:
         raise ValueError(f"{updates} updates do not fit in {touched} partitions' rows")
@@ -119,8 +119,9 @@ def upsert_rows(spark, rows: int, partitions: int, touched: int, updates: int, i
         (F.pmod(k, F.lit(touched)) + F.lit(partitions) * F.floor(k / touched) * F.lit(stride))
         .alias("id")
     )  # fmt: skip
+    first_new = -(-rows // partitions) * partitions  # the first id past the table's of p00..
     inserted_ids = spark.range(0, inserts).select(
-        (F.lit(rows) + F.pmod(k, F.lit(touched)) + F.lit(partitions) * F.floor(k / touched))
+        (F.lit(first_new) + F.pmod(k, F.lit(touched)) + F.lit(partitions) * F.floor(k / touched))
         .alias("id")
     )  # fmt: skip
     return rows_for(updated_ids, partitions, version=1).unionByName(
@@ -186,10 +187,19 @@ def timed_step(name: str, run, profile_dir: str | None) -> tuple[float, dict, ob
 def repo_commit() -> str | None:
     """The checked-out commit (a worktree's too), and whether files differ from it."""
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE,
-                              capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "../hoodie"], cwd=HERE,
-                               capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "../hoodie"],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
     return head + (" (hoodie/ modified)" if dirty else "")
