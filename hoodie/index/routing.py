@@ -141,17 +141,18 @@ class _PackedRoutingPlan(RoutingPlan):
 def plan_routing(
     spark: SparkSession,
     view: FileSystemView,
+    partitions: list[str] | None = None,
     *,
     merge_on_read: bool,
     logged_inserts: set[tuple[str, str]],
     max_unit_size: int,
 ) -> RoutingPlan | None:
-    """Units of every partition of `view`'s latest slices; None when some unit of several
-    file groups would hold more than `max_unit_size` bytes (tag in a job of its own then).
-    Partitions holding more than `max_unit_size` in several file groups are split by key
-    range."""
+    """Units of every partition of `view`'s latest slices (of `partitions`, where given: a
+    batch whose partitions are known); None when some unit of several file groups would hold
+    more than `max_unit_size` bytes (tag in a job of its own then). Partitions holding more
+    than `max_unit_size` in several file groups are split by key range."""
     by_partition: dict[str, list[FileSlice]] = defaultdict(list)
-    for group in view.file_groups():
+    for group in view.file_groups(partitions):
         if group.latest_slice is not None:
             by_partition[group.partition_path].append(group.latest_slice)
 

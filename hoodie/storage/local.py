@@ -35,18 +35,25 @@ def _create_exclusive(path: str, data: bytes) -> bool:
 _DELETING_THREADS = 8
 
 
-def _delete_file(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
+def _shares(paths: list[str]) -> list[list[str]]:
+    """`paths` in one share per deleting thread."""
+    return [paths[i::_DELETING_THREADS] for i in range(_DELETING_THREADS)]
 
 
-def _delete_folder(path: str) -> None:
-    try:
-        os.rmdir(path)
-    except OSError:
-        pass  # gone, or something was written into it meanwhile: the last pass deletes it
+def _delete_files(paths: list[str]) -> None:
+    for path in paths:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+def _delete_folders(paths: list[str]) -> None:
+    for path in paths:
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass  # gone, or something was written into it meanwhile: the last pass deletes it
 
 
 def _version(data: bytes) -> str:
@@ -115,9 +122,9 @@ class LocalFileIO(PyArrowFileIO):
         if not folders:
             return  # no such folder
         with ThreadPoolExecutor(max_workers=_DELETING_THREADS) as pool:
-            list(pool.map(_delete_file, files, chunksize=64))
+            list(pool.map(_delete_files, _shares(files)))
             for depth in sorted(folders, reverse=True):
-                list(pool.map(_delete_folder, folders[depth], chunksize=64))
+                list(pool.map(_delete_folders, _shares(folders[depth])))
         super().delete_dir(relative)  # whatever appeared meanwhile
 
     def read_versioned(self, relative: str) -> tuple[bytes, str] | None:
