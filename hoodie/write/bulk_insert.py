@@ -156,8 +156,8 @@ class BulkInsertWriter:
         try:
             for batch in batches:
                 self._take(pa.Table.from_batches([batch]))
-            for stat in self._finish():
-                yield from stat_table([stat]).to_batches()
+            for stats in self._finish():  # a batch of stats per group of files
+                yield from stat_table(stats).to_batches()
         finally:
             if self._spill_folder is not None:
                 shutil.rmtree(self._spill_folder, ignore_errors=True)
@@ -179,7 +179,7 @@ class BulkInsertWriter:
                     held.spill(self._folder())
             self._in_memory = self._in_memory_bytes = 0
 
-    def _finish(self) -> Iterator[WriteStat]:
+    def _finish(self) -> Iterator[list[WriteStat]]:
         """Write every partition path of the task: files of consecutive key ranges, each of
         `_records_per_file` records but the last. Files are written in groups of up to
         HASHED_TOGETHER records, whose bloom filters are made together (a table of many
@@ -199,16 +199,17 @@ class BulkInsertWriter:
                 files.append((partition, rows.take(winners.slice(start, limit))))
                 records += files[-1][1].num_rows
                 if records >= HASHED_TOGETHER:
-                    yield from self._write_files(files)
+                    yield self._write_files(files)
                     files, records = [], 0
-        yield from self._write_files(files)
+        if files:
+            yield self._write_files(files)
         self._open.clear()
 
-    def _write_files(self, files: list[tuple[str, pa.Table]]) -> Iterator[WriteStat]:
+    def _write_files(self, files: list[tuple[str, pa.Table]]) -> list[WriteStat]:
         keys = (rows.column(RECORD_KEY) for _, rows in files)
         footers = bloom_filter_footers(keys, self.bloom_filter)
-        for (partition, rows), bloom in zip(files, footers, strict=True):
-            yield self._write(partition, rows, bloom)
+        return [self._write(partition, rows, bloom)
+                for (partition, rows), bloom in zip(files, footers, strict=True)]  # fmt: skip
 
     def _winners(self, rows: pa.Table) -> tuple[pa.Table, pa.Array]:
         """The rows and the indices of the records to write, in key order: each key's winner
