@@ -439,7 +439,7 @@ def groups_with_inserts_in_logs(
     for instant in timeline.completed:
         if instant.action is not Action.DELTA_COMMIT:
             continue
-        metadata = meta_client.commit_metadata(instant)
+        metadata = meta_client.completed_commit(instant)
         # A bucket-index write sends new keys to logs without counting them as inserts.
         by_bucket = (metadata.extra_metadata or {}).get(INDEX_TYPE_KEY) == BUCKET_INDEX
         for stat in metadata.write_stats():
