@@ -35,9 +35,10 @@ per block (1M keys: about a second of CPU).
 from __future__ import annotations
 
 import base64
+import functools
 import math
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import cast
 
@@ -155,9 +156,7 @@ def _hash_rounds(
 
 def _utf8(keys: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The keys' UTF-8 bytes (one buffer), each key's start in it and its length."""
-    if isinstance(keys, pa.ChunkedArray):
-        keys = keys.combine_chunks() if keys.num_chunks != 1 else keys.chunk(0)
-    keys = keys.cast(pa.large_binary())
+    keys = _binary(keys)
     if keys.null_count:
         raise HoodieError(
             "a record key is null: a bloom filter (as Apache Hudi's) has no bits for it"
@@ -209,26 +208,63 @@ def _header(spec: BloomFilterSpec) -> bytes:
     return _HEADER.pack(_VERSION, spec.hash_count, MURMUR_HASH, spec.vector_size)
 
 
+def _rows_for(count: int, spec: BloomFilterSpec) -> tuple[np.ndarray, int, int]:
+    """`_rows_of` for either kind (a simple filter is one row)."""
+    if spec.filter_type == SIMPLE:
+        return np.zeros(count, dtype=np.int64), 1, count
+    return _rows_of(count, spec)
+
+
+def _assembled(spec: BloomFilterSpec, made: int, last: int, vectors: list[bytes]) -> bytes:
+    """The serialized filter of its packed vectors (`made` rows, `last` keys in the last)."""
+    header = _header(spec)
+    if spec.filter_type == SIMPLE:
+        return header + vectors[0]
+    out = [header, _DYNAMIC.pack(spec.num_entries, last, made)]
+    for vector in vectors:
+        out += [header, vector]
+    return b"".join(out)
+
+
 def serialized_filter(keys: pa.Array | pa.ChunkedArray, spec: BloomFilterSpec) -> bytes:
     """The filter of `keys` (in the order they are added, i.e. stored) as Apache Hudi
     serializes it, before base64."""
     size = spec.vector_size
-    header = _header(spec)
-    if spec.filter_type == SIMPLE:
-        rows, made = np.zeros(len(keys), dtype=np.int64), 1
-    else:
-        rows, made, last = _rows_of(len(keys), spec)
+    rows, made, last = _rows_for(len(keys), spec)
     bits = np.zeros((made, size), dtype=bool)
     flat = bits.reshape(-1)
     row_start = rows * size
     for chosen, _, positions in _hash_rounds(keys, spec.hash_count, size):
         flat[row_start[chosen] + positions] = True
+    return _assembled(spec, made, last, [_packed(row) for row in bits])
+
+
+def _footer_of_positions(positions: np.ndarray, spec: BloomFilterSpec) -> dict[bytes, bytes]:
+    """`bloom_filter_footer` of keys whose bit positions (`murmur_positions`) are given, made
+    for a few keys in vectors of millions of bits: the bits set in the serialized filter
+    directly (in `_assembled`'s layout), and only the 3-byte groups that are not all zero
+    encoded, over the encoding of zeros (`_base64`)."""
+    rows, made, last = _rows_for(len(positions), spec)
+    head, vector = _HEADER.size, (spec.vector_size + 7) // 8
+    header = np.frombuffer(_header(spec), dtype=np.uint8)
     if spec.filter_type == SIMPLE:
-        return header + _packed(bits[0])
-    out = [header, _DYNAMIC.pack(spec.num_entries, last, made)]
-    for row in bits:
-        out += [header, _packed(row)]
-    return b"".join(out)
+        prefix = np.zeros(0, dtype=np.uint8)  # one vector, with its header
+    else:
+        dynamic = np.frombuffer(_DYNAMIC.pack(spec.num_entries, last, made), dtype=np.uint8)
+        prefix = np.concatenate([header, dynamic])
+    starts = len(prefix) + head + np.arange(made) * (head + vector)  # each vector's first byte
+    raw = np.zeros(len(prefix) + made * (head + vector), dtype=np.uint8)
+    raw[: len(prefix)] = prefix
+    for start in starts.tolist():
+        raw[start - head : start] = header
+    where = (starts[rows][:, None] + (positions >> 3)).reshape(-1)
+    np.bitwise_or.at(raw, where, np.left_shift(1, positions & 7).astype(np.uint8).reshape(-1))
+    headers = (starts[:, None] - np.arange(1, head + 1)).reshape(-1)
+    touched = np.concatenate([np.arange(len(prefix)), headers, where])
+    footer = {BLOOM_FILTER_FOOTER: _base64(raw, touched)}
+    if spec.filter_type == DYNAMIC_V0:
+        footer[BLOOM_TYPE_FOOTER] = DYNAMIC_V0.encode()
+    return footer
 
 
 def _packed(bits: np.ndarray) -> bytes:
@@ -241,10 +277,99 @@ def bloom_filter_footer(
 ) -> dict[bytes, bytes]:
     """The footer entries of a base file holding `keys`: the filter, and its type code for
     the dynamic kind (Apache Hudi takes a filter without one as SIMPLE)."""
+    if _few(len(keys), spec):
+        return _footer_of_positions(murmur_positions(keys, spec.hash_count, spec.vector_size),
+                                    spec)  # fmt: skip
     footer = {BLOOM_FILTER_FOOTER: base64.b64encode(serialized_filter(keys, spec))}
     if spec.filter_type == DYNAMIC_V0:
         footer[BLOOM_TYPE_FOOTER] = DYNAMIC_V0.encode()
     return footer
+
+
+def _few(keys: int, spec: BloomFilterSpec) -> bool:
+    """Are `keys` so few that their bits are set one by one (`_footer_of_positions`) rather
+    than in a vector of bits made whole (at the defaults: up to 1,347 keys)?"""
+    return keys * spec.hash_count * 64 <= spec.vector_size
+
+
+_BASE64_ALPHABET = np.frombuffer(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", dtype=np.uint8
+)
+
+
+def _base64(raw: np.ndarray, touched: np.ndarray) -> bytes:
+    """`base64.b64encode` of the bytes `raw`, which are zero but at the offsets `touched`
+    (repeats allowed). Every 3 bytes are 4 characters of their own: only the groups holding
+    a touched byte are encoded, over the encoding of zeros."""
+    whole = len(raw) // 3
+    groups = touched // 3
+    groups = groups[groups < whole]  # (a group touched twice is encoded twice, alike)
+    b = raw[: whole * 3].reshape(whole, 3)[groups]
+    sextets = np.empty((len(groups), 4), dtype=np.uint8)
+    sextets[:, 0] = b[:, 0] >> 2
+    sextets[:, 1] = ((b[:, 0] & 3) << 4) | (b[:, 1] >> 4)
+    sextets[:, 2] = ((b[:, 1] & 15) << 2) | (b[:, 2] >> 6)
+    sextets[:, 3] = b[:, 2] & 63
+    encoded = bytearray(_base64_of_zeros(len(raw)))
+    out = np.frombuffer(encoded, dtype=np.uint8)
+    out[: whole * 4].reshape(whole, 4)[groups] = _BASE64_ALPHABET[sextets]
+    encoded[whole * 4 :] = base64.b64encode(raw[whole * 3 :].tobytes())  # the padded end
+    return bytes(encoded)
+
+
+@functools.lru_cache(maxsize=4)
+def _base64_of_zeros(size: int) -> bytes:
+    return base64.b64encode(bytes(size))
+
+
+# Keys `bloom_filter_footers` hashes in one pass at most: enough to spread numpy's cost per
+# call over many small files, few enough that their bit positions (8 bytes per hash) stay
+# a few MB.
+HASHED_TOGETHER = 1 << 16
+
+
+def bloom_filter_footers(
+    key_sets: Iterable[pa.Array | pa.ChunkedArray], spec: BloomFilterSpec
+) -> Iterator[dict[bytes, bytes]]:
+    """`bloom_filter_footer` of each of several base files' keys, in turn (each footer is
+    hundreds of KB: take one, write its file, then the next); the keys of files of few keys
+    hashed together, up to HASHED_TOGETHER at once. Hashing costs a few numpy calls per hash
+    and key length whatever the number of keys (about 2 ms at the defaults' 30 hashes),
+    which a task writing thousands of small files (a table of many partitions) would
+    otherwise pay for each."""
+    group: list[pa.Array | pa.ChunkedArray] = []
+    keys = 0
+    for key_set in key_sets:
+        few = _few(len(key_set), spec)
+        if few and keys + len(key_set) <= HASHED_TOGETHER:
+            group.append(key_set)
+            keys += len(key_set)
+            continue
+        yield from _hashed_together(group, spec)
+        group, keys = ([key_set], len(key_set)) if few else ([], 0)
+        if not few:
+            yield bloom_filter_footer(key_set, spec)
+    yield from _hashed_together(group, spec)
+
+
+def _hashed_together(
+    key_sets: list[pa.Array | pa.ChunkedArray], spec: BloomFilterSpec
+) -> Iterator[dict[bytes, bytes]]:
+    if not key_sets:
+        return
+    joined = pa.concat_arrays([_binary(keys) for keys in key_sets])
+    positions = murmur_positions(joined, spec.hash_count, spec.vector_size)
+    first = 0
+    for keys in key_sets:
+        yield _footer_of_positions(positions[first : first + len(keys)], spec)
+        first += len(keys)
+
+
+def _binary(keys: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """Keys as one array of a type that concatenates with any other's (their UTF-8 bytes)."""
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks() if keys.num_chunks != 1 else keys.chunk(0)
+    return keys.cast(pa.large_binary())
 
 
 def java_min_max(keys: pa.Array | pa.ChunkedArray) -> tuple[str, str]:

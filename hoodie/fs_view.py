@@ -395,6 +395,11 @@ class FileListing(Protocol):
         without listing the whole table."""
         ...
 
+    def partition_count(self) -> int:
+        """How many partitions the table has, or fewer where counting them takes listing the
+        whole table (a write asks, to know whether to plan for its batch's partitions only)."""
+        ...
+
 
 class StorageListing:
     """The table's files as storage lists them (Apache Hudi's
@@ -425,6 +430,13 @@ class StorageListing:
             return self._all_files
         return [f for p in partitions for f in self.storage.list_files(p)]
 
+    def partition_count(self) -> int:
+        """The partitions, once the whole table is listed; before, the folders at its top
+        (one listing; a partition path of several levels counts once per first level)."""
+        if "_all_files" in self.__dict__:
+            return len(self.partitions())
+        return sum(1 for folder in self.storage.list_dirs("") if folder != METAFOLDER)
+
     def existing(self, partitions: list[str]) -> list[str]:
         """Each partition's folder listed, marked as `partitions` marks them (so a partition
         whose metadata file went missing is still tagged against: taking the metadata file
@@ -446,8 +458,12 @@ class FileSystemView:
         base_file_extension: str = BASE_FILE_EXTENSION,
         listing: FileListing | None = None,
         keep_replaced: bool = False,
+        commits: Callable[[Instant], CommitMetadata] | None = None,
     ):
         self.storage = storage
+        # Where the completed writes' metadata comes from: read here, or from a meta client
+        # that keeps the latest parsed (`HoodieTableMetaClient.completed_commit`).
+        self._commits = commits
         # CDC reads want the groups a replace commit took out: their last slice is what it
         # deleted (`hoodie.read.cdc`); every other reader drops them
         self.keep_replaced = keep_replaced
@@ -477,6 +493,8 @@ class FileSystemView:
         return replaced
 
     def _commit_metadata(self, instant: Instant) -> CommitMetadata:
+        if self._commits is not None:
+            return self._commits(instant)
         path = self.layout.path(instant)
         with malformed(self.storage.uri(path), "commit metadata"):
             return CommitMetadata.parse(self.storage.read_bytes(path))
@@ -640,6 +658,19 @@ class FileSystemView:
         return self.listing.partitions()
 
     def file_groups(self, partitions: list[str] | None = None) -> list[FileGroup]:
+        """The file groups of `partitions` (default: every partition's), by partition and
+        file id, each with its committed slices, oldest first."""
+        if partitions is None:
+            return list(self._all_file_groups)
+        return self._file_groups(partitions)
+
+    @cached_property
+    def _all_file_groups(self) -> list[FileGroup]:
+        """Every partition's file groups, made once per view: a write asks for them to check
+        the slices and again to plan its routing units (seconds each at 50,000 partitions)."""
+        return self._file_groups(None)
+
+    def _file_groups(self, partitions: list[str] | None) -> list[FileGroup]:
         files = self.listing.files(partitions)
         groups: dict[tuple[str, str], FileGroup] = {}
         slices: dict[tuple[str, str, str], FileSlice] = {}

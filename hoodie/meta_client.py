@@ -10,9 +10,10 @@ writes, by this process or others.
 from __future__ import annotations
 
 import posixpath
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -57,11 +58,28 @@ _LAYOUT_FOLDERS = (".temp", "archived", ".aux", ".schema")
 T = TypeVar("T")
 
 
+# Completed commits a meta client keeps parsed (`completed_commit`): the latest ones a write
+# reads again and again.
+_PARSED_COMMITS = 4
+
+
 class HoodieTableMetaClient:
     def __init__(self, storage: FileIO, properties: props.TableProperties):
         self.storage = storage
         self.properties = properties
         self.layout: TimelineLayout = layout_of(properties.timeline_layout_version)
+        self._commits: dict[str, CommitMetadata] = {}  # `completed_commit`'s, by file
+        self._commits_lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["_commits"], state["_commits_lock"]  # parsed again where needed
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._commits = {}
+        self._commits_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"HoodieTableMetaClient({self.properties.name!r}, {self.storage.base_uri!r})"
@@ -232,6 +250,7 @@ class HoodieTableMetaClient:
         return FileSystemView(
             self.storage, timeline, as_of, base_file_extension=self.base_file_extension,
             listing=self.file_listing(timeline, metadata, ignore_spurious_deletes),
+            commits=self.completed_commit,
         )  # fmt: skip
 
     def file_listing(
@@ -274,10 +293,30 @@ class HoodieTableMetaClient:
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
         return self.parse_instant(instant, CommitMetadata.parse, "commit metadata")
 
+    def completed_commit(self, instant: Instant) -> CommitMetadata:
+        """`commit_metadata` of a completed instant, parsed once by this meta client (the last
+        few) and shared: not to be changed. A completed instant's file never changes, and a
+        write reads the latest one's several times (its schema, its record sizes, its files:
+        at 50,000 write stats a parse took seconds)."""
+        path = self.instant_path(instant)
+        with self._commits_lock:
+            found = self._commits.get(path)
+        if found is not None:
+            return found
+        found = self._parse_at(path, CommitMetadata.parse, "commit metadata")
+        if instant.is_completed:
+            with self._commits_lock:
+                while len(self._commits) >= _PARSED_COMMITS:
+                    del self._commits[next(iter(self._commits))]
+                self._commits[path] = found
+        return found
+
     def parse_instant(self, instant: Instant, parse: Callable[[bytes], T], what: str) -> T:
         """`parse` of the timeline file of `instant`; a file that does not parse is a
         `MalformedMetadataError` naming it (`what` says what it should hold)."""
-        path = self.instant_path(instant)
+        return self._parse_at(self.instant_path(instant), parse, what)
+
+    def _parse_at(self, path: str, parse: Callable[[bytes], T], what: str) -> T:
         with malformed(self.storage.uri(path), what):
             return parse(self.storage.read_bytes(path))
 
@@ -379,7 +418,7 @@ class HoodieTableMetaClient:
         if as_of is not None:
             writes = writes.before_or_at(as_of)
         for instant in reversed(writes.instants):
-            avro = self.commit_metadata(instant).schema
+            avro = self.completed_commit(instant).schema
             if avro:
                 path = self.storage.uri(self.instant_path(instant))
                 with malformed(path, "commit metadata (its writer schema)"):

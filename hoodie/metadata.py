@@ -187,7 +187,7 @@ class WriteStat:
     @classmethod
     def from_json_dict(cls, data: dict[str, Any], partition_path: str) -> WriteStat:
         kwargs: dict[str, Any] = {}
-        by_json = {v: k for k, v in cls._JSON_NAMES.items()}
+        by_json = _STAT_ATTRIBUTES
         extra = {}
         for key, value in data.items():
             if key in by_json:
@@ -199,6 +199,10 @@ class WriteStat:
         kwargs.setdefault("path", None)
         kwargs["prev_commit"] = str(kwargs.get("prev_commit") or "null")
         return cls(extra=extra, **kwargs)
+
+
+# A write stat's JSON names -> its attributes (`WriteStat.from_json_dict`, once per stat).
+_STAT_ATTRIBUTES: dict[str, str] = {v: k for k, v in WriteStat._JSON_NAMES.items()}
 
 
 @dataclass

@@ -255,6 +255,8 @@ class TableMetadata:
         self._partitions = partitions
         self.data_timeline = data_timeline if data_timeline is not None else data.timeline()
         self.layout = layout_of(properties.timeline_layout_version)
+        # `files` records read by key (`look_up_files`), None where the partition has none
+        self._looked_up: dict[str, MetadataRecord | None] = {}
 
     def __repr__(self) -> str:
         return f"TableMetadata({self.storage.base_uri!r}, {list(self._partitions)})"
@@ -423,8 +425,22 @@ class TableMetadata:
         every question about the listing (its log blocks are read once too)."""
         return self.read_partition(FILES_PARTITION)
 
+    def look_up_files(self, keys: Iterable[str]) -> None:
+        """Read the `files` records of `keys` (partition identifiers) by lookups in the HFiles'
+        block indexes, for the questions that follow, unless the partition is read whole
+        already: a write into a few partitions of a table of 50,000 asks for theirs alone."""
+        if "_files" in self.__dict__:
+            return
+        wanted = [k for k in keys if k not in self._looked_up]
+        if wanted:
+            found = self.lookup(FILES_PARTITION, wanted)
+            self._looked_up.update((key, found.get(key)) for key in wanted)
+
     def _files_record(self, key: str) -> FilesRecord | None:
-        record = self._files.get(key)
+        if "_files" not in self.__dict__ and key in self._looked_up:
+            record = self._looked_up[key]
+        else:
+            record = self._files.get(key)
         if record is None:
             return None
         if not isinstance(record, FilesRecord):
@@ -452,6 +468,7 @@ class TableMetadata:
     def all_partition_paths(self) -> list[str]:
         """The data table's partition paths ('' for a non-partitioned table), from the
         `__all_partitions__` record of the `files` partition."""
+        self.look_up_files([ALL_PARTITIONS_KEY])
         record = self._files_record(ALL_PARTITIONS_KEY)
         if record is None:
             return []
@@ -468,6 +485,13 @@ class TableMetadata:
                     )
             paths.append(data_partition(name))
         return sorted(paths)
+
+    def partition_count(self) -> int:
+        """How many partitions the `__all_partitions__` record lists (`all_partition_paths`
+        without checking each path: a count, not paths to go to)."""
+        self.look_up_files([ALL_PARTITIONS_KEY])
+        record = self._files_record(ALL_PARTITIONS_KEY)
+        return 0 if record is None else sum(1 for _ in record.live_files())
 
     def files_in_partition(self, partition_path: str) -> dict[str, int]:
         """The files of a data partition ('' when non-partitioned), name -> size, as a
@@ -689,9 +713,17 @@ class MetadataListing:
         known = set(self.partitions())
         return [p for p in partitions if p in known]
 
+    def partition_count(self) -> int:
+        with _listing_errors():
+            return self.metadata.partition_count()
+
     def files(self, partitions: list[str] | None) -> list[FileInfo]:
         with _listing_errors():
-            wanted = self.metadata.all_partition_paths() if partitions is None else partitions
+            if partitions is None:
+                wanted = self.metadata.all_partition_paths()
+            else:
+                wanted = partitions
+                self.metadata.look_up_files(partition_identifier(p) for p in partitions)
             return [
                 FileInfo(posixpath.join(partition, name) if partition else name, size)
                 for partition in wanted

@@ -131,9 +131,11 @@ class HoodieIndex(ABC):
         meta_client: HoodieTableMetaClient,
         config: WriteConfig,
         view: FileSystemView,
+        partitions: list[str] | None = None,
     ) -> InTaskTagging | None:
         """The plan of an upsert or delete whose write tasks tag their own records, or None:
-        tag in a job of its own (`tag_and_place`)."""
+        tag in a job of its own (`tag_and_place`). `partitions`: the batch's, where the write
+        found them (a table of many partitions); None: it may write to any."""
         return None
 
     @abstractmethod

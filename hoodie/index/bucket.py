@@ -136,6 +136,7 @@ class BucketIndex(HoodieIndex):
         meta_client: HoodieTableMetaClient,
         config: WriteConfig,
         view: FileSystemView,
+        partitions: list[str] | None = None,
     ) -> InTaskTagging:
         return BucketTagging(self)
 

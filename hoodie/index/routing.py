@@ -28,9 +28,11 @@ own, which spreads the file groups' rewrites over the tasks, as before routing u
 
 from __future__ import annotations
 
+import pickle
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -72,6 +74,15 @@ class RoutingPlan:
 
     units: dict[str, list[RoutingUnit]]
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled for the write tasks, which each get the plan of every partition while
+        their records are in a few: each partition's units pickled apart, and unpickled in a
+        task when it first asks for them. (Whole, the plan of a table of 50,000 partitions
+        was 16 MB of small objects that each task took seconds to unpickle.)"""
+        packed = {partition: pickle.dumps(units, protocol=pickle.HIGHEST_PROTOCOL)
+                  for partition, units in self.units.items()}  # fmt: skip
+        return (_PackedRoutingPlan, (packed,))
+
     @property
     def unit_count(self) -> int:
         return sum(len(units) for units in self.units.values())
@@ -110,20 +121,38 @@ class RoutingPlan:
         return routed.select(*[F.col(c) for c in records.columns], unit)
 
 
+class _PackedRoutingPlan(RoutingPlan):
+    """A `RoutingPlan` as a write task gets it: each partition's units unpickled on first
+    use (`unit`), as the tasks ask for them."""
+
+    def __init__(self, packed: dict[str, bytes]):
+        super().__init__({})
+        self._packed = packed
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_PackedRoutingPlan, (self._packed,))
+
+    def unit(self, partition: str, index: int) -> RoutingUnit:
+        if partition not in self.units and partition in self._packed:
+            self.units[partition] = pickle.loads(self._packed[partition])
+        return super().unit(partition, index)
+
+
 def plan_routing(
     spark: SparkSession,
     view: FileSystemView,
+    partitions: list[str] | None = None,
     *,
     merge_on_read: bool,
     logged_inserts: set[tuple[str, str]],
     max_unit_size: int,
 ) -> RoutingPlan | None:
-    """Units of every partition of `view`'s latest slices; None when some unit of several
-    file groups would hold more than `max_unit_size` bytes (tag in a job of its own then).
-    Partitions holding more than `max_unit_size` in several file groups are split by key
-    range."""
+    """Units of every partition of `view`'s latest slices (of `partitions`, where given: a
+    batch whose partitions are known); None when some unit of several file groups would hold
+    more than `max_unit_size` bytes (tag in a job of its own then). Partitions holding more
+    than `max_unit_size` in several file groups are split by key range."""
     by_partition: dict[str, list[FileSlice]] = defaultdict(list)
-    for group in view.file_groups():
+    for group in view.file_groups(partitions):
         if group.latest_slice is not None:
             by_partition[group.partition_path].append(group.latest_slice)
 

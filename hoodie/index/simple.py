@@ -183,8 +183,9 @@ class SimpleIndex(HoodieIndex):
         meta_client: HoodieTableMetaClient,
         config: WriteConfig,
         view: FileSystemView,
+        partitions: list[str] | None = None,
     ) -> InTaskTagging | None:
-        routing = self.plan_routing(spark, meta_client, config, view)
+        routing = self.plan_routing(spark, meta_client, config, view, partitions)
         return None if routing is None else RoutedTagging(routing, meta_client, config)
 
     def plan_routing(
@@ -193,13 +194,15 @@ class SimpleIndex(HoodieIndex):
         meta_client: HoodieTableMetaClient,
         config: WriteConfig,
         view: FileSystemView,
+        partitions: list[str] | None = None,
     ) -> RoutingPlan | None:
-        """Routing units for an upsert that tags in its write tasks, or None where a unit of
-        overlapping file groups would be too big for one task, more than two full files (then
-        `tag_and_place`)."""
+        """Routing units for an upsert that tags in its write tasks (of `partitions`, or of
+        every partition), or None where a unit of overlapping file groups would be too big for
+        one task, more than two full files (then `tag_and_place`)."""
         return plan_routing(
             spark,
             view,
+            partitions,
             merge_on_read=meta_client.merge_on_read,
             logged_inserts=groups_with_inserts_in_logs(meta_client, view.timeline),
             max_unit_size=2 * config.max_file_size,
@@ -408,7 +411,7 @@ def average_record_size(meta_client: HoodieTableMetaClient, config: WriteConfig)
     for instant in reversed(timeline.instants[-10:]):
         stats = [
             s
-            for s in meta_client.commit_metadata(instant).write_stats()
+            for s in meta_client.completed_commit(instant).write_stats()
             if s.path
             and parse_base_file_name(posixpath.basename(s.path)) is not None
             and s.total_write_bytes > bloom_filter.footer_size(s.num_writes)
@@ -436,7 +439,7 @@ def groups_with_inserts_in_logs(
     for instant in timeline.completed:
         if instant.action is not Action.DELTA_COMMIT:
             continue
-        metadata = meta_client.commit_metadata(instant)
+        metadata = meta_client.completed_commit(instant)
         # A bucket-index write sends new keys to logs without counting them as inserts.
         by_bucket = (metadata.extra_metadata or {}).get(INDEX_TYPE_KEY) == BUCKET_INDEX
         for stat in metadata.write_stats():

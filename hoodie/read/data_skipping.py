@@ -229,6 +229,16 @@ def read_footers(storage: FileIO, paths: Iterable[str]) -> dict[str, Footer]:
         return dict(zip(files, pool.map(lambda path: Footer.read(storage, path), files)))
 
 
+def read_schemas(storage: FileIO, paths: Iterable[str]) -> dict[str, pa.Schema]:
+    """The Arrow schemas of the base files `paths`, read by threads on the driver; their
+    footers are let go as soon as read."""
+    files = sorted(set(paths))
+    if not files:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(FOOTER_THREADS, len(files))) as pool:
+        return dict(zip(files, pool.map(lambda path: Footer.read(storage, path).schema, files)))
+
+
 # -- the metadata table's statistics -----------------------------------------------------------
 
 # The Arrow type of each column stats wrapper whose values compare as Spark compares the column.

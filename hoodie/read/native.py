@@ -52,7 +52,7 @@ from ..keygen import KeyGenerator
 from ..meta_client import HoodieTableMetaClient
 from ..schema import COMMIT_TIME, data_schema, normalize_type
 from ..schema_evolution import sql_type
-from .data_skipping import Footer, log, read_footers, skip_slices
+from .data_skipping import Footer, log, read_schemas, skip_slices
 from .datasource import SOURCE_NAME, encode_plan, is_cdc, snapshot_arrow_schema
 from .options import INCREMENTAL, PLANNED, ReadOptions
 from .planner import FileSplit, ReadPlan, plan_read
@@ -235,15 +235,18 @@ def _spark_reads(
     footers: dict[str, Footer],
 ) -> set[str]:
     """The files Spark's parquet reader reads as they are: paths without glob characters, and
-    every column in a type Spark gives the type of `schema`. Footers not in `footers` (those
-    data skipping read) are read here, by threads."""
+    every column in a type Spark gives the type of `schema`. The schemas of files not in
+    `footers` (those data skipping read) are read here, by threads, and only they are kept:
+    a footer holds the file's bloom filter, hundreds of KB in memory, and a table of 50,000
+    files held tens of GB of them."""
     wanted = {f.name: f.dataType.simpleString() for f in schema.fields}
     storage = meta_client.storage
     candidates = [f for f in files if not _GLOB.search(storage.uri(f))]
-    footers.update(read_footers(storage, [f for f in candidates if f not in footers]))
+    schemas = {path: footer.schema for path, footer in footers.items()}
+    schemas.update(read_schemas(storage, [f for f in candidates if f not in footers]))
 
     def agrees(relative: str) -> bool:
-        for field in footers[relative].schema:
+        for field in schemas[relative]:
             if field.name not in wanted:
                 continue  # a column the table dropped: not read
             # (a type Spark has no name for keeps its Arrow name, which matches nothing)

@@ -131,6 +131,8 @@ class Cleaner:
             return None
         earliest = self._earliest_to_retain(writes)
         protected = self._protected_files(timeline)
+        if earliest is None and self.config.policy == KEEP_LATEST_COMMITS:
+            return None  # fewer writes than retained: no slice to let go, nothing to list
         view = self.meta_client.file_system_view(
             timeline=timeline, metadata=self.failed_writes.metadata_table
         )

@@ -25,9 +25,12 @@ from hoodie.bloom_filter import (
     SIMPLE,
     BloomFilterSpec,
     StoredFilter,
+    _footer_of_positions,
     bloom_filter_footer,
+    bloom_filter_footers,
     java_min_max,
     might_contain,
+    murmur_positions,
     serialized_filter,
 )
 from hoodie.exceptions import HoodieError, InvalidConfigError, MalformedMetadataError
@@ -190,3 +193,29 @@ def test_a_filters_footer_size_is_known_from_its_key_count(kind):
         keys = pa.array([f"k{i}" for i in range(count)], pa.string())
         footer = bloom_filter_footer(keys, spec)
         assert spec.footer_size(count) == sum(len(k) + len(v) for k, v in footer.items())
+
+
+@pytest.mark.parametrize("kind", [SIMPLE, DYNAMIC_V0])
+def test_filters_of_few_keys_made_bit_by_bit_and_together_are_the_same_bytes(kind):
+    """`bloom_filter_footers` (a bulk insert's many small files) sets few keys' bits one by
+    one and hashes several files' keys at once; each footer is still `serialized_filter`'s."""
+    spec = BloomFilterSpec(filter_type=kind)
+    sizes = [0, 1, 2, 7, 300, 1, 5000, 3, 1400, 2]  # 5000 is not "few": made whole, in turn
+    key_sets = []
+    for n, size in enumerate(sizes):
+        key_sets.append(pa.array([f"f{n}-k{i}" for i in range(size)] + (["é日"] if n == 3 else [])))
+    footers = list(bloom_filter_footers(key_sets, spec))
+    assert len(footers) == len(key_sets)
+    for keys, footer in zip(key_sets, footers, strict=True):
+        assert base64.b64decode(footer[BLOOM_FILTER_FOOTER]) == serialized_filter(keys, spec)
+        assert footer == bloom_filter_footer(keys, spec)
+        assert (BLOOM_TYPE_FOOTER in footer) == (kind == DYNAMIC_V0)
+
+
+@pytest.mark.parametrize("count", [0, 1, 11, 30, 45])
+def test_the_bit_by_bit_layout_holds_for_a_dynamic_filter_of_several_vectors(count):
+    spec = BloomFilterSpec(num_entries=10, fpp=0.01, dynamic_max_entries=25)
+    keys = pa.array([f"k{i}" for i in range(count)])
+    positions = murmur_positions(keys, spec.hash_count, spec.vector_size)
+    footer = _footer_of_positions(positions, spec)
+    assert base64.b64decode(footer[BLOOM_FILTER_FOOTER]) == serialized_filter(keys, spec)
