@@ -19,7 +19,7 @@
         and (existing_relation.type != 'table' or not adapter.hoodie_is_lake_table(existing_relation)) %}
     {%- set what = 'a table of another format' if existing_relation.type == 'table'
                    else 'a ' ~ existing_relation.type -%}
-    {% do exceptions.raise_compiler_error(
+    {% do adapter.hoodie_raise('NotALakeTableError',
         "Snapshot '" ~ model['name'] ~ "': " ~ existing_relation ~ " exists and is " ~ what
         ~ ", not a hoodie lake table. Snapshots on the hoodie adapter keep their history in a "
         ~ "Hudi copy-on-write table and never replace another object: drop it (after copying "

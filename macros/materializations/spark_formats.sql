@@ -18,7 +18,7 @@
                      ~ "column>': it creates the table on the first run and upserts after, and "
                      ~ "--full-refresh rebuilds it" -%}
     {%- endif -%}
-    {{ exceptions.raise_compiler_error(
+    {{ adapter.hoodie_raise('ModelConfigError',
       (model.resource_type | capitalize) ~ " '" ~ model.name ~ "': file_format='" ~ file_format
       ~ "' with materialized='" ~ config.get('materialized') ~ "' is dbt-spark's Hudi table, "
       ~ "which needs Apache Hudi's Spark bundle; dbt-hoodie writes Hudi tables itself: " ~ what) }}

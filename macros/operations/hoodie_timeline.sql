@@ -26,5 +26,5 @@
   {% for node in graph.nodes.values() if node.resource_type == 'model' and node.name == name %}
     {{ return(node) }}
   {% endfor %}
-  {{ exceptions.raise_compiler_error("hoodie: no model named '" ~ name ~ "' in this project") }}
+  {{ adapter.hoodie_raise('OperationArgumentError', "hoodie: no model named '" ~ name ~ "' in this project") }}
 {% endmacro %}

@@ -148,7 +148,7 @@ def test_a_resources_advice_replaces_the_cores_message_for_its_class():
     advice = {DuplicateRecordKeyError: lambda error: f"one key twice ({error})"}
     with pytest.raises(DbtRuntimeError) as raised, dbt_errors("Snapshot", "h", advice):
         raise DuplicateRecordKeyError("key 1")
-    assert raised.value.msg == "Snapshot 'h': one key twice (key 1)"
+    assert raised.value.msg == "Snapshot 'h': one key twice (key 1) [DuplicateRecordKeyError]"
     with pytest.raises(CompilationError, match="Snapshot 'h': option 'x' is unknown"):
         with dbt_errors("Snapshot", "h", advice):
             raise InvalidConfigError("option 'x' is unknown")
@@ -157,7 +157,9 @@ def test_a_resources_advice_replaces_the_cores_message_for_its_class():
 def test_an_adapter_error_raised_without_the_resource_gets_its_name():
     with pytest.raises(CompilationError) as raised, dbt_errors("Snapshot", "history"):
         raise UnnamedError("column 'dbt_valid_to' is missing")
-    assert raised.value.msg == "Snapshot 'history': column 'dbt_valid_to' is missing"
+    assert raised.value.msg == (
+        "Snapshot 'history': column 'dbt_valid_to' is missing [UnnamedError]"
+    )
     assert not isinstance(raised.value, UnnamedError)
 
 

@@ -75,7 +75,9 @@ def test_dbt_shows_one_line_naming_the_cause():
     shown = dbt_error("Model", "t", error)
     assert isinstance(shown, DbtRuntimeError)
     message = str(shown.msg)
-    assert message == f"Model 't': write 1 to table 't' failed and was undone: {error.cause}"
+    assert message == (
+        f"Model 't': write 1 to table 't' failed and was undone: {error.cause} [TaskFailedError]"
+    )
     assert "Traceback" not in message and "JVM" not in message
 
 

@@ -19,13 +19,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from dbt_common.exceptions import CompilationError
-
 from hoodie import HoodieError, HoodieTable, InvalidConfigError
 from hoodie.integration import parse_options
 
 from .config_keys import TBLPROPERTY_ALIASES
-from .errors import dbt_errors
+from .errors import TablePropertyError, dbt_errors
 
 _COMMENT = re.compile(r"^Comment: (.*)$", re.MULTILINE)
 _PROPERTIES = re.compile(r"^Table Properties: \[(.*)\]$", re.MULTILINE)
@@ -75,7 +73,7 @@ def catalog_write_options(
         unset = f"Remove it: ALTER TABLE {relation} UNSET TBLPROPERTIES ('{key}')"
         found = f"{relation} has table property {key}={value!r} in the catalog"
         if key in TBLPROPERTY_ALIASES or key == "type":
-            raise CompilationError(
+            raise TablePropertyError(
                 f"{resource} '{name}': {found}, but the table's keys and type are the model's "
                 "config (record_key, precombine_field, the materialization). "
                 f"{unset}, and set it in the model's config"

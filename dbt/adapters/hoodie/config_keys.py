@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dbt_common.exceptions import CompilationError
-
 from hoodie.integration import closest_key
+
+from .errors import ModelConfigError
 
 # Read by dbt itself for every model; nothing for the adapter to do.
 DBT_HANDLED = frozenset({
@@ -139,12 +139,12 @@ def check_keys(
         if microbatch and key in MICROBATCH_KEYS:
             continue  # dbt's (it runs our batches one after another, and says so)
         if rule is None:
-            raise CompilationError(f"{where}: {_unknown(key, materialized)}")
+            raise ModelConfigError(f"{where}: {_unknown(key, materialized)}")
         if rule.default(value):
             continue
         text = f"{where}: config {key}={value!r} {rule.message}"
         if rule.refuse:
-            raise CompilationError(text)
+            raise ModelConfigError(text)
         if (model, key) not in _warned:
             _warned.add((model, key))
             warnings.append(text)
@@ -177,7 +177,7 @@ def _check_strategy(where: str, strategy: object, materialized: str) -> None:
         if materialized == "incremental":
             return
         kind = "mor" if materialized == "mor_upsert" else "cow"
-        raise CompilationError(
+        raise ModelConfigError(
             f"{where}: incremental_strategy='microbatch' runs batch by batch only for "
             f"materialized='incremental' (dbt-core batches no other materialization). Write "
             f"materialized='incremental', file_format='hudi', table_type='{kind}' instead of "
@@ -190,7 +190,7 @@ def _check_strategy(where: str, strategy: object, materialized: str) -> None:
         if str(strategy).lower() == "insert_overwrite"
         else ""
     )
-    raise CompilationError(
+    raise ModelConfigError(
         f"{where}: incremental_strategy={strategy!r} is not what materialized='{materialized}' "
         f"does: it upserts by record key (incremental_strategy 'merge'). Remove it, or set "
         f"'merge'.{hint}"
@@ -200,7 +200,7 @@ def _check_strategy(where: str, strategy: object, materialized: str) -> None:
 def _check_file_format(where: str, file_format: object, materialized: str) -> None:
     if file_format is None or str(file_format).lower() in LAKE_FORMATS:
         return
-    raise CompilationError(
+    raise ModelConfigError(
         f"{where}: file_format={file_format!r} is not what materialized='{materialized}' "
         "writes: its table is always an Apache Hudi table. Remove file_format or set 'hudi' "
         "(for a plain Spark table use materialized='table' or 'incremental')"
@@ -216,13 +216,13 @@ def lake_materialization(where: str, config: Mapping[str, Any]) -> str:
     materialized = str(config.get("materialized"))
     given = config.get("table_type")
     if given is not None and str(given).lower() not in _TABLE_TYPES:
-        raise CompilationError(
+        raise ModelConfigError(
             f"{where}: table_type must be 'cow' (copy-on-write) or 'mor' (merge-on-read), "
             f"got {given!r}"
         )
     if materialized in _TABLE_TYPES.values():
         if given is not None and _TABLE_TYPES[str(given).lower()] != materialized:
-            raise CompilationError(
+            raise ModelConfigError(
                 f"{where}: table_type={given!r} disagrees with materialized='{materialized}'; "
                 "remove table_type (the materialization is the table type)"
             )
@@ -240,14 +240,14 @@ def _tblproperties(where: str, given: object, materialized: str) -> dict[str, An
     if _unset(given):
         return {}
     if not isinstance(given, Mapping):
-        raise CompilationError(f"{where}: tblproperties must be a map, got {given!r}")
+        raise ModelConfigError(f"{where}: tblproperties must be a map, got {given!r}")
     out: dict[str, Any] = {}
     for key, value in given.items():
         key = str(key)
         if key == "type":
             wanted = _TABLE_TYPES.get(str(value).lower())
             if wanted is None or wanted != materialized:
-                raise CompilationError(
+                raise ModelConfigError(
                     f"{where}: tblproperties type={value!r} disagrees with the table type "
                     f"{materialized} asks for (type 'cow' is cow_upsert, 'mor' is "
                     "mor_upsert); remove it, or change the materialization (table_type)"
@@ -255,7 +255,7 @@ def _tblproperties(where: str, given: object, materialized: str) -> dict[str, An
         elif key in TBLPROPERTY_ALIASES or key.startswith("hoodie."):
             out[key] = value
         else:
-            raise CompilationError(
+            raise ModelConfigError(
                 f"{where}: tblproperties key '{key}' is not a Hudi table setting we write "
                 "(tblproperties takes primaryKey, preCombineField, type and hoodie.* keys), "
                 "so it would change nothing; remove it"
@@ -284,7 +284,7 @@ def gather_options(
         if _unset(given):
             continue
         if not isinstance(given, Mapping):
-            raise CompilationError(
+            raise ModelConfigError(
                 f"{where}: config '{name}' must be a map of hoodie.* settings, got {given!r}"
             )
         places.append((name, given))
@@ -301,7 +301,7 @@ def gather_options(
             if value is None:  # null in yml: not set here
                 continue
             if key in merged and not _same(merged[key], value):
-                raise CompilationError(
+                raise ModelConfigError(
                     f"{where}: option '{key}' is set twice with different values: "
                     f"{merged[key]!r} in {came_from[key]} and {value!r} in {place}; set it once"
                 )

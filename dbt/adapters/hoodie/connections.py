@@ -12,6 +12,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from pyspark.errors import AnalysisException
 
 from .environment import spark_session
+from .errors import SparkStartError
 
 
 class HoodieCursor(Cursor):
@@ -67,7 +68,7 @@ class HoodieConnectionManager(SparkConnectionManager):
         try:
             session = spark_session(connection.credentials)
         except Exception as exc:
-            raise DbtRuntimeError(f"hoodie: could not start the Spark session: {exc}") from exc
+            raise SparkStartError(f"hoodie: could not start the Spark session: {exc}") from exc
         connection.handle = HoodieSessionConnectionWrapper(HoodieSessionConnection(session))
         connection.state = ConnectionState.OPEN
         return connection

@@ -17,10 +17,11 @@ from typing import Any
 
 from dbt.adapters.base import ConstraintSupport
 from dbt_common.contracts.constraints import ConstraintType
-from dbt_common.exceptions import CompilationError, DbtRuntimeError
 from pyspark.sql import functions as F
 
 from hoodie.integration import quoted_name
+
+from .errors import ContractViolationError, UnenforceableConstraintError
 
 # What dbt is told (dbt reads it when comparing contracts across states). `not_null` is checked
 # on every run; the others are refused by the lake materializations, never stored anywhere.
@@ -103,7 +104,7 @@ def not_null_columns(
             f"for {kind}, {_INSTEAD.get(kind, 'a data test')}"
             for kind in dict.fromkeys(c.kind for c in refused)
         )
-        raise CompilationError(
+        raise UnenforceableConstraintError(
             f"Model '{model}' (materialized='{materialized}'): its contract declares "
             f"constraints a lake table cannot enforce: {listed}. Only not_null is enforced "
             "(a run whose rows break it stops before writing). Remove the others from the "
@@ -126,7 +127,7 @@ def check_not_null(df, model: str, columns: list[str]) -> None:
             f'null value in column "{c}" violates not-null constraint ({n} of {rows} rows)'
             for c, n in broken
         )
-        raise DbtRuntimeError(
+        raise ContractViolationError(
             f"Model '{model}': its contract is broken, nothing was written: {found}. Filter or "
             "fill the nulls in the model's SQL, or remove the not_null constraint from its yml"
         )

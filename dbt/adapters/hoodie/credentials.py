@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dbt.adapters.spark.connections import SparkConnectionMethod, SparkCredentials
-from dbt_common.exceptions import DbtRuntimeError
+
+from .errors import ProfileError
 
 _MASTER = re.compile(
     r"^(local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[.+\]|spark://.+|yarn|k8s://.+|mesos://.+)$"
@@ -49,46 +50,46 @@ class HoodieCredentials(SparkCredentials):
 
     def __post_init__(self) -> None:
         if self.method != SparkConnectionMethod.SESSION:
-            raise DbtRuntimeError(
+            raise ProfileError(
                 f"hoodie profile: method '{self.method}' is not supported; use method: session "
                 "(the default), with `master` for a cluster or `remote` for Spark Connect"
             )
         if self.master is not None and self.remote is not None:
-            raise DbtRuntimeError(
+            raise ProfileError(
                 "hoodie profile: set either `master` (an in-process session) or `remote` "
                 "(a Spark Connect URL), not both"
             )
         if self.master is not None and not _MASTER.match(str(self.master)):
-            raise DbtRuntimeError(
+            raise ProfileError(
                 f"hoodie profile: master '{self.master}' is not a Spark master URL; use e.g. "
                 "local[*], local[4], spark://host:7077, yarn or k8s://https://host:443"
             )
         if self.remote is not None and not _REMOTE.match(str(self.remote)):
-            raise DbtRuntimeError(
+            raise ProfileError(
                 f"hoodie profile: remote '{self.remote}' is not a Spark Connect URL; use e.g. "
                 "sc://host:15002 or local[2] (a local Spark Connect server)"
             )
         if self.connects_to_server:
             for key in ("warehouse_dir", "metastore_dir"):
                 if getattr(self, key) is not None:
-                    raise DbtRuntimeError(
+                    raise ProfileError(
                         f"hoodie profile: `{key}` cannot be set with remote '{self.remote}': "
                         "a Spark Connect server keeps its own warehouse and metastore (set "
                         "spark.sql.warehouse.dir and the metastore where the server starts); "
                         f"remove `{key}`"
                     )
         if not isinstance(self.storage_options, dict):
-            raise DbtRuntimeError(
+            raise ProfileError(
                 "hoodie profile: storage_options must be a map of the object store's options "
                 "(e.g. endpoint_override, region)"
             )
         self.storage_options = {str(k): str(v) for k, v in self.storage_options.items()}
         if not isinstance(self.spark_conf, dict):
-            raise DbtRuntimeError("hoodie profile: spark_conf must be a map of Spark settings")
+            raise ProfileError("hoodie profile: spark_conf must be a map of Spark settings")
         merged = {str(k): str(v) for k, v in self.spark_conf.items()}
         for key, value in (self.server_side_parameters or {}).items():
             if key in merged and merged[key] != str(value):
-                raise DbtRuntimeError(
+                raise ProfileError(
                     f"hoodie profile: '{key}' is set to '{merged[key]}' in spark_conf and to "
                     f"'{value}' in server_side_parameters (its alias); set it once"
                 )

@@ -20,7 +20,6 @@ from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
-from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from hoodie import COPY_ON_WRITE, MERGE_ON_READ, HoodieTable, WriteResult
 from hoodie.integration import BASE_PATH_METADATA, META_COLUMNS, SOURCE_NAME, check_batch
@@ -35,7 +34,15 @@ from .catalog import (
 )
 from .config_keys import CATALOG_PLACE, LAKE_FORMATS, lake_materialization
 from .connections import HoodieConnectionManager
-from .errors import dbt_errors
+from .errors import (
+    BY_NAME,
+    ModelConfigError,
+    NotALakeTableError,
+    OperationArgumentError,
+    ReadMacroError,
+    TableLocationError,
+    dbt_errors,
+)
 from .incremental_predicates import check_rows as check_predicate_rows
 from .incremental_predicates import predicates_of
 from .incremental_reads import (
@@ -292,6 +299,12 @@ class HoodieAdapter(SparkAdapter):
         return self.config.credentials.storage_options
 
     @available
+    def hoodie_raise(self, error_class: str, message: str) -> None:
+        """Raise the adapter's error class named `error_class` (`errors.BY_NAME`) from a
+        macro, so that its message ends with the class's name as every other of ours does."""
+        raise BY_NAME[error_class](message)
+
+    @available
     def hoodie_is_lake_table(self, relation) -> bool:
         """Is this catalog relation a table of our `hoodie` data source?
 
@@ -527,7 +540,7 @@ class HoodieAdapter(SparkAdapter):
                 fields = spark.table(f"`{relation.schema}`.`{relation.identifier}`").schema.fields
                 registered = fields[0].metadata.get(BASE_PATH_METADATA) if fields else None
                 if registered and registered != wanted:
-                    raise DbtRuntimeError(
+                    raise TableLocationError(
                         f"Snapshot '{target.name}': {relation} is the table at {registered}, "
                         f"but the snapshot's config puts its table at {wanted} (was "
                         "location_root changed?). Its history is at the old place: restore "
@@ -605,7 +618,7 @@ class HoodieAdapter(SparkAdapter):
         with dbt_errors("Relation", str(relation)):
             table = HoodieTable.open(base_path, self._storage_options)
         if not table.properties.cdc_enabled:
-            raise CompilationError(
+            raise ReadMacroError(
                 f"hoodie_cdc({relation}): the table logs no changes (it was not created with "
                 "hoodie.table.cdc.enabled=true). Create it so (options={'hoodie.table.cdc."
                 "enabled': 'true'}, then --full-refresh), or read the latest version of each "
@@ -618,10 +631,10 @@ class HoodieAdapter(SparkAdapter):
         spark = self._spark()
         quoted = f"`{relation.schema}`.`{relation.identifier}`"
         if not spark.catalog.tableExists(f"{relation.schema}.{relation.identifier}"):
-            raise DbtRuntimeError(f"{relation} does not exist: build it before reading it")
+            raise NotALakeTableError(f"{relation} does not exist: build it before reading it")
         base_path = spark.table(quoted).schema.fields[0].metadata.get(BASE_PATH_METADATA)
         if not base_path:
-            raise DbtRuntimeError(
+            raise NotALakeTableError(
                 f"{relation} is not a hoodie lake table (materialized='cow_upsert' or "
                 "'mor_upsert'): hoodie_as_of, hoodie_changes, hoodie_snapshot and "
                 "hoodie_incremental read lake tables only"
@@ -656,14 +669,14 @@ class HoodieAdapter(SparkAdapter):
         name, config = model["name"], model.get("config") or {}
         where = f"Model '{name}'"
         if format not in FORMATS:
-            raise CompilationError(
+            raise ReadMacroError(
                 f"{where}: hoodie_incremental format={format!r} is not one of "
                 f"{', '.join(map(repr, FORMATS))}: 'latest_state' gives the latest version of "
                 "each row changed since the last run (deletes are not seen), 'cdc' every change "
                 "(op, before, after; the upstream must log them: hoodie.table.cdc.enabled)"
             )
         if not self._is_lake_model(config):
-            raise CompilationError(
+            raise ReadMacroError(
                 f"{where}: hoodie_incremental keeps how far it read in the model's own lake "
                 "table, so the model must be one (materialized='cow_upsert' or 'mor_upsert', "
                 "or 'incremental' with file_format='hudi'); other models can read changes "
@@ -676,7 +689,7 @@ class HoodieAdapter(SparkAdapter):
             upstream = HoodieTable.open(base_path, storage)
             new = upstream.incremental_position(format)
         if format == "cdc" and not upstream.properties.cdc_enabled:
-            raise CompilationError(
+            raise ReadMacroError(
                 f"{where}: hoodie_incremental(format='cdc') reads the changes {relation} "
                 f"logged, and it logs none: create it with hoodie.table.cdc.enabled=true "
                 "(options={'hoodie.table.cdc.enabled': 'true'}, then --full-refresh), or read "
@@ -689,7 +702,7 @@ class HoodieAdapter(SparkAdapter):
                 with dbt_errors("Model", name):
                     read = HoodieTable.open(settings.base_uri, storage).checkpoints().get(source)
         if read is not None and read.format != format:
-            raise CompilationError(
+            raise ReadMacroError(
                 f"{where}: its last run read {relation} with format='{read.format}', this one "
                 f"asks for '{format}', whose positions differ. Run it with --full-refresh"
             )
@@ -746,7 +759,7 @@ class HoodieAdapter(SparkAdapter):
         name, config = model["name"], model.get("config") or {}
         policy = config.get("on_checkpoint_lost") or ON_CHECKPOINT_LOST[0]
         if policy not in ON_CHECKPOINT_LOST:
-            raise CompilationError(
+            raise ModelConfigError(
                 f"Model '{name}': on_checkpoint_lost={policy!r} is not one of "
                 f"{', '.join(map(repr, ON_CHECKPOINT_LOST))}"
             )
@@ -823,7 +836,7 @@ class HoodieAdapter(SparkAdapter):
         settings = self._settings(relation, model_name, config)
         with dbt_errors("Model", model_name):
             if not HoodieTable.exists(settings.base_uri, self._storage_options):
-                raise DbtRuntimeError(
+                raise NotALakeTableError(
                     f"Model '{model_name}': no lake table at {settings.base_uri} yet; run the "
                     "model first"
                 )
@@ -888,7 +901,7 @@ class HoodieAdapter(SparkAdapter):
     ) -> dict:
         """Upgrade a lake table from Hudi table version 6 to 8 (`hoodie_upgrade`)."""
         if version is not None and str(version) != "8":
-            raise DbtRuntimeError(
+            raise OperationArgumentError(
                 f"Model '{model_name}': hoodie_upgrade upgrades to table version 8 only, not "
                 f"{version!r}; run it without `version` or with version: 8"
             )
@@ -910,7 +923,7 @@ class HoodieAdapter(SparkAdapter):
         """Cluster a lake table now (the `hoodie_cluster` operation): `mode` 'all' executes
         pending plans then plans and executes a new one, 'schedule' only plans."""
         if mode not in ("all", "schedule"):
-            raise DbtRuntimeError(
+            raise OperationArgumentError(
                 f"Model '{model_name}': hoodie_cluster mode must be 'all' or 'schedule', not "
                 f"{mode!r}"
             )
@@ -945,7 +958,7 @@ class HoodieAdapter(SparkAdapter):
         (pending plans, then a new one), `run_pending` (the plans scheduled before, as Apache
         Hudi's async compaction) or `schedule` (a new plan only, left pending)."""
         if mode not in COMPACTION_MODES:
-            raise CompilationError(
+            raise OperationArgumentError(
                 f"Model '{model_name}': hoodie_compact mode={mode!r}: one of "
                 f"{', '.join(COMPACTION_MODES)}"
             )

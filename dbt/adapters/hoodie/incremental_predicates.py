@@ -19,13 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dbt_common.exceptions import CompilationError
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from hoodie import WriteConfig
 from hoodie.integration import quoted_name
+
+from .errors import ModelConfigError
 
 TARGET_ALIAS = "DBT_INTERNAL_DEST"
 
@@ -38,7 +39,7 @@ def predicates_of(model: str, given: object) -> list[str]:
     if not isinstance(listed, Sequence) or not all(
         isinstance(p, str) and p.strip() for p in listed
     ):
-        raise CompilationError(
+        raise ModelConfigError(
             f"Model '{model}': incremental_predicates must be a list of SQL conditions, "
             f"got {given!r}"
         )
@@ -50,14 +51,14 @@ def check_rows(model: str, predicates: list[str], rows: DataFrame, config: Write
     if not predicates:
         return
     if config.global_index:
-        raise CompilationError(
+        raise ModelConfigError(
             f"Model '{model}': incremental_predicates cannot bound a {config.index_type} "
             "upsert: a global index looks each key up in every partition. Remove them, or "
             "use a partition-local index (SIMPLE, BLOOM, BUCKET)"
         )
     partitions = list(config.partition_fields)
     if not partitions:
-        raise CompilationError(
+        raise ModelConfigError(
             f"Model '{model}': incremental_predicates bound the partitions an upsert touches, "
             "and this table has no partition columns; remove them (the record key alone "
             "decides which row is replaced)"
@@ -69,7 +70,7 @@ def check_rows(model: str, predicates: list[str], rows: DataFrame, config: Write
             condition = F.expr(predicate)
             _ = target.where(condition).schema  # resolved now, also over Spark Connect
         except AnalysisException as error:
-            raise CompilationError(
+            raise ModelConfigError(
                 f"Model '{model}': incremental_predicates entry {predicate!r} may name only "
                 f"the partition columns ({', '.join(partitions)}) of {TARGET_ALIAS}, and "
                 f"literals: {str(error).splitlines()[0]}"
@@ -80,7 +81,7 @@ def check_rows(model: str, predicates: list[str], rows: DataFrame, config: Write
         allowed = allowed & condition
     outside = target.where(~F.coalesce(allowed, F.lit(False))).count()
     if outside:
-        raise CompilationError(
+        raise ModelConfigError(
             f"Model '{model}': {outside} row(s) of this run lie in partitions "
             f"incremental_predicates exclude ({' and '.join(predicates)}); a lake upsert "
             "looks keys up only where the predicates allow, so it would insert them blind. "

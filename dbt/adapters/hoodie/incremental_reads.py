@@ -20,7 +20,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dbt_common.exceptions import DbtRuntimeError
 from dbt_common.invocation import get_invocation_id
 
 from hoodie import HoodieTable
@@ -30,6 +29,8 @@ from hoodie.integration import (
     encode_checkpoints,
     expect_checkpoints,
 )
+
+from .errors import CheckpointLostError
 
 FORMATS = ("latest_state", "cdc")
 # on_checkpoint_lost: what a model does when its checkpoint of an upstream is lost.
@@ -124,7 +125,7 @@ def consumed_gone(where: str, relation: object, upstream: HoodieTable,
     """Refuse to go on from a checkpoint the upstream no longer has (`lost_because`)."""
     reason = lost_because(upstream, read)
     if reason is not None:
-        raise DbtRuntimeError(
+        raise CheckpointLostError(
             f"{where}: {reason.replace('the upstream', str(relation), 1)}. Rebuild the model "
             "with --full-refresh so that it holds what its upstream holds, or set "
             "on_checkpoint_lost='full_refresh' to have it rebuilt when this happens"

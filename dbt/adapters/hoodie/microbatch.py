@@ -19,13 +19,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from dbt_common.exceptions import CompilationError
 from dbt_common.invocation import get_invocation_id
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from hoodie import WriteConfig
 from hoodie.integration import quoted_name
+
+from .errors import ModelConfigError
 
 BATCH_ID = "dbt.batch.id"
 BATCH_START = "dbt.batch.event_time_start"
@@ -50,7 +51,7 @@ class BatchWindow:
             return None
         event_time = config.get("event_time")
         if not event_time:
-            raise CompilationError(
+            raise ModelConfigError(
                 f"Model '{model}': incremental_strategy='microbatch' needs event_time, the "
                 "column whose value places a row in a batch"
             )
@@ -74,7 +75,7 @@ class BatchWindow:
         without event_time, a model that shifts it) are written, but no re-run of this batch
         replaces them: the warning to give, or None."""
         if self.event_time not in rows.columns:
-            raise CompilationError(
+            raise ModelConfigError(
                 f"Model '{model}': event_time='{self.event_time}' is not a column of the "
                 f"model's rows ({', '.join(rows.columns)}); select it, so that each row's "
                 "batch is known and a re-run batch replaces its own rows"

@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.events.logging import AdapterLogger
-from dbt_common.exceptions import CompilationError
 
 from hoodie import MERGE_ON_READ, ConflictingSettingsError, WriteConfig
 from hoodie.integration import as_field_tuple, option_keys
 
 from .config_keys import check_keys
-from .errors import dbt_errors
+from .errors import ModelConfigError, dbt_errors
 from .partial_update import OPTION as PARTIAL_OPTION
 from .partial_update import partial_update_option
 
@@ -100,7 +99,7 @@ def _pick(model: str, config: dict[str, Any], name: str, resource: str = "Model"
     distinct = set(normalized.values())
     if len(distinct) > 1:
         listed = " and ".join(f"{alias}={given[alias]!r}" for alias in given)
-        raise CompilationError(
+        raise ModelConfigError(
             f"{resource} '{model}': {listed} are aliases of '{name}' with different values; "
             "set only one of them"
         )
@@ -130,14 +129,14 @@ def _compaction_options(
     switch = config.get("compaction")
     commits = config.get("compaction_delta_commits")
     if (switch is not None or commits is not None) and table_type != MERGE_ON_READ:
-        raise CompilationError(
+        raise ModelConfigError(
             f"{resource} '{model}': compaction and compaction_delta_commits apply to "
             "materialized='mor_upsert' only (copy-on-write tables have no log files)"
         )
     if switch is not None:
         key = switch.lower() if isinstance(switch, str) else switch
         if key not in _COMPACTION_SWITCH:
-            raise CompilationError(
+            raise ModelConfigError(
                 f"{resource} '{model}': compaction must be 'inline' (the default), 'schedule' "
                 f"(plans only, executed by hoodie_compact) or 'off', got {switch!r}"
             )
@@ -147,14 +146,14 @@ def _compaction_options(
             out["hoodie.compact.schedule.inline"] = schedule
     if commits is not None:
         if isinstance(commits, bool) or not isinstance(commits, int) or commits <= 0:
-            raise CompilationError(
+            raise ModelConfigError(
                 f"{resource} '{model}': compaction_delta_commits must be a positive integer (delta "
                 f"commits between compactions), got {commits!r}"
             )
         out["hoodie.compact.inline.max.delta.commits"] = str(commits)
     for key, value in out.items():
         if key in options and str(options[key]).lower() != value:
-            raise CompilationError(
+            raise ModelConfigError(
                 f"{resource} '{model}': option '{key}'={options[key]!r} disagrees with the model's "
                 "compaction settings; set only one of them"
             )
@@ -190,7 +189,7 @@ def model_settings(
     materialized = config.get("materialized")
     options = config.get("options") or {}
     if not isinstance(options, dict):
-        raise CompilationError(
+        raise ModelConfigError(
             f"{resource} '{model}': config 'options' must be a map of hoodie.* settings, "
             f"got {options!r}"
         )
@@ -200,7 +199,7 @@ def model_settings(
         record_key = list(dict.fromkeys(as_field_tuple(record_key)))
     hudi_key = any(options.get(key) for key in option_keys("record_key_fields"))
     if (record_key is None or as_field_tuple(record_key) == ()) and not hudi_key:
-        raise CompilationError(
+        raise ModelConfigError(
             f"{resource} '{model}' (materialized='{materialized}') needs a record key: add "
             "record_key='<column>' (or a list of columns) to its config"
         )
@@ -208,14 +207,14 @@ def model_settings(
     named = any(options.get(key) for key in option_keys("table_name"))
     hive_style = config.get("hive_style_partitioning")
     if hive_style is not None and not isinstance(hive_style, bool):
-        raise CompilationError(
+        raise ModelConfigError(
             f"{resource} '{model}': hive_style_partitioning must be true or false, "
             f"got {hive_style!r}"
         )
     options = {**options, **_compaction_options(model, config, options, table_type, resource)}
     on_schema_change = config.get("on_schema_change") or "ignore"
     if on_schema_change not in _ON_SCHEMA_CHANGE:
-        raise CompilationError(
+        raise ModelConfigError(
             f"{resource} '{model}': on_schema_change must be one of "
             f"{', '.join(_ON_SCHEMA_CHANGE)}, got {on_schema_change!r}"
         )
@@ -241,7 +240,7 @@ def model_settings(
             partial = partial_update_option(model, config, columns, never_kept)
             if partial:
                 if options.get(PARTIAL_OPTION) is not None:
-                    raise CompilationError(
+                    raise ModelConfigError(
                         f"{resource} '{model}': option '{PARTIAL_OPTION}' and "
                         "merge_update_columns / merge_exclude_columns set the same thing; "
                         "set only one of them"

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dbt_common.exceptions import CompilationError
+from .errors import ModelConfigError
 
 OPTION = "hoodie.write.partial.update.columns"
 UPDATE, EXCLUDE = "merge_update_columns", "merge_exclude_columns"
@@ -32,7 +32,7 @@ def _names(model: str, key: str, given: object) -> list[str]:
     if not isinstance(listed, Sequence) or not all(
         isinstance(name, str) and name.strip() for name in listed
     ):
-        raise CompilationError(f"Model '{model}': {key} must be a list of column names, "
+        raise ModelConfigError(f"Model '{model}': {key} must be a list of column names, "
                                f"got {given!r}")  # fmt: skip
     return [name.strip() for name in listed]
 
@@ -49,7 +49,7 @@ def partial_update_option(
     update = _names(model, UPDATE, config.get(UPDATE))
     exclude = _names(model, EXCLUDE, config.get(EXCLUDE))
     if update and exclude:
-        raise CompilationError(
+        raise ModelConfigError(
             f"Model '{model}' cannot specify merge_update_columns and merge_exclude_columns. "
             "Please update model to use only one config"
         )
@@ -59,7 +59,7 @@ def partial_update_option(
     key = UPDATE if update else EXCLUDE
     unknown = [name for name in (update or exclude) if name.lower() not in by_lower]
     if unknown:
-        raise CompilationError(
+        raise ModelConfigError(
             f"Model '{model}': {key} names {', '.join(unknown)}, which "
             f"{'is' if len(unknown) == 1 else 'are'} not a column of the model (its columns: "
             f"{', '.join(columns)})"
@@ -70,7 +70,7 @@ def partial_update_option(
         excluded = {name.lower() for name in exclude}
         fixed = [c for c in never_kept if c.lower() in excluded]
         if fixed:
-            raise CompilationError(
+            raise ModelConfigError(
                 f"Model '{model}': merge_exclude_columns names {', '.join(fixed)}, the record "
                 "key or partition column(s), which a matched row always takes (it is matched "
                 "and placed by them); remove them from merge_exclude_columns"

@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
-from dbt_common.exceptions import CompilationError
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -33,7 +32,7 @@ from hoodie import COPY_ON_WRITE, DuplicateRecordKeyError
 from hoodie.integration import META_COLUMNS
 
 from .config_keys import gather_options
-from .errors import UnnamedError, dbt_errors
+from .errors import ModelConfigError, UnnamedError, dbt_errors
 from .model_config import ALIASES, ModelSettings, model_settings
 
 LAKE_FORMATS = ("hoodie", "hudi")
@@ -61,7 +60,7 @@ def snapshot_settings(
     """
     file_format = config.get("file_format")
     if file_format is not None and str(file_format).lower() not in LAKE_FORMATS:
-        raise CompilationError(
+        raise ModelConfigError(
             f"Snapshot '{snapshot}': file_format={file_format!r} is not supported. On the "
             "hoodie adapter a snapshot's table is always a Hudi copy-on-write table, the only "
             "format its MERGE can be done on; remove file_format or set it to 'hudi'"
@@ -69,7 +68,7 @@ def snapshot_settings(
     for name in ("partition_path", "precombine_field"):
         given = [alias for alias in ALIASES[name] if config.get(alias) is not None]
         if given:
-            raise CompilationError(
+            raise ModelConfigError(
                 f"Snapshot '{snapshot}': {given[0]}={config[given[0]]!r} does not apply to "
                 "snapshots. Their table is keyed by the scd id column and unpartitioned (each "
                 f"row is one version, which only ever changes its {columns['dbt_valid_to']}); "

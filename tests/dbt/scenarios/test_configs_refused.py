@@ -8,6 +8,9 @@ cause, leaving no table folder behind.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from dbt_runs import PROJECT_YML
 
@@ -64,6 +67,13 @@ models:
     config:
       hoodie.datasource.write.precombine.field: ts
 """
+ERRORS_PAGE = (Path(__file__).resolve().parents[3] / "docs" / "errors.md").read_text()
+# The error class each refusal's message ends with (the rest: any class the page documents).
+CLASSES = {
+    "refused_merge_columns": "ModelConfigError",
+    "spark_hudi_table": "ModelConfigError",
+    "worker_error": "TaskFailedError",
+}
 BUILT = ["stale_top", "stale_project", "stale_yml", "chained"]
 REFUSED_BEFORE_WRITING = ["refused_merge_columns", "meta_column", "spark_hudi_table"]
 FAILED_WRITING = ["null_keys", "long_partition", "worker_error"]
@@ -110,6 +120,10 @@ def test_configs_are_honoured_or_refused(dbt_project):
         assert "Traceback" not in message and "JVM" not in message, message
         cause = message[message.index(f"Model '{name}'") :].split("\n")[0]
         assert len(cause) < 1000, cause
+        # It ends with its error class, whose entry on docs/errors.md says what to do.
+        tag = re.search(r" \[([A-Za-z]+)\]$", cause)
+        assert tag and f"### `{tag.group(1)}`" in ERRORS_PAGE, cause
+        assert CLASSES.get(name, tag.group(1)) == tag.group(1), cause
         # Nothing left behind: not even the table the failed first write created.
         assert not (dbt_project.lake / name).exists(), name
 
