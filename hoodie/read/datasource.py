@@ -45,7 +45,7 @@ from .options import CDC, INCREMENTAL, PLANNED, ReadOptions
 from .packing import MAX_PARTITION_BYTES, default_parallelism, pack_splits
 from .partition_filter import PartitionMatcher
 from .planner import FileSplit, ReadPlan, plan_read
-from .predicates import KeyRule, from_spark
+from .predicates import KeyRule, Predicate, from_spark
 from .slice_reader import SliceReadSpec, read_slice
 
 SOURCE_NAME = "hoodie"
@@ -117,6 +117,7 @@ class SliceSplit(InputPartition):
         merge_logs: bool = True,
         commit_time_range: tuple[str, str] | None = None,
         commit_times: frozenset[str] | None = None,
+        row_filter: Predicate | None = None,
     ):
         super().__init__(splits)
         self.splits = splits
@@ -124,6 +125,7 @@ class SliceSplit(InputPartition):
         self.merge_logs = merge_logs
         self.commit_time_range = commit_time_range
         self.commit_times = commit_times
+        self.row_filter = row_filter  # the pushed filters (`SliceReadSpec.row_filter`)
 
 
 class HoodieDataSource(DataSource):
@@ -212,6 +214,7 @@ class HoodieReader(DataSourceReader):
                 plan.splits = [s for s in plan.splits if matcher(s.partition_path)]
         else:
             plan = self._plan(matcher)
+        predicate = self._pushed() if self.partition_filters or self.skipping_filters else None
         if self.options.data_skipping and self.skipping_filters:
             self._skip(plan)
         # The plan's own instants: a write that completed after the slices were listed may
@@ -223,6 +226,7 @@ class HoodieReader(DataSourceReader):
             merge_logs=plan.merge_logs,
             commit_time_range=plan.commit_time_range,
             commit_times=plan.commit_times,
+            row_filter=predicate,
         )
         tasks = pack_splits(
             plan.splits,
@@ -247,6 +251,14 @@ class HoodieReader(DataSourceReader):
         if not taken:
             return ReadPlan([], None)  # the schema is of the table before its first commit
         return plan_read(self.meta_client, replace(self.options, as_of_instant=taken), matcher)
+
+    def _pushed(self) -> Predicate:
+        """Every filter Spark pushed, with the record keys they name (`KeyRule`): the tasks
+        drop the rows it rules out and merge only those keys (`row_matching`)."""
+        props = self.meta_client.properties
+        rule = KeyRule.of(props.record_key_fields, props.key_generator_class,
+                          self.spec.full_schema)  # fmt: skip
+        return rule.with_keys(from_spark([*self.partition_filters, *self.skipping_filters]))
 
     def _skip(self, plan: ReadPlan) -> None:
         """Drop the plan's slices no row of which can match the pushed filters
@@ -282,6 +294,7 @@ class HoodieReader(DataSourceReader):
             merge_logs=partition.merge_logs,
             commit_time_range=partition.commit_time_range,
             commit_times=partition.commit_times,
+            row_filter=partition.row_filter,
         )
         for split in partition.splits:
             yield from read_slice(spec, split)

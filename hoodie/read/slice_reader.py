@@ -11,10 +11,12 @@ instant when the delete has none.
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -28,6 +30,11 @@ from ..naming import parse_base_file_name
 from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY, as_array, constant_column, row_numbers
 from ..storage import FileIO
 from .planner import FileSplit
+from .predicates import Predicate
+from .row_matching import matching_rows, required_keys
+
+if TYPE_CHECKING:  # (files are opened through FileIO)
+    import pyarrow.parquet as pq  # noqa: TID251
 
 BATCH_ROWS = 65536
 
@@ -51,6 +58,10 @@ class SliceReadSpec:
     # The snapshot's columns, when `schema` is a projection: merging needs the key, ordering
     # and delete columns even when the read does not return them.
     merge_schema: pa.Schema | None = None
+    # The read's filter (Spark's pushed filters, with the record keys they name): rows it
+    # rules out are dropped in the task, and only the keys it names are merged
+    # (`row_matching`). None for reads without one, and always for compaction.
+    row_filter: Predicate | None = None
 
     @property
     def full_schema(self) -> pa.Schema:
@@ -72,6 +83,7 @@ def conform(table: pa.Table | pa.RecordBatch, schema: pa.Schema) -> pa.RecordBat
 def read_slice(spec: SliceReadSpec, split: FileSplit) -> Iterator[pa.RecordBatch]:
     if spec.merge_logs and split.log_files:
         merged, _ = merged_slice(spec, split)
+        merged = matching_rows(merged, spec.row_filter)
         for batch in merged.to_batches(max_chunksize=BATCH_ROWS):
             yield from _emit(spec, batch)
         return
@@ -89,7 +101,11 @@ def _read_base(spec: SliceReadSpec, relative: str) -> Iterator[pa.RecordBatch]:
     if spec.commit_time_range is not None:
         wanted.add(COMMIT_TIME)  # `_emit` filters on it
     columns = [name for name in parquet.schema_arrow.names if name in wanted]
-    batches = parquet.iter_batches(columns=columns, batch_size=BATCH_ROWS)
+    keys = required_keys(spec.row_filter) if spec.row_filter is not None else None
+    groups = None if keys is None else row_groups_with_keys(parquet.metadata, sorted(keys))
+    if groups == []:
+        return
+    batches = parquet.iter_batches(columns=columns, batch_size=BATCH_ROWS, row_groups=groups)
     while True:
         with damaged():
             batch = next(batches, None)
@@ -107,6 +123,7 @@ def _emit(spec: SliceReadSpec, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch
         else:
             keep = pc.and_(pc.greater(times, begin), pc.less_equal(times, end))
         batch = batch.filter(pc.fill_null(keep, False))
+    batch = matching_rows(batch, spec.row_filter)
     if batch.num_rows:
         yield conform(batch, spec.schema)
 
@@ -129,12 +146,21 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
     """
     deletes: list[pa.Table] = []
     sequence = 0
+    # A read that names the record keys its rows have merges only theirs (`row_matching`).
+    keys = required_keys(spec.row_filter) if spec.row_filter is not None else None
+    wanted = None if keys is None else pa.array(sorted(keys), pa.string())
 
     def keyed(table: pa.Table, instant: str) -> pa.Table | None:
         """`table` in the slice schema with a sequence number and the instant that wrote each
         row (its commit time; `instant` where the data has none); soft deletes go to
-        `deletes`."""
+        `deletes`. Only the `wanted` keys' rows, where the read names its keys."""
         nonlocal sequence
+        if table.num_rows == 0:
+            return None
+        key = _key_column(spec, table)
+        if wanted is not None:
+            named = pc.is_in(key, value_set=wanted)
+            table, key = table.filter(named), key.filter(named)
         n = table.num_rows
         if n == 0:
             return None
@@ -142,9 +168,7 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
         # The snapshot schema always has the record key column; fill it from the data too
         # (tables written without meta fields only have the key field itself).
         rows = rows.set_column(
-            rows.schema.get_field_index(RECORD_KEY),
-            pa.field(RECORD_KEY, pa.string()),
-            _key_column(spec, table),
+            rows.schema.get_field_index(RECORD_KEY), pa.field(RECORD_KEY, pa.string()), key
         )
         rows = rows.append_column(SEQUENCE, row_numbers(sequence, n))
         written = constant_column(instant, n)
@@ -176,7 +200,7 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
             raise HoodieError(f"the base file '{split.base_file}' has no base file name")
         base_instant = parsed.instant
         with damaged_data_file(spec.storage, split.base_file, "a parquet base file"):
-            base = keyed(spec.storage.read_parquet(split.base_file), base_instant)
+            base = keyed(_base_rows(spec, split.base_file, keys), base_instant)
     base_rows = sequence
     logged: list[pa.Table] = []
     for relative, block in _committed_blocks(spec, split):
@@ -196,6 +220,8 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
         elif block.block_type is BlockType.DELETE:
             with damaged_data_file(spec.storage, relative, f"a log block of instant {instant}"):
                 deleted = block.deleted_records()
+            if keys is not None:
+                deleted = [r for r in deleted if r.record_key in keys]
             n = len(deleted)
             deletes.append(
                 pa.table(
@@ -238,6 +264,44 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
     # `_emit` narrows a projection after the commit-time filter, which needs the meta column.
     merged = latest.select(spec.full_schema.names)
     return merged, log_records
+
+
+def _base_rows(spec: SliceReadSpec, relative: str, keys: frozenset[str] | None) -> pa.Table:
+    """The base file's rows; where the read names its record keys, only the row groups whose
+    key statistics may hold one of them are decoded (base files are written in key order, so
+    a point read decodes one row group)."""
+    if keys is None:
+        return spec.storage.read_parquet(relative)
+    parquet = spec.storage.parquet_file(relative)
+    groups = row_groups_with_keys(parquet.metadata, sorted(keys))
+    if groups is None:
+        return parquet.read()
+    if not groups:
+        return parquet.schema_arrow.empty_table()
+    return parquet.read_row_groups(groups)
+
+
+def row_groups_with_keys(metadata: pq.FileMetaData, keys: list[str]) -> list[int] | None:
+    """The row groups whose `_hoodie_record_key` statistics may hold one of the sorted `keys`
+    (a group without statistics may hold any); None where the file has no key column."""
+    names = metadata.schema.to_arrow_schema().names
+    if RECORD_KEY not in names:
+        return None
+    column = names.index(RECORD_KEY)
+    groups = []
+    for number in range(metadata.num_row_groups):
+        stats = metadata.row_group(number).column(column).statistics
+        if stats is None or not stats.has_min_max:
+            groups.append(number)
+            continue
+        low, high = stats.min, stats.max
+        if isinstance(low, bytes) or isinstance(high, bytes):
+            groups.append(number)  # (not a string column's statistics: not judged)
+            continue
+        first = bisect.bisect_left(keys, low)
+        if first < len(keys) and keys[first] <= high:
+            groups.append(number)
+    return groups
 
 
 def _merged_before(
