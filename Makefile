@@ -154,8 +154,12 @@ BESIDE_DBT := tests/functional/test_concurrent_runs.py \
 # to `make bench-smoke`, and matrices `make test` samples keep their other cases under the
 # markers `full` (make test-full) and `hudi_full` (make test-hudi).
 # Session 38 (20m48s, main suite 19m18s): the delete-ordering tests joined them.
+# Session 40 (21m00s; main suite 19m19s, dbt suite 10m05s then these 8m52s): Apache Hudi
+# writing by our record index (27 s) joined them, as dbt's TestSnapshotTimestamp (42 s) left
+# `make test` for `make test-dbt`.
 AFTER_DBT := tests/faults tests/objectstore tests/interop/test_metadata_table_files.py \
-	tests/interop/test_metadata_table_record_index.py tests/interop/test_delete_ordering.py
+	tests/interop/test_metadata_table_record_index.py tests/interop/test_delete_ordering.py \
+	tests/judge/test_hudi_uses_our_record_index.py
 
 test: java $(VENV)/.dev lint docs $(CLASS_ARCHIVE) apache-hudi
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)" HOODIE_REQUIRE_APACHE_HUDI=1; \

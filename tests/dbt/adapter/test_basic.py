@@ -104,12 +104,15 @@ class TestIncrementalNotSchemaChange(BaseIncrementalNotSchemaChange):
     pass
 
 
-# make test checks the check strategy in our snapshot scenario (tests/dbt/scenarios)
+# make test checks both strategies in our snapshot scenario (tests/dbt/scenarios/test_snapshot.py:
+# timestamp, check, hard deletes, renamed meta columns); dbt's own two run in make test-dbt
+# (session 40: TestSnapshotTimestamp's 42 s, for the 20-minute CI target).
 @pytest.mark.dbt_full
 class TestSnapshotCheckCols(SeedUpdatesWithoutUpdateStatement, BaseSnapshotCheckCols):
     upstream_module = test_snapshot_check_cols
 
 
+@pytest.mark.dbt_full
 class TestSnapshotTimestamp(SeedUpdatesWithoutUpdateStatement, BaseSnapshotTimestamp):
     upstream_module = test_snapshot_timestamp
 
