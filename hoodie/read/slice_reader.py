@@ -83,7 +83,6 @@ def conform(table: pa.Table | pa.RecordBatch, schema: pa.Schema) -> pa.RecordBat
 def read_slice(spec: SliceReadSpec, split: FileSplit) -> Iterator[pa.RecordBatch]:
     if spec.merge_logs and split.log_files:
         merged, _ = merged_slice(spec, split)
-        merged = matching_rows(merged, spec.row_filter)
         for batch in merged.to_batches(max_chunksize=BATCH_ROWS):
             yield from _emit(spec, batch)
         return
@@ -284,10 +283,10 @@ def _base_rows(spec: SliceReadSpec, relative: str, keys: frozenset[str] | None) 
 def row_groups_with_keys(metadata: pq.FileMetaData, keys: list[str]) -> list[int] | None:
     """The row groups whose `_hoodie_record_key` statistics may hold one of the sorted `keys`
     (a group without statistics may hold any); None where the file has no key column."""
-    names = metadata.schema.to_arrow_schema().names
-    if RECORD_KEY not in names:
+    leaves = [metadata.schema.column(i).path for i in range(metadata.num_columns)]
+    if RECORD_KEY not in leaves:
         return None
-    column = names.index(RECORD_KEY)
+    column = leaves.index(RECORD_KEY)  # (a leaf's number: nested columns count their leaves)
     groups = []
     for number in range(metadata.num_row_groups):
         stats = metadata.row_group(number).column(column).statistics

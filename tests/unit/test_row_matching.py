@@ -184,6 +184,12 @@ def test_the_keys_pick_the_row_groups_whose_statistics_may_hold_them(tmp_path):
     assert row_groups_with_keys(metadata, sorted(f"k{i:05d}" for i in range(0, 1000, 50))) == list(
         range(10)
     )
+    # a nested column before the key: statistics are per leaf column
+    nested = pa.table({"s": [{"a": 1, "b": "zzz"}], RECORD_KEY: ["k5"]})
+    pq.write_table(nested, tmp_path / "nested.parquet")
+    nested_metadata = pq.ParquetFile(tmp_path / "nested.parquet").metadata
+    assert row_groups_with_keys(nested_metadata, ["k5"]) == [0]
+    assert row_groups_with_keys(nested_metadata, ["zzz"]) == []
     pq.write_table(pa.table({"v": [1]}), tmp_path / "nokey.parquet")
     assert row_groups_with_keys(pq.ParquetFile(tmp_path / "nokey.parquet").metadata, ["k"]) is None
 
