@@ -214,7 +214,8 @@ class HoodieReader(DataSourceReader):
                 plan.splits = [s for s in plan.splits if matcher(s.partition_path)]
         else:
             plan = self._plan(matcher)
-        predicate = self._pushed() if self.partition_filters or self.skipping_filters else None
+        pushed = [*self.partition_filters, *self.skipping_filters]
+        predicate = self._with_keys(pushed) if pushed else None
         if self.options.data_skipping and self.skipping_filters:
             self._skip(plan)
         # The plan's own instants: a write that completed after the slices were listed may
@@ -252,21 +253,20 @@ class HoodieReader(DataSourceReader):
             return ReadPlan([], None)  # the schema is of the table before its first commit
         return plan_read(self.meta_client, replace(self.options, as_of_instant=taken), matcher)
 
-    def _pushed(self) -> Predicate:
-        """Every filter Spark pushed, with the record keys they name (`KeyRule`): the tasks
-        drop the rows it rules out and merge only those keys (`row_matching`)."""
+    def _with_keys(self, filters: list[Filter]) -> Predicate:
+        """Spark's `filters` as one predicate, with the record keys they name (`KeyRule`): data
+        skipping rules files out by them (`_skip`), the tasks drop the rows it rules out and
+        merge only those keys (`row_matching`)."""
         props = self.meta_client.properties
         rule = KeyRule.of(props.record_key_fields, props.key_generator_class,
                           self.spec.full_schema)  # fmt: skip
-        return rule.with_keys(from_spark([*self.partition_filters, *self.skipping_filters]))
+        return rule.with_keys(from_spark(filters))
 
     def _skip(self, plan: ReadPlan) -> None:
         """Drop the plan's slices no row of which can match the pushed filters
         (`hoodie.read.data_skipping`), logging what was skipped."""
-        props = self.meta_client.properties
         table_schema = self.spec.full_schema
-        rule = KeyRule.of(props.record_key_fields, props.key_generator_class, table_schema)
-        predicate = rule.with_keys(from_spark(self.skipping_filters))
+        predicate = self._with_keys(self.skipping_filters)
         metadata = plan.metadata
         if metadata is None and self.planned is not None and self.options.metadata_enable:
             # a plan given as text names its files only: their statistics are the same in

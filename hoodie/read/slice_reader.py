@@ -15,7 +15,7 @@ import bisect
 import posixpath
 from collections.abc import Container, Iterator
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -67,6 +67,12 @@ class SliceReadSpec:
     def full_schema(self) -> pa.Schema:
         return self.merge_schema if self.merge_schema is not None else self.schema
 
+    @cached_property
+    def required_keys(self) -> frozenset[str] | None:
+        """The record keys every row `row_filter` keeps has one of, if it names them
+        (`row_matching.required_keys`): only those keys' rows are read and merged."""
+        return None if self.row_filter is None else required_keys(self.row_filter)
+
 
 def conform(table: pa.Table | pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     """Columns of `schema` in order and type; columns the data lacks read as null."""
@@ -100,7 +106,7 @@ def _read_base(spec: SliceReadSpec, relative: str) -> Iterator[pa.RecordBatch]:
     if spec.commit_time_range is not None:
         wanted.add(COMMIT_TIME)  # `_emit` filters on it
     columns = [name for name in parquet.schema_arrow.names if name in wanted]
-    keys = required_keys(spec.row_filter) if spec.row_filter is not None else None
+    keys = spec.required_keys
     groups = None if keys is None else row_groups_with_keys(parquet.metadata, sorted(keys))
     if groups == []:
         return
@@ -146,7 +152,7 @@ def merged_slice(spec: SliceReadSpec, split: FileSplit) -> tuple[pa.Table, int]:
     deletes: list[pa.Table] = []
     sequence = 0
     # A read that names the record keys its rows have merges only theirs (`row_matching`).
-    keys = required_keys(spec.row_filter) if spec.row_filter is not None else None
+    keys = spec.required_keys
     wanted = None if keys is None else pa.array(sorted(keys), pa.string())
 
     def keyed(table: pa.Table, instant: str) -> pa.Table | None:
