@@ -35,10 +35,11 @@ per block (1M keys: about a second of CPU).
 from __future__ import annotations
 
 import base64
+import binascii
 import functools
 import math
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import cast
 
@@ -245,6 +246,18 @@ def _footer_of_positions(positions: np.ndarray, spec: BloomFilterSpec) -> dict[b
     directly (in `_assembled`'s layout), and only the 3-byte groups that are not all zero
     encoded, over the encoding of zeros (`_base64`)."""
     rows, made, last = _rows_for(len(positions), spec)
+    raw, starts, laid = _laid_out(spec, made, last)
+    where = _set_bits(raw, starts[rows], positions)
+    touched = np.concatenate([laid, where])
+    return _footer(spec, _base64(raw, touched))
+
+
+def _laid_out(
+    spec: BloomFilterSpec, made: int, last: int, earlier: bytes = b""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A serialized filter of `made` vectors, `last` keys in the last, in `_assembled`'s
+    layout: its bytes (those of `earlier`, the same layout with as many vectors or fewer, then
+    zero bits), each vector's first byte, and the offsets of the headers written."""
     head, vector = _HEADER.size, (spec.vector_size + 7) // 8
     header = np.frombuffer(_header(spec), dtype=np.uint8)
     if spec.filter_type == SIMPLE:
@@ -254,17 +267,76 @@ def _footer_of_positions(positions: np.ndarray, spec: BloomFilterSpec) -> dict[b
         prefix = np.concatenate([header, dynamic])
     starts = len(prefix) + head + np.arange(made) * (head + vector)  # each vector's first byte
     raw = np.zeros(len(prefix) + made * (head + vector), dtype=np.uint8)
+    raw[: len(earlier)] = np.frombuffer(earlier, dtype=np.uint8)
     raw[: len(prefix)] = prefix
     for start in starts.tolist():
         raw[start - head : start] = header
-    where = (starts[rows][:, None] + (positions >> 3)).reshape(-1)
-    np.bitwise_or.at(raw, where, np.left_shift(1, positions & 7).astype(np.uint8).reshape(-1))
     headers = (starts[:, None] - np.arange(1, head + 1)).reshape(-1)
-    touched = np.concatenate([np.arange(len(prefix)), headers, where])
-    footer = {BLOOM_FILTER_FOOTER: _base64(raw, touched)}
+    return raw, starts, np.concatenate([np.arange(len(prefix)), headers])
+
+
+def _set_bits(raw: np.ndarray, vector_starts: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Set each key's bits (`positions`, a row per key) in the vector starting at its
+    `vector_starts` byte; the offsets of the bytes touched."""
+    where = (vector_starts[:, None] + (positions >> 3)).reshape(-1)
+    np.bitwise_or.at(raw, where, np.left_shift(1, positions & 7).astype(np.uint8).reshape(-1))
+    return where
+
+
+def _footer(spec: BloomFilterSpec, encoded: bytes) -> dict[bytes, bytes]:
+    footer = {BLOOM_FILTER_FOOTER: encoded}
     if spec.filter_type == DYNAMIC_V0:
         footer[BLOOM_TYPE_FOOTER] = DYNAMIC_V0.encode()
     return footer
+
+
+def grown_filter_footer(
+    earlier: Mapping[bytes, bytes] | None,
+    stored: int,
+    added: pa.Array | pa.ChunkedArray,
+    spec: BloomFilterSpec,
+) -> dict[bytes, bytes] | None:
+    """`bloom_filter_footer` of a base file's keys when they are the `stored` keys of an
+    earlier version of the file, in that file's order, then the keys `added`, given the
+    earlier file's footer: its filter with the added keys' bits set, which is the filter made
+    anew (a key's vector depends only on its place in the order, and its bits on the key).
+    Hashing the added keys alone is what makes rewriting a file of 300,000 keys for a few
+    thousand updates and inserts cheap: making its filter anew hashes every key 30 times.
+
+    None when `earlier` holds no filter that `spec` would make of `stored` keys (none, another
+    kind, size or hash count, a count of keys that is not `stored`, bytes that do not decode):
+    the caller makes it anew. The earlier filter is trusted as the BLOOM index trusts it."""
+    encoded = (earlier or {}).get(BLOOM_FILTER_FOOTER)
+    dynamic = (earlier or {}).get(BLOOM_TYPE_FOOTER) == DYNAMIC_V0.encode()
+    if encoded is None or dynamic != (spec.filter_type == DYNAMIC_V0):
+        return None
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+    except binascii.Error:
+        return None
+    header, vector = _header(spec), (spec.vector_size + 7) // 8
+    made, prefix = 1, 0
+    if dynamic:
+        prefix = len(header) + _DYNAMIC.size
+        if len(raw) < prefix or raw[: len(header)] != header:
+            return None
+        per_row, last, made = _DYNAMIC.unpack_from(raw, len(header))
+        if per_row != spec.num_entries or not 1 <= made <= spec._row_cap:
+            return None
+        if (made - 1) * per_row + last != stored:
+            return None
+    step = len(header) + vector
+    if len(raw) != prefix + made * step or any(
+        raw[prefix + row * step : prefix + row * step + len(header)] != header
+        for row in range(made)
+    ):
+        return None
+    rows, made, last = _rows_for(stored + len(added), spec)
+    grown, starts, _ = _laid_out(spec, made, last, raw)
+    if len(added):
+        positions = murmur_positions(_binary(added), spec.hash_count, spec.vector_size)
+        _set_bits(grown, starts[rows[stored:]], positions)
+    return _footer(spec, base64.b64encode(grown.tobytes()))
 
 
 def _packed(bits: np.ndarray) -> bytes:
@@ -280,10 +352,7 @@ def bloom_filter_footer(
     if _few(len(keys), spec):
         return _footer_of_positions(murmur_positions(keys, spec.hash_count, spec.vector_size),
                                     spec)  # fmt: skip
-    footer = {BLOOM_FILTER_FOOTER: base64.b64encode(serialized_filter(keys, spec))}
-    if spec.filter_type == DYNAMIC_V0:
-        footer[BLOOM_TYPE_FOOTER] = DYNAMIC_V0.encode()
-    return footer
+    return _footer(spec, base64.b64encode(serialized_filter(keys, spec)))
 
 
 def _few(keys: int, spec: BloomFilterSpec) -> bool:

@@ -14,6 +14,7 @@ import posixpath
 from dataclasses import dataclass, fields
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -22,6 +23,7 @@ from ..bloom_filter import (
     BLOOM_TYPE_FOOTER,
     BloomFilterSpec,
     bloom_filter_footer,
+    grown_filter_footer,
     java_min_max,
 )
 from ..column_stats import FileIndexing
@@ -95,6 +97,29 @@ def task_partition() -> int:
 
     context = TaskContext.get()
     return context.partitionId() if context is not None else 0
+
+
+def replaced_in_place(stored: pa.Table, fresh: pa.Table, replaced: pa.Array) -> pa.Table:
+    """A file group's new version: its `stored` rows in their order, each `replaced` one
+    (updated or deleted by the batch) by its `fresh` version or by nothing, then the fresh
+    rows of new keys.
+
+    Keeping the stored order is what lets the new file's bloom filter grow from the old one's
+    (a key's vector in Apache Hudi's dynamic filter is chosen by its place in the order), and
+    it keeps a file written sorted by key sorted but for its new keys, for row group pruning.
+    """
+    if not pc.any(replaced).as_py():
+        return pa.concat_tables([stored, fresh])
+    count = stored.num_rows
+    found = pc.index_in(stored.column(RECORD_KEY), value_set=fresh.column(RECORD_KEY))
+    version = pc.fill_null(found, -1).to_numpy(zero_copy_only=False)
+    updated = version >= 0
+    order = np.where(updated, count + version, np.arange(count))
+    order = order[~replaced.to_numpy(zero_copy_only=False) | updated]
+    new_key = np.ones(fresh.num_rows, dtype=bool)
+    new_key[version[updated]] = False
+    order = np.concatenate([order, count + np.flatnonzero(new_key)])
+    return pa.concat_tables([stored, fresh]).take(order)
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -272,11 +297,11 @@ class CopyOnWriteHandle:
         hold) is not created: None.
         """
         incoming = self.combine(incoming)
-        stored = self._read_previous(target)
+        stored, footer = self._read_previous(target)
         output, stat, (located, removed, updated) = self._merge(target, incoming, stored)
         if stored is None and output.num_rows == 0:
             return None
-        self._write(target, output, stat)
+        self._write(target, output, stat, self._grown_filter(stored, footer, output, stat))
         if self.cdc is not None and stored is not None:
             # A new file group logs nothing: Apache Hudi's CDC query reads its inserts from
             # the base file (BASE_FILE_INSERT).
@@ -296,10 +321,14 @@ class CopyOnWriteHandle:
         )
 
     # -- steps ---------------------------------------------------------------------------------
-    def _read_previous(self, target: FileGroupTarget) -> pa.Table | None:
+    def _read_previous(
+        self, target: FileGroupTarget
+    ) -> tuple[pa.Table | None, dict[bytes, bytes] | None]:
+        """The previous base file's rows and its footer's key-value entries (its filter)."""
         if target.previous_base_file is None:
-            return None
-        return self.storage.read_parquet(target.previous_base_file)
+            return None, None
+        parquet = self.storage.parquet_file(target.previous_base_file)
+        return parquet.read(), parquet.metadata.metadata
 
     def _merge(
         self, target: FileGroupTarget, incoming: pa.Table, stored: pa.Table | None
@@ -320,7 +349,6 @@ class CopyOnWriteHandle:
         )
         if stored is None or stored.num_rows == 0:
             exists = constant_column(False, incoming.num_rows, pa.bool_())
-            kept = None
         else:
             # The lookups hash the batch's keys, not the file's: a batch is usually a small
             # part of the file group it updates (hashing 364K stored keys to look up 36K
@@ -342,7 +370,6 @@ class CopyOnWriteHandle:
                 )
                 replaced = incoming.column(RECORD_KEY).combine_chunks()
                 hit = pc.is_in(stored_keys, value_set=replaced)
-            kept = stored.filter(pc.invert(hit))
             stat.prev_commit = target.previous_instant or "null"
             if self.kept_columns:
                 incoming = with_stored_columns(
@@ -364,17 +391,15 @@ class CopyOnWriteHandle:
         fresh = stamp_records(
             new_rows, data_schema(self.data_schema), self.instant, target.partition_path, file_name
         )
-        full_schema = fresh.schema
-        parts = [fresh]
-        if kept is not None and kept.num_rows:
-            old = conform(kept, full_schema)
+        output = fresh
+        if stored is not None and stored.num_rows:
+            old = conform(stored, fresh.schema)
             old = old.set_column(
                 META_COLUMNS.index(FILE_NAME),
                 pa.field(FILE_NAME, pa.string()),
                 constant_column(file_name, old.num_rows),
             )
-            parts.insert(0, old)
-        output = pa.concat_tables(parts)
+            output = replaced_in_place(old, fresh, hit)
         stat.num_writes = output.num_rows
         return output, stat, changes
 
@@ -423,14 +448,36 @@ class CopyOnWriteHandle:
             return constant_column(True, incoming.num_rows, pa.bool_())
         return pc.invert(pc.is_in(incoming.column(RECORD_KEY), value_set=losers.combine_chunks()))
 
-    def _write(self, target: FileGroupTarget, output: pa.Table, stat: WriteStat) -> None:
+    def _grown_filter(
+        self,
+        stored: pa.Table | None,
+        footer: dict[bytes, bytes] | None,
+        output: pa.Table,
+        stat: WriteStat,
+    ) -> dict[bytes, bytes] | None:
+        """The new version's bloom filter grown from the previous one's (`grown_filter_footer`,
+        `footer` its file's): when no stored record was deleted, the output is the stored keys
+        in their order and the inserted ones after them (`replaced_in_place`). None: make it
+        anew."""
+        if stored is None or not stored.num_rows or stat.num_deletes:
+            return None
+        appended = output.column(RECORD_KEY).slice(stored.num_rows)
+        return grown_filter_footer(footer, stored.num_rows, appended, self.bloom_filter)
+
+    def _write(
+        self,
+        target: FileGroupTarget,
+        output: pa.Table,
+        stat: WriteStat,
+        bloom: dict[bytes, bytes] | None = None,
+    ) -> None:
         io_type = IOType.MERGE if target.previous_base_file else IOType.CREATE
         path = stat.path
         assert path is not None  # `_merge` names the new base file
         self.markers.create(path, io_type)
         crash_point("task.base_file.marked")
         size = write_base_file(self.storage, path, output, self.compression, self.bloom_filter,
-                               self.indexing, stat)  # fmt: skip
+                               self.indexing, stat, bloom)  # fmt: skip
         crash_point("task.base_file.written")
         stat.total_write_bytes = size
         stat.file_size_in_bytes = size

@@ -10,6 +10,7 @@ import pytest
 from _spark_helpers import id_dt_ts_config, snapshot
 
 from hoodie import HoodieTable
+from hoodie.bloom_filter import BLOOM_TYPE_FOOTER, bloom_filter_footer
 from hoodie.exceptions import RecordKeyExistsError
 from hoodie.index import simple
 from hoodie.index.bloom import locate_by_bloom
@@ -245,3 +246,52 @@ def test_a_global_lookup_finds_keys_in_every_partition(spark, tmp_path):
 
     assert located(True) == {("a1", A, file_of[A]), ("a2", A, file_of[A]), ("b1", B, file_of[B])}
     assert located(False) == {("b1", B, file_of[B])}
+
+
+@pytest.mark.parametrize("kind", ["DYNAMIC_V0", "SIMPLE"])
+def test_a_rewritten_files_filter_grows_from_the_previous_ones(spark, tmp_path, kind):
+    """A copy-on-write upsert keeps a file's stored rows in their order, updated in place, and
+    adds its new keys after them, so the new file's filter is the old one's with the new keys'
+    bits set (`grown_filter_footer`) rather than every key hashed again; after every write,
+    growing past a vector, past the dynamic filter's bound, and a delete (made anew), each
+    base file's filter is the one made of its keys in its order."""
+    path = str(tmp_path / "t")
+    cfg = id_dt_ts_config("grown", "COPY_ON_WRITE", {
+        "hoodie.index.bloom.num_entries": "50",
+        "hoodie.bloom.index.filter.dynamic.max.entries": "120",
+        "hoodie.bloom.index.filter.type": kind,
+    })  # fmt: skip
+    spec = cfg.bloom_filter
+    table = HoodieTable.for_write(path, cfg)
+    storage = load_file_io(path)
+
+    def files() -> dict[str, list[str]]:
+        """Each latest base file's keys in its order, checking its filter on the way."""
+        out = {}
+        for f in table.file_system_view().latest_base_files():
+            parquet = storage.parquet_file(f.relative_path)
+            keys = parquet.read(columns=["_hoodie_record_key"]).column(0)
+            footer = parquet.metadata.metadata
+            made = bloom_filter_footer(keys, spec)
+            assert {k: footer.get(k) for k in made} == made, f.relative_path
+            assert (BLOOM_TYPE_FOOTER in footer) == (kind == "DYNAMIC_V0")
+            out[f.file_id] = keys.to_pylist()
+        return out
+
+    table.upsert(spark.createDataFrame(_rows([f"{i:03}" for i in range(100)], A, 1), SCHEMA), cfg)
+    (first,) = files().values()
+    batches = [
+        [*range(0, 60, 2), *range(100, 170)],  # 30 updates, 70 new keys: 170 > the bound
+        [*range(1, 20, 2), *range(170, 175)],  # 10 updates, 5 new keys
+    ]
+    for n, batch in enumerate(batches, start=2):
+        keys = [f"{i:03}" for i in batch]
+        table.upsert(spark.createDataFrame(_rows(keys, A, n, name=f"v{n}"), SCHEMA), cfg)
+        (now,) = files().values()
+        assert now[: len(first)] == first  # stored keys in place, new ones after them
+        assert sorted(now[len(first) :]) == sorted(set(keys) - set(first))
+        first = now
+    assert snapshot(table, spark)["011"]["name"] == "v3011"
+    table.delete(spark.createDataFrame([("005", A), ("120", A)], "id string, dt string"), cfg)
+    (now,) = files().values()
+    assert now == [k for k in first if k not in ("005", "120")]

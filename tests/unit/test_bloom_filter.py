@@ -28,6 +28,7 @@ from hoodie.bloom_filter import (
     _footer_of_positions,
     bloom_filter_footer,
     bloom_filter_footers,
+    grown_filter_footer,
     java_min_max,
     might_contain,
     murmur_positions,
@@ -219,3 +220,45 @@ def test_the_bit_by_bit_layout_holds_for_a_dynamic_filter_of_several_vectors(cou
     positions = murmur_positions(keys, spec.hash_count, spec.vector_size)
     footer = _footer_of_positions(positions, spec)
     assert base64.b64decode(footer[BLOOM_FILTER_FOOTER]) == serialized_filter(keys, spec)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        BloomFilterSpec(),
+        BloomFilterSpec(filter_type=SIMPLE, num_entries=200),
+        BloomFilterSpec(num_entries=50, fpp=0.01, dynamic_max_entries=120),
+    ],
+    ids=["default", "simple", "dynamic-bounded"],
+)
+@pytest.mark.parametrize("stored, added", [(0, 5), (10, 0), (30, 40), (49, 1), (50, 1),
+                                           (100, 70), (150, 3), (2000, 300)])  # fmt: skip
+def test_a_filter_grown_by_added_keys_is_the_filter_made_anew(spec, stored, added):
+    """`grown_filter_footer` (a copy-on-write rewrite of a file: its stored keys in order,
+    then new ones) sets only the added keys' bits: the footer is the one made of all the keys,
+    across new vectors and past the dynamic filter's bound."""
+    keys = pa.array([f"k{(i * 7919) % 100_003}" for i in range(stored + added)])
+    earlier = bloom_filter_footer(keys[:stored], spec)
+    assert grown_filter_footer(earlier, stored, keys[stored:], spec) == bloom_filter_footer(
+        keys, spec
+    )
+
+
+def test_a_filter_that_is_not_the_one_we_would_make_is_made_anew():
+    """None (the caller hashes every key) for a footer whose filter is not `spec`'s of the
+    stored keys: absent, another kind or size, another count of keys, damaged bytes."""
+    spec = BloomFilterSpec(num_entries=50, fpp=0.01, dynamic_max_entries=120)
+    keys = pa.array([f"k{i}" for i in range(60)])
+    earlier = bloom_filter_footer(keys, spec)
+    more = pa.array(["x"])
+    assert grown_filter_footer(earlier, 60, more, spec) is not None
+    assert grown_filter_footer(None, 60, more, spec) is None
+    assert grown_filter_footer({}, 60, more, spec) is None
+    assert grown_filter_footer(earlier, 59, more, spec) is None  # a key was removed
+    assert grown_filter_footer(earlier, 60, more, BloomFilterSpec(num_entries=60)) is None
+    simple = BloomFilterSpec(num_entries=50, fpp=0.01, filter_type=SIMPLE)
+    assert grown_filter_footer(earlier, 60, more, simple) is None
+    assert grown_filter_footer(bloom_filter_footer(keys, simple), 60, more, spec) is None
+    for damaged in (b"!!!!", earlier[BLOOM_FILTER_FOOTER][:-8], b""):
+        damaged_footer = {**earlier, BLOOM_FILTER_FOOTER: damaged}
+        assert grown_filter_footer(damaged_footer, 60, more, spec) is None
