@@ -248,7 +248,7 @@ def test_a_global_lookup_finds_keys_in_every_partition(spark, tmp_path):
     assert located(False) == {("b1", B, file_of[B])}
 
 
-@pytest.mark.parametrize("kind", ["DYNAMIC_V0", "SIMPLE"])
+@pytest.mark.parametrize("kind", ["DYNAMIC_V0", pytest.param("SIMPLE", marks=pytest.mark.full)])
 def test_a_rewritten_files_filter_grows_from_the_previous_ones(spark, tmp_path, kind):
     """A copy-on-write upsert keeps a file's stored rows in their order, updated in place, and
     adds its new keys after them, so the new file's filter is the old one's with the new keys'
