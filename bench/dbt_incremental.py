@@ -35,6 +35,12 @@ slow minute of the machine does not fall on one kind only). The models (key `id`
   is not in the batch (`not exists`); on the first run, just the batch. Columns are listed
   explicitly: the table created by dbt-spark's `create table ... partitioned by` has the
   partition column last, and UNION ALL matches by position.
+- `dbt_table` (leave out with `--no-table`): dbt's `table` materialization, `file_format=
+  'parquet'`, `partition_by=['event_date']`, rebuilding the whole table every run from a source
+  that holds the table's current rows (`state_<batch>`: the expected table after that run,
+  written by the generator's side like the batches): what a model without incremental logic
+  costs, with no merge at all. Issue 44's targets compare the models' times with it: a lake
+  model's first run within 1.2x, an incremental run within 1x.
 - `spark_parquet_append` (only with `--append`; a labelled reference, NOT an upsert: its table
   ends with every version of every updated row, so it is left out of the verification):
   `incremental_strategy='append'`, `select *` from the batch. It shows what dbt-spark pays
@@ -112,6 +118,7 @@ DEFAULT_OUT = HERE / "results" / "dbt_incremental.json"
 SCHEMA = "bench"
 SPARK = "spark_parquet_incremental"
 APPEND = "spark_parquet_append"
+TABLE = "dbt_table"
 LAKE_KINDS = ("cow_upsert", "mor_upsert")
 PROFILES = """\
 bench:
@@ -158,6 +165,13 @@ where t.event_date in (select event_date from batch)
   and not exists (select 1 from batch as b where b.id = t.id and b.event_date = t.event_date)
 {{% endif %}}
 """
+TABLE_MODEL = """\
+{{{{ config(materialized='table', file_format='parquet', partition_by=['event_date']) }}}}
+{{#- no incremental logic: each run rebuilds the table from a source holding the current rows
+    (the run's state_<batch> folder) -#}}
+select {columns} from {state}
+"""
+STATE = "parquet.`{{ var('data_dir') }}/state_{{ var('batch') }}`"
 APPEND_MODEL = """\
 {{{{ config(materialized='incremental', file_format='parquet', incremental_strategy='append',
           partition_by=['event_date']) }}}}
@@ -173,6 +187,8 @@ def model_sql(kind: str) -> str:
         return SPARK_MODEL.format(columns=COLUMNS, t_columns=t_columns, batch=BATCH)
     if kind == APPEND:
         return APPEND_MODEL.format(batch=BATCH)
+    if kind == TABLE:
+        return TABLE_MODEL.format(columns=COLUMNS, state=STATE)
     raise ValueError(kind)
 
 
@@ -239,16 +255,20 @@ def dbt_run(root: Path, batch: str) -> dict:
 
 
 # -- the expected table and the tables' contents ------------------------------------------------
-def read_input(data_dir: Path, batch: str) -> pa.Table:
-    return ds.dataset(data_dir / batch, format="parquet").to_table(columns=wl.CHECK_COLUMNS)
+def read_input(data_dir: Path, batch: str, columns: list[str] | None = None) -> pa.Table:
+    return ds.dataset(data_dir / batch, format="parquet").to_table(
+        columns=wl.CHECK_COLUMNS if columns is None else columns
+    )
 
 
-def expected_table(data_dir: Path, batches: list[str]) -> pa.Table:
+def expected_table(
+    data_dir: Path, batches: list[str], columns: list[str] | None = None
+) -> pa.Table:
     """The load, then each upsert batch replacing the rows of its keys (`id` is unique over the
     table; an update keeps its row's `event_date`, so (id, event_date) is the same key)."""
-    table = read_input(data_dir, batches[0])
+    table = read_input(data_dir, batches[0], columns)
     for batch in batches[1:]:
-        rows = read_input(data_dir, batch)
+        rows = read_input(data_dir, batch, columns)
         keep = pc.invert(pc.is_in(table["id"], rows["id"]))
         table = pa.concat_tables([table.filter(keep), rows])
     return table
@@ -264,6 +284,14 @@ def read_table(kind: str, path: Path) -> pa.Table:
     # Spark's parquet table: event_date is only in the folder names (event_date=2024-01-01)
     dataset = ds.dataset(path, format="parquet", partitioning="hive")
     return dataset.to_table(columns=wl.CHECK_COLUMNS)
+
+
+def write_states(data_dir: Path, batch_order: list[str]) -> None:
+    """`state_<batch>`: the table's rows after each run, every column, as the `table` kind's
+    source (written like the batches, in files of ROWS_PER_INPUT_FILE rows)."""
+    for number, batch in enumerate(batch_order, start=1):
+        state = expected_table(data_dir, batch_order[:number], wl.SCHEMA.names)
+        wl._write(state.cast(wl.SCHEMA), data_dir / f"state_{batch}")
 
 
 # -- report ---------------------------------------------------------------------------------------
@@ -285,6 +313,8 @@ def markdown(report: dict) -> str:
     kinds = report["kinds"]
     head = ["run", "batch"] + [f"`{k}` s" for k in kinds]
     head += ["cow / spark", "mor / spark"]
+    if TABLE in kinds:
+        head += ["cow / table (model)", "mor / table (model)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 2)]
     for number, batch in enumerate(report["batch_order"], start=1):
         runs = {k: report["runs"][k][number - 1] for k in kinds}
@@ -296,6 +326,9 @@ def markdown(report: dict) -> str:
             f"{runs[k]['wall_seconds'] / spark:.2f} ({runs[k]['model_seconds'] / spark_model:.2f})"
             for k in LAKE_KINDS
         ]
+        if TABLE in kinds:
+            table_model = runs[TABLE]["model_seconds"]
+            cells += [f"{runs[k]['model_seconds'] / table_model:.2f}" for k in LAKE_KINDS]
         lines.append("| " + " | ".join(cells) + " |")
     totals = {k: sum(r["wall_seconds"] for r in report["runs"][k]) for k in kinds}
     model_totals = {k: sum(r["model_seconds"] for r in report["runs"][k]) for k in kinds}
@@ -304,11 +337,15 @@ def markdown(report: dict) -> str:
         f"{totals[k] / totals[SPARK]:.2f} ({model_totals[k] / model_totals[SPARK]:.2f})"
         for k in LAKE_KINDS
     ]
+    if TABLE in kinds:
+        cells += [f"{model_totals[k] / model_totals[TABLE]:.2f}" for k in LAKE_KINDS]
     lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(
         "Wall seconds of each `dbt run` subprocess (in parentheses: dbt's `execution_time` of "
-        "the model); ratios of wall seconds (in parentheses: of the models' times)."
+        "the model); ratios of wall seconds (in parentheses: of the models' times); to "
+        f"`{TABLE}` (dbt's `table` materialization rebuilding the table from a source of its "
+        "current rows), of the models' times."
     )
     return "\n".join(lines)
 
@@ -326,6 +363,10 @@ def main(argv=None) -> int:
         "--append", action="store_true", help="also run dbt-spark's append strategy (reference)"
     )
     parser.add_argument(
+        "--no-table", action="store_true",
+        help="leave out dbt's table materialization (rebuilding the table every run)",
+    )
+    parser.add_argument(
         "--no-update-1pct", action="store_true", help="leave out the last run, the 1%% update"
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the JSON report")
@@ -335,7 +376,8 @@ def main(argv=None) -> int:
 
     started = time.perf_counter()
     machine_before = metrics.machine()
-    kinds = [*LAKE_KINDS, SPARK] + ([APPEND] if args.append else [])
+    kinds = [*LAKE_KINDS, SPARK] + ([] if args.no_table else [TABLE])
+    kinds += [APPEND] if args.append else []
     owned = args.workdir is None
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="dbt-incremental-")).resolve()
     print(f"work folder: {workdir}", flush=True)
@@ -353,6 +395,8 @@ def main(argv=None) -> int:
         if "update_1pct" in names and not args.no_update_1pct:
             batch_order.append("update_1pct")
         expected = wl.checksum(expected_table(data_dir, batch_order))
+        if TABLE in kinds:
+            write_states(data_dir, batch_order)
         print(
             f"  {workload.generate_seconds:.1f} s; expected final table: "
             f"{expected['rows']:,} rows, checksum {expected['checksum']}",
@@ -423,6 +467,11 @@ def main(argv=None) -> int:
                    for a, b in zip(runs[kind], runs[SPARK])]
             for kind in kinds if kind != SPARK
         },
+        "ratios_model_to_table": {
+            kind: [round(a["model_seconds"] / b["model_seconds"], 3)
+                   for a, b in zip(runs[kind], runs[TABLE])]
+            for kind in LAKE_KINDS
+        } if TABLE in kinds else None,
         "expected": expected,
         "tables": checks,
         "verified": not problems,

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-KINDS = ["cow_upsert", "mor_upsert", "spark_parquet_incremental"]
+KINDS = ["cow_upsert", "mor_upsert", "spark_parquet_incremental", "dbt_table"]
 
 
 @pytest.mark.slow
@@ -50,5 +50,7 @@ def test_dbt_incremental_smoke(tmp_path):
         for record in runs:
             assert record["wall_seconds"] > record["model_seconds"] > 0, (kind, record)
             assert record["table"]["data_files"] > 0, (kind, record)
-    assert set(report["ratios_wall_to_spark_incremental"]) == {"cow_upsert", "mor_upsert"}
+    assert set(report["ratios_wall_to_spark_incremental"]) == {"cow_upsert", "mor_upsert",
+                                                              "dbt_table"}
+    assert set(report["ratios_model_to_table"]) == {"cow_upsert", "mor_upsert"}
     assert "| all |" in run.stdout
