@@ -115,7 +115,13 @@ def replaced_in_place(stored: pa.Table, fresh: pa.Table, replaced: pa.Array) -> 
     version = pc.fill_null(found, -1).to_numpy(zero_copy_only=False)
     updated = version >= 0
     order = np.where(updated, count + version, np.arange(count))
-    order = order[~replaced.to_numpy(zero_copy_only=False) | updated]
+    keep = ~replaced.to_numpy(zero_copy_only=False) | updated
+    # A key stored twice (a table written with Apache Hudi's insert dup policy `none`) gets
+    # its new version once, in its first place.
+    at = np.flatnonzero(updated)
+    _, first = np.unique(version[at], return_index=True)
+    keep[np.delete(at, first)] = False
+    order = order[keep]
     new_key = np.ones(fresh.num_rows, dtype=bool)
     new_key[version[updated]] = False
     order = np.concatenate([order, count + np.flatnonzero(new_key)])
@@ -461,6 +467,8 @@ class CopyOnWriteHandle:
         anew."""
         if stored is None or not stored.num_rows or stat.num_deletes:
             return None
+        if output.num_rows != stored.num_rows + stat.num_inserts:
+            return None  # a key stored twice was written once
         appended = output.column(RECORD_KEY).slice(stored.num_rows)
         return grown_filter_footer(footer, stored.num_rows, appended, self.bloom_filter)
 
