@@ -316,3 +316,47 @@ def test_the_start_up_says_what_it_does_and_how_long(monkeypatch):
     assert [level for level, _ in lines] == ["debug", "info", "debug"]
     assert lines[1][1].startswith("Hoodie adapter: starting Spark (local[2])... 0.")
     assert lines[1][1].endswith(" s")
+
+
+def test_the_session_starts_beside_dbts_parse_for_commands_that_connect(monkeypatch):
+    """`start_session_early` (the adapter's __init__, before dbt parses the project) starts the
+    session in a thread for a command that opens a connection, none for one that does not; a
+    failed start there is only a debug line (the connection's open starts it again)."""
+    started = []
+
+    def session(creds):
+        started.append(creds)
+        if creds == "broken":
+            raise RuntimeError("no Java")
+        return "session"
+
+    monkeypatch.setattr(environment, "spark_session", session)
+    for command in ("run", "build", "seed", "debug"):
+        monkeypatch.setattr(environment, "_dbt_command", lambda command=command: command)
+        thread = environment.start_session_early(f"creds-{command}")
+        assert thread is not None
+        thread.join(timeout=10)
+    assert started == ["creds-run", "creds-build", "creds-seed", "creds-debug"]
+    for command in ("parse", "compile", "list", None):
+        monkeypatch.setattr(environment, "_dbt_command", lambda command=command: command)
+        assert environment.start_session_early("creds") is None
+    monkeypatch.setattr(environment, "_dbt_command", lambda: "run")
+    thread = environment.start_session_early("broken")
+    assert thread is not None
+    thread.join(timeout=10)
+    assert not thread.is_alive() and started[-1] == "broken"
+
+
+def test_a_start_up_step_beside_the_others_hands_back_its_outcome(monkeypatch):
+    """`_beside` (the data source's registration while the metastore opens): the step runs in
+    a thread of its own and its error reaches the thread that waits for it."""
+    monkeypatch.setattr(adapter_progress, "_live", None)
+    ran = []
+    assert environment._beside("session", "a step", ran.append).result(timeout=10) is None
+    assert ran == ["session"]
+
+    def broken(session):
+        raise RuntimeError("no Python for the lookup")
+
+    with pytest.raises(RuntimeError, match="no Python"):
+        environment._beside("session", "a step", broken).result(timeout=10)

@@ -34,6 +34,7 @@ from .catalog import (
 )
 from .config_keys import CATALOG_PLACE, LAKE_FORMATS, lake_materialization
 from .connections import HoodieConnectionManager
+from .environment import start_session_early
 from .errors import (
     BY_NAME,
     ModelConfigError,
@@ -168,6 +169,8 @@ class HoodieAdapter(SparkAdapter):
         self._told: set[tuple[str, str]] = set()
         # `_get_one_catalog`'s lake table facts, by (schema, identifier), read beforehand
         self._facts: dict[tuple[str, str], dict[str, Any]] = {}
+        # The session starts while dbt parses the project (made before the parse).
+        start_session_early(self.config.credentials)
 
     @classmethod
     def type(cls) -> str:

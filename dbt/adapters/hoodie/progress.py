@@ -47,6 +47,7 @@ _OFF = {"0", "false", "no", "off"}
 _DBT_CONSOLE_LOGGER = "stdout_log"  # the Python logger of dbt's console lines
 _STARTUP = 0  # the live line's row of the session's start-up (models: their thread's id)
 WARMING = 1  # the row of the Python workers' start, beside the rest of the start-up
+REGISTERING = 2  # the row of the data source's registration, beside the metastore's opening
 
 
 @dataclass(frozen=True)
