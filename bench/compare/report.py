@@ -74,8 +74,8 @@ def markdown(results: dict, plot_name: str | None = None) -> str:
         "",
         f"Workload: {workload['rows']:,} rows x {workload['columns']} columns over "
         f"{workload['partitions']} date partitions, {workload['batches']} upsert batches of "
-        f"~{workload['rows'] // 10:,} rows (half updates, Zipf s={workload['zipf_s']} toward "
-        f"recent dates; half inserts into recent dates), then {workload['rows'] // 100:,} "
+        f"~{workload['rows'] // 10:,} rows ({_batch_shape(workload)}), then "
+        f"{workload['rows'] // 100:,} "
         f"deletes. Seed {workload['seed']}. Expected final table: {workload['expected_rows']:,} "
         f"rows, checksum `{workload['expected_checksum']}`. Each step may take at most "
         f"{results['time_cap_seconds']:.0f} s."
@@ -921,3 +921,11 @@ def plot_sizes(summary: dict, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _batch_shape(workload: dict) -> str:
+    """How the upsert batches spread over the partitions (`workload.generate`'s `spread`)."""
+    if workload.get("spread", "zipf") == "even":
+        return "half updates, half inserts, both spread evenly over every partition"
+    return (f"half updates, Zipf s={workload['zipf_s']} toward recent dates; half inserts "
+            "into recent dates")

@@ -26,7 +26,7 @@ import psutil
 
 from . import metrics, report, worker
 from .systems import SYSTEMS
-from .workload import PARTITIONS, Workload, generate
+from .workload import PARTITIONS, SPREADS, Workload, generate
 
 BENCH_DIR = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = BENCH_DIR / "results"
@@ -58,6 +58,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--batches", type=int, default=5, help="upsert batches of rows/10 each")
     parser.add_argument(
         "--partitions", type=int, default=PARTITIONS, help="date partitions (default 30)"
+    )
+    parser.add_argument(
+        "--spread",
+        choices=SPREADS,
+        default="zipf",
+        help="the upsert batches over the partitions: zipf (toward recent days, the default) "
+        "or even (every partition alike, copy-on-write's worst case)",
     )
     parser.add_argument(
         "--systems",
@@ -354,7 +361,8 @@ def run(args) -> tuple[dict, list[str]]:
         for name in [*args.systems, "data"]:  # a previous run's tables: start from nothing
             shutil.rmtree(workdir / name, ignore_errors=True)
         print(f"generating {args.rows:,} rows + {args.batches} batches ...", flush=True)
-        workload = generate(args.rows, args.batches, args.seed, workdir / "data", args.partitions)
+        workload = generate(args.rows, args.batches, args.seed, workdir / "data", args.partitions,
+                            args.spread)  # fmt: skip
         print(
             f"  {workload.generate_seconds:.1f}s; expected final table: "
             f"{workload.expected_rows:,} rows, checksum {workload.expected_checksum}; "

@@ -43,6 +43,7 @@ import pyarrow.parquet as pq
 PARTITIONS = 30  # the default; `generate(partitions=...)` (the smoke test uses fewer)
 BASE_DATE = dt.date(2024, 1, 1)
 ZIPF_S = 1.2  # skew of updates and inserts toward recent partitions
+SPREADS = ("zipf", "even")  # `generate(spread=...)`: the FACT skew, or every partition alike
 RECENT_INSERT_PARTITIONS = 3
 BASE_TS = 1_700_000_000_000  # `ts` (the precombine field) of step s is BASE_TS + s * STEP_TS + i
 STEP_TS = 10_000_000_000
@@ -131,11 +132,13 @@ class Workload:
     filter_column: str = FILTER_COLUMN
     filter_above: float = FILTER_ABOVE
     expected_filter: dict = field(default_factory=dict)  # `checksum` of the filter's rows
+    spread: str = "zipf"  # how the upsert batches spread over partitions (SPREADS)
 
     def to_dict(self) -> dict:
         out = dict(self.__dict__)
         out["steps"] = [s.to_dict() for s in self.steps]
         out["zipf_s"] = ZIPF_S
+        out["spread"] = self.spread
         out["columns"] = len(SCHEMA)
         return out
 
@@ -242,14 +245,24 @@ def _write(table: pa.Table, folder: Path) -> list[str]:
 
 
 def generate(
-    rows: int, batches: int, seed: int, data_dir: Path, partitions: int = PARTITIONS
+    rows: int,
+    batches: int,
+    seed: int,
+    data_dir: Path,
+    partitions: int = PARTITIONS,
+    spread: str = "zipf",
 ) -> Workload:
-    """Draw the whole run, write its input files under `data_dir` and compute the oracle."""
+    """Draw the whole run, write its input files under `data_dir` and compute the oracle.
+    `spread` (SPREADS): "zipf", the FACT skew above; "even", every upsert batch's updates and
+    inserts drawn uniformly over every partition (a dimension table's changes, the worst case
+    for copy-on-write: every file gets as many as any other)."""
     import time
 
     started = time.perf_counter()
     if partitions < 1 or rows < 10 * partitions:
         raise ValueError(f"need at least one partition and 10 rows per partition ({rows=})")
+    if spread not in SPREADS:
+        raise ValueError(f"spread {spread!r}: one of {', '.join(SPREADS)}")
     rng = np.random.default_rng(seed)
     data_dir.mkdir(parents=True, exist_ok=True)
     steps: list[Step] = []
@@ -271,6 +284,10 @@ def generate(
     recent_count = min(RECENT_INSERT_PARTITIONS, partitions)
     insert_weights = zipf_weights(recent_count)
     recent = np.arange(partitions - recent_count, partitions)
+    if spread == "even":
+        update_weights = np.full(partitions, 1 / partitions)
+        recent = np.arange(partitions)
+        insert_weights = np.full(partitions, 1 / partitions)
     for number in range(1, batches + 1):
         wanted = rng.multinomial(batch_rows // 2, update_weights)
         upd_ids, upd_parts = [], []
@@ -364,6 +381,7 @@ def generate(
         point_key=point_key,
         expected_point=checksum(point_row),
         expected_filter=checksum(filtered),
+        spread=spread,
     )
     (data_dir / "workload.json").write_text(json.dumps(workload.to_dict(), indent=2) + "\n")
     return workload
