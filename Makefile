@@ -23,7 +23,7 @@ EDITABLE := --config-settings editable_mode=compat
 help:
 	@echo "dbt-hoodie: make <target>"
 	@echo "  demo          run sample_project/ on an embedded local Spark (creates .venv; TARGET=cluster: a local-cluster)"
-	@echo "  test          lint, docs, then every test of the default suite (~21 min on 2 cores)"
+	@echo "  test          lint, docs, then every test of the default suite (~20 min on 2 cores)"
 	@echo "  lint          ruff, mypy (the core) and the import contracts"
 	@echo "  docs          build the documentation site into site/ (strict); .venv/bin/mkdocs serve to browse it"
 	@echo "  test-writers  the full concurrent-writer matrix (~7 min)"
