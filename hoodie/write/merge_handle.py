@@ -111,20 +111,24 @@ def replaced_in_place(stored: pa.Table, fresh: pa.Table, replaced: pa.Array) -> 
     if not pc.any(replaced).as_py():
         return pa.concat_tables([stored, fresh])
     count = stored.num_rows
-    found = pc.index_in(stored.column(RECORD_KEY), value_set=fresh.column(RECORD_KEY))
+    gone = replaced.to_numpy(zero_copy_only=False)
+    # Only replaced rows can have a fresh version (the batch's keys that won): look those up,
+    # not every stored key again.
+    at = np.flatnonzero(gone)
+    found = pc.index_in(stored.column(RECORD_KEY).take(at), value_set=fresh.column(RECORD_KEY))
     version = pc.fill_null(found, -1).to_numpy(zero_copy_only=False)
     updated = version >= 0
-    order = np.where(updated, count + version, np.arange(count))
-    keep = ~replaced.to_numpy(zero_copy_only=False) | updated
     # A key stored twice (a table written with Apache Hudi's insert dup policy `none`) gets
     # its new version once, in its first place.
-    at = np.flatnonzero(updated)
-    _, first = np.unique(version[at], return_index=True)
-    keep[np.delete(at, first)] = False
-    order = order[keep]
+    _, first = np.unique(version[updated], return_index=True)
+    places, versions = at[updated][first], version[updated][first]
+    order = np.arange(count)
+    order[places] = count + versions
+    keep = ~gone
+    keep[places] = True
     new_key = np.ones(fresh.num_rows, dtype=bool)
-    new_key[version[updated]] = False
-    order = np.concatenate([order, count + np.flatnonzero(new_key)])
+    new_key[versions] = False
+    order = np.concatenate([order[keep], count + np.flatnonzero(new_key)])
     return pa.concat_tables([stored, fresh]).take(order)
 
 
