@@ -174,16 +174,24 @@ def start_session_early(creds: HoodieCredentials) -> threading.Thread | None:
     starts it again and reports why it fails."""
     if _dbt_command() not in _OPENS_CONNECTIONS:
         return None
+    return _head_start("hoodie-spark-start", lambda: spark_session(creds),
+                       "starting Spark beside dbt's parse failed (the connection starts it "
+                       "again)")  # fmt: skip
+
+
+def _head_start(name: str, work: Callable[[], object], failed: str) -> threading.Thread:
+    """`work` started now in a thread of its own (`name`), for what a later step would
+    otherwise wait for; that step does the work itself if this failed, and says why, so a
+    failure here is only a debug line (`failed`: what did not happen, then the error)."""
     from . import progress
 
-    def start() -> None:
+    def run() -> None:
         try:
-            spark_session(creds)
-        except Exception as error:  # noqa: BLE001 - the connection's open tells
-            progress.logger.debug(f"starting Spark beside dbt's parse failed (the connection "
-                                  f"starts it again): {type(error).__name__}: {error}")  # fmt: skip
+            work()
+        except Exception as error:  # noqa: BLE001 - the later step tells
+            progress.logger.debug(f"{failed}: {type(error).__name__}: {error}")
 
-    thread = threading.Thread(target=start, name="hoodie-spark-start", daemon=True)
+    thread = threading.Thread(target=run, name=name, daemon=True)
     thread.start()
     return thread
 
@@ -214,21 +222,16 @@ def _warm_workers(creds: HoodieCredentials, session: SparkSession) -> threading.
     if context is None:
         return None
     tasks = max(1, int(context.defaultParallelism))
+    what = f"starting {tasks} Python worker{'s' if tasks > 1 else ''} with the core"
 
     def warm() -> None:
         from hoodie.integration import warm_python_workers
 
-        what = f"starting {tasks} Python worker{'s' if tasks > 1 else ''} with the core"
-        try:
-            with progress.startup_step(what, progress.WARMING):
-                warm_python_workers(session, tasks)
-        except Exception as error:  # noqa: BLE001 - a head start only; the write tells
-            progress.logger.debug(f"{what} beforehand failed (the first write starts them): "
-                                  f"{type(error).__name__}: {error}")  # fmt: skip
+        with progress.startup_step(what, progress.WARMING):
+            warm_python_workers(session, tasks)
 
-    thread = threading.Thread(target=warm, name="hoodie-python-workers", daemon=True)
-    thread.start()
-    return thread
+    return _head_start("hoodie-python-workers", warm,
+                       f"{what} beforehand failed (the first write starts them)")  # fmt: skip
 
 
 # dbt commands that run no Python task of ours (seeds are plain tables; the catalog's facts
