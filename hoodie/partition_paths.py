@@ -61,11 +61,20 @@ _CONTROL = re.compile(CONTROL_PATTERN)
 _ESCAPE = re.compile("%([0-9A-Fa-f]{2})")
 # How much of a refused value an error message shows.
 SHOWN_CHARACTERS = 100
+# Paths every rule below accepts, told at once: segments of ASCII letters, digits and a few
+# marks, not starting with '.', of at most MAX_SEGMENT_BYTES. A write into a table of 50,000
+# partitions checks the 50,000 files its commits name; the rules one by one took 0.9 s.
+_PLAIN_SEGMENT = f"[A-Za-z0-9_=%+,:@~-][A-Za-z0-9_=%+,:@~.-]{{0,{MAX_SEGMENT_BYTES - 1}}}"
+_PLAIN_PATH = re.compile(f"{_PLAIN_SEGMENT}(?:/{_PLAIN_SEGMENT})*")
 
 
 def problem(path: str) -> str | None:
     """Why `path` cannot be a partition path, or None when it can ("" is the partition of a
     non-partitioned table)."""
+    return None if _PLAIN_PATH.fullmatch(path) else _broken_rule(path)
+
+
+def _broken_rule(path: str) -> str | None:
     segments = path.split("/")
     if _CONTROL.search(path):
         return CONTROL_CHARACTER
@@ -149,6 +158,10 @@ def refusal_message(table_name: str, fields: tuple[str, ...], path: str, reason:
 def data_file_problem(relative: str) -> str | None:
     """Why `relative` cannot be a data file of the table (a file in a partition folder that
     obeys `problem`, or at the top of a non-partitioned table), or None."""
+    return None if _PLAIN_PATH.fullmatch(relative) else _data_file_rule(relative)
+
+
+def _data_file_rule(relative: str) -> str | None:
     if relative.startswith("/"):
         return ABSOLUTE
     partition, _, name = relative.rpartition("/")

@@ -17,6 +17,7 @@ import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -34,6 +35,9 @@ from ..merge import INSTANT, ORDERING, SEQUENCE, MergeMode, fill_partial, merge_
 from ..naming import parse_base_file_name
 from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY, constant_column, row_numbers
 from ..storage import FileIO
+
+if TYPE_CHECKING:  # (files are opened through FileIO)
+    import pyarrow.parquet as pq  # noqa: TID251
 
 _BATCH_ROWS = 65536
 
@@ -61,13 +65,20 @@ class KeySource:
 
 
 def stored_keys(
-    storage: FileIO, source: KeySource, committed: CommittedInstants
+    storage: FileIO,
+    source: KeySource,
+    committed: CommittedInstants,
+    footers: dict[str, pq.FileMetaData] | None = None,
 ) -> Iterator[pa.Array]:
-    """The keys of `source`, in chunks (a key may appear in a base file and its logs)."""
+    """The keys of `source`, in chunks (a key may appear in a base file and its logs).
+    `footers`: where the base file's parsed footer is left, by its path, for a later open of
+    the file (`FileIO.parquet_file`; a write task rewriting the file reads it again)."""
     if source.base_file is not None:
         damaged = partial(damaged_data_file, storage, source.base_file, "a parquet base file")
         with damaged():
             parquet = storage.parquet_file(source.base_file)
+        if footers is not None:
+            footers[source.base_file] = parquet.metadata
         chunks = parquet.iter_batches(columns=[RECORD_KEY], batch_size=_BATCH_ROWS)
         while True:
             with damaged():

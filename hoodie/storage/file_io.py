@@ -184,8 +184,11 @@ class FileIO(ABC):
         """A parquet file's rows (its page checksums verified where it has them)."""
 
     @abstractmethod
-    def parquet_file(self, relative: str) -> pq.ParquetFile:
-        """A parquet file opened for reading its footer, columns or row groups in batches."""
+    def parquet_file(self, relative: str, footer: pq.FileMetaData | None = None) -> pq.ParquetFile:
+        """A parquet file opened for reading its footer, columns or row groups in batches.
+        `footer`: the file's footer as an earlier open of it parsed it (`.metadata`), not
+        parsed again: a base file's footer holds a bloom filter of ~431 KB, ~1-2 ms to parse,
+        which a write task rewriting thousands of small files paid twice for each."""
 
     @abstractmethod
     def read_versioned(self, relative: str) -> tuple[bytes, str] | None:

@@ -236,8 +236,9 @@ class PyArrowFileIO(FileIO):
         return pq.read_table(self.full_path(relative), columns=columns, filesystem=self.fs,
                              **VERIFY_CHECKSUMS)  # fmt: skip
 
-    def parquet_file(self, relative: str) -> pq.ParquetFile:
-        return pq.ParquetFile(self.full_path(relative), filesystem=self.fs, **VERIFY_CHECKSUMS)
+    def parquet_file(self, relative: str, footer: pq.FileMetaData | None = None) -> pq.ParquetFile:
+        return pq.ParquetFile(self.full_path(relative), filesystem=self.fs, metadata=footer,
+                              **VERIFY_CHECKSUMS)  # fmt: skip
 
     def list_files(self, relative: str = "", *, recursive: bool = False) -> list[FileInfo]:
         selector = pafs.FileSelector(

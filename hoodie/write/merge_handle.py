@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import posixpath
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -62,6 +62,9 @@ from .cdc_writer import (
     image_schema,
     write_cdc_file,
 )
+
+if TYPE_CHECKING:  # (files are opened through FileIO)
+    import pyarrow.parquet as pq  # noqa: TID251
 
 TARGET = "__hoodie_target"  # the file id a record is written to
 STAT_SCHEMA = "stat string"
@@ -300,14 +303,20 @@ class CopyOnWriteHandle:
         stat = self.write(self.targets[group_key(key[0])], incoming)
         return stat_table([stat] if stat is not None else [])
 
-    def write(self, target: FileGroupTarget, incoming: pa.Table) -> WriteStat | None:
-        """Write the file group's new version: its records merged with the previous one.
+    def write(
+        self,
+        target: FileGroupTarget,
+        incoming: pa.Table,
+        previous_footer: pq.FileMetaData | None = None,
+    ) -> WriteStat | None:
+        """Write the file group's new version: its records merged with the previous one
+        (whose footer is `previous_footer` where the task has parsed it already).
 
         A new file group whose records all turn out to be deletes (of keys the table does not
         hold) is not created: None.
         """
         incoming = self.combine(incoming)
-        stored, footer = self._read_previous(target)
+        stored, footer = self._read_previous(target, previous_footer)
         output, stat, (located, removed, updated) = self._merge(target, incoming, stored)
         if stored is None and output.num_rows == 0:
             return None
@@ -332,13 +341,15 @@ class CopyOnWriteHandle:
 
     # -- steps ---------------------------------------------------------------------------------
     def _read_previous(
-        self, target: FileGroupTarget
+        self, target: FileGroupTarget, footer: pq.FileMetaData | None
     ) -> tuple[pa.Table | None, dict[bytes, bytes] | None]:
-        """The previous base file's rows and its footer's key-value entries (its filter)."""
+        """The previous base file's rows and its footer's key-value entries (its filter):
+        those of the rows' schema, which pyarrow makes of them (its `metadata.metadata`
+        copies the 431 KB filter out again, ~1 ms)."""
         if target.previous_base_file is None:
             return None, None
-        parquet = self.storage.parquet_file(target.previous_base_file)
-        return parquet.read(), parquet.metadata.metadata
+        rows = self.storage.parquet_file(target.previous_base_file, footer).read()
+        return rows, rows.schema.metadata
 
     def _merge(
         self, target: FileGroupTarget, incoming: pa.Table, stored: pa.Table | None

@@ -16,7 +16,7 @@ narrow key range inside its unit's, which later upserts can route to without rea
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -38,6 +38,9 @@ from .merge_handle import (
     with_string_keys,
     write_partition_metadata,
 )
+
+if TYPE_CHECKING:  # (files are opened through FileIO)
+    import pyarrow.parquet as pq  # noqa: TID251
 
 
 @dataclass
@@ -67,16 +70,20 @@ class RoutedWriter:
         # The batch's latest version of each key first: a key's rows must not be split
         # between two new file groups.
         records = self.rewrite.combine(with_string_keys(records.drop_columns([UNIT])))
-        location = self._tag(unit, records.column(RECORD_KEY).combine_chunks())
+        footers: dict[str, pq.FileMetaData] = {}  # of the base files tagging opened
+        location = self._tag(unit, records.column(RECORD_KEY).combine_chunks(), footers)
         if self.delete_operation:
             known = pc.is_valid(location)
             records, location = records.filter(known), location.filter(known)
         if records.num_rows == 0:
             return stat_table([])
-        return stat_table(self._write(partition, unit, records, location))
+        return stat_table(self._write(partition, unit, records, location, footers))
 
-    def _tag(self, unit: RoutingUnit, keys: pa.Array) -> pa.Array:
-        """Per record: the file id of the unit's file group holding its key, or null."""
+    def _tag(
+        self, unit: RoutingUnit, keys: pa.Array, footers: dict[str, pq.FileMetaData]
+    ) -> pa.Array:
+        """Per record: the file id of the unit's file group holding its key, or null; the
+        footers of the base files read into `footers`."""
         location = pa.nulls(len(keys), pa.string())
         if not unit.sources or len(keys) == 0:
             return location
@@ -86,13 +93,18 @@ class RoutedWriter:
             known = unit.ranges.get(source.file_id)
             if known is not None and (known.max_key < low or known.min_key > high):
                 continue
-            for chunk in stored_keys(self.storage, source, self.committed):
+            for chunk in stored_keys(self.storage, source, self.committed, footers):
                 held = pc.is_in(keys, value_set=chunk.cast(pa.string()))
                 location = pc.if_else(held, pa.scalar(source.file_id, pa.string()), location)
         return location
 
     def _write(
-        self, partition: str, unit: RoutingUnit, records: pa.Table, location: pa.Array
+        self,
+        partition: str,
+        unit: RoutingUnit,
+        records: pa.Table,
+        location: pa.Array,
+        footers: dict[str, pq.FileMetaData],
     ) -> list[WriteStat]:
         located = pc.is_valid(location)
         updates, update_ids = records.filter(located), location.filter(located)
@@ -138,8 +150,13 @@ class RoutedWriter:
             crash_point("task.partition_metadata")
         stats = []
         for file_id, target in targets.items():
-            handle = self.append if target.appends_log else self.rewrite
-            stat = handle.write(target, pa.concat_tables(parts[file_id]))
+            rows = pa.concat_tables(parts[file_id])
+            stat: WriteStat | None
+            if target.appends_log:
+                stat = self.append.write(target, rows)
+            else:  # the previous base file's footer as tagging parsed it
+                footer = footers.get(target.previous_base_file or "")
+                stat = self.rewrite.write(target, rows, footer)
             if stat is not None:  # a new file group of deletes only is not created
                 stats.append(stat)
         return stats

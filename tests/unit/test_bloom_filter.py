@@ -13,6 +13,7 @@ import zipfile
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -25,6 +26,7 @@ from hoodie.bloom_filter import (
     SIMPLE,
     BloomFilterSpec,
     StoredFilter,
+    _Base64,
     _footer_of_positions,
     bloom_filter_footer,
     bloom_filter_footers,
@@ -244,6 +246,36 @@ def test_a_filter_grown_by_added_keys_is_the_filter_made_anew(spec, stored, adde
     )
 
 
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 5, 301, 302, 303])
+@pytest.mark.parametrize("seed", range(3))
+def test_base64_read_and_edited_a_few_bytes_at_a_time_is_base64_of_the_bytes(size, seed):
+    """`_Base64` (how a grown filter changes a few hundred bytes of a 431 KB footer value)
+    reads and edits bytes anywhere, the padded last group included, as decoding, editing and
+    encoding the whole would."""
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 256, size, dtype=np.uint8)
+    text = _Base64.of(base64.b64encode(raw.tobytes()))
+    assert text is not None and text.size == size
+    offsets = rng.integers(0, size, 5)
+    assert text.read(offsets).tolist() == raw[offsets].tolist()
+    set_at = np.unique(rng.integers(0, size, 2))
+    values = rng.integers(0, 256, len(set_at), dtype=np.uint8)
+    ored = np.concatenate([rng.integers(0, size, 6), [size - 1, size - 1]])
+    bits = rng.integers(0, 256, len(ored), dtype=np.uint8)
+    expected = raw.copy()
+    expected[set_at] = values
+    np.bitwise_or.at(expected, ored, bits)
+    assert text.edited(set_at, values, ored, bits) == base64.b64encode(expected.tobytes())
+
+
+def test_text_that_is_not_base64_is_not_read_as_it():
+    good = base64.b64encode(bytes(range(10)))
+    assert _Base64.of(good) is not None
+    for bad in (b"", good[:-1], good[:4] + b"!" + good[5:], good[:4] + b"=" + good[5:],
+                good[:-4] + b"A===", good.replace(b"=", b"") + b"===="):  # fmt: skip
+        assert _Base64.of(bad) is None, bad
+
+
 def test_a_filter_that_is_not_the_one_we_would_make_is_made_anew():
     """None (the caller hashes every key) for a footer whose filter is not `spec`'s of the
     stored keys: absent, another kind or size, another count of keys, damaged bytes."""
@@ -259,6 +291,10 @@ def test_a_filter_that_is_not_the_one_we_would_make_is_made_anew():
     simple = BloomFilterSpec(num_entries=50, fpp=0.01, filter_type=SIMPLE)
     assert grown_filter_footer(earlier, 60, more, simple) is None
     assert grown_filter_footer(bloom_filter_footer(keys, simple), 60, more, spec) is None
-    for damaged in (b"!!!!", earlier[BLOOM_FILTER_FOOTER][:-8], b""):
+    text = earlier[BLOOM_FILTER_FOOTER]
+    raw = bytearray(base64.b64decode(text))
+    raw[25 + (len(raw) - 25) // 2] ^= 1  # the second vector's header (after 13 + 12 bytes)
+    for damaged in (b"!!!!", text[:-8], b"", text[:100] + b"!" + text[101:],
+                    text[:100] + b"=" + text[101:], base64.b64encode(bytes(raw))):  # fmt: skip
         damaged_footer = {**earlier, BLOOM_FILTER_FOOTER: damaged}
         assert grown_filter_footer(damaged_footer, 60, more, spec) is None

@@ -165,3 +165,26 @@ def test_urlencode_is_part_of_the_tables_identity():
     assert change.setting == "hoodie.datasource.write.partitionpath.urlencode"
     assert (change.stored, change.wanted) == (False, True)
     assert identity_changes(wanted, wanted) == []
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_plain_path_shortcut_accepts_only_what_every_rule_accepts(seed):
+    """`problem` and `data_file_problem` accept plain paths at once (a regular expression)
+    before the rules one by one: every path the shortcut takes, the rules take too. Random
+    paths of characters the rules are about ('.', '/', control characters, '.hoodie', long
+    segments), and plain ones."""
+    import random
+
+    rng = random.Random(seed)
+    pieces = ["a", "Z", "9", "=", "%2F", "-", ".", "..", "/", "//", "\x00", "\x1f", "\x7f",
+              ".hoodie", "é", " ", "x" * 250, "~", "+"]  # fmt: skip
+    plain = 0
+    for _ in range(4000):
+        path = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))
+        if paths._PLAIN_PATH.fullmatch(path):
+            plain += 1
+            assert paths._broken_rule(path) is None, path
+            assert paths._data_file_rule(path) is None, path
+    assert plain > 100  # the shortcut was tried
+    for refused in ("..", "a/../b", ".hoodie/x", "a/" + "x" * 256, "a//b", "/a", "a/"):
+        assert paths._PLAIN_PATH.fullmatch(refused) is None, refused
