@@ -59,6 +59,10 @@ LIVE_KEY_TAGGING = (GLOBAL_SIMPLE_INDEX, GLOBAL_BLOOM_INDEX, "RECORD_INDEX")
 _HASH_RANGE = 2_147_483_647
 
 
+# A routed write touching this many units or more has its task count set (`_routed_tasks`).
+MANY_UNITS = 16
+
+
 class WriteExecutor:
     def __init__(self, meta_client: HoodieTableMetaClient, config: WriteConfig, instant: str,
                  schema: pa.Schema, operation: str):  # fmt: skip
@@ -161,24 +165,16 @@ class WriteExecutor:
             pending_clusterings=pending_clusterings,
         )
         routed = plan.route(prepared)
-        tasks = self.config.parallelism or self._delete_tasks(prepared, plan)
+        tasks = self.config.parallelism or self._routed_tasks(prepared, plan)
         if tasks:
             routed = routed.repartition(tasks, PARTITION_PATH, UNIT)
         write = returning_errors(_plain_function(writer))
         rows = routed.groupBy(PARTITION_PATH, UNIT).applyInArrow(write, STAT_SCHEMA).collect()
         return _stats(rows)
 
-    def _delete_tasks(self, prepared: DataFrame, plan: RoutingPlan) -> int:
-        """Write tasks of a routed delete (0: let Spark choose). A delete's records are keys
-        alone, so adaptive execution, which sizes tasks by shuffled bytes, gives all of them
-        to one task, which then rewrites every touched file group in turn (measured at 3M
-        rows, 30 file groups: 5.9-7.7 s against 4.2-4.9 s in 8 tasks). Updates carry whole
-        rows, and there a fixed count measured mixed (0.3-0.7 s slower at 3M rows, 0.8 s
-        faster once at 1M): Spark chooses."""
-        if self.operation != DELETE:
-            return 0
+    def _routed_tasks(self, prepared: DataFrame, plan: RoutingPlan) -> int:
         shuffle = prepared.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200"
-        return max(1, min(plan.unit_count, int(shuffle)))
+        return routed_write_tasks(self.operation == DELETE, plan.unit_count, int(shuffle))
 
     def bulk_insert(self, prepared: DataFrame) -> list[WriteStat]:
         """Write the batch into new file groups in one job, untagged (bulk_insert)."""
@@ -272,6 +268,29 @@ class WriteExecutor:
         """What the write tasks record of each file for the metadata table's indexes."""
         return file_indexing(self.meta_client, self.config.metadata_table is True,
                              self.config.metadata_indexes)  # fmt: skip
+
+
+def routed_write_tasks(delete: bool, units: int, shuffle_partitions: int) -> int:
+    """Write tasks of a routed write into `units` routing units (0: let Spark choose).
+    Adaptive execution sizes tasks by the batch's shuffled bytes, but a task's work is the
+    file groups it rewrites:
+
+    - a delete's records are keys alone, so all of them went to one task, which then
+      rewrote every touched file group in turn (measured at 3M rows, 30 file groups:
+      5.9-7.7 s against 4.2-4.9 s in 8 tasks): one task per unit, up to Spark's shuffle
+      partitions;
+    - an upsert of a small batch into many units had the same fate (2,000 rows into 500
+      partitions of a 50,000-partition table: one task, 6.4 s of writing; 3.8-4.0 s in 4
+      or 8 tasks). With MANY_UNITS units or more: a task per MANY_UNITS units, at least
+      MANY_UNITS / 2 tasks, at most Spark's shuffle partitions. At 1M rows in 30 units
+      (`bench/compare.py`, 8 shuffle partitions, so 8 tasks) the 10% upserts took a median
+      3.12 s against 3.41 s by Spark's choice, the 1% update 2.20 s against 2.98 s.
+      Fewer units are Spark's to split."""
+    if delete:
+        return max(1, min(units, shuffle_partitions))
+    if units < MANY_UNITS:
+        return 0
+    return max(1, min(units, shuffle_partitions, max(MANY_UNITS // 2, units // MANY_UNITS)))
 
 
 class _HandleFields(TypedDict):

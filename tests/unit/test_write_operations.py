@@ -96,3 +96,16 @@ def test_the_action_follows_the_table_type(tmp_path):
     assert Upsert(mor).action() is Action.DELTA_COMMIT
     assert Delete(mor).action() is Action.DELTA_COMMIT
     assert InsertOverwriteTable(mor).action() is Action.REPLACE_COMMIT
+
+
+def test_routed_writes_of_many_units_or_deletes_set_their_task_count():
+    """`routed_write_tasks`: Spark's adaptive execution sizes tasks by shuffled bytes, which
+    put every file group of a small batch (or of a delete's keys) into one task."""
+    from hoodie.write.executor import MANY_UNITS, routed_write_tasks
+
+    assert routed_write_tasks(False, MANY_UNITS - 1, 200) == 0  # Spark's to split
+    assert routed_write_tasks(False, 30, 8) == 8
+    assert routed_write_tasks(False, 30, 200) == MANY_UNITS // 2
+    assert routed_write_tasks(False, 500, 200) == 500 // MANY_UNITS
+    assert routed_write_tasks(False, 50_000, 200) == 200
+    assert routed_write_tasks(True, 3, 200) == 3 and routed_write_tasks(True, 300, 8) == 8

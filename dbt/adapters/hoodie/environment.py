@@ -116,6 +116,8 @@ def spark_session(creds: HoodieCredentials) -> SparkSession:
             master = creds.master or DEFAULT_MASTER
             builder = SparkSession.builder.master(master).enableHiveSupport()
             starting = f"starting Spark ({master})"
+            if creds.jvm_class_archive:
+                conf = _with_class_archive(conf)
         for name, value in conf.items():
             builder = builder.config(name, value)
         with progress.startup_step(starting):
@@ -140,6 +142,23 @@ def spark_session(creds: HoodieCredentials) -> SparkSession:
             registering.result()
         _sessions[key] = session
         return session
+
+
+def _with_class_archive(conf: dict[str, str]) -> dict[str, str]:
+    """`conf` with the driver JVM's class archive options (`class_archive`), when they
+    apply; a folder that cannot be written is a debug line, and the start goes on without."""
+    from . import class_archive, progress
+
+    try:
+        choice = class_archive.archive_options(conf)
+    except OSError as error:
+        progress.logger.debug(f"no JVM class archive: {error}")
+        return conf
+    if choice is None:
+        return conf
+    progress.logger.debug(f"JVM class archive: {choice.action}")
+    given = conf.get("spark.driver.extraJavaOptions", "")
+    return {**conf, "spark.driver.extraJavaOptions": f"{given} {choice.options}".strip()}
 
 
 def _beside(
