@@ -229,6 +229,7 @@ class WriteConfig:
     cleaner_policy: str = _default("cleaner_policy")
     cleaner_commits_retained: int = _default("cleaner_commits_retained")
     cleaner_file_versions_retained: int = _default("cleaner_file_versions_retained")
+    cleaner_incremental_mode: bool = _default("cleaner_incremental_mode")
     inline_compaction: bool = _default("inline_compaction")
     compaction_delta_commits: int = _default("compaction_delta_commits")
     schedule_inline_compaction: bool = _default("schedule_inline_compaction")

@@ -726,6 +726,11 @@ OPTIONS: tuple[ConfigProperty, ...] = (
                    "KEEP_LATEST_FILE_VERSIONS: versions kept per file group",
                    attribute="cleaner_file_versions_retained", parse=positive_int,
                    aliases=(Alias("hoodie.clean.fileversions.retained"),)),
+    ConfigProperty("hoodie.cleaner.incremental.mode", True,
+                   "KEEP_LATEST_COMMITS: list only the partitions that commits since the last "
+                   "clean's earliest retained commit wrote, not the whole table (as Apache Hudi; "
+                   "the first clean, and one after archival passed that commit, list every one)",
+                   attribute="cleaner_incremental_mode", parse=boolean),
     ConfigProperty("hoodie.archive.automatic", True, "archive old instants after every write",
                    attribute="auto_archive", parse=boolean),
     ConfigProperty("hoodie.archive.beyond.savepoint", False,

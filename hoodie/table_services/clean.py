@@ -42,13 +42,13 @@ from ..clustering_plan import pending_clusterings
 from ..clustering_plan import read_plan as read_clustering_plan
 from ..compaction_plan import read_plan
 from ..config import WriteConfig, option_default
-from ..exceptions import malformed
+from ..exceptions import UnsafePathError, malformed
 from ..faults import crash_point
 from ..fs_view import FileSlice
 from ..meta_client import HoodieTableMetaClient
 from ..naming import parse_base_file_name, parse_cdc_log_file_name, parse_log_file_name
 from ..options.write import CleanerPolicy
-from ..partition_paths import check_data_file
+from ..partition_paths import check_data_file, problem, shown
 from ..storage import FileIO
 from ..timeline import Action, Instant, State, Timeline
 from ..transaction.failed_writes import FailedWritesPolicy
@@ -67,13 +67,15 @@ class CleanConfig:
     policy: str = cast(str, option_default("cleaner_policy"))
     commits_retained: int = cast(int, option_default("cleaner_commits_retained"))
     file_versions_retained: int = cast(int, option_default("cleaner_file_versions_retained"))
+    incremental: bool = cast(bool, option_default("cleaner_incremental_mode"))
 
     @classmethod
     def of(cls, config: WriteConfig | None) -> CleanConfig:
         if config is None:
             return cls()
         return cls(config.cleaner_policy, config.cleaner_commits_retained,
-                   config.cleaner_file_versions_retained)  # fmt: skip
+                   config.cleaner_file_versions_retained,
+                   config.cleaner_incremental_mode)  # fmt: skip
 
 
 class Cleaner:
@@ -126,6 +128,16 @@ class Cleaner:
             return self._schedule(timeline, instant_time)
 
     def _schedule(self, timeline: Timeline, instant_time: str | None) -> Transaction | None:
+        plan = self.plan(timeline)
+        if plan is None:
+            return None
+        transaction = Transaction.start(self.meta_client, self.failed_writes, Action.CLEAN,
+                                        plan.to_avro(), instant_time)  # fmt: skip
+        crash_point("clean.requested")
+        return transaction
+
+    def plan(self, timeline: Timeline) -> CleanerPlan | None:
+        """What a clean of the table at `timeline` deletes; None: nothing."""
         writes = timeline.completed.write_timeline.instants
         if not writes:
             return None
@@ -138,7 +150,7 @@ class Cleaner:
         )
         doomed: dict[str, list[str]] = {}
         cdc_files = _CdcFiles(self.storage) if self.meta_client.properties.cdc_enabled else None
-        for group in view.file_groups():
+        for group in view.file_groups(self._partitions_to_list(timeline, earliest)):
             for file_slice in self._slices_to_clean(group.slices, earliest):
                 files = _files_of(file_slice)
                 base = file_slice.base_file
@@ -152,7 +164,7 @@ class Cleaner:
             self._replaced_groups(timeline, earliest.timestamp, protected, doomed)
         if not doomed:
             return None
-        plan = CleanerPlan(
+        return CleanerPlan(
             earliest_instant_to_retain=ActionInstant(
                 earliest.timestamp, earliest.action.value, "COMPLETED"
             )
@@ -165,10 +177,55 @@ class Cleaner:
                 for partition, files in sorted(doomed.items())
             },
         )
-        transaction = Transaction.start(self.meta_client, self.failed_writes, Action.CLEAN,
-                                        plan.to_avro(), instant_time)  # fmt: skip
-        crash_point("clean.requested")
-        return transaction
+
+    def _partitions_to_list(self, timeline: Timeline, earliest: Instant | None) -> (
+        list[str] | None
+    ):  # fmt: skip
+        """The partitions whose slices this plan may let go (None: every partition).
+
+        Hudi's incremental cleaning (`hoodie.cleaner.incremental.mode`, KEEP_LATEST_COMMITS):
+        the last clean let go of every slice older than the newest one before its earliest
+        retained commit E0; a slice becomes one to let go now only where a commit from E0 on,
+        and before this plan's earliest retained commit, wrote a newer one. So only the
+        partitions those commits wrote are listed, not the whole table (a table of 50,000
+        partitions: 3.9 s of listing per clean). On a timeline with completion times (version
+        8), a commit that began before E0 but completed after the last clean was planned
+        counts too (it was not on that clean's timeline). Every partition is listed for the
+        first clean, and when E0 is no longer on the active timeline (archived)."""
+        if not self.config.incremental or self.config.policy != KEEP_LATEST_COMMITS:
+            return None
+        if earliest is None:
+            return None
+        cleans = [i for i in timeline.completed if i.action is Action.CLEAN]
+        writes = timeline.completed.write_timeline.instants
+        if not cleans or not writes:
+            return None
+        last = cleans[-1]
+        previous = self.meta_client.parse_instant(last, CleanMetadata.from_avro,
+                                                  "clean metadata (Avro)")  # fmt: skip
+        start = (previous.earliest_commit_to_retain or "").strip()
+        if not start or start < writes[0].timestamp:
+            return None
+        completed = timeline.completion_times()
+        partitions: set[str] = set()
+        for instant in writes:
+            if instant.timestamp >= earliest.timestamp:
+                break
+            finished = completed.get(instant.timestamp)
+            if instant.timestamp < start and (finished is None or finished <= last.timestamp):
+                continue
+            meta = self.meta_client.commit_metadata(instant)
+            written = {*meta.partition_to_write_stats, *(meta.partition_to_replace_file_ids or {})}
+            for partition in written:
+                reason = problem(partition)
+                if reason is not None:
+                    raise UnsafePathError(
+                        f"table at {self.storage.uri()}: commit {instant.timestamp} names the "
+                        f"partition {shown(partition)}, which {reason}; nothing was cleaned. "
+                        "The table's metadata was altered: restore the table from a copy"
+                    )
+            partitions |= written
+        return sorted(partitions)
 
     def _earliest_to_retain(self, writes: tuple[Instant, ...]) -> Instant | None:
         if self.config.policy != KEEP_LATEST_COMMITS:

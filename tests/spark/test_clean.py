@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 
 import pyarrow as pa
 import pytest
@@ -245,3 +246,52 @@ def test_a_rollback_that_needs_cleaned_versions_is_refused(spark, tmp_path):
     assert f"as of {instants[0]}" in message and "hoodie.cleaner.commits.retained" in message
     assert all_files(path) == before
     assert rows(spark, path) == {1: "v2", 2: "same"}
+
+
+
+@pytest.mark.parametrize("version", [6, 8])
+def test_incremental_cleaning_plans_what_a_full_listing_plans(spark, tmp_path, monkeypatch,
+                                                              version):  # fmt: skip
+    """`hoodie.cleaner.incremental.mode` (the default): after the first clean, a plan lists
+    only the partitions that commits since the last clean's earliest retained commit wrote.
+    Upserts into different partitions in turn (some untouched for several commits): before
+    every automatic clean, its plan is the one a listing of every partition makes, and the
+    incremental ones list fewer partitions than the table has."""
+    path = str(tmp_path / "t")
+    cfg = id_dt_ts_config("incremental_clean", "COPY_ON_WRITE", {
+        "hoodie.cleaner.commits.retained": "2", "hoodie.write.table.version": str(version),
+    })  # fmt: skip
+    table = HoodieTable.for_write(path, cfg)
+    compared, listed = [], []
+    plan, partitions_to_list = Cleaner.plan, Cleaner._partitions_to_list
+
+    def compared_plan(cleaner, timeline):
+        ours = plan(cleaner, timeline)
+        full = Cleaner(cleaner.meta_client, replace(cleaner.config, incremental=False),
+                       cleaner.failed_writes)  # fmt: skip
+        theirs = plan(full, timeline)
+        compared.append((doomed(theirs), doomed(ours)))
+        return ours
+
+    def doomed(cleaner_plan):
+        if cleaner_plan is None:
+            return {}
+        return {partition: sorted(f.file_path for f in files) for partition, files
+                in cleaner_plan.file_paths_to_be_deleted_per_partition.items()}  # fmt: skip
+
+    def recorded(cleaner, timeline, earliest):
+        partitions = partitions_to_list(cleaner, timeline, earliest)
+        if cleaner.config.incremental:
+            listed.append(partitions)
+        return partitions
+
+    monkeypatch.setattr(Cleaner, "plan", compared_plan)
+    monkeypatch.setattr(Cleaner, "_partitions_to_list", recorded)
+    days = ["2024-01-01", "2024-01-02", "2024-01-03"]
+    for step, day in enumerate([0, 0, 1, 0, 2, 2, 1, 0, 0, 2, 1]):
+        batch = [(step, f"n{step}", days[day], step), (100 + day, f"s{step}", days[day], step)]
+        table.upsert(spark.createDataFrame(batch, SCHEMA), cfg)
+    assert compared and all(full == ours for full, ours in compared)
+    assert sum(1 for full, _ in compared if full) >= 4  # cleans that deleted files
+    incremental = [p for p in listed if p is not None]
+    assert len(incremental) >= 4 and all(len(p) < len(days) for p in incremental), listed
