@@ -43,6 +43,8 @@ def _session(tmp_path: Path, name: str) -> str:
     proc = subprocess.run([sys.executable, "-c", SESSION, str(log)], env=env, text=True,
                           capture_output=True, timeout=300)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # (the pipes close when the JVM exits, its archive written: no warning of it on them)
+    assert "[cds]" not in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-3000:]
     return proc.stdout.split("OPTIONS", 1)[1].strip()
 
 

@@ -249,7 +249,8 @@ def test_a_rollback_that_needs_cleaned_versions_is_refused(spark, tmp_path):
 
 
 
-@pytest.mark.parametrize("version", [6, 8])
+# make test: version 8 (completion times); make test-full: 6 too
+@pytest.mark.parametrize("version", [pytest.param(6, marks=pytest.mark.full), 8])
 def test_incremental_cleaning_plans_what_a_full_listing_plans(spark, tmp_path, monkeypatch,
                                                               version):  # fmt: skip
     """`hoodie.cleaner.incremental.mode` (the default): after the first clean, a plan lists

@@ -49,6 +49,10 @@ CLASS_PATH_SETTINGS = ("spark.jars", "spark.jars.packages", "spark.driver.extraC
 PARTIAL_HOURS = 6
 STALE_DAYS = 30
 SUFFIX, PARTIAL = ".jsa", ".partial.jsa"
+# The JVM's class data sharing messages off: writing the archive warns of every class it
+# leaves out (~550 lines on stdout, after dbt has finished), and an archive another build made
+# is refused with a warning, where starting without it is all that happens.
+QUIET = "-Xlog:cds*=off"
 
 
 @dataclass(frozen=True)
@@ -111,9 +115,9 @@ def choose(key: str, folder: Path | None = None, now: float | None = None) -> Ar
     _tidy(folder, final, now)
     if final.exists():
         os.utime(final)  # (in use: not stale)
-        return ArchiveChoice(f"-XX:SharedArchiveFile={final}", f"mapping {final}")
+        return ArchiveChoice(f"-XX:SharedArchiveFile={final} {QUIET}", f"mapping {final}")
     partial = folder / f"{key}.{uuid.uuid4().hex[:12]}{PARTIAL}"
-    return ArchiveChoice(f"-XX:ArchiveClassesAtExit={partial}",
+    return ArchiveChoice(f"-XX:ArchiveClassesAtExit={partial} {QUIET}",
                          f"writing {partial} as the JVM exits (the next runs map it)")  # fmt: skip
 
 
