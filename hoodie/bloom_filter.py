@@ -381,8 +381,8 @@ def _few(keys: int, spec: BloomFilterSpec) -> bool:
 _BASE64_ALPHABET = np.frombuffer(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", dtype=np.uint8
 )
-# Each base64 character's 6 bits ('=' padding: none, 0)
 _BASE64_CHARACTERS = _BASE64_ALPHABET.tobytes()
+# Each base64 character's 6 bits ('=', padding, has none: 0)
 _SEXTET = np.zeros(256, dtype=np.uint8)
 _SEXTET[_BASE64_ALPHABET] = np.arange(64, dtype=np.uint8)
 

@@ -1,7 +1,7 @@
 """The driver JVM's class archive (dbt/adapters/hoodie/class_archive.py): which options a
 session's JVM gets, how a written archive is taken, what is tidied. The JVM side (a session
 writing the archive as it exits, the next one mapping it) is
-tests/functional/test_class_archive.py."""
+tests/functional/test_jvm_class_archive.py."""
 
 from __future__ import annotations
 

@@ -4,8 +4,9 @@ A local session's JVM spends most of its start loading and verifying the same ~2
 classes of Spark's jars, and the Hive metastore's opening loads thousands more. Java 13+ can
 write the classes a JVM loaded into an archive as it exits (`-XX:ArchiveClassesAtExit`) and
 map that archive at the next start (`-XX:SharedArchiveFile`). Measured here (a one-model
-project, quiet 2-core machine): Spark's start 6.4 -> 4.4 s, the metastore's opening 4.0 ->
-2.5 s (docs/progress.md).
+project, quiet 2-core machine, runs with and without it in turn): Spark's start 6.2-6.3 ->
+3.0-3.7 s, the metastore's opening 5.6-6.6 -> 3.2-3.4 s, the first model at 16.3-18.5 ->
+11.6-13.1 s (docs/progress.md).
 
 How the archive is made and found, per user, in `~/.cache/dbt-hoodie/jvm` (or
 `$XDG_CACHE_HOME/dbt-hoodie/jvm`; `DBT_HOODIE_CACHE_DIR` to move it):
