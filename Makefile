@@ -165,7 +165,8 @@ BESIDE_DBT := tests/functional/test_concurrent_runs.py \
 # `make test` for `make test-dbt`.
 AFTER_DBT := tests/faults tests/objectstore tests/interop/test_metadata_table_files.py \
 	tests/interop/test_metadata_table_record_index.py tests/interop/test_delete_ordering.py \
-	tests/judge/test_hudi_uses_our_record_index.py tests/judge/test_cdc_read_with_apache_hudi.py
+	tests/judge/test_hudi_uses_our_record_index.py tests/judge/test_cdc_read_with_apache_hudi.py \
+	tests/judge/test_cdc_write_with_apache_hudi.py
 
 test: java $(VENV)/.dev lint docs $(CLASS_ARCHIVE) apache-hudi
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)" HOODIE_REQUIRE_APACHE_HUDI=1; \
