@@ -24,8 +24,10 @@ from pyspark.sql import SparkSession
 from dbt.adapters.hoodie.environment import _with_class_archive
 
 log = sys.argv[1]
+# (write: as a run on a terminal would; this child's output is a pipe)
 conf = _with_class_archive({"spark.ui.enabled": "false",
-                            "spark.driver.extraJavaOptions": f"-Xlog:class+load=info:file={log}"})
+                            "spark.driver.extraJavaOptions": f"-Xlog:class+load=info:file={log}"},
+                           write=True)
 builder = SparkSession.builder.master("local[1]")
 for key, value in conf.items():
     builder = builder.config(key, value)

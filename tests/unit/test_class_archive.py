@@ -41,6 +41,21 @@ def test_a_first_run_writes_an_archive_of_its_own_as_its_jvm_exits(tmp_path):
     assert first.options != second.options  # two runs at once never write one file
 
 
+def test_only_an_interactive_run_writes_one_and_every_run_maps_one(tmp_path, monkeypatch):
+    """Writing takes the JVM ~16 s after dbt, which a pipe reading dbt's output waits for: a
+    run on a terminal writes the archive, a CI run (or one whose output is a pipe) does not,
+    and both map one that exists."""
+    assert choose(KEY, tmp_path, write=False) is None
+    assert list(tmp_path.iterdir()) == []
+    written(tmp_path / f"{KEY}.aaa.partial.jsa")
+    assert choose(KEY, tmp_path, write=False).options.startswith("-XX:SharedArchiveFile=")
+    monkeypatch.setattr(class_archive.sys.stdout, "isatty", lambda: True)
+    assert class_archive.interactive({}) and class_archive.interactive({"CI": "false"})
+    assert not class_archive.interactive({"CI": "true"})
+    monkeypatch.setattr(class_archive.sys.stdout, "isatty", lambda: False)
+    assert not class_archive.interactive({})
+
+
 def test_a_whole_archive_is_taken_and_then_mapped(tmp_path):
     written(tmp_path / f"{KEY}.aaa.partial.jsa")
     choice = choose(KEY, tmp_path)
@@ -76,12 +91,12 @@ def test_the_users_own_class_data_sharing_options_leave_ours_out(tmp_path, monke
     monkeypatch.setenv("DBT_HOODIE_CACHE_DIR", str(tmp_path))
     clean = {k: v for k, v in os.environ.items()
              if k not in ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS")}  # fmt: skip
-    assert archive_options({}, clean) is not None
+    assert archive_options({}, clean, write=True) is not None
     for option in ("-XX:SharedArchiveFile=/x.jsa", "-Xshare:off", "-XX:ArchiveClassesAtExit=a"):
-        assert archive_options({}, {**clean, "JAVA_TOOL_OPTIONS": option}) is None
-        assert archive_options({}, {**clean, "JDK_JAVA_OPTIONS": option}) is None
+        assert archive_options({}, {**clean, "JAVA_TOOL_OPTIONS": option}, write=True) is None
+        assert archive_options({}, {**clean, "JDK_JAVA_OPTIONS": option}, write=True) is None
         given = {"spark.driver.extraJavaOptions": f"-Dx=1 {option}"}
-        assert archive_options(given, clean) is None
+        assert archive_options(given, clean, write=True) is None
 
 
 def test_another_java_pyspark_or_class_path_is_another_archive(tmp_path):

@@ -16,7 +16,10 @@ How the archive is made and found, per user, in `~/.cache/dbt-hoodie/jvm` (or
   its name. The JVM checks the archive itself (its Java build, its class path) and starts
   without it where they differ, so a wrong archive costs time, never correctness;
 - a run that finds none has its JVM write one as it exits, under a name of its own
-  (`<setup>.<unique>.partial.jsa`): two runs at once never write one file;
+  (`<setup>.<unique>.partial.jsa`): two runs at once never write one file. Only an
+  interactive run writes one (dbt's output on a terminal, `CI` unset): the JVM takes ~16 s
+  after dbt has finished to write ~200 MB, and whatever reads dbt's output through a pipe
+  waits for it too; in a fresh CI container every run would pay that and none would gain;
 - a later run takes a written one for the setup's (`<setup>.jsa`, an atomic rename) when its
   header is whole. The JVM writes the header last (after every region, with their CRCs), so a
   JVM killed while writing leaves a file without the magic number, which is deleted;
@@ -32,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 import time
 import uuid
 from collections.abc import Mapping
@@ -101,9 +105,18 @@ def _java(environ: Mapping[str, str]) -> str | None:
     return shutil.which("java", path=environ.get("PATH"))
 
 
-def choose(key: str, folder: Path | None = None, now: float | None = None) -> ArchiveChoice:
-    """Use the setup's archive, after taking a whole one a JVM wrote since; or have this JVM
-    write one. Tidies the folder on the way (`_tidy`)."""
+def interactive(environ: Mapping[str, str] = os.environ) -> bool:
+    """Does someone wait at a terminal for this run (so a later run of theirs gains from the
+    archive this one writes)? dbt's output on a terminal, and no `CI` set."""
+    ci = environ.get("CI", "").strip().lower()
+    return sys.stdout.isatty() and ci in ("", "0", "false", "no")
+
+
+def choose(
+    key: str, folder: Path | None = None, now: float | None = None, write: bool = True
+) -> ArchiveChoice | None:
+    """Use the setup's archive, after taking a whole one a JVM wrote since; or, with `write`,
+    have this JVM write one (None: neither). Tidies the folder on the way (`_tidy`)."""
     folder = folder or cache_dir()
     now = time.time() if now is None else now
     folder.mkdir(parents=True, exist_ok=True)
@@ -117,6 +130,8 @@ def choose(key: str, folder: Path | None = None, now: float | None = None) -> Ar
     if final.exists():
         os.utime(final)  # (in use: not stale)
         return ArchiveChoice(f"-XX:SharedArchiveFile={final} {QUIET}", f"mapping {final}")
+    if not write:
+        return None
     partial = folder / f"{key}.{uuid.uuid4().hex[:12]}{PARTIAL}"
     return ArchiveChoice(f"-XX:ArchiveClassesAtExit={partial} {QUIET}",
                          f"writing {partial} as the JVM exits (the next runs map it)")  # fmt: skip
@@ -151,14 +166,19 @@ def _tidy(folder: Path, kept: Path, now: float) -> None:
             continue
 
 
-def archive_options(conf: Mapping[str, str], environ: Mapping[str, str] = os.environ) -> (
-    ArchiveChoice | None
-):  # fmt: skip
+def archive_options(
+    conf: Mapping[str, str],
+    environ: Mapping[str, str] = os.environ,
+    write: bool | None = None,
+) -> ArchiveChoice | None:
     """The archive's options for a local session's driver JVM with settings `conf`, or None
-    when the user's options already name class data sharing or no Java is found."""
+    when the user's options already name class data sharing, no Java is found, or there is
+    no archive yet and this run does not write one (`write`; default: `interactive`)."""
     given = conf.get("spark.driver.extraJavaOptions")
     if any(names_cds(v) for v in (given, environ.get("JAVA_TOOL_OPTIONS"),
                                     environ.get("JDK_JAVA_OPTIONS"))):  # fmt: skip
         return None
     key = setup_key(conf, environ)
-    return None if key is None else choose(key)
+    if key is None:
+        return None
+    return choose(key, write=interactive(environ) if write is None else write)

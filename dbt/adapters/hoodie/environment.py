@@ -144,13 +144,14 @@ def spark_session(creds: HoodieCredentials) -> SparkSession:
         return session
 
 
-def _with_class_archive(conf: dict[str, str]) -> dict[str, str]:
+def _with_class_archive(conf: dict[str, str], write: bool | None = None) -> dict[str, str]:
     """`conf` with the driver JVM's class archive options (`class_archive`), when they
-    apply; a folder that cannot be written is a debug line, and the start goes on without."""
+    apply; a folder that cannot be written is a debug line, and the start goes on without.
+    `write`: may this run write the archive (default: an interactive run)."""
     from . import class_archive, progress
 
     try:
-        choice = class_archive.archive_options(conf)
+        choice = class_archive.archive_options(conf, write=write)
     except OSError as error:
         progress.logger.debug(f"no JVM class archive: {error}")
         return conf
