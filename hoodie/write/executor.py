@@ -59,7 +59,7 @@ LIVE_KEY_TAGGING = (GLOBAL_SIMPLE_INDEX, GLOBAL_BLOOM_INDEX, "RECORD_INDEX")
 _HASH_RANGE = 2_147_483_647
 
 
-# A routed write touching this many units or more has its task count set (`_routed_tasks`).
+# A routed write into this many units or more has its task count set (`routed_write_tasks`).
 MANY_UNITS = 16
 
 
