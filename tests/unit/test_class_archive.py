@@ -54,6 +54,8 @@ def test_only_an_interactive_run_writes_one_and_every_run_maps_one(tmp_path, mon
     assert not class_archive.interactive({"CI": "true"})
     monkeypatch.setattr(class_archive.sys.stdout, "isatty", lambda: False)
     assert not class_archive.interactive({})
+    monkeypatch.setattr(class_archive.sys, "stdout", None)  # (pythonw, a detached process)
+    assert not class_archive.interactive({})
 
 
 def test_a_whole_archive_is_taken_and_then_mapped(tmp_path):

@@ -109,7 +109,11 @@ def interactive(environ: Mapping[str, str] = os.environ) -> bool:
     """Does someone wait at a terminal for this run (so a later run of theirs gains from the
     archive this one writes)? dbt's output on a terminal, and no `CI` set."""
     ci = environ.get("CI", "").strip().lower()
-    return sys.stdout.isatty() and ci in ("", "0", "false", "no")
+    try:  # (stdout may be None, closed, or a wrapper without isatty)
+        terminal = bool(sys.stdout is not None and sys.stdout.isatty())
+    except (AttributeError, ValueError, OSError):
+        terminal = False
+    return terminal and ci in ("", "0", "false", "no")
 
 
 def choose(
