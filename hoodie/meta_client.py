@@ -434,16 +434,22 @@ class HoodieTableMetaClient:
         does not make all earlier history unreadable."""
         for instant in reversed(self.timeline().completed.instants):
             if instant.action is Action.CLEAN:
-                retained: str | None
-                try:
-                    retained = self.parse_instant(
-                        instant, CleanMetadata.from_avro, "clean metadata (Avro)"
-                    ).earliest_commit_to_retain
-                except (MalformedMetadataError, FileNotFoundError) as damaged:
-                    retained = self._planned_retention(instant, damaged)
+                retained = self.retained_by_clean(instant)
                 if retained:
                     return retained
         return None
+
+    def retained_by_clean(self, clean: Instant) -> str | None:
+        """A completed clean's earliest retained commit: from its metadata, or where that is
+        damaged from its plan; `MalformedMetadataError` when neither reads."""
+        retained: str | None
+        try:
+            retained = self.parse_instant(
+                clean, CleanMetadata.from_avro, "clean metadata (Avro)"
+            ).earliest_commit_to_retain
+        except (MalformedMetadataError, FileNotFoundError) as damaged:
+            retained = self._planned_retention(clean, damaged)
+        return retained or None
 
     def _planned_retention(self, clean: Instant, damaged: Exception) -> str | None:
         """The earliest instant a clean's plan retained; `damaged` (the completed clean's own

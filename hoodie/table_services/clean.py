@@ -42,7 +42,7 @@ from ..clustering_plan import pending_clusterings
 from ..clustering_plan import read_plan as read_clustering_plan
 from ..compaction_plan import read_plan
 from ..config import WriteConfig, option_default
-from ..exceptions import UnsafePathError, malformed
+from ..exceptions import MalformedMetadataError, UnsafePathError, malformed
 from ..faults import crash_point
 from ..fs_view import FileSlice
 from ..meta_client import HoodieTableMetaClient
@@ -201,9 +201,12 @@ class Cleaner:
         if not cleans or not writes:
             return None
         last = cleans[-1]
-        previous = self.meta_client.parse_instant(last, CleanMetadata.from_avro,
-                                                  "clean metadata (Avro)")  # fmt: skip
-        start = (previous.earliest_commit_to_retain or "").strip()
+        try:
+            start = (self.meta_client.retained_by_clean(last) or "").strip()
+        except (MalformedMetadataError, FileNotFoundError) as damaged:
+            # (readers that need the retained range report it; listing all is never wrong)
+            log.warning("incremental cleaning: %s; every partition is listed", damaged)
+            return None
         if not start or start < writes[0].timestamp:
             return None
         completed = timeline.completion_times()

@@ -13,12 +13,13 @@ from _spark_helpers import all_files, id_dt_ts_config
 
 from hoodie import HoodieTable, WriteConfig
 from hoodie.avro_metadata import CleanerPlan, CleanMetadata
-from hoodie.exceptions import TimelineError
+from hoodie.exceptions import MalformedMetadataError, TimelineError
+from hoodie.meta_client import HoodieTableMetaClient
 from hoodie.read.datasource import register
 from hoodie.table_services import clean
 from hoodie.table_services.clean import CleanConfig, Cleaner
 from hoodie.table_services.compaction import Compactor
-from hoodie.timeline import LAYOUT_V1, Action
+from hoodie.timeline import LAYOUT_V1, Action, State
 from hoodie.transaction.failed_writes import FailedWritesPolicy
 from hoodie.transaction.heartbeat import HEARTBEAT_FOLDER, heartbeat_path
 
@@ -296,3 +297,44 @@ def test_incremental_cleaning_plans_what_a_full_listing_plans(spark, tmp_path, m
     assert sum(1 for full, _ in compared if full) >= 4  # cleans that deleted files
     incremental = [p for p in listed if p is not None]
     assert len(incremental) >= 4 and all(len(p) < len(days) for p in incremental), listed
+
+
+def test_a_damaged_last_clean_leaves_incremental_cleaning_to_its_plan_or_a_full_listing(
+    spark, tmp_path
+):
+    """The last clean's metadata says where incremental cleaning starts: damaged, its plan
+    says it (as for readers' retained range); both damaged, every partition is listed. The
+    plan is the full listing's either way, and no clean stops on it."""
+    path = str(tmp_path / "t")
+    cfg = config("damaged_clean", hoodie_cleaner_commits_retained="2",
+                 hoodie_clean_automatic="false")  # fmt: skip
+    table = HoodieTable.for_write(path, cfg)
+    days = ["2024-01-01", "2024-01-02"]
+    for step, day in enumerate([0, 0, 0, 1, 0, 0]):  # (one key per day, updated)
+        table.upsert(spark.createDataFrame([(day, f"n{step}", days[day], step)], SCHEMA), cfg)
+    assert Cleaner(HoodieTableMetaClient.open(path), CleanConfig(commits_retained=2)).run()
+    for step, day in enumerate([1, 1, 0, 1], start=6):
+        table.upsert(spark.createDataFrame([(day, f"n{step}", days[day], step)], SCHEMA), cfg)
+    meta = HoodieTableMetaClient.open(path)
+    timeline = meta.timeline()
+    last = [i for i in timeline.completed if i.action is Action.CLEAN][-1]
+
+    def planned(incremental: bool) -> dict:
+        cleaner = Cleaner(meta, CleanConfig(commits_retained=2, incremental=incremental))
+        plan = cleaner.plan(timeline)
+        assert plan is not None
+        return {p: sorted(f.file_path for f in files)
+                for p, files in plan.file_paths_to_be_deleted_per_partition.items()}  # fmt: skip
+
+    def damage(instant) -> None:
+        with open(os.path.join(path, LAYOUT_V1.path(instant)), "r+b") as handle:
+            handle.truncate(7)
+
+    full = planned(False)
+    damage(last)
+    assert meta.retained_by_clean(last)  # from its plan
+    assert planned(True) == full
+    damage(last.with_state(State.REQUESTED))
+    with pytest.raises(MalformedMetadataError):
+        meta.retained_by_clean(last)
+    assert planned(True) == full  # every partition listed
