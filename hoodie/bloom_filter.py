@@ -347,9 +347,9 @@ def grown_filter_footer(
         starts = prefix + len(header) + np.arange(made) * step
         where = (starts[rows[stored:], None] + (positions >> 3)).reshape(-1)
         bits = np.left_shift(1, positions & 7).astype(np.uint8).reshape(-1)
-        counted = np.arange(prefix)
-        count = np.frombuffer(header + _DYNAMIC.pack(spec.num_entries, last, made), np.uint8)
-        return _footer(spec, text.edited(counted, count[:prefix], where, bits))
+        counted = np.arange(prefix)  # (none in a simple filter)
+        count = header + _DYNAMIC.pack(spec.num_entries, last, made) if dynamic else b""
+        return _footer(spec, text.edited(counted, np.frombuffer(count, np.uint8), where, bits))
     grown, starts, _ = _laid_out(spec, grown_made, last, base64.b64decode(encoded))
     if len(added):
         _set_bits(grown, starts[rows[stored:]], positions)
