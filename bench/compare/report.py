@@ -2,7 +2,8 @@
 
 The markdown carries the machine (cores, memory, load) in its header because the numbers
 mean little without it, and every table lists the systems in the same order. A system that
-did not finish shows "DNF" from the step where it stopped.
+did not finish shows "DNF" from the step where it stopped; across sizes, "-" where a size's
+run left the system out.
 """
 
 from __future__ import annotations
@@ -12,6 +13,12 @@ import os
 from pathlib import Path
 
 DNF_MARK = "DNF"
+NOT_RUN_MARK = "-"  # across sizes: the system was not among that size's run's systems
+
+
+def _absent_or_dnf(record: dict) -> str:
+    """A size's cell for a system that has no result there: not run, or did not finish."""
+    return NOT_RUN_MARK if not record else DNF_MARK
 OUR_SYSTEMS = ("cow_upsert", "mor_upsert", "cow_upsert_bucket", "mor_upsert_bucket")
 
 
@@ -816,7 +823,8 @@ def sizes_markdown(summary: dict, plot_name: str) -> str:
         lines.append(
             f"| `{name}` | "
             + " | ".join(
-                f"{r['write_seconds']:.1f}" if r.get("status") == "ok" else DNF_MARK for r in rows
+                f"{r['write_seconds']:.1f}" if r.get("status") == "ok" else _absent_or_dnf(r)
+                for r in rows
             )
             + " | "
             + " | ".join(_mib(r.get("peak_rss_bytes")) for r in rows)
@@ -837,8 +845,8 @@ def _sizes_reads(sizes: list[dict], systems: list[str], labels: list[str]) -> li
         "",
         "## Reads and compaction",
         "",
-        "Seconds (best of the runs; `n/a`: the system has no such step; merge-on-read reads "
-        "see their log files uncompacted).",
+        "Seconds (best of the runs; `n/a`: the system has no such step; `-`: not in that "
+        "size's run; merge-on-read reads see their log files uncompacted).",
     ]
     for label, size in zip(labels, sizes, strict=True):
         records = [size["systems"].get(name, {}) for name in systems]
@@ -858,7 +866,7 @@ def _sizes_reads(sizes: list[dict], systems: list[str], labels: list[str]) -> li
                 if value == NOT_APPLICABLE:
                     cells.append(NOT_APPLICABLE)
                 elif value is None:
-                    cells.append("" if r.get("status") == "ok" else DNF_MARK)
+                    cells.append("" if r.get("status") == "ok" else _absent_or_dnf(r))
                 else:
                     cells.append(f"{value:.2f}")
             lines.append(f"| {title} | " + " | ".join(cells) + " |")
