@@ -121,10 +121,10 @@ docs: $(VENV)/.dev
 
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider --durations=40
 
-# Three pytest processes at once: tests/dbt (dbt's adapter test suite and our dbt scenarios)
-# runs dbt in-process on a Hive-enabled session and needs a JVM of its own; the main suite
-# and the second suite (SECOND_SUITE) run the core on a plain one each. The other two suites'
-# output is printed when all are done.
+# Two pytest processes at once, about equal in work, one per core: tests/dbt (dbt's adapter
+# test suite and our dbt scenarios) runs dbt in-process on a Hive-enabled session and needs a
+# JVM of its own; the main suite runs the core on a plain one. The dbt suite's output is
+# printed when both are done.
 # The tests' JVMs (the suites' own and every child writer's or dbt run's) only use the quick
 # JIT compiler: their work is small and short, and on 2 cores the optimizing compiler's
 # threads cost more than they give back (a crash-test child: 35 s -> 22 s).
@@ -167,26 +167,18 @@ AFTER_DBT := tests/faults tests/objectstore tests/interop/test_metadata_table_fi
 	tests/interop/test_metadata_table_record_index.py tests/interop/test_delete_ordering.py \
 	tests/judge/test_hudi_uses_our_record_index.py tests/judge/test_cdc_read_with_apache_hudi.py \
 	tests/judge/test_cdc_write_with_apache_hudi.py
-# Session 43 (the stop's CI 21m58s: over the 20-minute target with both processes ~20 min):
-# a third process takes the interop, property and judge tests from the main suite. The
-# suites' JVMs wait on py4j, the Python workers and child processes much of the time, so two
-# processes did not keep both cores busy (a CI beside other work ran 1.5x, not 2-3x, slower).
-SECOND_SUITE := tests/interop tests/property tests/judge
 
 test: java $(VENV)/.dev lint docs $(CLASS_ARCHIVE) apache-hudi
 	@export JAVA_TOOL_OPTIONS="$(TEST_JVM_OPTIONS)" HOODIE_REQUIRE_APACHE_HUDI=1; \
-	dbt_log=$$(mktemp); second_log=$$(mktemp); \
+	log=$$(mktemp); \
 	{ $(PYTEST) tests/dbt $(BESIDE_DBT); dbt=$$?; \
 	  echo "== then AFTER_DBT: pytest $(AFTER_DBT) =="; \
 	  $(PYTEST) $(AFTER_DBT); after=$$?; \
-	  test $$dbt -eq 0 && test $$after -eq 0; } > $$dbt_log 2>&1 & dbt_suite=$$!; \
-	$(PYTEST) $(SECOND_SUITE) $(addprefix --ignore=,$(AFTER_DBT)) > $$second_log 2>&1 & second=$$!; \
-	$(PYTEST) $(addprefix --ignore=,$(SECOND_SUITE) $(AFTER_DBT)) $(addprefix --deselect ,$(BESIDE_DBT)); \
-	main=$$?; wait $$second; second=$$?; wait $$dbt_suite; dbt=$$?; \
-	echo "== the second suite: pytest $(SECOND_SUITE) =="; cat $$second_log; \
-	echo "== the dbt suite (and BESIDE_DBT): pytest tests/dbt ... =="; cat $$dbt_log; \
-	rm -f $$dbt_log $$second_log; \
-	test $$main -eq 0 && test $$second -eq 0 && test $$dbt -eq 0
+	  test $$dbt -eq 0 && test $$after -eq 0; } > $$log 2>&1 & suite=$$!; \
+	$(PYTEST) $(addprefix --deselect ,$(BESIDE_DBT)) $(addprefix --ignore=,$(AFTER_DBT)); main=$$?; \
+	wait $$suite; dbt=$$?; \
+	echo "== the dbt suite (and BESIDE_DBT): pytest tests/dbt ... =="; cat $$log; rm -f $$log; \
+	test $$main -eq 0 && test $$dbt -eq 0
 
 # The differential test's soak (tests/property): SEQUENCES random operation sequences from
 # SEED, each checked against the model of README's rules after every step; prints how many
