@@ -14,11 +14,6 @@ from pathlib import Path
 
 DNF_MARK = "DNF"
 NOT_RUN_MARK = "-"  # across sizes: the system was not among that size's run's systems
-
-
-def _absent_or_dnf(record: dict) -> str:
-    """A size's cell for a system that has no result there: not run, or did not finish."""
-    return NOT_RUN_MARK if not record else DNF_MARK
 OUR_SYSTEMS = ("cow_upsert", "mor_upsert", "cow_upsert_bucket", "mor_upsert_bucket")
 
 
@@ -761,6 +756,11 @@ def write_sizes(runs: list[dict], out_dir: Path, stem: str) -> list[Path]:
     _atomic_write(paths[1], sizes_markdown(summary, paths[2].name))
     plot_sizes(summary, paths[2])
     return paths
+
+
+def _absent_or_dnf(record: dict) -> str:
+    """A size's cell for a system that has no result there: not run, or did not finish."""
+    return NOT_RUN_MARK if not record else DNF_MARK
 
 
 def sizes_markdown(summary: dict, plot_name: str) -> str:
