@@ -136,6 +136,7 @@ def _hash_rounds(
                 tail ^= byte.astype(np.int32) << shift
         tail_u = tail.view(np.uint32)
         h = np.zeros(len(chosen), dtype=np.uint32)  # the first seed: 0
+        shifted = np.empty_like(h)  # (in place throughout: a 10M-row load hashes 300M times)
         with np.errstate(over="ignore"):
             for i in range(hash_count):
                 h ^= np.uint32(length)
@@ -145,12 +146,13 @@ def _hash_rounds(
                 if left:
                     h ^= tail_u
                     h *= _M
-                h ^= h >> np.uint32(13)
+                h ^= np.right_shift(h, np.uint32(13), out=shifted)
                 h *= _M
-                h ^= h >> np.uint32(15)
-                # Java's abs(h % size): the magnitude of h (as an int) modulo size
-                magnitude = np.where(h >= np.uint32(1 << 31), -h, h)
-                yield chosen, i, magnitude % size
+                h ^= np.right_shift(h, np.uint32(15), out=shifted)
+                # Java's abs(h % size): the magnitude of h as an int (abs of Integer.MIN_VALUE
+                # stays 2^31 as unsigned) modulo size
+                magnitude = np.abs(h.view(np.int32)).view(np.uint32)
+                yield chosen, i, np.remainder(magnitude, size, out=magnitude)
                 # h is the next hash's seed
 
 
@@ -234,8 +236,11 @@ def serialized_filter(keys: pa.Array | pa.ChunkedArray, spec: BloomFilterSpec) -
     bits = np.zeros((made, size), dtype=bool)
     flat = bits.reshape(-1)
     row_start = rows * size
+    group, starts = None, row_start
     for chosen, _, positions in _hash_rounds(keys, spec.hash_count, size):
-        flat[row_start[chosen] + positions] = True
+        if chosen is not group:  # a length's keys (the same array for all its hashes)
+            group, starts = chosen, row_start[chosen]
+        flat[starts + positions] = True
     return _assembled(spec, made, last, [_packed(row) for row in bits])
 
 

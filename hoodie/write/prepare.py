@@ -15,6 +15,7 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
 
 from .. import partition_paths
 from ..config import WriteConfig
@@ -205,10 +206,13 @@ class BatchPreparer:
         key = F.col(RECORD_KEY)
         return F.when(key.isNull(), raise_in_sql(NullRecordKeyError, message)).otherwise(key)
 
-    def partition_path_or_error(self) -> Column:
+    def partition_path_or_error(self, schema: StructType) -> Column:
         """The partition path, failing the Spark job where it could leave the table (as
-        `key_or_error`, for writes whose tasks write as they go)."""
+        `key_or_error`, for writes whose tasks write as they go); as it is where the batch's
+        (`schema`) partition columns cannot make such a path (`partition_paths_safe`)."""
         path = F.col(PARTITION_PATH)
+        if self.keygen.partition_paths_safe(schema):
+            return path
         reason = partition_path_problem(path)
         before, after = partition_paths.refusal(self.table_name, self.config.partition_fields)
         message = F.concat(F.lit(before), shown(path), F.lit(", which "), reason, F.lit(after))

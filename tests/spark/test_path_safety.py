@@ -28,7 +28,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import functions as F
 from rs_compare import assert_same_rows, read_ours
 
-from hoodie import HoodieTable, partition_paths
+from hoodie import HoodieTable, WriteConfig, partition_paths
 from hoodie.exceptions import HoodieError, PartitionPathError, UnsafePathError
 from hoodie.keygen import escape_path_name, partition_path_problem, shown
 
@@ -72,6 +72,61 @@ def test_sql_rules_agree_with_python(spark):
         assert row["escaped"] == partition_paths.escape_path_name(value), repr(value)
         assert json.loads(row["shown"].split(" (first")[0]) == value[:100]
         assert row["shown"].endswith(partition_paths.shown(value).split('"')[-1])
+
+
+def test_extreme_values_of_plain_types_make_plain_paths(spark):
+    """`KeyGenerator.partition_paths_safe` skips the per-row check for partition columns of
+    _PLAIN_TEXT_TYPES: their extreme values (Spark's text of them) make paths every rule
+    accepts, escaped or not, within the length it assumes."""
+    from hoodie.keygen import _PLAIN_TEXT_CHARACTERS, KeyGenerator
+
+    columns = {
+        "b": ("boolean", ["true", "false"]),
+        "i8": ("tinyint", ["-128"]),
+        "i64": ("bigint", ["-9223372036854775808"]),
+        "f": ("float", ["float('-inf')", "float('nan')", "-3.4028235E38", "1.4E-45"]),
+        "d": ("double", ["-1.7976931348623157E308", "-4.9E-324", "float('-inf')"]),
+        "dec": ("decimal(38,38)", ["-0.99999999999999999999999999999999999999"]),
+        "dec0": ("decimal(38,0)", ["-99999999999999999999999999999999999999"]),
+        "dt": ("date", ["date '-5877641-06-23'", "date '+5881580-07-11'"]),
+        "ts": ("timestamp", ["timestamp '-290308-12-21 19:59:06.224192Z'",
+                             "timestamp '+294247-01-10 04:00:54.775807Z'"]),
+        "ntz": ("timestamp_ntz", ["timestamp_ntz '-290308-12-21 19:59:05.224192'"]),
+    }  # fmt: skip
+    for name, (type_name, literals) in columns.items():
+        rows = spark.sql(" union all ".join(
+            f"select cast({v if not v.startswith('float') else repr(v[7:-2])} as {type_name})"
+            f" as `{name}`" for v in literals
+        ))  # fmt: skip
+        for hive, encode in ((False, False), (True, True)):
+            keygen = KeyGenerator(("id",), (name,), hive, encode)
+            assert keygen.partition_paths_safe(rows.schema), type_name
+            got = rows.select(keygen.partition_path().alias("p"),
+                              F.col(name).cast("string").alias("text")).collect()  # fmt: skip
+            assert len(got) == len(literals)
+            for row in got:
+                assert partition_paths.problem(row["p"]) is None, (type_name, row["p"])
+                assert len(row["text"]) <= _PLAIN_TEXT_CHARACTERS, row["text"]
+
+
+def test_hive_style_name_too_long_is_refused_for_plain_types(spark, tmp_path):
+    """Safe types do not make a hive-style column name safe: a name of 300 characters makes
+    a folder name longer than file systems take, whatever the value."""
+    name = "n" * 300
+    path = tmp_path / "schema" / "t"
+    cfg = WriteConfig.build(
+        "orders",
+        record_key="id",
+        partition_path=name,
+        precombine_field="ts",
+        options={"hoodie.datasource.write.hive_style_partitioning": "true"},
+    )
+    batch = spark.createDataFrame([(1, 7, 1)], f"id int, {name} int, ts bigint")
+    table = HoodieTable.for_write(str(path), cfg)
+    before = tree(tmp_path)
+    with pytest.raises(PartitionPathError, match=partition_paths.LONG_SEGMENT):
+        table.upsert(batch, cfg)
+    assert tree(tmp_path) == before
 
 
 # Each write path once: (table type, options, the refused write, its two hostile values,

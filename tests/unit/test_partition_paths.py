@@ -188,3 +188,59 @@ def test_the_plain_path_shortcut_accepts_only_what_every_rule_accepts(seed):
     assert plain > 100  # the shortcut was tried
     for refused in ("..", "a/../b", ".hoodie/x", "a/" + "x" * 256, "a//b", "/a", "a/"):
         assert paths._PLAIN_PATH.fullmatch(refused) is None, refused
+
+
+# -- partition paths safe by their columns' types (KeyGenerator.partition_paths_safe) ----------
+def _keygen(fields, hive=False, encode=False, **kw):
+    from hoodie.keygen import KeyGenerator
+
+    return KeyGenerator(("id",), tuple(fields), hive, encode, **kw)
+
+
+def _schema(**types):
+    from pyspark.sql import types as T
+
+    return T.StructType([T.StructField(n, t) for n, t in types.items()])
+
+
+@pytest.mark.parametrize(
+    "fields, types, hive, encode, safe",
+    [
+        (["dt"], {"dt": "date"}, False, False, True),
+        (["y", "m"], {"y": "int", "m": "smallint"}, True, True, True),
+        (["ts"], {"ts": "timestamp"}, True, True, True),
+        (["amount"], {"amount": "decimal(38,38)"}, True, False, True),
+        (["dt"], {"dt": "string"}, False, False, False),  # any text: checked per row
+        (["dt"], {"dt": "binary"}, False, False, False),
+        (["dt"], {}, False, False, False),  # not a column of the batch
+        ([".hoodie"], {".hoodie": "int"}, True, False, False),  # `.hoodie=1` at the top
+        (["../x"], {"../x": "int"}, True, False, False),  # a `..` segment
+        (["a\nb"], {"a\nb": "int"}, True, False, False),
+        (["n" * 180], {"n" * 180: "int"}, True, False, True),
+        (["n" * 180], {"n" * 180: "int"}, True, True, False),  # escaped values may be longer
+        (["n" * 200], {"n" * 200: "int"}, True, False, False),
+        (["ms"], {"ms": "bigint"}, False, False, True),
+    ],
+)
+def test_partition_paths_safe_by_type(fields, types, hive, encode, safe):
+    from pyspark.sql import types as T
+
+    named = {
+        "date": T.DateType(), "int": T.IntegerType(), "smallint": T.ShortType(),
+        "timestamp": T.TimestampType(), "decimal(38,38)": T.DecimalType(38, 38),
+        "string": T.StringType(), "binary": T.BinaryType(), "bigint": T.LongType(),
+    }  # fmt: skip
+    schema = _schema(**{n: named[t] for n, t in types.items()})
+    assert _keygen(fields, hive, encode).partition_paths_safe(schema) is safe
+
+
+def test_partition_paths_of_dates_made_by_a_pattern_are_checked_per_row():
+    """A TIMESTAMP part's text is the config's date pattern (it may hold '/' or '..'): never
+    safe by its type, whatever the column's."""
+    from pyspark.sql import types as T
+
+    schema = _schema(ms=T.LongType())
+    assert not _keygen(["ms"], kind="TIMESTAMP").partition_paths_safe(schema)
+    custom = _keygen(["ms"], kind="CUSTOM", partition_types=("TIMESTAMP",))
+    assert not custom.partition_paths_safe(schema)
+    assert _keygen(["ms"], kind="CUSTOM", partition_types=("SIMPLE",)).partition_paths_safe(schema)

@@ -165,7 +165,7 @@ def with_checked_keys(prepared: DataFrame, preparer: BatchPreparer) -> DataFrame
     (no summary job checks them before)."""
     return prepared.withColumns({
         RECORD_KEY: preparer.key_or_error(),
-        PARTITION_PATH: preparer.partition_path_or_error(),
+        PARTITION_PATH: preparer.partition_path_or_error(prepared.schema),
     })  # fmt: skip
 
 
