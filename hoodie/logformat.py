@@ -56,11 +56,12 @@ from typing import IO, Any
 import fastavro
 import fastavro.schema
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .exceptions import HoodieError, SchemaError, UnsupportedTableError
 from .hfile import JAVA_DEFLATE, Deflate, HFileReader, write_hfile
-from .schema import META_COLUMNS, from_avro_schema
+from .schema import META_COLUMNS, RECORD_KEY, from_avro_schema
 from .storage import VERIFY_CHECKSUMS, FileIO, parquet_write_options
 
 MAGIC = b"#HUDI#"
@@ -307,6 +308,21 @@ class LogBlock:
             f"a {self.block_type.name} log block holds no data records"
             + ("; use deleted_records()" if self.block_type == BlockType.DELETE else "")
         )
+
+    def records_with_keys(self, keys: pa.Array) -> pa.Table:
+        """The rows of a data block whose record key is one of `keys` (a read that names its
+        keys: a point read). A parquet block's key column is read first, and its other
+        columns only when a key is there: most of a table's blocks hold none of them."""
+        if self.block_type == BlockType.PARQUET_DATA:
+            parquet = pq.ParquetFile(pa.BufferReader(self.content), **VERIFY_CHECKSUMS)
+            if RECORD_KEY in parquet.schema_arrow.names:
+                stored = parquet.read(columns=[RECORD_KEY]).column(0)
+                if not pc.any(pc.is_in(stored, value_set=keys)).as_py():
+                    return parquet.schema_arrow.empty_table()
+        records = self.records()
+        if RECORD_KEY not in records.column_names:
+            return records  # (no meta fields: the caller makes the keys of the key fields)
+        return records.filter(pc.is_in(records.column(RECORD_KEY), value_set=keys))
 
     def cdc_records(self) -> pa.Table:
         """The change records of a CDC_DATA block (`hoodie.cdc`): one column per field of its

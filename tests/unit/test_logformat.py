@@ -680,3 +680,27 @@ def test_parquet_block_bytes_are_a_plain_parquet_file():
     meta = pq.ParquetFile(io.BytesIO(block.content)).metadata
     assert meta.num_rows == 2
     assert meta.row_group(0).column(0).compression == "ZSTD"
+
+
+@pytest.mark.parametrize("encode", [parquet_data_block, avro_data_block], ids=["parquet", "avro"])
+def test_a_data_block_read_for_keys_gives_their_rows_only(encode, monkeypatch):
+    """`records_with_keys` (a read naming its keys): the rows of those keys, in block order;
+    a parquet block holding none of them decodes its key column only."""
+    rows = _sample_rows("20240102030405006")  # keys "1" and "2"
+    (block,) = read_log_file(encode(rows, "20240102030405006", _schema_json(rows)))
+    every = block.records().to_pylist()
+    got = block.records_with_keys(pa.array(["2", "9"]))
+    assert got.column_names == rows.column_names
+    assert got.to_pylist() == [r for r in every if r["_hoodie_record_key"] == "2"]
+    columns_read = []
+    real_read = pq.ParquetFile.read
+
+    def read(self, columns=None, **kwargs):
+        columns_read.append(columns)
+        return real_read(self, columns=columns, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read", read)
+    none = block.records_with_keys(pa.array(["9"]))
+    assert none.num_rows == 0 and none.column_names == rows.column_names
+    if encode is parquet_data_block:
+        assert columns_read == [["_hoodie_record_key"]]

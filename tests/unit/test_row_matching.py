@@ -5,6 +5,7 @@ row groups."""
 
 from __future__ import annotations
 
+import base64
 import datetime
 import decimal
 import math
@@ -14,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from hoodie.bloom_filter import BLOOM_FILTER_FOOTER, BloomFilterSpec, bloom_filter_footer
 from hoodie.merge import MergeMode
 from hoodie.read.planner import FileSplit
 from hoodie.read.predicates import (
@@ -26,7 +28,7 @@ from hoodie.read.predicates import (
     Prefix,
 )
 from hoodie.read.row_matching import arrow_filter, matching_rows, required_keys
-from hoodie.read.slice_reader import SliceReadSpec, read_slice, row_groups_with_keys
+from hoodie.read.slice_reader import SliceReadSpec, _base_rows, read_slice, row_groups_with_keys
 from hoodie.schema import RECORD_KEY
 from hoodie.storage import load_file_io
 
@@ -209,3 +211,50 @@ def test_a_base_file_read_with_a_filter_gives_the_rows_that_may_match(tmp_path, 
     got = pa.Table.from_batches(batches, schema).to_pylist()
     everything = pq.read_table(tmp_path / "f.parquet").to_pylist()
     assert got == [row for row in everything if spark_holds(predicate, row)]
+
+
+def _bloomed_file(tmp_path, footer_filter: str) -> str:
+    """A base file of keys k00000..k00999 (one row group) with, in its footer, a bloom filter
+    of them ("own"), of them and k00150x ("maybe": as a filter past its entries says maybe
+    to keys it lacks), or bytes that are not a filter ("unreadable")."""
+    keys = [f"k{i:05d}" for i in range(1000)]
+    extra = ["k00150x"] if footer_filter == "maybe" else []
+    footer = bloom_filter_footer(pa.array(keys + extra), BloomFilterSpec())
+    if footer_filter == "unreadable":
+        footer[BLOOM_FILTER_FOOTER] = base64.b64encode(b"not a filter")
+    table = pa.table({RECORD_KEY: keys, "v": list(range(1000))}).replace_schema_metadata(footer)
+    pq.write_table(table, tmp_path / "f.parquet")
+    return "f.parquet"
+
+
+@pytest.mark.parametrize("footer_filter", ["own", "maybe", "unreadable"])
+def test_a_key_named_read_of_a_slice_decodes_base_file_row_groups_that_hold_its_keys(
+    tmp_path, monkeypatch, footer_filter, caplog
+):
+    """A point read merging a slice's logs (`_base_rows`): where the key statistics admit a
+    key (`k00150x`), the bloom filter rules the file out; where the filter may hold it (or
+    cannot be read: a warning), the key column alone is decoded and rules it out. Every
+    column is decoded only for a row group that holds a key."""
+    relative = _bloomed_file(tmp_path, footer_filter)
+    storage = load_file_io(str(tmp_path))
+    spec = SliceReadSpec(storage=storage, schema=pa.schema([(RECORD_KEY, pa.string())]),
+                         record_key_fields=(RECORD_KEY,), merge_mode=MergeMode.commit_time(),
+                         valid_instants=frozenset())  # fmt: skip
+    decoded = []  # (row groups, columns: None for all)
+    real = pq.ParquetFile.read_row_groups
+
+    def read_row_groups(self, groups, columns=None, **kwargs):
+        decoded.append((groups, columns))
+        return real(self, groups, columns=columns, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", read_row_groups)
+    held = _base_rows(spec, relative, frozenset({"k00150"}))
+    assert held.column(RECORD_KEY).to_pylist()[150] == "k00150"
+    assert decoded == [([0], [RECORD_KEY]), ([0], None)]
+    decoded.clear()
+    absent = _base_rows(spec, relative, frozenset({"k00150x"}))
+    assert absent.num_rows == 0
+    assert decoded == ([] if footer_filter == "own" else [([0], [RECORD_KEY])])
+    assert ("ignores the bloom filter of f.parquet" in caplog.text) == (
+        footer_filter == "unreadable"
+    )
