@@ -208,8 +208,8 @@ class BatchPreparer:
 
     def partition_path_or_error(self, schema: StructType) -> Column:
         """The partition path, failing the Spark job where it could leave the table (as
-        `key_or_error`, for writes whose tasks write as they go); as it is where the batch's
-        (`schema`) partition columns cannot make such a path (`partition_paths_safe`)."""
+        `key_or_error`, for writes whose tasks write as they go). Unchecked where the
+        batch's partition columns (`schema`) cannot make such a path (`partition_paths_safe`)."""
         path = F.col(PARTITION_PATH)
         if self.keygen.partition_paths_safe(schema):
             return path
