@@ -316,9 +316,10 @@ class LogBlock:
         if self.block_type == BlockType.PARQUET_DATA:
             parquet = pq.ParquetFile(pa.BufferReader(self.content), **VERIFY_CHECKSUMS)
             if RECORD_KEY in parquet.schema_arrow.names:
-                stored = parquet.read(columns=[RECORD_KEY]).column(0)
-                if not pc.any(pc.is_in(stored, value_set=keys)).as_py():
+                hit = pc.is_in(parquet.read(columns=[RECORD_KEY]).column(0), value_set=keys)
+                if not pc.any(hit).as_py():
                     return parquet.schema_arrow.empty_table()
+                return parquet.read().filter(hit)
         records = self.records()
         if RECORD_KEY not in records.column_names:
             return records  # (no meta fields: the caller makes the keys of the key fields)

@@ -12,7 +12,6 @@ instant when the delete has none.
 from __future__ import annotations
 
 import bisect
-import logging
 import posixpath
 from collections.abc import Container, Iterator
 from dataclasses import dataclass
@@ -23,8 +22,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..bloom_filter import BLOOM_FILTER_FOOTER, StoredFilter
-from ..exceptions import HoodieError, MalformedMetadataError
+from ..exceptions import HoodieError
 from ..fs_view import CommittedInstants, damaged_data_file, live_log_blocks
 from ..keygen import record_keys_of
 from ..logformat import BlockType, DeleteRecord, LogBlock
@@ -32,6 +30,7 @@ from ..merge import INSTANT, ORDERING, SEQUENCE, MergeMode, fill_partial, merge_
 from ..naming import parse_base_file_name
 from ..schema import COMMIT_TIME, IS_DELETED, RECORD_KEY, as_array, constant_column, row_numbers
 from ..storage import FileIO
+from .data_skipping import Footer
 from .planner import FileSplit
 from .predicates import Predicate
 from .row_matching import matching_rows, required_keys
@@ -40,7 +39,6 @@ if TYPE_CHECKING:  # (files are opened through FileIO)
     import pyarrow.parquet as pq  # noqa: TID251
 
 BATCH_ROWS = 65536
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -289,7 +287,7 @@ def _base_rows(spec: SliceReadSpec, relative: str, keys: frozenset[str] | None) 
     groups = row_groups_with_keys(parquet.metadata, wanted)
     if groups is None:
         return parquet.read()
-    if groups and _bloom_may_hold(relative, parquet.metadata, wanted):
+    if groups and _bloom_may_hold(relative, parquet, wanted):
         groups = _groups_holding(parquet, groups, wanted)
     else:
         groups = []
@@ -312,18 +310,11 @@ def _groups_holding(parquet: pq.ParquetFile, groups: list[int], keys: list[str])
     return sorted({groups[bisect.bisect_right(ends, int(row))] for row in rows})
 
 
-def _bloom_may_hold(relative: str, metadata: pq.FileMetaData, keys: list[str]) -> bool:
+def _bloom_may_hold(relative: str, parquet: pq.ParquetFile, keys: list[str]) -> bool:
     """Whether the base file's bloom filter may hold one of `keys`; true where the footer has
-    none, or one we do not read (the read stays right without it, as data skipping's)."""
-    footer = metadata.metadata or {}
-    if BLOOM_FILTER_FOOTER not in footer:
-        return True
-    try:
-        stored = StoredFilter.of(footer)
-    except MalformedMetadataError as error:
-        log.warning("a read ignores the bloom filter of %s: %s", relative, error)
-        return True
-    return any(stored.might_contain(keys))
+    none, or one we do not read (`Footer.bloom`, as data skipping reads it)."""
+    bloom = Footer(relative, parquet.schema_arrow, parquet.metadata).bloom()
+    return bloom is None or any(bloom.might_contain(keys))
 
 
 def row_groups_with_keys(metadata: pq.FileMetaData, keys: list[str]) -> list[int] | None:
