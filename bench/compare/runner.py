@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import multiprocessing
+import os
 import shutil
 import sys
 import tempfile
@@ -293,6 +294,9 @@ def run_systems(workload: Workload, workdir: Path, args) -> list[dict]:
     records = []
     shared = None
     for name in args.systems:
+        # What the run wrote so far (the generated input: ~1 GB at 10M rows; the last system's
+        # table) goes to disk now, not during the next system's first step.
+        os.sync()
         if args.shared_spark and SYSTEMS[name][2]:
             if shared is None or not shared.alive:
                 shared = Worker(options)
