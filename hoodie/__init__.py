@@ -23,6 +23,7 @@ from .avro_metadata import CleanMetadata, RestoreMetadata, RollbackMetadata, Sav
 from .config import WriteConfig
 from .exceptions import (
     ClusteringUpdateError,
+    ColumnNameError,
     ColumnTypeError,
     CommitError,
     ConcurrentWriteConflict,
@@ -67,6 +68,7 @@ __all__ = [
     "MERGE_ON_READ",
     "CleanMetadata",
     "ClusteringUpdateError",
+    "ColumnNameError",
     "ColumnTypeError",
     "CommitError",
     "ConcurrentWriteConflict",

@@ -39,7 +39,7 @@ from .logformat import (
     encode_block,
 )
 from .options.table import CdcSupplementalLoggingMode
-from .schema import to_avro_schema
+from .schema import avro_record_name, to_avro_schema
 
 __all__ = [
     "CdcOperation",
@@ -107,7 +107,7 @@ def cdc_schema(
     return {
         "type": "record",
         "name": "CDC",
-        "namespace": f"hoodie.{table_name}",
+        "namespace": avro_record_name(table_name)[1],
         "doc": "",
         "fields": fields,
     }

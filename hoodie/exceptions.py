@@ -152,6 +152,19 @@ class MetaColumnError(SchemaError):
         self.column = column
 
 
+class ColumnNameError(SchemaError):
+    """A column's name, or a nested field's, is not an Avro name (`order-date`, `a.b`, `net $`,
+    `2nd`): a Hudi table records its schema as Avro, and Apache Hudi refuses such a schema, so
+    it could neither write nor read the table. Raised before anything is written.
+
+    Rename the column in the model (`` `order-date` as order_date ``); letters of any script,
+    digits and `_` are allowed, not a digit first."""
+
+    def __init__(self, message: str, column: str = ""):
+        super().__init__(message)
+        self.column = column
+
+
 class ColumnTypeError(SchemaError):
     """A column's type cannot serve its role or cannot be stored at all: a record key or partition
     column that is not string, integer, decimal, date or boolean; a precombine column that is not a

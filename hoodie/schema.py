@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,9 @@ META_COLUMNS = (
 )
 COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS
 IS_DELETED = "_hoodie_is_deleted"
+# Apache Hudi's own making of an Avro name from a table name (ASCII, unlike Avro's rule).
+_AVRO_FIRST = re.compile("[^A-Za-z_]")
+_AVRO_REST = re.compile("[^A-Za-z0-9_]")
 # A base file's key range, in its parquet footer (Hudi's bloom index reads it; we route by it).
 MIN_KEY_FOOTER = b"hoodie_min_record_key"
 MAX_KEY_FOOTER = b"hoodie_max_record_key"
@@ -144,8 +148,40 @@ def _record(fields: list[pa.Field], name: str, namespace: str) -> dict[str, Any]
 
 def to_avro_schema(schema: pa.Schema, table_name: str) -> str:
     """The Avro JSON Hudi's Spark writer would record for this (meta-column-free) schema."""
-    record = _record(list(data_schema(schema)), f"{table_name}_record", f"hoodie.{table_name}")
+    name, namespace = avro_record_name(table_name)
+    record = _record(list(data_schema(schema)), name, namespace)
     return json.dumps(record, separators=(",", ":"))
+
+
+def avro_record_name(table_name: str) -> tuple[str, str]:
+    """The name and namespace of a table's Avro record: `<table>_record` in `hoodie.<table>`,
+    the table name made an Avro name as Apache Hudi makes it (a first character other than an
+    ASCII letter or `_`, and every later one other than those or a digit, becomes `__`): a
+    dbt model may be named `daily-orders`, and Avro's parser refuses `daily-orders_record`."""
+    table = _AVRO_FIRST.sub("__", table_name[:1]) + _AVRO_REST.sub("__", table_name[1:])
+    return f"{table}_record", f"hoodie.{table}"
+
+
+def avro_name_problem(name: str) -> str | None:
+    """Why `name` cannot name an Avro field, or None when it can.
+
+    Apache Hudi's Avro (Java) takes a letter or `_` first, then letters, digits and `_`, as
+    `Character.isLetter` / `isLetterOrDigit` judge each UTF-16 unit: letters of any script
+    (`é`, `ß`, `名`) pass; `-`, `.`, spaces, `$`, a digit first, and characters beyond the Basic
+    Multilingual Plane (two UTF-16 units, neither a letter) do not. A column named otherwise can
+    be written by neither Apache Hudi nor us for Apache Hudi to read: its commit schema would not
+    parse there.
+    """
+    if not name:
+        return "an empty name"
+    for position, char in enumerate(name):
+        letter = char.isalpha() and ord(char) <= 0xFFFF
+        if letter or char == "_" or (position and char.isdecimal() and ord(char) <= 0xFFFF):
+            continue
+        if position == 0 and char.isdecimal():
+            return "starts with a digit"
+        return f"has {char!r} at position {position + 1}"
+    return None
 
 
 def _arrow_type(avro: Any) -> tuple[pa.DataType, bool]:

@@ -18,6 +18,9 @@ leaves no instant, marker or file behind, whoever calls the write client. The ru
   numbers, strings, dates, timestamps and booleans. Maps, arrays and structs have none, and
   binary is compared as signed bytes by Hudi (Java's `ByteBuffer`) but as unsigned bytes here,
   so the two could keep different versions of a record.
+- Column names, nested fields' too, are Avro names (letters of any script, digits and `_`, not
+  a digit first): the table's schema is recorded as Avro, and Apache Hudi's parser refuses
+  `a-b`, `a.b` or `order date` (it then can neither write nor read the table).
 - `_hoodie_is_deleted`, when present, is boolean.
 - Hudi's meta columns (`_hoodie_commit_time`, ...) are the writer's to fill in. A batch read
   from a Hudi table (`select *`) carries all five, as strings: they are dropped and
@@ -30,19 +33,21 @@ leaves no instant, marker or file behind, whoever calls the write client. The ru
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from ..config import WriteConfig
 from ..exceptions import (
+    ColumnNameError,
     ColumnTypeError,
     DuplicateColumnError,
     MetaColumnError,
     MissingColumnError,
     SchemaError,
 )
-from ..schema import IS_DELETED, META_COLUMNS, to_avro_schema
+from ..schema import IS_DELETED, META_COLUMNS, avro_name_problem, to_avro_schema
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +99,7 @@ def check_batch(
     fields = {f.name: f for f in schema.fields}
     _check_meta_columns(table_name, schema)
     _check_unique_names(table_name, schema)
+    _check_avro_names(table_name, schema)
     roles = [("record key", "record_key", name) for name in config.record_key_fields]
     # (a TIMESTAMP part's folder is a date made from the value: `keygen.timestamp` checks its
     # type, numbers of any kind as Apache Hudi takes them)
@@ -180,6 +186,42 @@ def _check_unique_names(table_name: str, schema: T.StructType) -> None:
                 "without case, so readers could not tell them apart). Rename or drop one in "
                 f"the model, e.g. `{spellings[-1]} as {spellings[-1]}_2`"
             )
+
+
+def _check_avro_names(table_name: str, schema: T.StructType) -> None:
+    """Every column and nested field name is an Avro name (`schema.avro_name_problem`)."""
+    for path, name in _field_names(schema, ()):
+        problem = avro_name_problem(name)
+        if problem is None:
+            continue
+        shown = ".".join(path)
+        where = f"column '{name}'" if len(path) == 1 else f"field '{name}' of column '{shown}'"
+        fix = "".join(c if avro_name_problem(f"a{c}") is None else "_" for c in name)
+        fix = f"_{fix}" if avro_name_problem(fix) else fix
+        how = (
+            f"e.g. `{name}` as {fix}"
+            if len(path) == 1
+            else f"e.g. rebuild the struct with named_struct('{fix}', ...)"
+        )
+        raise ColumnNameError(
+            f"table '{table_name}': {where} {problem}. A Hudi table's schema is Avro, whose "
+            "names take letters, digits and '_' and start with a letter or '_': Apache Hudi "
+            f"could neither write nor read the table. Rename it in the model, {how}",
+            column=shown,
+        )
+
+
+def _field_names(dtype: T.DataType, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], str]]:
+    """(path, name) of every field name in `dtype`, nested ones included (through arrays and
+    map values, as Avro records nest there too)."""
+    if isinstance(dtype, T.StructType):
+        for f in dtype.fields:
+            yield (*path, f.name), f.name
+            yield from _field_names(f.dataType, (*path, f.name))
+    elif isinstance(dtype, T.ArrayType):
+        yield from _field_names(dtype.elementType, path)
+    elif isinstance(dtype, T.MapType):
+        yield from _field_names(dtype.valueType, path)
 
 
 def _missing(table_name: str, role: str, option: str, name: str, schema: T.StructType) -> str:

@@ -12,6 +12,7 @@ from hoodie.exceptions import SchemaError
 from hoodie.metadata import CommitMetadata
 from hoodie.schema import (
     META_COLUMNS,
+    avro_name_problem,
     avro_type_of,
     data_schema,
     from_avro_schema,
@@ -301,3 +302,21 @@ def test_avro_type_of():
     assert avro_type_of(pa.field("a", pa.int64())) != avro_type_of(pa.field("a", pa.int32()))
     dec = json.loads(avro_type_of(pa.field("a", pa.decimal128(10, 5))))
     assert (dec["size"], dec["precision"], dec["scale"]) == (5, 10, 5)
+
+
+@pytest.mark.parametrize(
+    ("table", "name", "namespace"),
+    [
+        ("orders", "orders_record", "hoodie.orders"),
+        ("daily-orders", "daily__orders_record", "hoodie.daily__orders"),
+        ("2024_sales", "__024_sales_record", "hoodie.__024_sales"),
+        ("stg.orders v2", "stg__orders__v2_record", "hoodie.stg__orders__v2"),
+        ("é", "___record", "hoodie.__"),
+    ],
+)
+def test_the_record_is_named_after_the_table_as_apache_hudi_names_it(table, name, namespace):
+    """Apache Hudi makes an Avro name of the table's (HoodieAvroUtils.sanitizeName): an ASCII
+    letter or `_` first, then those and digits, anything else `__`."""
+    avro = json.loads(to_avro_schema(pa.schema([("id", pa.int64())]), table))
+    assert (avro["name"], avro["namespace"]) == (name, namespace)
+    assert all(avro_name_problem(part) is None for part in f"{namespace}.{name}".split("."))
