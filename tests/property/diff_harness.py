@@ -5,7 +5,9 @@ Readers compared after every operation:
   files where there is nothing to merge, the `hoodie` data source otherwise) and hudi-rs's;
 - through our data source's own classes run in-process (`HoodieDataSource.reader`, the code
   Spark's tasks run, without a Spark job per read): read-optimized, time travel to every
-  completed instant, incremental reads between consecutive instants and from the start;
+  completed instant, incremental reads between consecutive instants and from the start, and
+  a read naming record keys (Spark's `id = k` or `id IN (...)` pushed to it; one key a step
+  in three, else up to three and one no row has);
 - hudi-rs's time travel and incremental reads where the instants are sure to be readable;
 - through Spark again (`HoodieTable.read` with options): time travel to the previous instant,
   the incremental read since it, and read-optimized after a compaction (so the options' path
@@ -322,12 +324,21 @@ def _image(row: dict | None) -> tuple | None:
     return (row.get("ts"), row.get("v"), *[row.get(c) for c in EXTRA_COLUMNS])
 
 
-def read_in_process(path: str, options: dict[str, str]) -> pa.Table | None:
-    """A read through the `hoodie` data source's reader, planned and run in this process."""
-    from hoodie.read.datasource import HoodieDataSource
+def read_in_process(
+    path: str, options: dict[str, str], keys: tuple[str, ...] = ()
+) -> pa.Table | None:
+    """A read through the `hoodie` data source's reader, planned and run in this process;
+    given `keys`, with Spark's filter `id = k` or `id IN (...)` pushed to it."""
+    from pyspark.sql.datasource import EqualTo, In
 
-    source = HoodieDataSource({"path": path, **options})
+    from hoodie.read.datasource import PUSHDOWN_OPTION, HoodieDataSource
+
+    pushdown = {PUSHDOWN_OPTION: "true"} if keys else {}
+    source = HoodieDataSource({"path": path, **options, **pushdown})
     reader = source.reader(source.schema())
+    if keys:
+        pushed = EqualTo(("id",), keys[0]) if len(keys) == 1 else In(("id",), keys)
+        list(reader.pushFilters([pushed]))  # (all returned: Spark filters the rows again)
     batches = [b for part in reader.partitions() for b in reader.read(part)]
     return pa.Table.from_batches(batches) if batches else None
 
@@ -637,6 +648,7 @@ class Runner:
         self._compare(
             "snapshot (data source in-process)", now, rows_of(read_in_process(path, {}), p, "ours")
         )
+        self._check_key_read(now)
         if p.table_type == MOR and not model.state.ro_blind:
             ro = self._expected(model.rows(read_optimized=True))
             self._compare(
@@ -653,6 +665,27 @@ class Runner:
         if p.index == RECORD_INDEX:
             self._check_record_index()
         self._check_history()
+
+    def _check_key_read(self, now: dict) -> None:
+        """R7 for a read naming record keys (a point read, `id = k`, or `id IN (...)`), which
+        data skipping narrows by the keys and whose tasks merge only those keys, decoding
+        base files' row groups only where bloom filter and key column hold one
+        (`hoodie.read.row_matching`): it holds the model's rows of those keys. Rows of other
+        keys it returns are Spark's to filter out."""
+        ids = sorted({ident[1] for ident in now})
+        step = len(self.model.history)
+        absent = f"absent-{step}"
+        if not ids:
+            keys: tuple[str, ...] = (absent,)
+        elif step % 3 == 0:
+            keys = (ids[step * 7 % len(ids)],)
+        else:
+            named = {ids[(step * 7 + i * 3) % len(ids)] for i in range(1 + step % 3)}
+            keys = tuple(sorted(named | {absent}))
+        expected = {ident: row for ident, row in now.items() if ident[1] in keys}
+        read = rows_of(read_in_process(self.path, {}, keys), self.p, "ours, keys named")
+        got = {ident: row for ident, row in read.items() if ident[1] in keys}
+        self._compare(f"read of keys {list(keys)} (data source in-process)", expected, got)
 
     def _check_record_index(self) -> None:
         """The record index equals {key: (partition, file id)} of the table as read, where
