@@ -111,17 +111,18 @@ def _candidates_config(prune_by_ranges: bool = True):
 
 @pytest.fixture(scope="module")
 def ten_file_groups(spark, tmp_path_factory) -> str:
-    """Ten file groups in one partition (ten writes), made once for the module's tests to
-    copy: five of disjoint key ranges, five whose ranges all overlap (interleaved keys)."""
+    """Ten file groups in one partition (ten bulk inserts: no tagging, ~0.3 s less a write
+    than upserts), made once for the module's tests to copy: five of disjoint key ranges, five
+    whose ranges all overlap (interleaved keys)."""
     path = str(tmp_path_factory.mktemp("bloom") / "t")
     cfg = _candidates_config()
     table = HoodieTable.for_write(path, cfg)
     for block in range(5):  # disjoint: a000..a019, a100..a119, ...
         keys = [f"a{block}{i:02d}" for i in range(20)]
-        table.upsert(spark.createDataFrame(_rows(keys, A, 1), SCHEMA), cfg)
+        table.bulk_insert(spark.createDataFrame(_rows(keys, A, 1), SCHEMA), cfg)
     for group in range(5):  # overlapping: b000, b005, b010, ... in group 0; b001, ... in 1
         keys = [f"b{i:03d}" for i in range(group, 100, 5)]
-        table.upsert(spark.createDataFrame(_rows(keys, A, 1), SCHEMA), cfg)
+        table.bulk_insert(spark.createDataFrame(_rows(keys, A, 1), SCHEMA), cfg)
     return path
 
 
