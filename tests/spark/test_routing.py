@@ -196,13 +196,14 @@ def test_a_delete_writes_in_one_task_per_routing_unit(spark, tmp_path):
     table.write(spark.createDataFrame(rows, SCHEMA), cfg)
     group = "spread-delete"
     spark.sparkContext.setJobGroup(group, "a delete over three partitions")
+    session_partitions = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", "8")
     try:
         keys = spark.createDataFrame([(f"k{n}", f"d{n % 3}") for n in range(0, 30, 7)],
                                      "id string, dt string")  # fmt: skip
         result = table.delete(keys, cfg)
     finally:
-        spark.conf.set("spark.sql.shuffle.partitions", "4")  # the session's (tests/conftest.py)
+        spark.conf.set("spark.sql.shuffle.partitions", session_partitions)
         spark.sparkContext.setJobGroup(None, None)  # type: ignore[arg-type]
     assert result.num_deletes == 5 and result.files_written == 3
     tracker = spark.sparkContext.statusTracker()
