@@ -168,9 +168,8 @@ def avro_name_problem(name: str) -> str | None:
     Apache Hudi's Avro (Java) takes a letter or `_` first, then letters, digits and `_`, as
     `Character.isLetter` / `isLetterOrDigit` judge each UTF-16 unit: letters of any script
     (`é`, `ß`, `名`) pass; `-`, `.`, spaces, `$`, a digit first, and characters beyond the Basic
-    Multilingual Plane (two UTF-16 units, neither a letter) do not. A column named otherwise can
-    be written by neither Apache Hudi nor us for Apache Hudi to read: its commit schema would not
-    parse there.
+    Multilingual Plane (two UTF-16 units, neither a letter) do not. Apache Hudi neither writes
+    a column named otherwise nor reads a table whose commit schema has one.
     """
     if not name:
         return "an empty name"

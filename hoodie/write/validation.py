@@ -195,7 +195,7 @@ def _check_avro_names(table_name: str, schema: T.StructType) -> None:
         if problem is None:
             continue
         shown = ".".join(path)
-        where = f"column '{name}'" if len(path) == 1 else f"field '{name}' of column '{shown}'"
+        where = f"column '{name}'" if len(path) == 1 else f"field '{shown}' (column '{path[0]}')"
         fix = "".join(c if avro_name_problem(f"a{c}") is None else "_" for c in name)
         fix = f"_{fix}" if avro_name_problem(fix) else fix
         how = (

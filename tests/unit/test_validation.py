@@ -291,7 +291,7 @@ def test_nested_field_names_are_checked_too(dtype):
         check_batch("orders", CONFIG, schema(**GOOD, payload=dtype))
     message = str(caught.value)
     assert message.startswith(
-        "table 'orders': field 'bad-name' of column 'payload.inner.bad-name' has '-'"
+        "table 'orders': field 'payload.inner.bad-name' (column 'payload') has '-'"
     )
     assert "named_struct('bad_name', ...)" in message
 
