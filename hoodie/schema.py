@@ -174,13 +174,26 @@ def avro_name_problem(name: str) -> str | None:
     if not name:
         return "an empty name"
     for position, char in enumerate(name):
-        letter = char.isalpha() and ord(char) <= 0xFFFF
-        if letter or char == "_" or (position and char.isdecimal() and ord(char) <= 0xFFFF):
+        if _avro_name_char(char, first=position == 0):
             continue
         if position == 0 and char.isdecimal():
             return "starts with a digit"
         return f"has {char!r} at position {position + 1}"
     return None
+
+
+def avro_name_like(name: str) -> str:
+    """An Avro name close to `name`, to suggest as a rename: each character Avro refuses made
+    `_`, and `_` put first where the name starts with a digit."""
+    renamed = "".join(c if _avro_name_char(c, first=False) else "_" for c in name)
+    return renamed if renamed and _avro_name_char(renamed[0], first=True) else f"_{renamed}"
+
+
+def _avro_name_char(char: str, first: bool) -> bool:
+    """`avro_name_problem`'s rule for one character (`first`: the name's first)."""
+    if ord(char) > 0xFFFF:
+        return False
+    return char.isalpha() or char == "_" or (not first and char.isdecimal())
 
 
 def _arrow_type(avro: Any) -> tuple[pa.DataType, bool]:

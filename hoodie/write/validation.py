@@ -47,7 +47,13 @@ from ..exceptions import (
     MissingColumnError,
     SchemaError,
 )
-from ..schema import IS_DELETED, META_COLUMNS, avro_name_problem, to_avro_schema
+from ..schema import (
+    IS_DELETED,
+    META_COLUMNS,
+    avro_name_like,
+    avro_name_problem,
+    to_avro_schema,
+)
 
 log = logging.getLogger(__name__)
 
@@ -190,14 +196,14 @@ def _check_unique_names(table_name: str, schema: T.StructType) -> None:
 
 def _check_avro_names(table_name: str, schema: T.StructType) -> None:
     """Every column and nested field name is an Avro name (`schema.avro_name_problem`)."""
-    for path, name in _field_names(schema, ()):
+    for path in _field_paths(schema, ()):
+        name = path[-1]
         problem = avro_name_problem(name)
         if problem is None:
             continue
         shown = ".".join(path)
         where = f"column '{name}'" if len(path) == 1 else f"field '{shown}' (column '{path[0]}')"
-        fix = "".join(c if avro_name_problem(f"a{c}") is None else "_" for c in name)
-        fix = f"_{fix}" if avro_name_problem(fix) else fix
+        fix = avro_name_like(name)
         how = (
             f"e.g. `{name}` as {fix}"
             if len(path) == 1
@@ -211,17 +217,17 @@ def _check_avro_names(table_name: str, schema: T.StructType) -> None:
         )
 
 
-def _field_names(dtype: T.DataType, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], str]]:
-    """(path, name) of every field name in `dtype`, nested ones included (through arrays and
-    map values, as Avro records nest there too)."""
+def _field_paths(dtype: T.DataType, path: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    """The path of every field in `dtype`, nested ones included (through arrays and map
+    values, as Avro records nest there too)."""
     if isinstance(dtype, T.StructType):
         for f in dtype.fields:
-            yield (*path, f.name), f.name
-            yield from _field_names(f.dataType, (*path, f.name))
+            yield (*path, f.name)
+            yield from _field_paths(f.dataType, (*path, f.name))
     elif isinstance(dtype, T.ArrayType):
-        yield from _field_names(dtype.elementType, path)
+        yield from _field_paths(dtype.elementType, path)
     elif isinstance(dtype, T.MapType):
-        yield from _field_names(dtype.valueType, path)
+        yield from _field_paths(dtype.valueType, path)
 
 
 def _missing(table_name: str, role: str, option: str, name: str, schema: T.StructType) -> str:
